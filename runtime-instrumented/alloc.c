@@ -1,0 +1,45 @@
+/* alloc.c -- allocation-size buckets, a hot-path probe of the instrumented
+ * variant only (libeventring_i).
+ *
+ * A host runtime calls eventring_alloc(words) on every allocation; the
+ * counts accumulate in the calling domain's buckets, and
+ * eventring_alloc_flush() (at a minor collection, say) writes them as one
+ * alloc event and starts again from zero.  Buckets (FORMAT.md): sizes 1..9
+ * have one each, 10..99 are grouped by tens into 10..18, and 100 words or
+ * more go to 19.
+ */
+#include "internal.h"
+
+#ifndef EVENTRING_INSTRUMENTED
+#error "alloc.c belongs to the instrumented variant only"
+#endif
+
+static unsigned bucket(uint64_t words) {
+  if (words < 10) return (unsigned)words;
+  if (words < 100) return (unsigned)(words / 10 + 9);
+  return 19;
+}
+
+void eventring__alloc(uint64_t words) {
+  /* Entering the probe gives this thread its slot, and keeps the count
+   * out of a ring that is being torn down. */
+  struct er_domain *d = er_enter(0);
+  if (!d) return;
+  d->alloc[bucket(words)]++;
+  er_leave(d);
+}
+
+void eventring__alloc_flush(void) {
+  struct er_domain *d = er_enter(0);
+  if (!d) return;
+  unsigned len = 2 + EVENTRING_ALLOC_BUCKETS;
+  uint64_t *ev = er_reserve(d, len);
+  er_store_rlx(&ev[0], ER_HDR(len, 0, ER_EV_ALLOC, 0));
+  er_store_rlx(&ev[1], er_now());
+  for (unsigned i = 0; i < EVENTRING_ALLOC_BUCKETS; i++) {
+    er_store_rlx(&ev[2 + i], d->alloc[i]);
+    d->alloc[i] = 0;
+  }
+  er_commit(d, len);
+  er_leave(d);
+}

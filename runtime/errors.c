@@ -1,0 +1,29 @@
+/* errors.c -- descriptions of error codes. */
+#include <string.h>
+
+#include "eventring.h"
+
+const char *eventring_strerror(int err) {
+  switch (err) {
+  case EVENTRING_OK: return "success";
+  case EVENTRING_E_INVAL: return "invalid argument";
+  case EVENTRING_E_NAMETOOLONG:
+    return "event name is empty or longer than 127 bytes";
+  case EVENTRING_E_TOOMANY: return "all 8192 user event ids are in use";
+  case EVENTRING_E_EXISTS:
+    return "event name already registered with another type";
+  case EVENTRING_E_TOOBIG: return "payload does not fit in one event";
+  case EVENTRING_E_DISABLED:
+    return "eventring was built with tracing disabled";
+  case EVENTRING_E_BUSY: return "domain slot is held by another thread";
+  case EVENTRING_E_NOTSTARTED: return "tracing is not started";
+  case EVENTRING_E_CORRUPT: return "ring file is malformed";
+  case EVENTRING_E_VERSION: return "ring file has an unsupported version";
+  default: break;
+  }
+  /* Negated errno values: strerror() of glibc returns a static string for
+   * every value, "Unknown error N" for unknown ones, though it may reuse a
+   * buffer for the latter; the codes eventring returns are all known. */
+  if (err < 0 && err > -4096) return strerror(-err);
+  return "unknown eventring error";
+}

@@ -1,0 +1,355 @@
+/* eventring.h -- runtime events in per-domain, memory-mapped ring buffers.
+ *
+ * This is the only public header of libeventring.  A host runtime (or any
+ * C program) calls the probes below; tracing writes them into a ring file
+ * `<pid>.events` in the OCaml 5 runtime-events format (version 1), which
+ * OCaml 5 consumers and eventring's own tools read.
+ *
+ * Variants, chosen when compiling and linking the caller:
+ *   - default (`pkg-config eventring`): every probe is an inlined load of
+ *     one flag and a predictable branch while tracing is off or paused;
+ *     the allocation probes compile to nothing.
+ *   - instrumented (`pkg-config eventring-i`, which defines
+ *     EVENTRING_INSTRUMENTED and links libeventring_i): the allocation
+ *     probes are compiled in as well.
+ *   - EVENTRING_DISABLED defined: every probe compiles to nothing and the
+ *     caller need not link libeventring at all.
+ *
+ * Errors are negative: either one of the EVENTRING_E_* codes below or a
+ * negated errno value (for example -ENOENT when the directory is missing);
+ * eventring_strerror() describes both.
+ */
+#ifndef EVENTRING_H
+#define EVENTRING_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(__GNUC__) || defined(__clang__)
+#define EVENTRING_API __attribute__((visibility("default")))
+#else
+#define EVENTRING_API
+#endif
+
+/* Error codes.  They lie below -1000 so that they never collide with a
+ * negated errno value. */
+enum eventring_error {
+  EVENTRING_OK = 0,
+  EVENTRING_E_INVAL = -1001,       /* an argument is out of range */
+  EVENTRING_E_NAMETOOLONG = -1002, /* event name over 127 bytes or empty */
+  EVENTRING_E_TOOMANY = -1003,     /* all 8192 user event ids are taken */
+  EVENTRING_E_EXISTS = -1004,      /* name registered with another type */
+  EVENTRING_E_TOOBIG = -1005,      /* payload does not fit in one event */
+  EVENTRING_E_DISABLED = -1006,    /* library built with tracing disabled */
+  EVENTRING_E_BUSY = -1007,        /* domain slot owned by another thread */
+  EVENTRING_E_NOTSTARTED = -1008,  /* tracing is not started */
+  EVENTRING_E_CORRUPT = -1009,     /* a ring file is malformed */
+  EVENTRING_E_VERSION = -1010      /* a ring file has another version */
+};
+
+/* Returns a static, human-readable description of `err`, which is an
+ * EVENTRING_E_* code or a negated errno value.  Never returns NULL. */
+EVENTRING_API const char *eventring_strerror(int err);
+
+/* ------------------------------------------------------------------ */
+/* Event vocabulary: the 5.3+ numbering of the OCaml 5 format.          */
+
+typedef enum eventring_phase {
+  EVENTRING_PHASE_EXPLICIT_GC_SET = 0,
+  EVENTRING_PHASE_EXPLICIT_GC_STAT = 1,
+  EVENTRING_PHASE_EXPLICIT_GC_MINOR = 2,
+  EVENTRING_PHASE_EXPLICIT_GC_MAJOR = 3,
+  EVENTRING_PHASE_EXPLICIT_GC_FULL_MAJOR = 4,
+  EVENTRING_PHASE_EXPLICIT_GC_COMPACT = 5,
+  EVENTRING_PHASE_MAJOR = 6,
+  EVENTRING_PHASE_MAJOR_SWEEP = 7,
+  EVENTRING_PHASE_MAJOR_MARK_ROOTS = 8,
+  EVENTRING_PHASE_MAJOR_MEMPROF_ROOTS = 9,
+  EVENTRING_PHASE_MAJOR_MARK = 10,
+  EVENTRING_PHASE_MINOR = 11,
+  EVENTRING_PHASE_MINOR_LOCAL_ROOTS = 12,
+  EVENTRING_PHASE_MINOR_MEMPROF_ROOTS = 13,
+  EVENTRING_PHASE_MINOR_MEMPROF_CLEAN = 14,
+  EVENTRING_PHASE_MINOR_FINALIZED = 15,
+  EVENTRING_PHASE_EXPLICIT_GC_MAJOR_SLICE = 16,
+  EVENTRING_PHASE_FINALISE_UPDATE_FIRST = 17,
+  EVENTRING_PHASE_FINALISE_UPDATE_LAST = 18,
+  EVENTRING_PHASE_INTERRUPT_REMOTE = 19,
+  EVENTRING_PHASE_MAJOR_EPHE_MARK = 20,
+  EVENTRING_PHASE_MAJOR_EPHE_SWEEP = 21,
+  EVENTRING_PHASE_MAJOR_FINISH_MARKING = 22,
+  EVENTRING_PHASE_MAJOR_GC_CYCLE_DOMAINS = 23,
+  EVENTRING_PHASE_MAJOR_GC_PHASE_CHANGE = 24,
+  EVENTRING_PHASE_MAJOR_GC_STW = 25,
+  EVENTRING_PHASE_MAJOR_MARK_OPPORTUNISTIC = 26,
+  EVENTRING_PHASE_MAJOR_SLICE = 27,
+  EVENTRING_PHASE_MAJOR_FINISH_CYCLE = 28,
+  EVENTRING_PHASE_MINOR_CLEAR = 29,
+  EVENTRING_PHASE_MINOR_FINALIZERS_OLDIFY = 30,
+  EVENTRING_PHASE_MINOR_GLOBAL_ROOTS = 31,
+  EVENTRING_PHASE_MINOR_LEAVE_BARRIER = 32,
+  EVENTRING_PHASE_STW_API_BARRIER = 33,
+  EVENTRING_PHASE_STW_HANDLER = 34,
+  EVENTRING_PHASE_STW_LEADER = 35,
+  EVENTRING_PHASE_MAJOR_FINISH_SWEEPING = 36,
+  EVENTRING_PHASE_MAJOR_MEMPROF_CLEAN = 37,
+  EVENTRING_PHASE_MINOR_FINALIZERS_ADMIN = 38,
+  EVENTRING_PHASE_MINOR_REMEMBERED_SET = 39,
+  EVENTRING_PHASE_MINOR_REMEMBERED_SET_PROMOTE = 40,
+  EVENTRING_PHASE_MINOR_LOCAL_ROOTS_PROMOTE = 41,
+  EVENTRING_PHASE_DOMAIN_CONDITION_WAIT = 42,
+  EVENTRING_PHASE_DOMAIN_RESIZE_HEAP_RESERVATION = 43,
+  EVENTRING_PHASE_COMPACTION = 44,
+  EVENTRING_PHASE_COMPACTION_EVACUATE = 45,
+  EVENTRING_PHASE_COMPACTION_FORWARD = 46,
+  EVENTRING_PHASE_COMPACTION_RELEASE = 47,
+  EVENTRING_PHASE_EMPTY_MINOR = 48,
+  EVENTRING_PHASE_COUNT = 49
+} eventring_phase;
+
+typedef enum eventring_counter_id {
+  EVENTRING_COUNTER_FORCE_MINOR_ALLOC_SMALL = 0,
+  EVENTRING_COUNTER_FORCE_MINOR_MAKE_VECT = 1,
+  EVENTRING_COUNTER_FORCE_MINOR_SET_MINOR_HEAP_SIZE = 2,
+  EVENTRING_COUNTER_FORCE_MINOR_MEMPROF = 3,
+  EVENTRING_COUNTER_MINOR_PROMOTED = 4,
+  EVENTRING_COUNTER_MINOR_ALLOCATED = 5,
+  EVENTRING_COUNTER_REQUEST_MAJOR_ALLOC_SHR = 6,
+  EVENTRING_COUNTER_REQUEST_MAJOR_ADJUST_GC_SPEED = 7,
+  EVENTRING_COUNTER_REQUEST_MINOR_REALLOC_REF_TABLE = 8,
+  EVENTRING_COUNTER_REQUEST_MINOR_REALLOC_EPHE_REF_TABLE = 9,
+  EVENTRING_COUNTER_REQUEST_MINOR_REALLOC_CUSTOM_TABLE = 10,
+  EVENTRING_COUNTER_MAJOR_HEAP_POOL_WORDS = 11,
+  EVENTRING_COUNTER_MAJOR_HEAP_POOL_LIVE_WORDS = 12,
+  EVENTRING_COUNTER_MAJOR_HEAP_LARGE_WORDS = 13,
+  EVENTRING_COUNTER_MAJOR_HEAP_POOL_FRAG_WORDS = 14,
+  EVENTRING_COUNTER_MAJOR_HEAP_POOL_LIVE_BLOCKS = 15,
+  EVENTRING_COUNTER_MAJOR_HEAP_LARGE_BLOCKS = 16,
+  EVENTRING_COUNTER_MAJOR_HEAP_WORDS = 17,
+  EVENTRING_COUNTER_MAJOR_ALLOCATED_WORDS = 18,
+  EVENTRING_COUNTER_MAJOR_ALLOCATED_WORK = 19,
+  EVENTRING_COUNTER_MAJOR_DEPENDENT_WORK = 20,
+  EVENTRING_COUNTER_MAJOR_EXTRA_WORK = 21,
+  EVENTRING_COUNTER_MAJOR_WORK_COUNTER = 22,
+  EVENTRING_COUNTER_MAJOR_ALLOC_COUNTER = 23,
+  EVENTRING_COUNTER_MAJOR_SLICE_TARGET = 24,
+  EVENTRING_COUNTER_MAJOR_SLICE_BUDGET = 25,
+  EVENTRING_COUNTER_COUNT = 26
+} eventring_counter_id;
+
+typedef enum eventring_lifecycle_kind {
+  EVENTRING_LIFECYCLE_RING_START = 0,
+  EVENTRING_LIFECYCLE_RING_STOP = 1,
+  EVENTRING_LIFECYCLE_RING_PAUSE = 2,
+  EVENTRING_LIFECYCLE_RING_RESUME = 3,
+  EVENTRING_LIFECYCLE_FORK_PARENT = 4,
+  EVENTRING_LIFECYCLE_FORK_CHILD = 5,
+  EVENTRING_LIFECYCLE_DOMAIN_SPAWN = 6,
+  EVENTRING_LIFECYCLE_DOMAIN_TERMINATE = 7,
+  EVENTRING_LIFECYCLE_COUNT = 8
+} eventring_lifecycle_kind;
+
+/* User event types, as given to eventring_register(). */
+enum eventring_type {
+  EVENTRING_TYPE_UNIT = 0,
+  EVENTRING_TYPE_INT = 1,
+  EVENTRING_TYPE_SPAN = 2,
+  EVENTRING_TYPE_CUSTOM = 4
+};
+
+#define EVENTRING_MAX_USER_EVENTS 8192
+#define EVENTRING_MAX_NAME 127          /* bytes, without the NUL */
+#define EVENTRING_ALLOC_BUCKETS 20
+/* Largest custom payload: an event is at most 1023 words, two of which are
+ * the header and the timestamp, and the padding count takes one byte. */
+#define EVENTRING_MAX_CUSTOM_BYTES (1021 * 8 - 1)
+
+/* Names of the vocabulary, as OCaml prints them; NULL when out of range. */
+EVENTRING_API const char *eventring_phase_name(int phase);
+EVENTRING_API const char *eventring_counter_name(int counter);
+EVENTRING_API const char *eventring_lifecycle_name(int kind);
+
+/* ------------------------------------------------------------------ */
+/* Control.  All are thread-safe; none may be called from a signal      */
+/* handler.                                                             */
+
+/* Creates `<dir>/<pid>.events` (dir from OCAML_RUNTIME_EVENTS_DIR, else
+ * the current directory) and starts tracing; writes ring_start.  Ring size
+ * and slot count come from OCAMLRUNPARAM (`e=`, `d=`) as read at the first
+ * start.  Returns 0 on success or when already started; a negative error
+ * otherwise (-EEXIST when a file or link is already at the path, -ENOENT,
+ * -EACCES, -ENOSPC, ...), after which the program runs on untraced. */
+EVENTRING_API int eventring_start(void);
+
+/* Writes ring_stop, waits until no thread is inside a probe, unmaps the
+ * ring file and removes it unless OCAML_RUNTIME_EVENTS_PRESERVE is set.
+ * Tracing can be started again afterwards.  Runs automatically at exit.
+ * Returns 0, or EVENTRING_E_NOTSTARTED when tracing was not started. */
+EVENTRING_API int eventring_stop(void);
+
+/* Stop and resume recording; each writes ring_pause / ring_resume once
+ * (both are idempotent, and do nothing when tracing is not started). */
+EVENTRING_API void eventring_pause(void);
+EVENTRING_API void eventring_resume(void);
+
+/* 1 when started and not paused, else 0. */
+EVENTRING_API int eventring_is_active(void);
+
+/* The ring file's path, or NULL when not started.  The string stays valid
+ * until the next eventring_stop(). */
+EVENTRING_API const char *eventring_path(void);
+
+/* Fork with tracing kept consistent: the child gets its own ring file
+ * (when tracing was on) starting with fork_child, and the parent's ring
+ * records fork_parent with the child's pid.  A plain fork() also gives the
+ * child its own file, but records no fork_parent.  Returns what fork()
+ * returns. */
+EVENTRING_API pid_t eventring_fork(void);
+
+/* ------------------------------------------------------------------ */
+/* Domains: each thread that emits an event gets a ring of its own on   */
+/* its first event and gives it back when it exits.                     */
+
+/* Binds the calling thread to domain slot `id` (0 <= id < max domains),
+ * releasing any slot it held.  Returns 0, EVENTRING_E_BUSY when another
+ * thread holds the slot, or EVENTRING_E_INVAL. */
+EVENTRING_API int eventring_domain_bind(int id);
+
+/* Releases the calling thread's slot (writing domain_terminate when
+ * tracing is on).  A later event takes a slot again. */
+EVENTRING_API void eventring_domain_release(void);
+
+/* The calling thread's slot, or -1 when it holds none. */
+EVENTRING_API int eventring_domain_id(void);
+
+/* ------------------------------------------------------------------ */
+/* User events.                                                         */
+
+/* Registers a user event and returns its id (>= 0), which is also its
+ * name slot in the ring file.  Registering the same name with the same
+ * type again returns the same id.  Errors: EVENTRING_E_NAMETOOLONG (empty
+ * or over 127 bytes), EVENTRING_E_INVAL (bad type), EVENTRING_E_EXISTS
+ * (name known with another type), EVENTRING_E_TOOMANY (8192 ids used).
+ * Names registered before tracing starts are written when it starts. */
+EVENTRING_API int eventring_register(const char *name, int type);
+
+/* ------------------------------------------------------------------ */
+/* Probes.  Off or paused, each is one load and one branch inlined at   */
+/* the call site.  Async-signal-safe: an event from a signal handler    */
+/* that interrupted a probe on the same thread is dropped and counted.  */
+
+/* The flag the inlined probes test: nonzero while tracing is started and
+ * not paused.  Internal; read it through eventring_is_active(). */
+extern EVENTRING_API int eventring__on;
+
+EVENTRING_API void eventring__runtime(unsigned type, unsigned id);
+EVENTRING_API void eventring__runtime1(unsigned type, unsigned id,
+                                       uint64_t value);
+EVENTRING_API void eventring__user(unsigned type, int id, int64_t value);
+EVENTRING_API int eventring__custom(int id, const void *bytes, size_t len);
+EVENTRING_API void eventring__alloc(uint64_t words);
+EVENTRING_API void eventring__alloc_flush(void);
+
+#if defined(__GNUC__) || defined(__clang__)
+#define EVENTRING__ON() \
+  __builtin_expect(__atomic_load_n(&eventring__on, __ATOMIC_RELAXED), 0)
+#else
+#define EVENTRING__ON() (*(volatile int *)&eventring__on)
+#endif
+
+/* Runtime message types of the format (FORMAT.md). */
+#define EVENTRING__EV_LIFECYCLE 1
+#define EVENTRING__EV_BEGIN 2
+#define EVENTRING__EV_END 3
+#define EVENTRING__EV_COUNTER 4
+
+#ifndef EVENTRING_DISABLED
+
+static inline void eventring_begin(eventring_phase phase) {
+  if (EVENTRING__ON())
+    eventring__runtime(EVENTRING__EV_BEGIN, (unsigned)phase);
+}
+
+static inline void eventring_end(eventring_phase phase) {
+  if (EVENTRING__ON())
+    eventring__runtime(EVENTRING__EV_END, (unsigned)phase);
+}
+
+static inline void eventring_counter(eventring_counter_id counter,
+                                     uint64_t value) {
+  if (EVENTRING__ON())
+    eventring__runtime1(EVENTRING__EV_COUNTER, (unsigned)counter, value);
+}
+
+static inline void eventring_lifecycle(eventring_lifecycle_kind kind,
+                                       int64_t data) {
+  if (EVENTRING__ON())
+    eventring__runtime1(EVENTRING__EV_LIFECYCLE, (unsigned)kind,
+                        (uint64_t)data);
+}
+
+/* An unregistered id is ignored. */
+static inline void eventring_write_unit(int id) {
+  if (EVENTRING__ON()) eventring__user(EVENTRING_TYPE_UNIT, id, 0);
+}
+
+static inline void eventring_write_int(int id, int64_t value) {
+  if (EVENTRING__ON()) eventring__user(EVENTRING_TYPE_INT, id, value);
+}
+
+/* is_end: 0 for the span's begin, 1 for its end. */
+static inline void eventring_write_span(int id, int is_end) {
+  if (EVENTRING__ON())
+    eventring__user(is_end ? 3 : 2, id, 0);
+}
+
+/* Returns 0 (also while tracing is off), EVENTRING_E_TOOBIG when `len`
+ * exceeds EVENTRING_MAX_CUSTOM_BYTES, EVENTRING_E_INVAL for an id that is
+ * not registered (checked while tracing is on). */
+static inline int eventring_write_custom(int id, const void *bytes,
+                                         size_t len) {
+  if (len > EVENTRING_MAX_CUSTOM_BYTES) return EVENTRING_E_TOOBIG;
+  if (EVENTRING__ON()) return eventring__custom(id, bytes, len);
+  return 0;
+}
+
+#ifdef EVENTRING_INSTRUMENTED
+/* Counts one allocation of `words` words in the calling domain's buckets;
+ * eventring_alloc_flush() writes the buckets as one alloc event and resets
+ * them.  Only in the instrumented variant. */
+static inline void eventring_alloc(uint64_t words) {
+  if (EVENTRING__ON()) eventring__alloc(words);
+}
+static inline void eventring_alloc_flush(void) {
+  if (EVENTRING__ON()) eventring__alloc_flush();
+}
+#else
+#define eventring_alloc(words) ((void)0)
+#define eventring_alloc_flush() ((void)0)
+#endif
+
+#else /* EVENTRING_DISABLED: every probe compiles to nothing. */
+
+#define eventring_begin(phase) ((void)0)
+#define eventring_end(phase) ((void)0)
+#define eventring_counter(counter, value) ((void)0)
+#define eventring_lifecycle(kind, data) ((void)0)
+#define eventring_write_unit(id) ((void)0)
+#define eventring_write_int(id, value) ((void)0)
+#define eventring_write_span(id, is_end) ((void)0)
+#define eventring_write_custom(id, bytes, len) (0)
+#define eventring_alloc(words) ((void)0)
+#define eventring_alloc_flush() ((void)0)
+
+#endif /* EVENTRING_DISABLED */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* EVENTRING_H */

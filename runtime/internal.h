@@ -1,0 +1,125 @@
+/* internal.h -- state shared by the files of the runtime (not installed).
+ *
+ * Who touches what:
+ *   er_state      under er_st.lock, except `live` (atomic) and the fields
+ *                 a probe reads after it has seen `live` set (the mapping's
+ *                 geometry), which only change while no probe runs.
+ *   er_domain     the owning thread, inside a probe; the thread holding
+ *                 er_st.lock while no probe runs (start, stop, fork); and
+ *                 `in_probe`, which the stopping thread reads at any time.
+ */
+#ifndef EVENTRING_INTERNAL_H
+#define EVENTRING_INTERNAL_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "atomics.h"
+#include "eventring.h"
+#include "ring_format.h"
+
+#define ER_HIDDEN __attribute__((visibility("hidden")))
+#define ER_LIKELY(x) __builtin_expect(!!(x), 1)
+#define ER_UNLIKELY(x) __builtin_expect(!!(x), 0)
+
+#define ER_DOMAINS_LIMIT 4096   /* largest d= accepted */
+#define ER_DOMAINS_DEFAULT 128
+#define ER_LOG2_MIN 10          /* 1024 words: any event fits */
+#define ER_LOG2_MAX 26          /* 512 MiB per ring */
+#define ER_LOG2_DEFAULT 16
+/* Largest apparent (sparse) file: d is lowered to stay under it. */
+#define ER_MAX_FILE_BYTES (UINT64_C(64) << 30)
+
+struct er_domain {
+  /* 1 while the owner is between entering and leaving a probe.  Stored by
+   * the owner with no fence (see domain.c for why that is enough); alone
+   * in its cache line because the stopping thread polls it. */
+  int in_probe;
+  char pad_[64 - sizeof(int)];
+
+  /* Owner-private while tracing runs. */
+  uint64_t *ring;      /* the ring's words in the mapping, or NULL */
+  uint64_t *hdr;       /* the ring's header words in the mapping */
+  uint64_t mask;       /* ring_size_elements - 1 */
+  uint64_t head, tail; /* the owner's copies of ring_head / ring_tail */
+  uint64_t evicted;    /* events before head */
+  uint64_t written;    /* events before tail */
+  uint64_t seq;        /* the SEQ word's value */
+  uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
+  int spawn_pending;   /* write domain_spawn before the next event */
+  int id;              /* slot index, fixed */
+  int owned;           /* held by a thread; under er_st.lock */
+  int retired;         /* stuck in a probe at a teardown: never reused */
+  uint64_t dropped;    /* events from a signal handler that interrupted a
+                          probe of this thread (DROPPED word) */
+  uint64_t alloc[EVENTRING_ALLOC_BUCKETS];
+} __attribute__((aligned(64)));
+
+struct er_state {
+  pthread_mutex_t lock;
+  int live;            /* a mapping is there to write into (atomic) */
+  int paused;
+  unsigned char *map;  /* the whole file, mapped shared */
+  size_t map_bytes;
+  int fd;
+  char path[PATH_MAX];
+  int preserve;
+  uint64_t *meta;      /* metadata header words */
+  uint64_t *ext;       /* extension block words */
+  unsigned max_domains;
+  unsigned ring_log2;
+  uint64_t file_gen;   /* counts files created, so domains notice a new one */
+  unsigned slots_hw;   /* 1 + highest slot ever owned */
+  uint64_t free_epoch; /* bumped when a slot may have become free */
+  uint64_t slotless_in;/* threads without a slot inside a probe (atomic) */
+  pid_t pid;
+};
+
+extern ER_HIDDEN struct er_state er_st;
+extern ER_HIDDEN struct er_domain er_domains[ER_DOMAINS_LIMIT];
+extern ER_HIDDEN int er_need_fence;
+
+/* clock.h */
+#include <time.h>
+static inline uint64_t er_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* ring.c: the file and the writer. */
+/* Creates and maps `<dir>/<pid>.events`; under the lock, not live.
+ * Returns 0 or a negated errno value; er_st.path names the file either
+ * way. */
+ER_HIDDEN int er_file_create(const char *dir, unsigned log2,
+                             unsigned max_domains);
+/* Unmaps (unless a stuck probe may still write) and closes the file, and
+ * removes it when asked; under the lock, with no probe running. */
+ER_HIDDEN void er_file_drop(int unlink_it, int unmap_it);
+ER_HIDDEN void er_file_write_name(int id, const char *name);
+ER_HIDDEN void er_domain_bind_file(struct er_domain *d);
+ER_HIDDEN uint64_t *er_reserve(struct er_domain *d, unsigned len);
+ER_HIDDEN void er_commit(struct er_domain *d, unsigned len);
+ER_HIDDEN void er_warn(const char *fmt, ...)
+    __attribute__((format(printf, 1, 2)));
+
+/* domain.c: slots, entering and leaving probes, stopping the world. */
+ER_HIDDEN struct er_domain *er_enter(int force);
+ER_HIDDEN void er_leave(struct er_domain *d);
+ER_HIDDEN struct er_domain *er_attach_locked(int spawn_event);
+ER_HIDDEN void er_release_locked(struct er_domain *d);
+ER_HIDDEN int er_stop_world(void);   /* under lock; 0 when quiescent */
+ER_HIDDEN void er_barrier_init(void);
+ER_HIDDEN void er_domains_after_fork(void);
+ER_HIDDEN void er_domains_init(void);
+ER_HIDDEN struct er_domain *er_self(void);
+
+/* Writes one event of `n` payload words in the calling thread's ring.
+ * `force` writes even while paused (the lifecycle events of control). */
+ER_HIDDEN void er_emit(int force, unsigned user, unsigned type, unsigned id,
+                       const uint64_t *payload, unsigned n);
+ER_HIDDEN int er_emit_custom(int id, const void *bytes, size_t len);
+
+#endif /* EVENTRING_INTERNAL_H */

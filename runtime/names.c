@@ -1,0 +1,169 @@
+/* names.c -- names of phases, counters and lifecycle events, as OCaml
+ * prints them, indexed by their id in each numbering (FORMAT.md). */
+#include "eventring.h"
+#include "ring_format.h"
+
+#define COUNT(a) (sizeof(a) / sizeof((a)[0]))
+
+/* OCaml 5.3 and later: what eventring writes. */
+const char *const eventring__phase_names_53[] = {
+  "explicit_gc_set",
+  "explicit_gc_stat",
+  "explicit_gc_minor",
+  "explicit_gc_major",
+  "explicit_gc_full_major",
+  "explicit_gc_compact",
+  "major",
+  "major_sweep",
+  "major_mark_roots",
+  "major_memprof_roots",
+  "major_mark",
+  "minor",
+  "minor_local_roots",
+  "minor_memprof_roots",
+  "minor_memprof_clean",
+  "minor_finalized",
+  "explicit_gc_major_slice",
+  "finalise_update_first",
+  "finalise_update_last",
+  "interrupt_remote",
+  "major_ephe_mark",
+  "major_ephe_sweep",
+  "major_finish_marking",
+  "major_gc_cycle_domains",
+  "major_gc_phase_change",
+  "major_gc_stw",
+  "major_mark_opportunistic",
+  "major_slice",
+  "major_finish_cycle",
+  "minor_clear",
+  "minor_finalizers_oldify",
+  "minor_global_roots",
+  "minor_leave_barrier",
+  "stw_api_barrier",
+  "stw_handler",
+  "stw_leader",
+  "major_finish_sweeping",
+  "major_memprof_clean",
+  "minor_finalizers_admin",
+  "minor_remembered_set",
+  "minor_remembered_set_promote",
+  "minor_local_roots_promote",
+  "domain_condition_wait",
+  "domain_resize_heap_reservation",
+  "compaction",
+  "compaction_evacuate",
+  "compaction_forward",
+  "compaction_release",
+  "empty_minor",
+};
+const unsigned eventring__n_phases_53 = COUNT(eventring__phase_names_53);
+
+/* OCaml 5.0-5.2, for reading files of those versions. */
+const char *const eventring__phase_names_50[] = {
+  "explicit_gc_set",
+  "explicit_gc_stat",
+  "explicit_gc_minor",
+  "explicit_gc_major",
+  "explicit_gc_full_major",
+  "explicit_gc_compact",
+  "major",
+  "major_sweep",
+  "major_mark_roots",
+  "major_mark",
+  "minor",
+  "minor_local_roots",
+  "minor_finalized",
+  "explicit_gc_major_slice",
+  "finalise_update_first",
+  "finalise_update_last",
+  "interrupt_remote",
+  "major_ephe_mark",
+  "major_ephe_sweep",
+  "major_finish_marking",
+  "major_gc_cycle_domains",
+  "major_gc_phase_change",
+  "major_gc_stw",
+  "major_mark_opportunistic",
+  "major_slice",
+  "major_finish_cycle",
+  "minor_clear",
+  "minor_finalizers_oldify",
+  "minor_global_roots",
+  "minor_leave_barrier",
+  "stw_api_barrier",
+  "stw_handler",
+  "stw_leader",
+  "major_finish_sweeping",
+  "minor_finalizers_admin",
+  "minor_remembered_set",
+  "minor_remembered_set_promote",
+  "minor_local_roots_promote",
+  "domain_condition_wait",
+  "domain_resize_heap_reservation",
+  "compaction",
+  "compaction_evacuate",
+  "compaction_forward",
+  "compaction_release",
+};
+const unsigned eventring__n_phases_50 = COUNT(eventring__phase_names_50);
+
+/* Counters only ever grow at the end, so one table serves every version. */
+const char *const eventring__counter_names[] = {
+  "force_minor_alloc_small",
+  "force_minor_make_vect",
+  "force_minor_set_minor_heap_size",
+  "force_minor_memprof",
+  "minor_promoted",
+  "minor_allocated",
+  "request_major_alloc_shr",
+  "request_major_adjust_gc_speed",
+  "request_minor_realloc_ref_table",
+  "request_minor_realloc_ephe_ref_table",
+  "request_minor_realloc_custom_table",
+  "major_heap_pool_words",
+  "major_heap_pool_live_words",
+  "major_heap_large_words",
+  "major_heap_pool_frag_words",
+  "major_heap_pool_live_blocks",
+  "major_heap_large_blocks",
+  "major_heap_words",
+  "major_allocated_words",
+  "major_allocated_work",
+  "major_dependent_work",
+  "major_extra_work",
+  "major_work_counter",
+  "major_alloc_counter",
+  "major_slice_target",
+  "major_slice_budget",
+};
+const unsigned eventring__n_counters = COUNT(eventring__counter_names);
+
+const char *const eventring__lifecycle_names[] = {
+  "ring_start", "ring_stop", "ring_pause", "ring_resume",
+  "fork_parent", "fork_child", "domain_spawn", "domain_terminate",
+};
+const unsigned eventring__n_lifecycle = COUNT(eventring__lifecycle_names);
+
+_Static_assert(COUNT(eventring__phase_names_53) == EVENTRING_PHASE_COUNT,
+               "phase enum and names disagree");
+_Static_assert(COUNT(eventring__counter_names) == EVENTRING_COUNTER_COUNT,
+               "counter enum and names disagree");
+_Static_assert(COUNT(eventring__lifecycle_names) == EVENTRING_LIFECYCLE_COUNT,
+               "lifecycle enum and names disagree");
+
+static const char *lookup(const char *const *names, unsigned n, int id) {
+  return id >= 0 && (unsigned)id < n ? names[id] : 0;
+}
+
+const char *eventring_phase_name(int phase) {
+  return lookup(eventring__phase_names_53, eventring__n_phases_53, phase);
+}
+
+const char *eventring_counter_name(int counter) {
+  return lookup(eventring__counter_names, eventring__n_counters, counter);
+}
+
+const char *eventring_lifecycle_name(int kind) {
+  return lookup(eventring__lifecycle_names, eventring__n_lifecycle, kind);
+}

@@ -1,0 +1,321 @@
+/* ring.c -- the ring file and the event writer (the producer).
+ *
+ * The file (format version 1, see doc/FORMAT.md and ring_format.h):
+ *
+ *   0                      metadata header (8 words)
+ *   64                     extension block: fixed words, then name tables
+ *   headers_offset         max_domains ring headers, 128 bytes each
+ *   data_offset (page)     max_domains rings, 2^e words each
+ *   custom_events_offset   8192 user event names, 128 bytes each
+ *
+ * The file is sparse.  Only what is used is given disk blocks: the
+ * headers when the file is created, a domain's ring when a thread first
+ * takes its slot, a name's page when the name is written.  Blocks are
+ * reserved with posix_fallocate() before the first store, so that a full
+ * disk is an error we report rather than a SIGBUS in the host.
+ *
+ * Overwrite policy: a flight recorder.  Each domain's ring has exactly one
+ * writer, the thread holding the slot.  When a new event does not fit, the
+ * writer advances ring_head past the oldest whole events, publishes it,
+ * and only then overwrites their words; a reader that copied an event and
+ * then finds ring_head beyond it knows the copy may be torn.  The owner
+ * keeps its own copies of head, tail and the counts, so the write path
+ * never loads a shared word.
+ *
+ * Stores into the ring are relaxed atomics: on x86-64 and AArch64 they are
+ * the plain stores a memcpy would do, and they let concurrent readers in
+ * the same process read without a data race.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+#define PAGE 4096u
+
+static uint64_t round_up(uint64_t x, uint64_t to) {
+  return (x + to - 1) / to * to;
+}
+
+void er_warn(const char *fmt, ...) {
+  /* One line, written with a single write(2): usable after fork() in a
+   * multithreaded program and never interleaved with the host's output. */
+  char buf[512];
+  int n = snprintf(buf, sizeof buf, "eventring: ");
+  va_list ap;
+  va_start(ap, fmt);
+  int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+  va_end(ap);
+  if (m < 0) return;
+  n += m;
+  if ((size_t)n > sizeof buf - 2) n = (int)sizeof buf - 2;
+  buf[n++] = '\n';
+  ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
+  (void)w;
+}
+
+/* Gives the pages of [off, off + len) disk blocks.  Returns 0 or an errno
+ * value. */
+static int reserve(uint64_t off, uint64_t len) {
+  uint64_t start = off / PAGE * PAGE;
+  uint64_t end = round_up(off + len, PAGE);
+  if (end > er_st.map_bytes) end = er_st.map_bytes;
+  return posix_fallocate(er_st.fd, (off_t)start, (off_t)(end - start));
+}
+
+static void put_name(unsigned char *slot, size_t slot_bytes,
+                     const char *name) {
+  size_t n = strnlen(name, slot_bytes - 1);
+  memcpy(slot, name, n);
+  memset(slot + n, 0, slot_bytes - n);
+}
+
+int er_file_create(const char *dir, unsigned log2, unsigned max_domains) {
+  int n = snprintf(er_st.path, sizeof er_st.path, "%s/%ld.events", dir,
+                   (long)getpid());
+  if (n < 0 || (size_t)n >= sizeof er_st.path) return -ENAMETOOLONG;
+
+  unsigned n_names =
+      eventring__n_phases_53 + eventring__n_counters + eventring__n_lifecycle;
+  uint64_t ext_bytes = ER_EXT_WORDS * 8 + (uint64_t)n_names * ER_EXT_NAME_BYTES;
+  uint64_t ring_words = UINT64_C(1) << log2;
+  uint64_t headers_off = round_up(ER_META_WORDS * 8 + ext_bytes, 64);
+  uint64_t data_off =
+      round_up(headers_off + (uint64_t)max_domains * ER_RING_HEADER_BYTES, PAGE);
+  uint64_t custom_off = data_off + (uint64_t)max_domains * ring_words * 8;
+  uint64_t size = custom_off + (uint64_t)ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
+
+  int fd = open(er_st.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                0600);
+  if (fd < 0) return -errno;
+  int err = 0;
+  void *map = MAP_FAILED;
+  if (ftruncate(fd, (off_t)size) < 0) {
+    err = -errno;
+    goto fail;
+  }
+  er_st.fd = fd;
+  er_st.map_bytes = size;
+  if ((err = reserve(0, data_off)) != 0) {
+    err = -err;
+    goto fail;
+  }
+  map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  if (map == MAP_FAILED) {
+    err = -errno;
+    goto fail;
+  }
+
+  er_st.map = map;
+  er_st.meta = map;
+  er_st.ext = (uint64_t *)((unsigned char *)map + ER_META_WORDS * 8);
+  er_st.max_domains = max_domains;
+  er_st.ring_log2 = log2;
+  er_st.pid = getpid();
+  er_st.file_gen++;
+
+  uint64_t *x = er_st.ext;
+  x[ER_EXT_VERSION_W] = ER_EXT_VERSION;
+  x[ER_EXT_SIZE] = ext_bytes;
+  x[ER_EXT_PHASE_NUMBERING] = ER_PHASES_OCAML53;
+#ifdef EVENTRING_INSTRUMENTED
+  x[ER_EXT_FLAGS] = ER_EXT_FLAG_INSTRUMENTED;
+#endif
+  x[ER_EXT_PID] = (uint64_t)er_st.pid;
+  x[ER_EXT_NAMES_OFFSET] = ER_META_WORDS * 8 + ER_EXT_WORDS * 8;
+  x[ER_EXT_N_PHASES] = eventring__n_phases_53;
+  x[ER_EXT_N_COUNTERS] = eventring__n_counters;
+  x[ER_EXT_N_LIFECYCLE] = eventring__n_lifecycle;
+  x[ER_EXT_NAME_SLOT] = ER_EXT_NAME_BYTES;
+  unsigned char *names = (unsigned char *)(x + ER_EXT_WORDS);
+  const char *const *tables[3] = {eventring__phase_names_53,
+                                  eventring__counter_names,
+                                  eventring__lifecycle_names};
+  unsigned counts[3] = {eventring__n_phases_53, eventring__n_counters,
+                        eventring__n_lifecycle};
+  for (int t = 0; t < 3; t++)
+    for (unsigned i = 0; i < counts[t]; i++, names += ER_EXT_NAME_BYTES)
+      put_name(names, ER_EXT_NAME_BYTES, tables[t][i]);
+
+  uint64_t *m = er_st.meta;
+  m[ER_META_MAX_DOMAINS] = max_domains;
+  m[ER_META_RING_HEADER_SIZE] = ER_RING_HEADER_BYTES;
+  m[ER_META_RING_SIZE_BYTES] = ring_words * 8;
+  m[ER_META_RING_SIZE_ELEMENTS] = ring_words;
+  m[ER_META_HEADERS_OFFSET] = headers_off;
+  m[ER_META_DATA_OFFSET] = data_off;
+  m[ER_META_CUSTOM_EVENTS_OFFSET] = custom_off;
+  /* The magic and the version go last, each with release order: a reader
+   * polling a file being created sees either no version or a complete
+   * header behind it. */
+  er_store_rel(&x[ER_EXT_MAGIC_W], ER_EXT_MAGIC);
+  er_store_rel(&m[ER_META_VERSION], ER_FORMAT_VERSION);
+  return 0;
+
+fail:
+  if (map != MAP_FAILED) munmap(map, size);
+  /* We created this path with O_EXCL just now, so it is ours to remove. */
+  unlink(er_st.path);
+  close(fd);
+  er_st.fd = -1;
+  er_st.map_bytes = 0;
+  return err;
+}
+
+void er_file_drop(int unlink_it, int unmap_it) {
+  if (unmap_it && er_st.map) munmap(er_st.map, er_st.map_bytes);
+  if (er_st.fd >= 0) close(er_st.fd);
+  if (unlink_it) unlink(er_st.path);
+  er_st.map = NULL;
+  er_st.meta = er_st.ext = NULL;
+  er_st.map_bytes = 0;
+  er_st.fd = -1;
+}
+
+void er_file_write_name(int id, const char *name) {
+  uint64_t off = er_st.meta[ER_META_CUSTOM_EVENTS_OFFSET] +
+                 (uint64_t)id * ER_NAME_SLOT_BYTES;
+  if (reserve(off, ER_NAME_SLOT_BYTES) != 0) {
+    er_warn("no disk space for the name of user event %d (%s)", id, name);
+    return;
+  }
+  put_name(er_st.map + off, ER_NAME_SLOT_BYTES, name);
+}
+
+void er_domain_bind_file(struct er_domain *d) {
+  if (d->file_gen == er_st.file_gen) return; /* still this file's ring */
+  d->file_gen = er_st.file_gen;
+  d->head = d->tail = d->evicted = d->written = d->seq = 0;
+  d->ring = d->hdr = NULL;
+  if ((unsigned)d->id >= er_st.max_domains) return;
+  uint64_t ring_bytes = er_st.meta[ER_META_RING_SIZE_BYTES];
+  uint64_t off = er_st.meta[ER_META_DATA_OFFSET] + (uint64_t)d->id * ring_bytes;
+  int err = reserve(off, ring_bytes);
+  if (err != 0) {
+    er_warn("domain %d is not traced: cannot reserve its ring in %s: %s",
+            d->id, er_st.path, strerror(err));
+    return;
+  }
+  d->ring = (uint64_t *)(er_st.map + off);
+  d->hdr = (uint64_t *)(er_st.map + er_st.meta[ER_META_HEADERS_OFFSET] +
+                        (uint64_t)d->id * ER_RING_HEADER_BYTES);
+  d->mask = er_st.meta[ER_META_RING_SIZE_ELEMENTS] - 1;
+}
+
+/* Advances head until the words up to `end` fit in the ring; `pad` words
+ * of padding precede the new event.  Returns 1 when the padding itself
+ * had to be given up (the padding and the event together are longer than
+ * the ring), in which case the caller does not write it. */
+static int evict(struct er_domain *d, uint64_t end, uint64_t pad) {
+  uint64_t size = d->mask + 1;
+  uint64_t head = d->head, evicted = d->evicted;
+  int skip_pad = 0;
+  while (end - head > size) {
+    if (head == d->tail) {
+      /* Everything written is gone and the padding still does not fit:
+       * start the ring again after where the padding would have been. */
+      head = d->tail + pad;
+      skip_pad = 1;
+      break;
+    }
+    uint64_t h = d->ring[head & d->mask];
+    unsigned len = ER_HDR_LEN(h);
+    if (ER_UNLIKELY(len == 0 || head + len > d->tail)) {
+      /* Our own ring was changed behind our back (the file is writable by
+       * its owner).  Give up its contents rather than walk garbage. */
+      head = d->tail;
+      evicted = d->written;
+      continue;
+    }
+    if (ER_HDR_IS_USER(h) || ER_HDR_TYPE(h) != ER_EV_INTERNAL) evicted++;
+    head += len;
+  }
+  d->head = head;
+  d->evicted = evicted;
+  /* Publish head and evicted as a pair (SEQ odd while they change; see
+   * ring_format.h).  Each release store keeps the previous stores before
+   * it, so a reader that sees a new head or count also sees SEQ odd or a
+   * later value. */
+  er_store_rlx(&d->hdr[ER_RING_SEQ], ++d->seq);
+  er_store_rel(&d->hdr[ER_RING_EVICTED], evicted);
+  er_store_rel(&d->hdr[ER_RING_HEAD], head);
+  er_store_rel(&d->hdr[ER_RING_SEQ], ++d->seq);
+  /* The new head must be visible before any of the words it frees is
+   * overwritten: a reader checks head after copying an event to detect a
+   * torn copy.  Pairs with the reader's acquire fence between its copy
+   * and its second load of head.  On x86-64 this emits no instruction
+   * (stores are not reordered with stores). */
+  er_fence_release();
+  return skip_pad;
+}
+
+uint64_t *er_reserve(struct er_domain *d, unsigned len) {
+  uint64_t size = d->mask + 1;
+  uint64_t tail = d->tail;
+  uint64_t idx = tail & d->mask;
+  uint64_t pad = idx + len > size ? size - idx : 0;
+  uint64_t end = tail + pad + len;
+  int skip_pad = 0;
+  if (end - d->head > size) skip_pad = evict(d, end, pad);
+  if (pad) {
+    if (!skip_pad) er_store_rlx(&d->ring[idx], ER_HDR(pad, 0, 0, 0));
+    d->tail = tail + pad;
+    idx = 0;
+  }
+  return &d->ring[idx];
+}
+
+void er_commit(struct er_domain *d, unsigned len) {
+  d->tail += len;
+  d->written++;
+  /* WRITTEN before TAIL: a reader that loads TAIL (acquire) then WRITTEN
+   * gets a count that covers every event up to that tail. */
+  er_store_rlx(&d->hdr[ER_RING_WRITTEN], d->written);
+  /* Publishes the event's words; pairs with the reader's acquire load of
+   * ring_tail. */
+  er_store_rel(&d->hdr[ER_RING_TAIL], d->tail);
+}
+
+void er_emit(int force, unsigned user, unsigned type, unsigned id,
+             const uint64_t *payload, unsigned n) {
+  struct er_domain *d = er_enter(force);
+  if (!d) return;
+  unsigned len = 2 + n;
+  uint64_t *ev = er_reserve(d, len);
+  er_store_rlx(&ev[0], ER_HDR(len, user, type, id));
+  er_store_rlx(&ev[1], er_now());
+  for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
+  er_commit(d, len);
+  er_leave(d);
+}
+
+int er_emit_custom(int id, const void *bytes, size_t len) {
+  struct er_domain *d = er_enter(0);
+  if (!d) return 0;
+  unsigned words = (unsigned)ER_CUSTOM_WORDS(len);
+  unsigned total = 2 + words;
+  uint64_t *ev = er_reserve(d, total);
+  er_store_rlx(&ev[0], ER_HDR(total, 1, ER_UEV_CUSTOM, (unsigned)id));
+  er_store_rlx(&ev[1], er_now());
+  const unsigned char *src = bytes;
+  for (unsigned w = 0; w < words; w++) {
+    unsigned char b[8] = {0};
+    size_t off = (size_t)w * 8;
+    size_t k = len > off ? len - off : 0;
+    if (k) memcpy(b, src + off, k < 8 ? k : 8);
+    /* The last byte of the payload counts the padding bytes before it. */
+    if (w == words - 1) b[7] = (unsigned char)((size_t)words * 8 - 1 - len);
+    uint64_t v;
+    memcpy(&v, b, 8);
+    er_store_rlx(&ev[2 + w], v);
+  }
+  er_commit(d, total);
+  er_leave(d);
+  return 0;
+}

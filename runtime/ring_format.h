@@ -1,0 +1,148 @@
+/* ring_format.h -- the on-disk layout of a ring file (format version 1).
+ *
+ * The one definition of the layout: the producer writes through it and
+ * every reader (the consumer, the tools, the tests) reads through it.
+ * ../shared/FORMAT.md (kept in doc/ of the repository) is the contract.
+ *
+ *   offset 0               metadata header, 8 words (er_meta)
+ *   64                     eventring extension block (er_ext), which OCaml
+ *                          5 readers skip because they go by the offsets
+ *   headers_offset         max_domains ring headers (ring_header_size_bytes)
+ *   data_offset            max_domains rings of ring_size_elements words;
+ *                          eventring aligns it to a page, so that each
+ *                          ring occupies whole pages of its own
+ *   custom_events_offset   8192 user event name slots of 128 bytes
+ *
+ * All words are 64-bit in host order.  Ring positions only grow; the index
+ * of position p is p & (ring_size_elements - 1).
+ */
+#ifndef EVENTRING_RING_FORMAT_H
+#define EVENTRING_RING_FORMAT_H
+
+#include <stdint.h>
+
+#define ER_FORMAT_VERSION 1
+#define ER_META_WORDS 8
+/* OCaml 5 writes 80-byte ring headers; readers (OCaml's included) locate
+ * header i at headers_offset + i * ring_header_size_bytes, so eventring
+ * writes 128 bytes: two cache lines of their own per domain, so that no
+ * two domains' writers ever store into the same line.  Readers accept any
+ * size of at least 80 bytes that is a multiple of 8. */
+#define ER_RING_HEADER_BYTES 128
+#define ER_RING_HEADER_MIN_BYTES 80
+#define ER_NAME_SLOT_BYTES 128
+#define ER_NAME_SLOTS 8192
+#define ER_MAX_EVENT_WORDS 1023
+
+/* Metadata header: word indices. */
+enum {
+  ER_META_VERSION = 0,
+  ER_META_MAX_DOMAINS = 1,
+  ER_META_RING_HEADER_SIZE = 2,
+  ER_META_RING_SIZE_BYTES = 3,
+  ER_META_RING_SIZE_ELEMENTS = 4,
+  ER_META_HEADERS_OFFSET = 5,
+  ER_META_DATA_OFFSET = 6,
+  ER_META_CUSTOM_EVENTS_OFFSET = 7
+};
+
+/* Ring header: word indices.  OCaml 5 uses only the first two; eventring
+ * uses spare words for exact lost-event accounting:
+ *
+ *   SEQ      a sequence count, odd while the writer is moving HEAD and
+ *            EVICTED together; a reader that sees the same even value
+ *            before and after reading both has a consistent pair.
+ *   EVICTED  events (padding excluded) before HEAD, i.e. overwritten.
+ *   WRITTEN  events (padding excluded) before TAIL, i.e. ever written;
+ *            stored before TAIL, so it is never behind the TAIL a reader
+ *            loaded earlier.
+ *   DROPPED  events this domain could not write (a probe from a signal
+ *            handler that interrupted a probe on the same thread).
+ */
+enum {
+  ER_RING_HEAD = 0,
+  ER_RING_TAIL = 1,
+  ER_RING_SEQ = 2,
+  ER_RING_EVICTED = 3,
+  ER_RING_WRITTEN = 4,
+  ER_RING_DROPPED = 5
+};
+
+/* Event header word:
+ *
+ *   63          54 53 52    49 48          36 35              0
+ *   +-------------+--+--------+--------------+-----------------+
+ *   | length (10) |U | type(4)|   id (13)    |      zero       |
+ *   +-------------+--+--------+--------------+-----------------+
+ *
+ * length counts words including the header and the timestamp; U is 1 for
+ * a user event.  Padding is a runtime event of type 0 and id 0. */
+#define ER_HDR(len, user, type, id)                                      \
+  (((uint64_t)(len) << 54) | ((uint64_t)(user) << 53) |                 \
+   ((uint64_t)(type) << 49) | ((uint64_t)(id) << 36))
+#define ER_HDR_LEN(h) ((unsigned)((uint64_t)(h) >> 54))
+#define ER_HDR_IS_USER(h) ((unsigned)(((uint64_t)(h) >> 53) & 1))
+#define ER_HDR_TYPE(h) ((unsigned)(((uint64_t)(h) >> 49) & 0xf))
+#define ER_HDR_ID(h) ((unsigned)(((uint64_t)(h) >> 36) & 0x1fff))
+
+/* Runtime message types. */
+enum {
+  ER_EV_INTERNAL = 0, /* padding */
+  ER_EV_LIFECYCLE = 1,
+  ER_EV_BEGIN = 2,
+  ER_EV_END = 3,
+  ER_EV_COUNTER = 4,
+  ER_EV_ALLOC = 5,
+  ER_EV_FLUSH = 6
+};
+
+/* User message types. */
+enum {
+  ER_UEV_UNIT = 0,
+  ER_UEV_INT = 1,
+  ER_UEV_SPAN_BEGIN = 2,
+  ER_UEV_SPAN_END = 3,
+  ER_UEV_CUSTOM = 4
+};
+
+/* Custom payload of `len` bytes: (len + 8) / 8 words; the last byte of the
+ * last word is the number of padding bytes before it. */
+#define ER_CUSTOM_WORDS(len) (((uint64_t)(len) + 8) / 8)
+
+/* The eventring extension block, at byte 64.  Every field is a word. */
+#define ER_EXT_MAGIC UINT64_C(0x3154584547524e45) /* "ENRGEXT1" */
+#define ER_EXT_VERSION 1
+#define ER_PHASES_OCAML53 53 /* phase ids in the OCaml 5.3+ numbering */
+#define ER_PHASES_OCAML50 50 /* phase ids in the OCaml 5.0-5.2 numbering */
+#define ER_EXT_NAME_BYTES 48 /* one slot of a name table */
+#define ER_EXT_FLAG_INSTRUMENTED 1
+
+enum {
+  ER_EXT_MAGIC_W = 0,
+  ER_EXT_VERSION_W = 1,
+  ER_EXT_SIZE = 2,            /* bytes, names included */
+  ER_EXT_PHASE_NUMBERING = 3, /* ER_PHASES_OCAML53 */
+  ER_EXT_FLAGS = 4,           /* ER_EXT_FLAG_* */
+  ER_EXT_PID = 5,
+  ER_EXT_DROPPED = 6, /* events dropped for want of a free domain slot */
+  ER_EXT_NAMES_OFFSET = 7, /* file offset of the name tables */
+  ER_EXT_N_PHASES = 8,
+  ER_EXT_N_COUNTERS = 9,
+  ER_EXT_N_LIFECYCLE = 10,
+  ER_EXT_NAME_SLOT = 11, /* ER_EXT_NAME_BYTES */
+  ER_EXT_WORDS = 16      /* fixed part; the name tables follow */
+};
+/* The name tables follow the fixed part: n_phases names, then n_counters,
+ * then n_lifecycle, each a NUL-terminated string in a 48-byte slot. */
+
+/* Name tables of the vocabulary (names.c). */
+extern const char *const eventring__phase_names_53[];
+extern const unsigned eventring__n_phases_53;
+extern const char *const eventring__phase_names_50[];
+extern const unsigned eventring__n_phases_50;
+extern const char *const eventring__counter_names[];
+extern const unsigned eventring__n_counters;
+extern const char *const eventring__lifecycle_names[];
+extern const unsigned eventring__n_lifecycle;
+
+#endif /* EVENTRING_RING_FORMAT_H */
