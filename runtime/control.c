@@ -280,14 +280,17 @@ static void fork_parent(void) { pthread_mutex_unlock(&er_st.lock); }
  * tracing was on, starts a file of its own.  Only async-signal-safe calls
  * are made on this path when tracing was off. */
 static void fork_child(void) {
-  pthread_mutex_init(&er_st.lock, NULL);
+  /* The lock taken in fork_prepare() is held by this thread, the only one
+   * of the child; it is released once the child's state is its own. */
   er_domains_after_fork();
-  if (!er_iload_rlx(&er_st.live)) return;
+  if (!er_iload_rlx(&er_st.live)) {
+    pthread_mutex_unlock(&er_st.lock);
+    return;
+  }
   uint64_t parent = (uint64_t)er_st.pid;
   er_istore_rlx(&eventring__on, 0);
   er_istore_rlx(&er_st.live, 0);
   er_file_drop(0, 1);
-  pthread_mutex_lock(&er_st.lock);
   int r = start_locked();
   if (r == 0)
     emit_lifecycle(EVENTRING_LIFECYCLE_FORK_CHILD, parent);

@@ -151,8 +151,13 @@ static void nested_drop(struct er_domain *d) {
 struct er_domain *er_enter(int force) {
   struct er_domain *d = self;
   if (ER_UNLIKELY(!d)) {
-    d = attach_from_probe();
-    if (!d) return NULL;
+    /* A forced write comes from a control operation, which holds the
+     * lock already. */
+    d = force ? er_attach_locked(1) : attach_from_probe();
+    if (!d) {
+      if (force) slotless_drop();
+      return NULL;
+    }
   }
   if (ER_UNLIKELY(er_iload_rlx(&d->in_probe))) {
     nested_drop(d);

@@ -180,8 +180,10 @@ EVENTRING_API const char *eventring_lifecycle_name(int kind);
 
 /* Creates `<dir>/<pid>.events` (dir from OCAML_RUNTIME_EVENTS_DIR, else
  * the current directory) and starts tracing; writes ring_start.  Ring size
- * and slot count come from OCAMLRUNPARAM (`e=`, `d=`) as read at the first
- * start.  Returns 0 on success or when already started; a negative error
+ * and slot count come from OCAMLRUNPARAM (`e=`, `d=`), read at every start
+ * (clamped to [10, 26] and [1, 4096], d lowered further so that the file's
+ * apparent size stays within 64 GiB; each adjustment prints one warning
+ * line).  Returns 0 on success or when already started; a negative error
  * otherwise (-EEXIST when a file or link is already at the path, -ENOENT,
  * -EACCES, -ENOSPC, ...), after which the program runs on untraced. */
 EVENTRING_API int eventring_start(void);
@@ -237,6 +239,123 @@ EVENTRING_API int eventring_domain_id(void);
  * (name known with another type), EVENTRING_E_TOOMANY (8192 ids used).
  * Names registered before tracing starts are written when it starts. */
 EVENTRING_API int eventring_register(const char *name, int type);
+
+/* ------------------------------------------------------------------ */
+/* Consumer: reading rings, from this process, another one, or a file.  */
+/*                                                                      */
+/* A cursor reads every domain's ring of one file, from the oldest      */
+/* event still there, and never trusts the file: every header, offset,  */
+/* length and id is checked against the file's real size, and a bad     */
+/* file gives EVENTRING_E_CORRUPT (a version other than 1:              */
+/* EVENTRING_E_VERSION), never a crash.  Many cursors may read one file */
+/* at once; one cursor must not be polled by two threads at once (the   */
+/* second gets EVENTRING_E_BUSY).                                       */
+
+typedef struct eventring_cursor eventring_cursor;
+typedef struct eventring_callbacks eventring_callbacks;
+
+/* Opens a cursor on the ring file `<dir>/<pid>.events`; `dir` NULL means
+ * OCAML_RUNTIME_EVENTS_DIR or the current directory, `pid` 0 means this
+ * process (whose tracing must be started).  Returns 0 and sets *out, or a
+ * negative error (-ENOENT, EVENTRING_E_CORRUPT, EVENTRING_E_VERSION, ...).
+ * The cursor keeps the file open: it reads what remains after the writer
+ * has exited or removed the file. */
+EVENTRING_API int eventring_cursor_open(eventring_cursor **out,
+                                        const char *dir, pid_t pid);
+
+/* Opens a cursor on a ring file by path (post-mortem reading). */
+EVENTRING_API int eventring_cursor_open_file(eventring_cursor **out,
+                                             const char *path);
+
+EVENTRING_API void eventring_cursor_free(eventring_cursor *cursor);
+
+/* Files written by OCaml 5.0-5.2 number phases differently from 5.3+
+ * (doc/FORMAT.md).  eventring's own files say which numbering they use;
+ * for other files the cursor assumes 5.3+ unless told otherwise here.
+ * Returns 0. */
+EVENTRING_API int eventring_cursor_set_ocaml50(eventring_cursor *cursor,
+                                               int yes);
+
+/* The unit of the counts passed to the lost_events callback:
+ * EVENTRING_LOST_EVENTS for eventring's files (exact event counts, from
+ * the writer's counters), EVENTRING_LOST_WORDS for OCaml 5's files (ring
+ * words, as OCaml's reader reports them). */
+#define EVENTRING_LOST_EVENTS 0
+#define EVENTRING_LOST_WORDS 1
+EVENTRING_API int eventring_cursor_lost_unit(const eventring_cursor *cursor);
+
+/* Names as this file uses them (its own tables when eventring wrote it);
+ * NULL when unknown. */
+EVENTRING_API const char *eventring_cursor_phase_name(
+    const eventring_cursor *cursor, int phase);
+EVENTRING_API const char *eventring_cursor_counter_name(
+    const eventring_cursor *cursor, int counter);
+EVENTRING_API const char *eventring_cursor_user_name(
+    const eventring_cursor *cursor, int id);
+
+/* Number of domain slots of the file. */
+EVENTRING_API int eventring_cursor_max_domains(const eventring_cursor *c);
+
+/* Callbacks.  Each receives the `data` given to eventring_cursor_poll(),
+ * the domain (slot) and the timestamp (CLOCK_MONOTONIC nanoseconds), and
+ * returns nonzero to go on or 0 to end the poll after this event (as in
+ * OCaml's consumer).  A callback left unset skips its events, which still
+ * count as read. */
+typedef int (*eventring_phase_fn)(void *data, int domain, uint64_t ts,
+                                  int phase);
+typedef int (*eventring_counter_fn)(void *data, int domain, uint64_t ts,
+                                    int counter, uint64_t value);
+typedef int (*eventring_alloc_fn)(void *data, int domain, uint64_t ts,
+                                  const uint64_t *buckets /* [20] */);
+/* has_data is 0 for ring_stop, whose data word OCaml 5.2 leaves out. */
+typedef int (*eventring_lifecycle_fn)(void *data, int domain, uint64_t ts,
+                                      int kind, int64_t value, int has_data);
+typedef int (*eventring_user_unit_fn)(void *data, int domain, uint64_t ts,
+                                      int id, const char *name);
+typedef int (*eventring_user_int_fn)(void *data, int domain, uint64_t ts,
+                                     int id, const char *name, int64_t value);
+typedef int (*eventring_user_span_fn)(void *data, int domain, uint64_t ts,
+                                      int id, const char *name, int is_end);
+typedef int (*eventring_user_custom_fn)(void *data, int domain, uint64_t ts,
+                                        int id, const char *name,
+                                        const void *bytes, size_t len);
+/* `count` is in the unit of eventring_cursor_lost_unit(). */
+typedef int (*eventring_lost_fn)(void *data, int domain, uint64_t count);
+
+/* Returns a set with no callback, or NULL when out of memory. */
+EVENTRING_API eventring_callbacks *eventring_callbacks_create(void);
+EVENTRING_API void eventring_callbacks_free(eventring_callbacks *cb);
+EVENTRING_API void eventring_callbacks_set_runtime_begin(
+    eventring_callbacks *cb, eventring_phase_fn f);
+EVENTRING_API void eventring_callbacks_set_runtime_end(
+    eventring_callbacks *cb, eventring_phase_fn f);
+EVENTRING_API void eventring_callbacks_set_runtime_counter(
+    eventring_callbacks *cb, eventring_counter_fn f);
+EVENTRING_API void eventring_callbacks_set_alloc(eventring_callbacks *cb,
+                                                 eventring_alloc_fn f);
+EVENTRING_API void eventring_callbacks_set_lifecycle(
+    eventring_callbacks *cb, eventring_lifecycle_fn f);
+EVENTRING_API void eventring_callbacks_set_user_unit(
+    eventring_callbacks *cb, eventring_user_unit_fn f);
+EVENTRING_API void eventring_callbacks_set_user_int(
+    eventring_callbacks *cb, eventring_user_int_fn f);
+EVENTRING_API void eventring_callbacks_set_user_span(
+    eventring_callbacks *cb, eventring_user_span_fn f);
+EVENTRING_API void eventring_callbacks_set_user_custom(
+    eventring_callbacks *cb, eventring_user_custom_fn f);
+EVENTRING_API void eventring_callbacks_set_lost_events(
+    eventring_callbacks *cb, eventring_lost_fn f);
+
+/* Reads at most `max_events` events (0: no limit) across all domains,
+ * in domain order, calling `cb` for each.  Returns the number of events
+ * delivered (every kind counts; lost-event reports do not), or a negative
+ * error: EVENTRING_E_CORRUPT (the file is malformed, truncated or shrank),
+ * EVENTRING_E_BUSY (another thread is polling this cursor).  After
+ * EVENTRING_E_CORRUPT on one ring the cursor skips that ring's remaining
+ * events and later polls go on with the others. */
+EVENTRING_API int eventring_cursor_poll(eventring_cursor *cursor,
+                                        const eventring_callbacks *cb,
+                                        void *data, size_t max_events);
 
 /* ------------------------------------------------------------------ */
 /* Probes.  Off or paused, each is one load and one branch inlined at   */

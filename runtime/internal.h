@@ -117,7 +117,8 @@ ER_HIDDEN void er_domains_init(void);
 ER_HIDDEN struct er_domain *er_self(void);
 
 /* Writes one event of `n` payload words in the calling thread's ring.
- * `force` writes even while paused (the lifecycle events of control). */
+ * `force` writes even while paused; it is for the lifecycle events of
+ * control operations, whose caller holds er_st.lock. */
 ER_HIDDEN void er_emit(int force, unsigned user, unsigned type, unsigned id,
                        const uint64_t *payload, unsigned n);
 ER_HIDDEN int er_emit_custom(int id, const void *bytes, size_t len);

@@ -1,0 +1,579 @@
+/* bench_probes.c -- what a probe costs, measured against the clock it reads.
+ *
+ * Every figure is the cost of one operation in nanoseconds: a loop of n
+ * operations is timed with CLOCK_MONOTONIC and the elapsed time divided by
+ * n, where n is calibrated so that the loop runs for about TARGET_NS.  Each
+ * figure is measured RUNS times, every time in a new process (this program
+ * re-executes itself with `--one OP STATE`), so that no run inherits warm
+ * rings, a taken domain slot or a started tracer from another; the table
+ * gives the median and the extremes.  The runs are interleaved in rounds
+ * (round 1 of every figure, then round 2, ...) so that a burst of noise on
+ * the shared machine spreads over all figures instead of ruining one.
+ *
+ * States: "never started" (eventring_start() never called), "paused"
+ * (started, then eventring_pause()) and "active" (started in a temporary
+ * directory named by OCAML_RUNTIME_EVENTS_DIR).  While active the loop
+ * writes far more events than one ring holds, so the flight recorder
+ * wraps and overwrites; that is the steady state of a long-running
+ * program and is what we want to measure.
+ *
+ * Output: a table on stdout, and the same figures as one JSON document
+ * appended to the file named by EVENTRING_BENCH_OUT when it is set.  EVENTRING_BENCH_RUNS
+ * overrides the number of runs.  The exit status reports errors only
+ * (a run that failed to start tracing, say), never slowness.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define HAVE_RDTSC 1
+#else
+#define HAVE_RDTSC 0
+#endif
+
+#include "eventring.h"
+
+#define RUNS_DEFAULT 7
+#define RUNS_MAX 51
+#define TARGET_NS 70000000.0   /* one timed loop: about 70 ms */
+#define CALIB_NS 8000000ull    /* calibration stops once a loop takes 8 ms */
+#define CHILD_TIMEOUT_S 10     /* a run that hangs is killed, not waited on */
+#define EXIT_DISABLED 3        /* a run's exit status: tracing compiled out */
+
+/* OCaml 5.2's runtime-events begin+end pair, measured earlier on this kind
+ * of machine with OCaml's own probes; it is a fixed reference point, not
+ * something this program measures. */
+#define OCAML52_PAIR_NS 54.7
+
+/* A compiler barrier: it emits no instruction but makes the compiler
+ * assume that any memory may have changed.  In these tight loops the
+ * compiler could otherwise load the probe flag once and hoist the test out
+ * of the loop (or delete the loop while tracing is off), which a real call
+ * site, with real work between probes, does not allow.  One barrier after
+ * each probe keeps every probe's flag load and branch in the loop. */
+#define BARRIER() __asm__ volatile("" ::: "memory")
+
+static volatile uint64_t sink; /* keeps the clock loops' results alive */
+static int id_int, id_span, id_custom;
+static unsigned char payload32[32];
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* Each loop is its own non-inlined function so that the compiler treats
+ * every measured body alike, whatever the other loops look like.  Each
+ * returns the elapsed nanoseconds of n iterations. */
+
+__attribute__((noinline)) static uint64_t loop_clock(long n) {
+  struct timespec ts;
+  uint64_t acc = 0, t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    acc += (uint64_t)ts.tv_nsec;
+    BARRIER();
+  }
+  uint64_t t1 = now_ns();
+  sink = acc;
+  return t1 - t0;
+}
+
+#if HAVE_RDTSC
+__attribute__((noinline)) static uint64_t loop_rdtsc(long n) {
+  uint64_t acc = 0, t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    acc += __rdtsc();
+    BARRIER();
+  }
+  uint64_t t1 = now_ns();
+  sink = acc;
+  return t1 - t0;
+}
+#endif
+
+/* The barrier between begin and end stands for the work a real span
+ * encloses, which keeps the two flag loads separate. */
+__attribute__((noinline)) static uint64_t loop_pair(long n) {
+  uint64_t t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    eventring_begin(EVENTRING_PHASE_MINOR);
+    BARRIER();
+    eventring_end(EVENTRING_PHASE_MINOR);
+    BARRIER();
+  }
+  return now_ns() - t0;
+}
+
+__attribute__((noinline)) static uint64_t loop_begin(long n) {
+  uint64_t t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    eventring_begin(EVENTRING_PHASE_MINOR);
+    BARRIER();
+  }
+  return now_ns() - t0;
+}
+
+__attribute__((noinline)) static uint64_t loop_counter(long n) {
+  uint64_t t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, (uint64_t)i);
+    BARRIER();
+  }
+  return now_ns() - t0;
+}
+
+__attribute__((noinline)) static uint64_t loop_user_int(long n) {
+  uint64_t t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    eventring_write_int(id_int, (int64_t)i);
+    BARRIER();
+  }
+  return now_ns() - t0;
+}
+
+__attribute__((noinline)) static uint64_t loop_user_span(long n) {
+  uint64_t t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    eventring_write_span(id_span, 0);
+    BARRIER();
+    eventring_write_span(id_span, 1);
+    BARRIER();
+  }
+  return now_ns() - t0;
+}
+
+__attribute__((noinline)) static uint64_t loop_custom32(long n) {
+  uint64_t t0 = now_ns();
+  for (long i = 0; i < n; i++) {
+    (void)eventring_write_custom(id_custom, payload32, sizeof payload32);
+    BARRIER();
+  }
+  return now_ns() - t0;
+}
+
+struct op {
+  const char *name;  /* as given on the command line and in the JSON */
+  const char *label; /* as printed in the table */
+  int probe;         /* measured in every tracing state */
+  uint64_t (*loop)(long n);
+};
+
+static const struct op ops[] = {
+  {"clock_gettime", "clock_gettime(MONOTONIC)", 0, loop_clock},
+#if HAVE_RDTSC
+  {"rdtsc", "rdtsc", 0, loop_rdtsc},
+#endif
+  {"pair", "begin+end pair", 1, loop_pair},
+  {"begin", "begin", 1, loop_begin},
+  {"counter", "counter", 1, loop_counter},
+  {"user_int", "user int", 1, loop_user_int},
+  {"user_span", "user span pair", 1, loop_user_span},
+  {"custom32", "custom, 32 bytes", 1, loop_custom32},
+};
+#define N_OPS (sizeof ops / sizeof ops[0])
+
+enum state { ST_NONE, ST_NEVER, ST_PAUSED, ST_ACTIVE, N_STATES };
+static const char *const state_names[N_STATES] = {
+  "-", "never_started", "paused", "active"};
+static const char *const state_labels[N_STATES] = {
+  "-", "never started", "paused", "active"};
+
+static const struct op *find_op(const char *name) {
+  for (size_t i = 0; i < N_OPS; i++)
+    if (strcmp(ops[i].name, name) == 0) return &ops[i];
+  return NULL;
+}
+
+static int find_state(const char *name) {
+  for (int s = 0; s < N_STATES; s++)
+    if (strcmp(state_names[s], name) == 0) return s;
+  return -1;
+}
+
+/* ---------------------------------------------------------------- */
+/* One run, in its own process: prints the ns per operation.         */
+
+static int run_one(const char *opname, const char *statename) {
+  const struct op *op = find_op(opname);
+  int st = find_state(statename);
+  char dir[] = "/tmp/eventring-bench.XXXXXX";
+  int started = 0;
+
+  if (op == NULL || st < 0 || (op->probe != (st != ST_NONE))) {
+    fprintf(stderr, "bench_probes: no measurement %s/%s\n", opname,
+            statename);
+    return 2;
+  }
+  /* A hung run must not hang `make bench`. */
+  alarm(CHILD_TIMEOUT_S);
+
+  /* The user events are registered in every state, as a program would at
+   * start-up, so that the active state writes to valid ids. */
+  id_int = eventring_register("bench.int", EVENTRING_TYPE_INT);
+  id_span = eventring_register("bench.span", EVENTRING_TYPE_SPAN);
+  id_custom = eventring_register("bench.custom", EVENTRING_TYPE_CUSTOM);
+  if (id_int < 0 || id_span < 0 || id_custom < 0) {
+    fprintf(stderr, "bench_probes: eventring_register: %s\n",
+            eventring_strerror(id_int < 0    ? id_int
+                               : id_span < 0 ? id_span
+                                             : id_custom));
+    return 2;
+  }
+  for (size_t i = 0; i < sizeof payload32; i++)
+    payload32[i] = (unsigned char)i;
+
+  if (st == ST_PAUSED || st == ST_ACTIVE) {
+    if (mkdtemp(dir) == NULL) {
+      perror("bench_probes: mkdtemp");
+      return 2;
+    }
+    setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
+    int rc = eventring_start();
+    if (rc == EVENTRING_E_DISABLED) {
+      rmdir(dir);
+      return EXIT_DISABLED;
+    }
+    if (rc != 0) {
+      fprintf(stderr, "bench_probes: eventring_start: %s\n",
+              eventring_strerror(rc));
+      rmdir(dir);
+      return 2;
+    }
+    started = 1;
+    if (st == ST_PAUSED) eventring_pause();
+  }
+
+  /* Calibrate by doubling until a loop is long enough to time well; this
+   * also warms the caches and, while active, touches every page of the
+   * ring before the timed loop. */
+  long n = 1024;
+  uint64_t t;
+  for (;;) {
+    t = op->loop(n);
+    if (t >= CALIB_NS || n > (1L << 40)) break;
+    n *= 2;
+  }
+  n = (long)((double)n * TARGET_NS / (double)(t ? t : 1));
+  if (n < 1) n = 1;
+  t = op->loop(n);
+  printf("%.4f\n", (double)t / (double)n);
+  fflush(stdout);
+
+  if (started) {
+    eventring_stop();
+    rmdir(dir);
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- */
+/* The driver: runs every measurement RUNS times and reports.        */
+
+struct figure {
+  const struct op *op;
+  int state;
+  double v[RUNS_MAX];
+  int nv;
+  int disabled; /* the library was built with tracing disabled */
+  double median, min, max;
+};
+
+/* Runs `self --one OP STATE` and reads its figure.  Returns -1 when the
+ * run failed, its stderr going straight to ours, and -2 when the library
+ * has tracing compiled out (configure --disable-tracing), which is no
+ * error but leaves nothing to measure. */
+static double spawn_one(const char *self, const struct figure *f) {
+  int fd[2];
+  if (pipe(fd) != 0) {
+    perror("bench_probes: pipe");
+    return -1;
+  }
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("bench_probes: fork");
+    close(fd[0]);
+    close(fd[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    dup2(fd[1], STDOUT_FILENO);
+    close(fd[0]);
+    close(fd[1]);
+    char *const argv[] = {(char *)self, "--one", (char *)f->op->name,
+                          (char *)state_names[f->state], NULL};
+    execv(self, argv);
+    perror("bench_probes: execv");
+    _exit(127);
+  }
+  close(fd[1]);
+  char buf[64];
+  size_t got = 0;
+  ssize_t r;
+  while (got < sizeof buf - 1 &&
+         ((r = read(fd[0], buf + got, sizeof buf - 1 - got)) > 0 ||
+          (r < 0 && errno == EINTR)))
+    if (r > 0) got += (size_t)r;
+  close(fd[0]);
+  buf[got] = '\0';
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_DISABLED) return -2;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "bench_probes: run %s/%s failed (%s %d)\n",
+            f->op->name, state_names[f->state],
+            WIFEXITED(status) ? "exit status" : "signal",
+            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    return -1;
+  }
+  char *end;
+  double v = strtod(buf, &end);
+  if (end == buf || v < 0) {
+    fprintf(stderr, "bench_probes: run %s/%s printed no figure\n",
+            f->op->name, state_names[f->state]);
+    return -1;
+  }
+  return v;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+static void summarize(struct figure *f) {
+  double s[RUNS_MAX];
+  memcpy(s, f->v, (size_t)f->nv * sizeof s[0]);
+  qsort(s, (size_t)f->nv, sizeof s[0], cmp_double);
+  f->min = s[0];
+  f->max = s[f->nv - 1];
+  f->median = f->nv % 2 ? s[f->nv / 2]
+                        : (s[f->nv / 2 - 1] + s[f->nv / 2]) / 2;
+}
+
+static const struct figure *lookup(const struct figure *fs, size_t n,
+                                   const char *op, int state) {
+  for (size_t i = 0; i < n; i++)
+    if (fs[i].nv > 0 && strcmp(fs[i].op->name, op) == 0 &&
+        fs[i].state == state)
+      return &fs[i];
+  return NULL;
+}
+
+/* Creates every missing directory above `path`, like `mkdir -p
+ * "$(dirname path)"`. */
+static void make_parents(const char *path) {
+  char buf[4096];
+  if (strlen(path) >= sizeof buf) return;
+  strcpy(buf, path);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+      fprintf(stderr, "bench_probes: mkdir %s: %s\n", buf, strerror(errno));
+    *p = '/';
+  }
+}
+
+static void cpu_model(char *out, size_t len) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  snprintf(out, len, "unknown");
+  if (f == NULL) return;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "model name", 10) == 0) {
+      char *v = strchr(line, ':');
+      if (v) {
+        v += 1 + (v[1] == ' ');
+        v[strcspn(v, "\n")] = '\0';
+        snprintf(out, len, "%s", v);
+      }
+      break;
+    }
+  fclose(f);
+}
+
+/* Prints `s` as a JSON string; our strings hold no control characters. */
+static void json_str(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', out);
+    fputc(*s, out);
+  }
+  fputc('"', out);
+}
+
+static int write_json(const char *path, const struct figure *fs, size_t n,
+                      int runs, const char *cpu, double clock_ns) {
+  make_parents(path);
+  /* Appended: `make bench` empties the file once and every benchmark
+   * adds its own document to it. */
+  FILE *out = fopen(path, "a");
+  if (out == NULL) {
+    fprintf(stderr, "bench_probes: %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  fprintf(out, "{\n  \"unit\": \"ns per operation\",\n  \"runs\": %d,\n",
+          runs);
+  fprintf(out, "  \"cpu\": ");
+  json_str(out, cpu);
+  fprintf(out, ",\n  \"ocaml52_pair_anchor_ns\": %.1f,\n", OCAML52_PAIR_NS);
+  fprintf(out, "  \"results\": [\n");
+  int first = 1;
+  for (size_t i = 0; i < n; i++) {
+    const struct figure *f = &fs[i];
+    if (f->nv == 0) continue;
+    fprintf(out, "%s    {\"op\": ", first ? "" : ",\n");
+    json_str(out, f->op->name);
+    fprintf(out, ", \"state\": ");
+    json_str(out, state_names[f->state]);
+    fprintf(out,
+            ", \"median\": %.3f, \"min\": %.3f, \"max\": %.3f, "
+            "\"ratio_to_clock_gettime\": %.4f}",
+            f->median, f->min, f->max,
+            clock_ns > 0 ? f->median / clock_ns : 0.0);
+    first = 0;
+  }
+  fprintf(out, "\n  ]\n}\n");
+  if (fclose(out) != 0) {
+    fprintf(stderr, "bench_probes: %s: %s\n", path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+static int driver(const char *argv0) {
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len > 0)
+    self[len] = '\0';
+  else
+    snprintf(self, sizeof self, "%s", argv0);
+
+  int runs = RUNS_DEFAULT;
+  const char *r = getenv("EVENTRING_BENCH_RUNS");
+  if (r != NULL && *r) {
+    runs = atoi(r);
+    if (runs < 1) runs = 1;
+    if (runs > RUNS_MAX) runs = RUNS_MAX;
+  }
+
+  /* The runs must start from the states we name: tracing that the
+   * environment started for this process (and would start in every run)
+   * is stopped and kept out of the children, and a preserved ring file
+   * would be left behind by each active run. */
+  unsetenv("OCAML_RUNTIME_EVENTS_START");
+  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
+  if (eventring_path() != NULL) eventring_stop();
+
+  struct figure fs[N_OPS * N_STATES];
+  size_t nf = 0;
+  for (size_t i = 0; i < N_OPS; i++)
+    for (int s = 0; s < N_STATES; s++)
+      if (ops[i].probe == (s != ST_NONE)) {
+        memset(&fs[nf], 0, sizeof fs[nf]);
+        fs[nf].op = &ops[i];
+        fs[nf].state = s;
+        nf++;
+      }
+
+  int errors = 0;
+  for (int round = 0; round < runs; round++) {
+    fprintf(stderr, "bench_probes: round %d of %d\n", round + 1, runs);
+    for (size_t i = 0; i < nf; i++) {
+      if (fs[i].disabled) continue;
+      double v = spawn_one(self, &fs[i]);
+      if (v == -2)
+        fs[i].disabled = 1;
+      else if (v < 0)
+        errors++;
+      else
+        fs[i].v[fs[i].nv++] = v;
+    }
+  }
+  for (size_t i = 0; i < nf; i++)
+    if (fs[i].nv > 0) summarize(&fs[i]);
+
+  char cpu[256];
+  cpu_model(cpu, sizeof cpu);
+  const struct figure *clk = lookup(fs, nf, "clock_gettime", ST_NONE);
+  double clock_ns = clk ? clk->median : 0;
+
+  printf("eventring probe cost: ns per operation, median of %d runs "
+         "(each a new process), min and max\n", runs);
+  printf("cpu: %s\n", cpu);
+  const char *orp = getenv("OCAMLRUNPARAM");
+  const char *orp_name = "OCAMLRUNPARAM";
+  if (orp == NULL) {
+    orp = getenv("CAMLRUNPARAM");
+    orp_name = "CAMLRUNPARAM";
+  }
+  if (orp != NULL)
+    printf("ring: %s=%s\n\n", orp_name, orp);
+  else
+    printf("ring: defaults (OCAMLRUNPARAM unset)\n\n");
+  printf("%-26s %-14s %9s %9s %9s %9s\n", "operation", "state", "median",
+         "min", "max", "x clock");
+  for (size_t i = 0; i < nf; i++) {
+    const struct figure *f = &fs[i];
+    if (f->nv == 0) {
+      printf("%-26s %-14s %s\n", f->op->label, state_labels[f->state],
+             f->disabled ? "n/a: library built with tracing disabled"
+                         : "failed");
+      continue;
+    }
+    printf("%-26s %-14s %9.2f %9.2f %9.2f %9.3f\n", f->op->label,
+           state_labels[f->state], f->median, f->min, f->max,
+           clock_ns > 0 ? f->median / clock_ns : 0.0);
+  }
+
+  /* The figures an engineer compares: the active pair against OCaml's
+   * own, and what an idle probe costs. */
+  printf("\n");
+  const struct figure *pa = lookup(fs, nf, "pair", ST_ACTIVE);
+  if (pa != NULL)
+    printf("active begin+end pair: %.2f ns = %.2f x OCaml 5.2's %.1f ns "
+           "(an anchor measured earlier\n  on this kind of machine, not "
+           "in this run)\n",
+           pa->median, pa->median / OCAML52_PAIR_NS, OCAML52_PAIR_NS);
+  for (int s = ST_NEVER; s <= ST_PAUSED; s++) {
+    const struct figure *b = lookup(fs, nf, "begin", s);
+    const struct figure *p = lookup(fs, nf, "pair", s);
+    if (b != NULL && p != NULL)
+      printf("%s: %.2f ns per probe (single begin), %.2f ns per probe "
+             "in a pair\n",
+             state_labels[s], b->median, p->median / 2);
+  }
+
+  const char *out = getenv("EVENTRING_BENCH_OUT");
+  if (out != NULL && *out) {
+    if (write_json(out, fs, nf, runs, cpu, clock_ns) == 0)
+      printf("\nfigures written to %s\n", out);
+    else
+      errors++;
+  }
+  return errors ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 4 && strcmp(argv[1], "--one") == 0)
+    return run_one(argv[2], argv[3]);
+  if (argc != 1) {
+    fprintf(stderr, "usage: %s\n", argv[0]);
+    return 2;
+  }
+  return driver(argv[0]);
+}

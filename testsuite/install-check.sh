@@ -1,0 +1,281 @@
+#!/bin/sh
+# install-check.sh -- checks that an installed eventring works for a user.
+#
+# Run from a configured build directory (`make check` does so); installs
+# into a temporary prefix, then builds and runs small programs the way a
+# user would, through pkg-config, against both modules.  Also checks the
+# installed file list, the sonames, the exported symbols, DESTDIR staging
+# and uninstall.
+#
+# Environment (all optional): MAKE, CC, PKG_CONFIG, NM; EVENTRING_SAN_FLAGS,
+# the sanitizer flags the build used, which every program compiled here
+# needs as well, because the installed library then depends on the
+# sanitizer runtime; EVENTRING_TRACING=no for a --disable-tracing build,
+# whose library writes no ring file, so only building is checked there.
+#
+# $CC, $MAKE and the flags are split into words on purpose, and the check
+# functions are called through check(), which shellcheck cannot follow.
+# shellcheck disable=SC2046,SC2086,SC2317
+
+MAKE=${MAKE:-make}
+CC=${CC:-cc}
+PKG_CONFIG=${PKG_CONFIG:-pkg-config}
+NM=${NM:-nm}
+SAN_FLAGS=${EVENTRING_SAN_FLAGS:-}
+TRACING=${EVENTRING_TRACING:-yes}
+
+pass=0
+fail=0
+failed=""
+
+ok() {
+  pass=$((pass + 1))
+  echo "  ok: $1"
+}
+
+not_ok() {
+  fail=$((fail + 1))
+  failed="$failed
+  - $1"
+  echo "  FAIL: $1"
+}
+
+# check DESCRIPTION COMMAND...: one counted check.
+check() {
+  what=$1
+  shift
+  if "$@"; then ok "$what"; else not_ok "$what"; fi
+}
+
+finish() {
+  echo "install-check: $pass passed, $fail failed"
+  [ "$fail" -eq 0 ]
+  exit
+}
+
+if [ ! -f Makefile ] || [ ! -f config.status ]; then
+  echo "install-check: run me from a configured build directory" >&2
+  exit 2
+fi
+
+tmp=$(mktemp -d /tmp/eventring-install.XXXXXX) || exit 2
+trap 'rm -rf "$tmp"' EXIT
+trap 'exit 1' HUP INT TERM
+prefix=$tmp/prefix
+libdir=$prefix/lib
+
+# --- install ----------------------------------------------------------
+
+if $MAKE install prefix="$prefix" >"$tmp/install.log" 2>&1; then
+  ok "make install prefix=$prefix"
+else
+  cat "$tmp/install.log"
+  not_ok "make install prefix=$prefix"
+  finish
+fi
+
+export PKG_CONFIG_PATH="$libdir/pkgconfig"
+
+version=$($PKG_CONFIG --modversion eventring 2>/dev/null)
+major=${version%%.*}
+check "pkg-config finds eventring and eventring-i (version $version)" \
+  $PKG_CONFIG --exists eventring eventring-i
+
+files_present() {
+  for f in include/eventring.h lib/pkgconfig/eventring.pc \
+           lib/pkgconfig/eventring-i.pc \
+           lib/libeventring.a lib/libeventring_i.a \
+           "lib/libeventring.so.$version" "lib/libeventring_i.so.$version"; do
+    if [ ! -f "$prefix/$f" ]; then echo "    missing: $f"; return 1; fi
+  done
+  for l in libeventring libeventring_i; do
+    [ "$(readlink "$libdir/$l.so.$major")" = "$l.so.$version" ] || {
+      echo "    $l.so.$major does not point to $l.so.$version"; return 1; }
+    [ "$(readlink "$libdir/$l.so")" = "$l.so.$major" ] || {
+      echo "    $l.so does not point to $l.so.$major"; return 1; }
+  done
+  # The public API is one header; internal headers must not leak out.
+  for h in "$prefix"/include/*; do
+    [ "$h" = "$prefix/include/eventring.h" ] ||
+      { echo "    not a public header: $h"; return 1; }
+  done
+}
+check "installed files and links" files_present
+
+soname_is() {
+  got=$(LC_ALL=C readelf -d "$1" 2>/dev/null |
+        sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
+  [ "$got" = "$2" ] || { echo "    $1: soname '$got', expected '$2'"; return 1; }
+}
+check "soname libeventring.so.$major" \
+  soname_is "$libdir/libeventring.so.$version" "libeventring.so.$major"
+check "soname libeventring_i.so.$major" \
+  soname_is "$libdir/libeventring_i.so.$version" "libeventring_i.so.$major"
+
+# Only the API may be exported; the version script hides the rest.
+exports_only_api() {
+  syms=$($NM -D --defined-only "$1" | awk 'NF >= 3 { print $3 }' |
+         sed 's/@.*//')
+  if [ -z "$syms" ]; then echo "    $1 exports nothing"; return 1; fi
+  bad=$(echo "$syms" | grep -v '^eventring_')
+  if [ -n "$bad" ]; then
+    echo "    $1 exports symbols outside eventring_*:"
+    echo "$bad" | sed 's/^/      /'
+    return 1
+  fi
+}
+check "libeventring.so exports only eventring_*" \
+  exports_only_api "$libdir/libeventring.so.$version"
+check "libeventring_i.so exports only eventring_*" \
+  exports_only_api "$libdir/libeventring_i.so.$version"
+
+# --- programs built through pkg-config ---------------------------------
+
+cat >"$tmp/prog.c" <<'EOF'
+/* A user of the default variant: probes, a user event, and the pid on
+ * stdout so that the caller can find the ring file. */
+#include <eventring.h>
+#include <stdio.h>
+#include <unistd.h>
+
+int main(void) {
+  int id = eventring_register("install_check", EVENTRING_TYPE_INT);
+  if (id < 0) {
+    fprintf(stderr, "eventring_register: %s\n", eventring_strerror(id));
+    return 1;
+  }
+  if (!eventring_is_active()) {
+    fprintf(stderr, "tracing was not started from the environment\n");
+    return 1;
+  }
+  eventring_begin(EVENTRING_PHASE_MINOR);
+  eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, 42);
+  eventring_write_int(id, 7);
+  eventring_end(EVENTRING_PHASE_MINOR);
+  printf("%ld\n", (long)getpid());
+  return 0;
+}
+EOF
+
+cat >"$tmp/prog_i.c" <<'EOF'
+/* A user of the instrumented variant: the allocation probes must compile
+ * to calls and link against libeventring_i. */
+#include <eventring.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#ifndef EVENTRING_INSTRUMENTED
+#error "eventring-i.pc did not define EVENTRING_INSTRUMENTED"
+#endif
+
+int main(void) {
+  if (!eventring_is_active()) {
+    fprintf(stderr, "tracing was not started from the environment\n");
+    return 1;
+  }
+  eventring_alloc(1);
+  eventring_alloc(15);
+  eventring_alloc(1000);
+  eventring_alloc_flush();
+  printf("%ld\n", (long)getpid());
+  return 0;
+}
+EOF
+
+# Programs built with the sanitizer flags need the sanitizer runtime; when
+# even an empty program cannot run, running ours would prove nothing.
+can_run=yes
+if [ -n "$SAN_FLAGS" ]; then
+  echo 'int main(void) { return 0; }' >"$tmp/empty.c"
+  if ! $CC $SAN_FLAGS -o "$tmp/empty" "$tmp/empty.c" >/dev/null 2>&1 ||
+     ! "$tmp/empty" >/dev/null 2>&1; then
+    can_run=no
+    echo "  skip: running programs (cannot run a program built with $SAN_FLAGS)"
+  fi
+fi
+if [ "$TRACING" = no ]; then
+  can_run=no
+  echo "  skip: running programs (tracing is compiled out of this build)"
+fi
+
+# traced_run EXE FLAG: runs EXE with tracing started from the environment
+# and checks the ring file it leaves: present, mode 0600, and the
+# extension block's instrumented flag equal to FLAG.
+traced_run() {
+  exe=$1 want_flag=$2
+  [ "$can_run" = yes ] || return 0
+  dir=$tmp/events-$(basename "$exe")
+  mkdir -p "$dir"
+  pid=$(env -u OCAMLRUNPARAM -u CAMLRUNPARAM \
+        OCAML_RUNTIME_EVENTS_START=1 OCAML_RUNTIME_EVENTS_PRESERVE=1 \
+        OCAML_RUNTIME_EVENTS_DIR="$dir" LD_LIBRARY_PATH="$libdir" \
+        "$exe") || { echo "    $exe failed"; return 1; }
+  file=$dir/$pid.events
+  if [ ! -f "$file" ]; then
+    echo "    no ring file $file; the directory holds: $(ls "$dir")"
+    return 1
+  fi
+  mode=$(stat -c %a "$file")
+  [ "$mode" = 600 ] || { echo "    $file has mode $mode, not 600"; return 1; }
+  # Word 4 of the extension block at byte 64 holds the flags.
+  flags=$(od -An -t u8 -j 96 -N 8 "$file" | tr -d ' ')
+  if [ $((flags & 1)) -ne "$want_flag" ]; then
+    echo "    $file: extension flags $flags, instrumented bit should be $want_flag"
+    return 1
+  fi
+}
+
+# with_module MODULE SOURCE EXE FLAG: builds SOURCE as a user would, with
+# the module's pkg-config flags, then checks a traced run of it.
+with_module() {
+  module=$1 src=$2 exe=$3
+  if ! $CC $SAN_FLAGS -o "$exe" "$src" \
+       $($PKG_CONFIG --cflags --libs "$module"); then
+    echo "    cannot build $src against $module"
+    return 1
+  fi
+  traced_run "$exe" "$4"
+}
+check "cc prog.c \$(pkg-config --cflags --libs eventring), traced run" \
+  with_module eventring "$tmp/prog.c" "$tmp/prog" 0
+check "cc prog_i.c \$(pkg-config --cflags --libs eventring-i), traced run" \
+  with_module eventring-i "$tmp/prog_i.c" "$tmp/prog_i" 1
+
+# Static linking goes through Libs.private (-pthread, -latomic_ops).
+static_link() {
+  if ! $CC $SAN_FLAGS -o "$tmp/prog_static" "$tmp/prog.c" \
+       $($PKG_CONFIG --cflags eventring) "$libdir/libeventring.a" \
+       $($PKG_CONFIG --static --libs eventring | sed 's/-leventring//'); then
+    echo "    cannot link prog.c with libeventring.a"
+    return 1
+  fi
+  traced_run "$tmp/prog_static" 0
+}
+check "static link with pkg-config --static" static_link
+
+# --- DESTDIR staging and uninstall --------------------------------------
+
+staged() {
+  $MAKE install DESTDIR="$tmp/dest" >"$tmp/dest.log" 2>&1 ||
+    { cat "$tmp/dest.log"; return 1; }
+  so=$(find "$tmp/dest" -name "libeventring.so.$version")
+  [ -n "$so" ] || { echo "    nothing staged under $tmp/dest"; return 1; }
+  pc=$(find "$tmp/dest" -name eventring.pc)
+  # The staged .pc must describe the final location, not the staging one.
+  if grep -q "$tmp/dest" "$pc"; then
+    echo "    $pc mentions the staging directory"
+    return 1
+  fi
+}
+check "make install DESTDIR=..." staged
+
+uninstalled() {
+  $MAKE uninstall prefix="$prefix" >"$tmp/uninstall.log" 2>&1 ||
+    { cat "$tmp/uninstall.log"; return 1; }
+  left=$(find "$prefix" ! -type d)
+  [ -z "$left" ] || { echo "    left behind:"; echo "$left"; return 1; }
+}
+check "make uninstall removes every installed file" uninstalled
+
+if [ "$fail" -ne 0 ]; then echo "install-check: failed:$failed"; fi
+finish

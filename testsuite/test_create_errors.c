@@ -1,0 +1,186 @@
+/* eventring_start() refuses unusable paths with a clear error and leaves what is there untouched. */
+#include "eventring.h"
+#include "harness.h"
+#include "ring_format.h"
+
+/* After a failed start, tracing is simply off: no path, probes do
+ * nothing, stop says it was not started, and a start in a good
+ * directory then succeeds. */
+static void assert_off_then_recovers(void) {
+  ck_assert_ptr_null(eventring_path());
+  ck_assert_int_eq(eventring_is_active(), 0);
+  int id = eventring_register("create.val", EVENTRING_TYPE_INT);
+  ck_assert_int_ge(id, 0);
+  eventring_write_int(id, 1);
+  eventring_begin(EVENTRING_PHASE_MINOR);
+  eventring_end(EVENTRING_PHASE_MINOR);
+  eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, 1);
+  eventring_pause();
+  eventring_resume();
+  ck_assert_int_eq(eventring_is_active(), 0);
+  ck_assert_int_eq(eventring_stop(), EVENTRING_E_NOTSTARTED);
+
+  char good[64];
+  snprintf(good, sizeof good, "%s", er_tmpdir());
+  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
+  ck_assert_int_eq(eventring_start(), 0);
+  ck_assert_int_eq(eventring_is_active(), 1);
+  char want[PATH_MAX];
+  er_ring_path(want, sizeof want, good);
+  ck_assert_str_eq(eventring_path(), want);
+  eventring_write_int(id, 2);
+  ck_assert_int_eq(eventring_stop(), 0);
+  struct rf_file f;
+  er_open_ring(want, &f);
+  ck_assert_uint_eq(rf_count(&f, -1, 1, ER_UEV_INT, id), 1);
+  rf_close(&f);
+  er_rmdir(good);
+}
+
+static void write_file(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+static void assert_content(const char *path, const char *text) {
+  char buf[256];
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  ck_assert_str_eq(buf, text);
+}
+
+START_TEST(test_missing_dir) {
+  char dir[64], missing[128];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  snprintf(missing, sizeof missing, "%s/no/such/dir", dir);
+  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_DIR", missing, 1), 0);
+  ck_assert_int_eq(eventring_start(), -ENOENT);
+  ck_assert_ptr_nonnull(eventring_strerror(-ENOENT));
+  assert_off_then_recovers();
+  er_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_read_only_dir) {
+  char dir[64];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  if (geteuid() == 0) {
+    /* Root writes into a 0500 directory regardless.  Each test runs in a
+     * process of its own, so it can become an unprivileged user instead;
+     * without Check's fork that would last for the rest of the run. */
+    const char *fork_mode = getenv("CK_FORK");
+    if (fork_mode && strcmp(fork_mode, "no") == 0)
+      ER_SKIP("running as root without CK_FORK: cannot drop privileges");
+    if (chown(dir, 65534, 65534) != 0 || setgid(65534) != 0 ||
+        setuid(65534) != 0)
+      ER_SKIP("running as root and cannot become uid 65534");
+  }
+  ck_assert_int_eq(chmod(dir, 0500), 0);
+  ck_assert_int_eq(eventring_start(), -EACCES);
+  ck_assert_int_eq(chmod(dir, 0700), 0);
+  char path[PATH_MAX];
+  ck_assert_int_ne(access(er_ring_path(path, sizeof path, dir), F_OK), 0);
+  assert_off_then_recovers();
+  er_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_existing_file) {
+  char dir[64], path[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  er_ring_path(path, sizeof path, dir);
+  write_file(path, "not a ring file\n");
+  ck_assert_int_eq(eventring_start(), -EEXIST);
+  assert_content(path, "not a ring file\n");
+  assert_off_then_recovers();
+  /* The recovery ran in another directory; this one is as it was. */
+  assert_content(path, "not a ring file\n");
+  er_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_symlink_to_file) {
+  char dir[64], path[PATH_MAX], target[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  er_ring_path(path, sizeof path, dir);
+  snprintf(target, sizeof target, "%s/target", dir);
+  write_file(target, "precious\n");
+  ck_assert_int_eq(symlink(target, path), 0);
+  int rc = eventring_start();
+  ck_assert_msg(rc == -EEXIST || rc == -ELOOP, "start returned %d", rc);
+  assert_content(target, "precious\n");
+  struct stat st;
+  ck_assert_int_eq(lstat(path, &st), 0);
+  ck_assert(S_ISLNK(st.st_mode));
+  assert_off_then_recovers();
+  er_rmdir(dir);
+}
+END_TEST
+
+/* A dangling link must not be followed to create its target. */
+START_TEST(test_dangling_symlink) {
+  char dir[64], path[PATH_MAX], target[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  er_ring_path(path, sizeof path, dir);
+  snprintf(target, sizeof target, "%s/would-be-created", dir);
+  ck_assert_int_eq(symlink(target, path), 0);
+  int rc = eventring_start();
+  ck_assert_msg(rc == -EEXIST || rc == -ELOOP, "start returned %d", rc);
+  ck_assert_int_ne(access(target, F_OK), 0);
+  assert_off_then_recovers();
+  er_rmdir(dir);
+}
+END_TEST
+
+/* A directory where the file would go is in the way too. */
+START_TEST(test_directory_in_the_way) {
+  char dir[64], path[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  er_ring_path(path, sizeof path, dir);
+  ck_assert_int_eq(mkdir(path, 0700), 0);
+  ck_assert_int_eq(eventring_start(), -EEXIST);
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  ck_assert(S_ISDIR(st.st_mode));
+  rmdir(path);
+  assert_off_then_recovers();
+  er_rmdir(dir);
+}
+END_TEST
+
+/* The file is created private to its owner. */
+START_TEST(test_file_mode) {
+  char dir[64], path[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  mode_t old = umask(0);
+  ck_assert_int_eq(eventring_start(), 0);
+  umask(old);
+  er_ring_path(path, sizeof path, dir);
+  struct stat st;
+  ck_assert_int_eq(stat(path, &st), 0);
+  ck_assert_int_eq(st.st_mode & 07777, 0600);
+  ck_assert_int_eq(eventring_start(), 0); /* already started */
+  ck_assert_int_eq(eventring_stop(), 0);
+  ck_assert_int_ne(access(path, F_OK), 0); /* PRESERVE unset */
+  er_rmdir(dir);
+}
+END_TEST
+
+static TCase *tc_errors(void) {
+  TCase *tc = er_tcase("create_errors");
+  tcase_add_test(tc, test_missing_dir);
+  tcase_add_test(tc, test_read_only_dir);
+  tcase_add_test(tc, test_existing_file);
+  tcase_add_test(tc, test_symlink_to_file);
+  tcase_add_test(tc, test_dangling_symlink);
+  tcase_add_test(tc, test_directory_in_the_way);
+  tcase_add_test(tc, test_file_mode);
+  return tc;
+}
+
+ER_TEST_MAIN("create_errors", tc_errors)

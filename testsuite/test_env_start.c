@@ -1,0 +1,316 @@
+/* OCAML_RUNTIME_EVENTS_START starts tracing at program load, and the environment sets the ring's shape. */
+#include <sys/wait.h>
+
+#include "eventring.h"
+#include "harness.h"
+#include "ring_format.h"
+
+/* One run of progs/envstart: its pid, exit status and captured output. */
+struct run {
+  pid_t pid;
+  int status;
+  char *out, *err;
+};
+
+static char *slurp(FILE *f) {
+  fflush(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  ck_assert_int_ge(n, 0);
+  char *s = malloc((size_t)n + 1);
+  ck_assert_ptr_nonnull(s);
+  rewind(f);
+  size_t got = fread(s, 1, (size_t)n, f);
+  s[got] = '\0';
+  fclose(f);
+  return s;
+}
+
+/* Runs progs/envstart with the current environment.  When `squat_dir` is
+ * set, the child first creates a regular file where its ring file would
+ * go (its pid survives exec), holding "squatter". */
+static void run_envstart(struct run *r, const char *squat_dir) {
+  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
+  ck_assert_ptr_nonnull(progs);
+  char prog[PATH_MAX];
+  snprintf(prog, sizeof prog, "%s/envstart", progs);
+  FILE *out = tmpfile(), *err = tmpfile();
+  ck_assert_ptr_nonnull(out);
+  ck_assert_ptr_nonnull(err);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(fileno(out), STDOUT_FILENO);
+    dup2(fileno(err), STDERR_FILENO);
+    if (squat_dir) {
+      char path[PATH_MAX];
+      er_ring_path(path, sizeof path, squat_dir);
+      int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
+      if (fd < 0 || write(fd, "squatter", 8) != 8) _exit(126);
+      close(fd);
+    }
+    execl(prog, prog, (char *)NULL);
+    _exit(127);
+  }
+  r->pid = pid;
+  ck_assert_int_eq(waitpid(pid, &r->status, 0), pid);
+  r->out = slurp(out);
+  r->err = slurp(err);
+}
+
+static void assert_exit0(const struct run *r) {
+  ck_assert_msg(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0,
+                "envstart status 0x%x, stderr: %s", r->status, r->err);
+}
+
+static int count_files(const char *dir) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+  closedir(d);
+  return n;
+}
+
+/* Skips unless the helper programs were built (make check sets this). */
+#define NEED_PROGS()                                  \
+  do {                                                \
+    if (!er_env_dir("EVENTRING_TEST_PROGS"))          \
+      ER_SKIP("EVENTRING_TEST_PROGS is not set");     \
+  } while (0)
+
+static void setup_env(char *dir, size_t n, int preserve) {
+  snprintf(dir, n, "%s", er_tmpdir());
+  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_START", "1", 1), 0);
+  if (preserve)
+    ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
+}
+
+/* Decodes the file a run left and checks its one ring holds ring_start,
+ * the program's events and ring_stop. */
+static void check_run_file(const char *dir, const struct run *r,
+                           uint64_t ring_words) {
+  char path[PATH_MAX];
+  er_ring_path_for(path, sizeof path, dir, r->pid);
+  char want[PATH_MAX + 32];
+  snprintf(want, sizeof want, "active=1 path=%s\n", path);
+  ck_assert_str_eq(r->out, want);
+  struct rf_file f;
+  er_open_ring(path, &f);
+  ck_assert_uint_eq(f.ring_words, ring_words);
+  ck_assert(f.has_ext);
+  ck_assert_uint_eq(f.ext[ER_EXT_PID], (uint64_t)r->pid);
+  const struct rf_ring *ring = &f.rings[0];
+  ck_assert_uint_eq(ring->nevents, 1 + 1 + 10 + 1 + 1 + 1);
+  const struct rf_event *e = ring->events;
+  ck_assert(!e[0].is_user && e[0].type == ER_EV_LIFECYCLE &&
+            e[0].id == EVENTRING_LIFECYCLE_RING_START);
+  ck_assert_uint_eq(e[0].payload[0], (uint64_t)r->pid);
+  ck_assert(!e[1].is_user && e[1].type == ER_EV_BEGIN &&
+            e[1].id == EVENTRING_PHASE_MAJOR);
+  for (int v = 1; v <= 10; v++) {
+    ck_assert(e[1 + v].is_user && e[1 + v].type == ER_UEV_INT);
+    ck_assert_int_eq((int64_t)e[1 + v].payload[0], v);
+    ck_assert_str_eq(rf_user_name(&f, e[1 + v].id), "envstart.val");
+  }
+  ck_assert(!e[12].is_user && e[12].type == ER_EV_COUNTER &&
+            e[12].id == EVENTRING_COUNTER_MINOR_ALLOCATED);
+  ck_assert_uint_eq(e[12].payload[0], 42);
+  ck_assert(!e[13].is_user && e[13].type == ER_EV_END &&
+            e[13].id == EVENTRING_PHASE_MAJOR);
+  ck_assert(!e[14].is_user && e[14].type == ER_EV_LIFECYCLE &&
+            e[14].id == EVENTRING_LIFECYCLE_RING_STOP);
+  for (uint64_t d = 1; d < f.max_domains; d++)
+    ck_assert_uint_eq(f.rings[d].nevents, 0);
+  rf_close(&f);
+}
+
+START_TEST(test_start_preserved) {
+  NEED_PROGS();
+  char dir[64];
+  setup_env(dir, sizeof dir, 1);
+  struct run r;
+  run_envstart(&r, NULL);
+  assert_exit0(&r);
+  ck_assert_str_eq(r.err, "");
+  check_run_file(dir, &r, 65536);
+  ck_assert_int_eq(count_files(dir), 1);
+  free(r.out);
+  free(r.err);
+  er_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_start_removed_at_exit) {
+  NEED_PROGS();
+  char dir[64];
+  setup_env(dir, sizeof dir, 0);
+  struct run r;
+  run_envstart(&r, NULL);
+  assert_exit0(&r);
+  ck_assert_str_eq(r.err, "");
+  /* It traced into the directory while it ran ... */
+  char path[PATH_MAX], want[PATH_MAX + 32];
+  er_ring_path_for(path, sizeof path, dir, r.pid);
+  snprintf(want, sizeof want, "active=1 path=%s\n", path);
+  ck_assert_str_eq(r.out, want);
+  /* ... and its exit took the file away. */
+  ck_assert_int_eq(count_files(dir), 0);
+  free(r.out);
+  free(r.err);
+  er_rmdir(dir);
+}
+END_TEST
+
+/* Counts the lines of `err` and checks each begins with "eventring:". */
+static void assert_one_warning(const char *err) {
+  ck_assert_msg(er_count_lines(err) == 1, "stderr: [%s]", err);
+  ck_assert_msg(strncmp(err, "eventring:", 10) == 0, "stderr: [%s]", err);
+}
+
+START_TEST(test_start_missing_dir) {
+  NEED_PROGS();
+  char dir[64];
+  setup_env(dir, sizeof dir, 1);
+  char missing[128];
+  snprintf(missing, sizeof missing, "%s/missing", dir);
+  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_DIR", missing, 1), 0);
+  struct run r;
+  run_envstart(&r, NULL);
+  assert_exit0(&r);
+  assert_one_warning(r.err);
+  ck_assert_str_eq(r.out, "active=0 path=-\n");
+  ck_assert_int_eq(count_files(dir), 0);
+  free(r.out);
+  free(r.err);
+  er_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_start_file_exists) {
+  NEED_PROGS();
+  char dir[64];
+  setup_env(dir, sizeof dir, 0);
+  struct run r;
+  run_envstart(&r, dir);
+  assert_exit0(&r);
+  assert_one_warning(r.err);
+  ck_assert_str_eq(r.out, "active=0 path=-\n");
+  /* The file in the way is neither truncated nor removed. */
+  char path[PATH_MAX], buf[32];
+  er_ring_path_for(path, sizeof path, dir, r.pid);
+  FILE *f = fopen(path, "r");
+  ck_assert_ptr_nonnull(f);
+  size_t n = fread(buf, 1, sizeof buf, f);
+  fclose(f);
+  ck_assert_uint_eq(n, 8);
+  ck_assert(memcmp(buf, "squatter", 8) == 0);
+  free(r.out);
+  free(r.err);
+  er_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_no_start_variable) {
+  NEED_PROGS();
+  char dir[64];
+  setup_env(dir, sizeof dir, 1);
+  unsetenv("OCAML_RUNTIME_EVENTS_START");
+  struct run r;
+  run_envstart(&r, NULL);
+  assert_exit0(&r);
+  ck_assert_str_eq(r.err, "");
+  ck_assert_str_eq(r.out, "active=0 path=-\n");
+  ck_assert_int_eq(count_files(dir), 0);
+  free(r.out);
+  free(r.err);
+  er_rmdir(dir);
+}
+END_TEST
+
+/* OCAMLRUNPARAM's e= sets the ring size; other letters are ignored. */
+START_TEST(test_ocamlrunparam_size) {
+  NEED_PROGS();
+  char dir[64];
+  setup_env(dir, sizeof dir, 1);
+  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "v=0x400,e=11,s=4M,b", 1), 0);
+  struct run r;
+  run_envstart(&r, NULL);
+  assert_exit0(&r);
+  ck_assert_str_eq(r.err, "");
+  check_run_file(dir, &r, 2048);
+  free(r.out);
+  free(r.err);
+  er_rmdir(dir);
+}
+END_TEST
+
+/* CAMLRUNPARAM is read when OCAMLRUNPARAM is unset. */
+START_TEST(test_camlrunparam_fallback) {
+  NEED_PROGS();
+  char dir[64];
+  setup_env(dir, sizeof dir, 1);
+  ck_assert_int_eq(setenv("CAMLRUNPARAM", "e=12", 1), 0);
+  struct run r;
+  run_envstart(&r, NULL);
+  assert_exit0(&r);
+  ck_assert_str_eq(r.err, "");
+  check_run_file(dir, &r, 4096);
+  free(r.out);
+  free(r.err);
+  er_rmdir(dir);
+}
+END_TEST
+
+/* A size below the smallest is raised to 2^10 words. */
+START_TEST(test_ring_size_clamped) {
+  NEED_PROGS();
+  char dir[64];
+  setup_env(dir, sizeof dir, 1);
+  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "e=3", 1), 0);
+  struct run r;
+  run_envstart(&r, NULL);
+  assert_exit0(&r);
+  check_run_file(dir, &r, 1024);
+  free(r.out);
+  free(r.err);
+  er_rmdir(dir);
+}
+END_TEST
+
+/* A value that is not a number: one warning, and the default size. */
+START_TEST(test_bad_value_warns) {
+  NEED_PROGS();
+  char dir[64];
+  setup_env(dir, sizeof dir, 1);
+  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "e=big", 1), 0);
+  struct run r;
+  run_envstart(&r, NULL);
+  assert_exit0(&r);
+  assert_one_warning(r.err);
+  check_run_file(dir, &r, 65536);
+  free(r.out);
+  free(r.err);
+  er_rmdir(dir);
+}
+END_TEST
+
+static TCase *tc_env(void) {
+  TCase *tc = er_tcase("env_start");
+  tcase_add_test(tc, test_start_preserved);
+  tcase_add_test(tc, test_start_removed_at_exit);
+  tcase_add_test(tc, test_start_missing_dir);
+  tcase_add_test(tc, test_start_file_exists);
+  tcase_add_test(tc, test_no_start_variable);
+  tcase_add_test(tc, test_ocamlrunparam_size);
+  tcase_add_test(tc, test_camlrunparam_fallback);
+  tcase_add_test(tc, test_ring_size_clamped);
+  tcase_add_test(tc, test_bad_value_warns);
+  return tc;
+}
+
+ER_TEST_MAIN("env_start", tc_env)

@@ -1,0 +1,219 @@
+/* A forked child gets a ring file of its own and leaves its parent's file intact. */
+#include <sys/wait.h>
+
+#include "eventring.h"
+#include "harness.h"
+#include "ring_format.h"
+
+static int val_id;
+
+/* The child of a fork must not use Check's assertions (they would report
+ * through the parent's test); it reports by exit status instead. */
+#define CHILD_CHECK(cond, code) \
+  do {                          \
+    if (!(cond)) _exit(code);   \
+  } while (0)
+
+static void wait_ok(pid_t pid) {
+  int status;
+  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "child status 0x%x", status);
+}
+
+static char *start_preserved(char *dir, size_t n) {
+  snprintf(dir, n, "%s", er_tmpdir());
+  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
+  ck_assert_int_eq(eventring_start(), 0);
+  char *path = strdup(eventring_path());
+  ck_assert_ptr_nonnull(path);
+  val_id = eventring_register("fork.val", EVENTRING_TYPE_INT);
+  ck_assert_int_ge(val_id, 0);
+  return path;
+}
+
+static int is_lifecycle(const struct rf_event *e, unsigned kind) {
+  return !e->is_user && e->type == ER_EV_LIFECYCLE && e->id == kind;
+}
+
+/* The child's side: it traces into its own file, which its exit-time
+ * teardown closes with ring_stop. */
+static void child_body(const char *parent_path) {
+  CHILD_CHECK(eventring_is_active() == 1, 10);
+  const char *p = eventring_path();
+  CHILD_CHECK(p != NULL, 11);
+  CHILD_CHECK(strcmp(p, parent_path) != 0, 12);
+  for (int v = 101; v <= 105; v++) eventring_write_int(val_id, v);
+  exit(0);
+}
+
+/* Checks the parent's file: values 1..10 before the fork point and
+ * 11..20 after, none of the child's, and exactly the parent's own
+ * ring_start and ring_stop.  `fork_parent_pid` is the child's pid when
+ * the fork went through eventring_fork(), else 0 (no fork_parent). */
+static void check_parent(const char *path, pid_t fork_parent_pid) {
+  struct rf_file f;
+  er_open_ring(path, &f);
+  ck_assert_uint_eq(f.ext[ER_EXT_PID], (uint64_t)getpid());
+  const struct rf_ring *r = &f.rings[0];
+  ck_assert(is_lifecycle(&r->events[0], EVENTRING_LIFECYCLE_RING_START));
+  ck_assert_uint_eq(r->events[0].payload[0], (uint64_t)getpid());
+  int next = 1, saw_fork_parent = 0;
+  for (size_t i = 0; i < r->nevents; i++) {
+    const struct rf_event *e = &r->events[i];
+    if (is_lifecycle(e, EVENTRING_LIFECYCLE_FORK_PARENT)) {
+      ck_assert_int_eq(next, 11);
+      ck_assert_uint_eq(e->payload[0], (uint64_t)fork_parent_pid);
+      saw_fork_parent++;
+    }
+    if (e->is_user) {
+      ck_assert_uint_eq(e->type, ER_UEV_INT);
+      ck_assert_int_eq((int64_t)e->payload[0], next);
+      next++;
+    }
+  }
+  ck_assert_int_eq(next, 21);
+  ck_assert_int_eq(saw_fork_parent, fork_parent_pid ? 1 : 0);
+  ck_assert(is_lifecycle(&r->events[r->nevents - 1],
+                         EVENTRING_LIFECYCLE_RING_STOP));
+  ck_assert_uint_eq(rf_count(&f, -1, 1, ER_UEV_INT, -1), 20);
+  ck_assert_uint_eq(rf_count(&f, -1, 0, ER_EV_LIFECYCLE,
+                             EVENTRING_LIFECYCLE_RING_START), 1);
+  ck_assert_uint_eq(rf_count(&f, -1, 0, ER_EV_LIFECYCLE,
+                             EVENTRING_LIFECYCLE_RING_STOP), 1);
+  ck_assert_uint_eq(rf_count(&f, -1, 0, ER_EV_LIFECYCLE,
+                             EVENTRING_LIFECYCLE_FORK_CHILD), 0);
+  rf_close(&f);
+}
+
+/* Checks the child's file: ring_start (child pid), fork_child (parent
+ * pid), the child's five values, then ring_stop, all in one ring. */
+static void check_child(const char *dir, pid_t child) {
+  char path[PATH_MAX];
+  er_ring_path_for(path, sizeof path, dir, child);
+  struct rf_file f;
+  er_open_ring(path, &f);
+  ck_assert(f.has_ext);
+  ck_assert_uint_eq(f.ext[ER_EXT_PID], (uint64_t)child);
+  const struct rf_ring *r = NULL;
+  for (uint64_t d = 0; d < f.max_domains; d++)
+    if (f.rings[d].nevents > 0) {
+      ck_assert_msg(r == NULL, "child events in more than one ring");
+      r = &f.rings[d];
+    }
+  ck_assert_ptr_nonnull(r);
+  ck_assert_uint_eq(r->nevents, 8);
+  ck_assert(is_lifecycle(&r->events[0], EVENTRING_LIFECYCLE_RING_START));
+  ck_assert_uint_eq(r->events[0].payload[0], (uint64_t)child);
+  ck_assert(is_lifecycle(&r->events[1], EVENTRING_LIFECYCLE_FORK_CHILD));
+  ck_assert_uint_eq(r->events[1].payload[0], (uint64_t)getpid());
+  for (int k = 0; k < 5; k++) {
+    const struct rf_event *e = &r->events[2 + k];
+    ck_assert(e->is_user && e->type == ER_UEV_INT);
+    ck_assert_uint_eq(e->id, (unsigned)val_id);
+    ck_assert_int_eq((int64_t)e->payload[0], 101 + k);
+  }
+  ck_assert(is_lifecycle(&r->events[7], EVENTRING_LIFECYCLE_RING_STOP));
+  /* Names registered in the parent carry over to the child's file. */
+  ck_assert_str_eq(rf_user_name(&f, (unsigned)val_id), "fork.val");
+  rf_close(&f);
+}
+
+static int count_files(const char *dir) {
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+  closedir(d);
+  return n;
+}
+
+static void run_fork_test(pid_t (*do_fork)(void), int records_parent) {
+  char dir[64];
+  char *path = start_preserved(dir, sizeof dir);
+  for (int v = 1; v <= 10; v++) eventring_write_int(val_id, v);
+  pid_t child = do_fork();
+  ck_assert_int_ge(child, 0);
+  if (child == 0) child_body(path);
+  wait_ok(child);
+  /* The parent traces on into its own file. */
+  ck_assert_int_eq(eventring_is_active(), 1);
+  ck_assert_str_eq(eventring_path(), path);
+  for (int v = 11; v <= 20; v++) eventring_write_int(val_id, v);
+  ck_assert_int_eq(eventring_stop(), 0);
+
+  check_parent(path, records_parent ? child : 0);
+  check_child(dir, child);
+  ck_assert_int_eq(count_files(dir), 2);
+  free(path);
+  er_rmdir(dir);
+}
+
+START_TEST(test_eventring_fork) { run_fork_test(eventring_fork, 1); }
+END_TEST
+
+START_TEST(test_plain_fork) { run_fork_test(fork, 0); }
+END_TEST
+
+/* Forking while tracing is off gives the child no file, whichever fork. */
+static void run_fork_untraced(pid_t (*do_fork)(void)) {
+  char dir[64];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
+  val_id = eventring_register("fork.val", EVENTRING_TYPE_INT);
+  ck_assert_int_ge(val_id, 0);
+  pid_t child = do_fork();
+  ck_assert_int_ge(child, 0);
+  if (child == 0) {
+    CHILD_CHECK(eventring_path() == NULL, 20);
+    CHILD_CHECK(eventring_is_active() == 0, 21);
+    eventring_write_int(val_id, 1);
+    eventring_begin(EVENTRING_PHASE_MINOR);
+    eventring_end(EVENTRING_PHASE_MINOR);
+    exit(0);
+  }
+  wait_ok(child);
+  ck_assert_int_eq(count_files(dir), 0);
+  er_rmdir(dir);
+}
+
+START_TEST(test_eventring_fork_untraced) { run_fork_untraced(eventring_fork); }
+END_TEST
+
+START_TEST(test_plain_fork_untraced) { run_fork_untraced(fork); }
+END_TEST
+
+/* After a stop, tracing is off again: a child forked then has no file. */
+START_TEST(test_fork_after_stop) {
+  char dir[64];
+  char *path = start_preserved(dir, sizeof dir);
+  eventring_write_int(val_id, 1);
+  ck_assert_int_eq(eventring_stop(), 0);
+  pid_t child = eventring_fork();
+  ck_assert_int_ge(child, 0);
+  if (child == 0) {
+    CHILD_CHECK(eventring_path() == NULL, 30);
+    eventring_write_int(val_id, 2);
+    exit(0);
+  }
+  wait_ok(child);
+  ck_assert_int_eq(count_files(dir), 1);
+  ck_assert_int_eq(access(path, F_OK), 0);
+  free(path);
+  er_rmdir(dir);
+}
+END_TEST
+
+static TCase *tc_fork(void) {
+  TCase *tc = er_tcase("fork");
+  tcase_add_test(tc, test_eventring_fork);
+  tcase_add_test(tc, test_plain_fork);
+  tcase_add_test(tc, test_eventring_fork_untraced);
+  tcase_add_test(tc, test_plain_fork_untraced);
+  tcase_add_test(tc, test_fork_after_stop);
+  return tc;
+}
+
+ER_TEST_MAIN("fork", tc_fork)
