@@ -32,6 +32,8 @@ _Static_assert(sizeof(AO_t) == sizeof(uint64_t), "AO_t must be 64-bit");
 #define er_store_rel(p, v) AO_store_release((volatile AO_t *)(p), (AO_t)(v))
 #define er_fetch_add(p, v)                                               \
   ((uint64_t)AO_fetch_and_add_full((volatile AO_t *)(p), (AO_t)(v)))
+#define er_cas(p, old, new)                                              \
+  AO_compare_and_swap_full((volatile AO_t *)(p), (AO_t)(old), (AO_t)(new))
 
 #define er_iload_rlx(p) ((int)AO_int_load((volatile unsigned *)(p)))
 #define er_iload_acq(p) ((int)AO_int_load_acquire((volatile unsigned *)(p)))
@@ -41,6 +43,7 @@ _Static_assert(sizeof(AO_t) == sizeof(uint64_t), "AO_t must be 64-bit");
 
 #define er_fence() AO_nop_full()
 #define er_fence_release() AO_nop_write()
+#define er_fence_acquire() AO_nop_read()
 #define er_compiler_barrier() AO_compiler_barrier()
 
 #else /* C11 */
@@ -58,6 +61,14 @@ _Static_assert(sizeof(AO_t) == sizeof(uint64_t), "AO_t must be 64-bit");
   atomic_store_explicit(ER_A64(p), (uint64_t)(v), memory_order_release)
 #define er_fetch_add(p, v)                                               \
   atomic_fetch_add_explicit(ER_A64(p), (uint64_t)(v), memory_order_relaxed)
+/* Nonzero when *p was `old` and is now `new` (acquire and release). */
+#define er_cas(p, old, new)                                              \
+  er_cas_((_Atomic uint64_t *)(p), (uint64_t)(old), (uint64_t)(new))
+static inline int er_cas_(_Atomic uint64_t *p, uint64_t old, uint64_t new_) {
+  return atomic_compare_exchange_strong_explicit(p, &old, new_,
+                                                 memory_order_acq_rel,
+                                                 memory_order_acquire);
+}
 
 #define er_iload_rlx(p) atomic_load_explicit(ER_AINT(p), memory_order_relaxed)
 #define er_iload_acq(p) atomic_load_explicit(ER_AINT(p), memory_order_acquire)
@@ -74,6 +85,11 @@ _Static_assert(sizeof(AO_t) == sizeof(uint64_t), "AO_t must be 64-bit");
 #define er_fence_release() atomic_signal_fence(memory_order_seq_cst)
 #else
 #define er_fence_release() atomic_thread_fence(memory_order_release)
+#endif
+#ifdef __SANITIZE_THREAD__
+#define er_fence_acquire() atomic_signal_fence(memory_order_seq_cst)
+#else
+#define er_fence_acquire() atomic_thread_fence(memory_order_acquire)
 #endif
 /* Orders the compiler only: the CPU is ordered by the other side's
  * membarrier(2) (see domain.c). */

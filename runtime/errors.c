@@ -19,6 +19,8 @@ const char *eventring_strerror(int err) {
   case EVENTRING_E_NOTSTARTED: return "tracing is not started";
   case EVENTRING_E_CORRUPT: return "ring file is malformed";
   case EVENTRING_E_VERSION: return "ring file has an unsupported version";
+  case EVENTRING_E_NOTRING:
+    return "not a ring file: not a regular file";
   default: break;
   }
   /* Negated errno values: strerror() of glibc returns a static string for

@@ -49,7 +49,8 @@ enum eventring_error {
   EVENTRING_E_BUSY = -1007,        /* domain slot owned by another thread */
   EVENTRING_E_NOTSTARTED = -1008,  /* tracing is not started */
   EVENTRING_E_CORRUPT = -1009,     /* a ring file is malformed */
-  EVENTRING_E_VERSION = -1010      /* a ring file has another version */
+  EVENTRING_E_VERSION = -1010,     /* a ring file has another version */
+  EVENTRING_E_NOTRING = -1011      /* not a regular file (FIFO, directory) */
 };
 
 /* Returns a static, human-readable description of `err`, which is an

@@ -1,0 +1,570 @@
+/* consumer.c -- reading ring files: the cursor API of eventring.h.
+ *
+ * A cursor maps a ring file read-only and reads each domain's ring from
+ * its own position, with no coordination with the writer (ring.c):
+ *
+ *   1. Load the pair (ring_head, evicted) -- consistently, through the SEQ
+ *      word, on eventring's files -- and then ring_tail with acquire
+ *      order (pairs with the writer's release store of the tail, so the
+ *      words below the tail are there to read).
+ *   2. If head passed our position, what was in between was overwritten:
+ *      report it (in events: evicted minus the events we had passed; in
+ *      words on OCaml 5's files, which have no counts) and jump to head.
+ *   3. Copy a run of words [position, tail) -- at most CHUNK -- out of the
+ *      ring, then one acquire fence and one reload of head for the whole
+ *      run.  The writer publishes a new head before it overwrites the
+ *      words it frees (ring.c), so every event at or above the reloaded
+ *      head was copied intact; the events below it may be torn and are
+ *      reported lost, counted exactly from the reloaded pair.
+ *   4. Decode the copy, checking every header, and deliver.
+ *
+ * The file is never trusted.  Every value is loaded once into a local and
+ * checked before use: the metadata and the extension block against the
+ * file's size when the cursor opens, positions against the ring size,
+ * event lengths against the copy and the type, name slots for a NUL.  The
+ * mapping is only touched after fstat() shows the file still covers it,
+ * so a file truncated before a poll gives EVENTRING_E_CORRUPT instead of
+ * SIGBUS.  A writer can only append to its file, never shrink it; a file
+ * replaced by rename() leaves our mapping of the old one valid.
+ *
+ * Loads from the mapping are relaxed atomics, so that a cursor in the
+ * process that writes the rings reads them without a data race.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* Words copied out of a ring per batch: enough to amortise the fence and
+ * the reload of head, small enough to stay in L2. */
+#define CHUNK 16384
+#define MAX_DOMAINS_READ 65536
+#define MAX_RING_LOG2 32
+#define SEQ_RETRIES 1000
+
+struct eventring_callbacks {
+  eventring_phase_fn runtime_begin, runtime_end;
+  eventring_counter_fn runtime_counter;
+  eventring_alloc_fn alloc;
+  eventring_lifecycle_fn lifecycle;
+  eventring_user_unit_fn user_unit;
+  eventring_user_int_fn user_int;
+  eventring_user_span_fn user_span;
+  eventring_user_custom_fn user_custom;
+  eventring_lost_fn lost_events;
+};
+
+struct ring_pos {
+  uint64_t pos;     /* next word position to read */
+  uint64_t events;  /* events (padding excluded) before pos */
+  int broken;       /* corrupt: skipped from now on */
+};
+
+struct eventring_cursor {
+  int fd;
+  const unsigned char *map;
+  size_t map_bytes;
+  uint64_t max_domains, ring_words, ring_bytes, hdr_bytes;
+  uint64_t headers_off, data_off, custom_off;
+  int ours;                 /* eventring's extension block is present */
+  int numbering;            /* ER_PHASES_OCAML53 or _OCAML50 */
+  int forced50;             /* set by eventring_cursor_set_ocaml50() */
+  /* Name tables from the file (ours) or built in. */
+  char *ext_names;          /* n_phases + n_counters slots of name_bytes */
+  unsigned n_phases, n_counters, name_bytes;
+  char *user_names[ER_NAME_SLOTS]; /* cached once non-empty */
+  uint64_t busy;            /* a poll is running (atomic) */
+  struct ring_pos *rings;
+  uint64_t buf[CHUNK];
+};
+
+/* ------------------------------------------------------------------ */
+/* Callbacks.                                                           */
+
+eventring_callbacks *eventring_callbacks_create(void) {
+  return calloc(1, sizeof(eventring_callbacks));
+}
+
+void eventring_callbacks_free(eventring_callbacks *cb) { free(cb); }
+
+#define SETTER(field, type)                                            \
+  void eventring_callbacks_set_##field(eventring_callbacks *cb, type f) { \
+    if (cb) cb->field = f;                                             \
+  }
+SETTER(runtime_begin, eventring_phase_fn)
+SETTER(runtime_end, eventring_phase_fn)
+SETTER(runtime_counter, eventring_counter_fn)
+SETTER(alloc, eventring_alloc_fn)
+SETTER(lifecycle, eventring_lifecycle_fn)
+SETTER(user_unit, eventring_user_unit_fn)
+SETTER(user_int, eventring_user_int_fn)
+SETTER(user_span, eventring_user_span_fn)
+SETTER(user_custom, eventring_user_custom_fn)
+SETTER(lost_events, eventring_lost_fn)
+
+/* ------------------------------------------------------------------ */
+/* Opening.                                                             */
+
+static int is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
+
+/* a + b * c <= limit, without overflow; stores a + b * c in *out. */
+static int fits(uint64_t a, uint64_t b, uint64_t c, uint64_t limit,
+                uint64_t *out) {
+  uint64_t p, s;
+  if (__builtin_mul_overflow(b, c, &p) || __builtin_add_overflow(a, p, &s))
+    return 0;
+  if (out) *out = s;
+  return s <= limit;
+}
+
+static uint64_t load(const void *p) { return er_load_rlx((uint64_t *)p); }
+
+/* Reads the extension block, if there is one, and copies its name tables.
+ * Returns 0, or EVENTRING_E_CORRUPT when the block is there but bad. */
+static int read_ext(eventring_cursor *c, uint64_t size) {
+  uint64_t ext_off = ER_META_WORDS * 8;
+  if (c->headers_off < ext_off + ER_EXT_WORDS * 8) return 0;
+  uint64_t x[ER_EXT_WORDS];
+  for (int i = 0; i < ER_EXT_WORDS; i++) x[i] = load(c->map + ext_off + 8 * i);
+  if (x[ER_EXT_MAGIC_W] != ER_EXT_MAGIC) return 0;
+  if (x[ER_EXT_VERSION_W] != ER_EXT_VERSION) return EVENTRING_E_VERSION;
+  uint64_t ext_end, names_end;
+  uint64_t np = x[ER_EXT_N_PHASES], nc = x[ER_EXT_N_COUNTERS];
+  uint64_t nl = x[ER_EXT_N_LIFECYCLE], slot = x[ER_EXT_NAME_SLOT];
+  if (!fits(ext_off, 1, x[ER_EXT_SIZE], c->headers_off, &ext_end) ||
+      x[ER_EXT_SIZE] > size || np > 8192 || nc > 8192 || nl > 8192 ||
+      slot < 2 || slot > 256 ||
+      !fits(x[ER_EXT_NAMES_OFFSET], np + nc + nl, slot, ext_end, &names_end) ||
+      x[ER_EXT_NAMES_OFFSET] < ext_off + ER_EXT_WORDS * 8 ||
+      (x[ER_EXT_PHASE_NUMBERING] != ER_PHASES_OCAML53 &&
+       x[ER_EXT_PHASE_NUMBERING] != ER_PHASES_OCAML50))
+    return EVENTRING_E_CORRUPT;
+  c->ours = 1;
+  c->numbering = (int)x[ER_EXT_PHASE_NUMBERING];
+  c->n_phases = (unsigned)np;
+  c->n_counters = (unsigned)nc;
+  c->name_bytes = (unsigned)slot;
+  size_t bytes = (size_t)((np + nc) * slot);
+  c->ext_names = malloc(bytes ? bytes : 1);
+  if (!c->ext_names) return -ENOMEM;
+  memcpy(c->ext_names, c->map + x[ER_EXT_NAMES_OFFSET], bytes);
+  for (uint64_t i = 0; i < np + nc; i++)
+    if (!memchr(c->ext_names + i * slot, 0, slot)) return EVENTRING_E_CORRUPT;
+  return 0;
+}
+
+static int open_fd(eventring_cursor **out, int fd) {
+  *out = NULL;
+  struct stat st;
+  if (fstat(fd, &st) < 0) return -errno;
+  if (!S_ISREG(st.st_mode)) return EVENTRING_E_NOTRING;
+  /* A ring file holds another user's program's events: only its owner
+   * (or the superuser) may read it, as the 0600 mode says. */
+  if (st.st_uid != geteuid() && geteuid() != 0) return -EPERM;
+  uint64_t size = (uint64_t)st.st_size;
+  if (size < ER_META_WORDS * 8 || size > (uint64_t)SIZE_MAX)
+    return EVENTRING_E_CORRUPT;
+
+  eventring_cursor *c = calloc(1, sizeof *c);
+  if (!c) return -ENOMEM;
+  c->fd = fd;
+  c->map_bytes = (size_t)size;
+  void *m = mmap(NULL, c->map_bytes, PROT_READ, MAP_SHARED, fd, 0);
+  if (m == MAP_FAILED) {
+    int e = -errno;
+    free(c);
+    return e;
+  }
+  c->map = m;
+
+  uint64_t meta[ER_META_WORDS];
+  for (int i = 0; i < ER_META_WORDS; i++) meta[i] = load(c->map + 8 * i);
+  int err = EVENTRING_E_CORRUPT;
+  if (meta[ER_META_VERSION] != ER_FORMAT_VERSION) {
+    err = EVENTRING_E_VERSION;
+    goto fail;
+  }
+  c->max_domains = meta[ER_META_MAX_DOMAINS];
+  c->hdr_bytes = meta[ER_META_RING_HEADER_SIZE];
+  c->ring_bytes = meta[ER_META_RING_SIZE_BYTES];
+  c->ring_words = meta[ER_META_RING_SIZE_ELEMENTS];
+  c->headers_off = meta[ER_META_HEADERS_OFFSET];
+  c->data_off = meta[ER_META_DATA_OFFSET];
+  c->custom_off = meta[ER_META_CUSTOM_EVENTS_OFFSET];
+  if (c->max_domains < 1 || c->max_domains > MAX_DOMAINS_READ ||
+      c->hdr_bytes < ER_RING_HEADER_MIN_BYTES || c->hdr_bytes % 8 ||
+      c->hdr_bytes > 4096 || !is_pow2(c->ring_words) || c->ring_words < 4 ||
+      c->ring_words > (UINT64_C(1) << MAX_RING_LOG2) ||
+      c->ring_bytes != c->ring_words * 8 || c->headers_off < 64 ||
+      c->headers_off % 8 || c->data_off % 8 || c->custom_off % 8 ||
+      !fits(c->headers_off, c->max_domains, c->hdr_bytes, c->data_off, NULL) ||
+      !fits(c->data_off, c->max_domains, c->ring_bytes, c->custom_off, NULL) ||
+      !fits(c->custom_off, ER_NAME_SLOTS, ER_NAME_SLOT_BYTES, size, NULL))
+    goto fail;
+  c->numbering = ER_PHASES_OCAML53;
+  if ((err = read_ext(c, size)) != 0) goto fail;
+  c->rings = calloc((size_t)c->max_domains, sizeof *c->rings);
+  if (!c->rings) {
+    err = -ENOMEM;
+    goto fail;
+  }
+  *out = c;
+  return 0;
+
+fail:
+  c->fd = -1; /* the caller closes it */
+  eventring_cursor_free(c);
+  return err;
+}
+
+int eventring_cursor_open_file(eventring_cursor **out, const char *path) {
+  if (!out) return EVENTRING_E_INVAL;
+  *out = NULL;
+  if (!path) return EVENTRING_E_INVAL;
+  /* O_NONBLOCK: opening a FIFO planted at the path must not block us. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return -errno;
+  int r = open_fd(out, fd);
+  if (r != 0) close(fd);
+  return r;
+}
+
+int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
+  if (!out) return EVENTRING_E_INVAL;
+  *out = NULL;
+  char path[PATH_MAX];
+  if (pid == 0 && !dir) {
+    /* This process: the file its tracing writes. */
+    pthread_mutex_lock(&er_st.lock);
+    int live = er_iload_rlx(&er_st.live);
+    if (live) snprintf(path, sizeof path, "%s", er_st.path);
+    pthread_mutex_unlock(&er_st.lock);
+    if (!live) return EVENTRING_E_NOTSTARTED;
+  } else {
+    if (pid < 0) return EVENTRING_E_INVAL;
+    if (!dir) dir = secure_getenv("OCAML_RUNTIME_EVENTS_DIR");
+    if (!dir || !*dir) dir = ".";
+    int n = snprintf(path, sizeof path, "%s/%ld.events", dir,
+                     (long)(pid ? pid : getpid()));
+    if (n < 0 || (size_t)n >= sizeof path) return -ENAMETOOLONG;
+  }
+  return eventring_cursor_open_file(out, path);
+}
+
+void eventring_cursor_free(eventring_cursor *c) {
+  if (!c) return;
+  if (c->map) munmap((void *)c->map, c->map_bytes);
+  if (c->fd >= 0) close(c->fd);
+  for (unsigned i = 0; i < ER_NAME_SLOTS; i++) free(c->user_names[i]);
+  free(c->ext_names);
+  free(c->rings);
+  free(c);
+}
+
+int eventring_cursor_set_ocaml50(eventring_cursor *c, int yes) {
+  if (!c) return EVENTRING_E_INVAL;
+  c->forced50 = yes != 0;
+  return 0;
+}
+
+int eventring_cursor_lost_unit(const eventring_cursor *c) {
+  return c && c->ours ? EVENTRING_LOST_EVENTS : EVENTRING_LOST_WORDS;
+}
+
+int eventring_cursor_max_domains(const eventring_cursor *c) {
+  return c ? (int)c->max_domains : 0;
+}
+
+const char *eventring_cursor_phase_name(const eventring_cursor *c,
+                                        int phase) {
+  if (!c || phase < 0) return NULL;
+  if (c->ours)
+    return (unsigned)phase < c->n_phases
+               ? c->ext_names + (size_t)phase * c->name_bytes
+               : NULL;
+  if (c->forced50 || c->numbering == ER_PHASES_OCAML50)
+    return (unsigned)phase < eventring__n_phases_50
+               ? eventring__phase_names_50[phase]
+               : NULL;
+  return eventring_phase_name(phase);
+}
+
+const char *eventring_cursor_counter_name(const eventring_cursor *c,
+                                          int counter) {
+  if (!c || counter < 0) return NULL;
+  if (c->ours)
+    return (unsigned)counter < c->n_counters
+               ? c->ext_names +
+                     (size_t)(c->n_phases + (unsigned)counter) * c->name_bytes
+               : NULL;
+  return eventring_counter_name(counter);
+}
+
+/* The name in slot `id`, read from the file (and kept once it is there),
+ * "" when the slot is empty, NULL when it has no NUL (corrupt). */
+static const char *user_name(eventring_cursor *c, unsigned id) {
+  if (c->user_names[id]) return c->user_names[id];
+  const unsigned char *slot =
+      c->map + c->custom_off + (uint64_t)id * ER_NAME_SLOT_BYTES;
+  char tmp[ER_NAME_SLOT_BYTES];
+  for (int i = 0; i < ER_NAME_SLOT_BYTES; i += 8) {
+    uint64_t w = load(slot + i);
+    memcpy(tmp + i, &w, 8);
+  }
+  if (!memchr(tmp, 0, sizeof tmp)) return NULL;
+  if (!tmp[0]) return "";
+  c->user_names[id] = strdup(tmp);
+  return c->user_names[id] ? c->user_names[id] : "";
+}
+
+const char *eventring_cursor_user_name(const eventring_cursor *c, int id) {
+  if (!c || id < 0 || id >= ER_NAME_SLOTS) return NULL;
+  return user_name((eventring_cursor *)c, (unsigned)id);
+}
+
+/* ------------------------------------------------------------------ */
+/* Polling.                                                             */
+
+/* Loads head and the events before it as a consistent pair (eventring's
+ * files), or head alone (OCaml's).  Returns 0, or -1 when the writer
+ * seems to have died in the middle of an update (SEQ stuck odd): the
+ * pair is then as good as can be had. */
+static int load_head(const eventring_cursor *c, const uint64_t *hdr,
+                     uint64_t *head, uint64_t *evicted) {
+  if (!c->ours) {
+    *head = er_load_acq(&hdr[ER_RING_HEAD]);
+    *evicted = 0;
+    return 0;
+  }
+  for (int i = 0; i < SEQ_RETRIES; i++) {
+    /* Acquire loads throughout: each pairs with the writer's release
+     * stores (ring.c, evict()), so a new head or count read here means
+     * the second load of SEQ sees SEQ moved. */
+    uint64_t s1 = er_load_acq(&hdr[ER_RING_SEQ]);
+    uint64_t e = er_load_acq(&hdr[ER_RING_EVICTED]);
+    uint64_t h = er_load_acq(&hdr[ER_RING_HEAD]);
+    uint64_t s2 = er_load_acq(&hdr[ER_RING_SEQ]);
+    *head = h;
+    *evicted = e;
+    if (s1 == s2 && !(s1 & 1)) return 0;
+  }
+  return -1;
+}
+
+struct poll_state {
+  eventring_cursor *c;
+  const eventring_callbacks *cb;
+  void *data;
+  size_t max, delivered;
+  int stop;
+};
+
+static int lost(struct poll_state *ps, int domain, uint64_t n) {
+  if (n && ps->cb->lost_events && !ps->cb->lost_events(ps->data, domain, n))
+    ps->stop = 1;
+  return 0;
+}
+
+/* Decodes and delivers one event of `len` words at `ev`.  Returns 0, 1 for
+ * padding (not an event), or EVENTRING_E_CORRUPT. */
+static int deliver(struct poll_state *ps, int domain, const uint64_t *ev,
+                   unsigned len) {
+  const eventring_callbacks *cb = ps->cb;
+  eventring_cursor *c = ps->c;
+  uint64_t h = ev[0];
+  unsigned type = ER_HDR_TYPE(h), id = ER_HDR_ID(h);
+  int go = 1;
+  if (!ER_HDR_IS_USER(h)) {
+    if (type == ER_EV_INTERNAL || type == ER_EV_FLUSH) return 1;
+    if (len < 2) return EVENTRING_E_CORRUPT;
+    uint64_t ts = ev[1];
+    switch (type) {
+    case ER_EV_BEGIN:
+    case ER_EV_END:
+      if (len != 2) return EVENTRING_E_CORRUPT;
+      if (c->ours && id >= c->n_phases) return EVENTRING_E_CORRUPT;
+      if (type == ER_EV_BEGIN ? cb->runtime_begin : cb->runtime_end)
+        go = (type == ER_EV_BEGIN ? cb->runtime_begin : cb->runtime_end)(
+            ps->data, domain, ts, (int)id);
+      break;
+    case ER_EV_COUNTER:
+      if (len != 3) return EVENTRING_E_CORRUPT;
+      if (c->ours && id >= c->n_counters) return EVENTRING_E_CORRUPT;
+      if (cb->runtime_counter)
+        go = cb->runtime_counter(ps->data, domain, ts, (int)id, ev[2]);
+      break;
+    case ER_EV_ALLOC:
+      if (len != 2 + EVENTRING_ALLOC_BUCKETS) return EVENTRING_E_CORRUPT;
+      if (cb->alloc) go = cb->alloc(ps->data, domain, ts, ev + 2);
+      break;
+    case ER_EV_LIFECYCLE: {
+      if (len != 2 && len != 3) return EVENTRING_E_CORRUPT;
+      if (id >= EVENTRING_LIFECYCLE_COUNT) return EVENTRING_E_CORRUPT;
+      /* OCaml 5.2 writes ring_stop with no data word yet its reader
+       * reports a stale one: ring_stop has no data, whatever its length. */
+      int has = len == 3 && id != EVENTRING_LIFECYCLE_RING_STOP;
+      if (cb->lifecycle)
+        go = cb->lifecycle(ps->data, domain, ts, (int)id,
+                           has ? (int64_t)ev[2] : 0, has);
+      break;
+    }
+    default:
+      return EVENTRING_E_CORRUPT;
+    }
+  } else {
+    if (len < 2) return EVENTRING_E_CORRUPT;
+    uint64_t ts = ev[1];
+    const char *name = user_name(c, id);
+    if (!name) return EVENTRING_E_CORRUPT;
+    switch (type) {
+    case ER_UEV_UNIT:
+      if (len != 2) return EVENTRING_E_CORRUPT;
+      if (cb->user_unit) go = cb->user_unit(ps->data, domain, ts, (int)id, name);
+      break;
+    case ER_UEV_INT:
+      if (len != 3) return EVENTRING_E_CORRUPT;
+      if (cb->user_int)
+        go = cb->user_int(ps->data, domain, ts, (int)id, name, (int64_t)ev[2]);
+      break;
+    case ER_UEV_SPAN_BEGIN:
+    case ER_UEV_SPAN_END:
+      if (len != 2) return EVENTRING_E_CORRUPT;
+      if (cb->user_span)
+        go = cb->user_span(ps->data, domain, ts, (int)id, name,
+                           type == ER_UEV_SPAN_END);
+      break;
+    case ER_UEV_CUSTOM: {
+      if (len < 3) return EVENTRING_E_CORRUPT;
+      size_t words = len - 2;
+      const unsigned char *bytes = (const unsigned char *)(ev + 2);
+      unsigned pad = bytes[words * 8 - 1];
+      if (pad > 7 || pad > words * 8 - 1) return EVENTRING_E_CORRUPT;
+      size_t n = words * 8 - 1 - pad;
+      if (ER_CUSTOM_WORDS(n) != words) return EVENTRING_E_CORRUPT;
+      if (cb->user_custom)
+        go = cb->user_custom(ps->data, domain, ts, (int)id, name, bytes, n);
+      break;
+    }
+    default:
+      return EVENTRING_E_CORRUPT;
+    }
+  }
+  if (!go) ps->stop = 1;
+  return 0;
+}
+
+/* Reads one domain's ring until it is drained, the poll's limit is
+ * reached or a callback stops it.  Returns 0 or EVENTRING_E_CORRUPT. */
+static int read_ring(struct poll_state *ps, int domain) {
+  eventring_cursor *c = ps->c;
+  struct ring_pos *rp = &c->rings[domain];
+  const uint64_t *hdr =
+      (const uint64_t *)(c->map + c->headers_off + (uint64_t)domain * c->hdr_bytes);
+  const uint64_t *ring =
+      (const uint64_t *)(c->map + c->data_off + (uint64_t)domain * c->ring_bytes);
+  uint64_t mask = c->ring_words - 1;
+
+  while (!ps->stop && (ps->max == 0 || ps->delivered < ps->max)) {
+    uint64_t head, evicted;
+    load_head(c, hdr, &head, &evicted);
+    /* Pairs with the writer's release store of the tail: the words below
+     * it are written. */
+    uint64_t tail = er_load_acq(&hdr[ER_RING_TAIL]);
+    if (tail < head || tail - head > c->ring_words || rp->pos > tail ||
+        (c->ours && evicted < rp->events && head > rp->pos))
+      return EVENTRING_E_CORRUPT;
+    if (head > rp->pos) {
+      lost(ps, domain, c->ours ? evicted - rp->events : head - rp->pos);
+      rp->pos = head;
+      rp->events = evicted;
+      if (ps->stop) break;
+    }
+    if (rp->pos == tail) break;
+
+    /* Copy [pos, pos + n) out of the ring. */
+    uint64_t n = tail - rp->pos;
+    if (n > CHUNK) n = CHUNK;
+    uint64_t first = c->ring_words - (rp->pos & mask);
+    if (first > n) first = n;
+    const uint64_t *src = ring + (rp->pos & mask);
+    for (uint64_t i = 0; i < first; i++) c->buf[i] = er_load_rlx(&src[i]);
+    for (uint64_t i = first; i < n; i++) c->buf[i] = er_load_rlx(&ring[i - first]);
+    /* The copy's loads stay before the reload of head below; pairs with
+     * the writer's release fence between publishing head and overwriting
+     * (ring.c, evict()). */
+    er_fence_acquire();
+    uint64_t head2, evicted2;
+    load_head(c, hdr, &head2, &evicted2);
+    uint64_t off = 0;
+    if (head2 > rp->pos) {
+      /* What lies below head2 may have been overwritten while we copied
+       * it: drop it, counted exactly from the writer's pair. */
+      if (c->ours && evicted2 < rp->events) return EVENTRING_E_CORRUPT;
+      lost(ps, domain, c->ours ? evicted2 - rp->events : head2 - rp->pos);
+      if (head2 - rp->pos >= n) {
+        rp->pos = head2;
+        rp->events = evicted2;
+        continue;
+      }
+      off = head2 - rp->pos;
+      rp->pos = head2;
+      rp->events = evicted2;
+      if (ps->stop) break;
+    }
+
+    /* Decode whole events of the copy. */
+    while (off < n) {
+      uint64_t h = c->buf[off];
+      unsigned len = ER_HDR_LEN(h);
+      uint64_t at = rp->pos;
+      if (len == 0 || len > ER_MAX_EVENT_WORDS || (at & mask) + len > c->ring_words ||
+          at + len > tail)
+        return EVENTRING_E_CORRUPT;
+      if (off + len > n) break; /* continues in the next copy */
+      int r = deliver(ps, domain, c->buf + off, len);
+      if (r < 0) return r;
+      off += len;
+      rp->pos += len;
+      if (r == 0) {
+        rp->events++;
+        ps->delivered++;
+        if (ps->stop || (ps->max && ps->delivered >= ps->max)) break;
+      }
+    }
+  }
+  return 0;
+}
+
+int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
+                          void *data, size_t max_events) {
+  if (!c || !cb) return EVENTRING_E_INVAL;
+  if (!er_cas(&c->busy, 0, 1)) return EVENTRING_E_BUSY;
+  int r = 0;
+  struct stat st;
+  /* The mapping is only read while the file still covers it. */
+  if (fstat(c->fd, &st) < 0 || (uint64_t)st.st_size < c->map_bytes) {
+    r = EVENTRING_E_CORRUPT;
+  } else {
+    struct poll_state ps = {c, cb, data, max_events, 0, 0};
+    for (uint64_t d = 0; d < c->max_domains && !ps.stop; d++) {
+      if (c->rings[d].broken) continue;
+      if (read_ring(&ps, (int)d) < 0) {
+        c->rings[d].broken = 1;
+        r = EVENTRING_E_CORRUPT;
+      }
+      if (ps.max && ps.delivered >= ps.max) break;
+    }
+    /* A corrupt ring is reported even when others delivered events (the
+     * callbacks have seen those). */
+    if (r == 0) r = ps.delivered > INT_MAX ? INT_MAX : (int)ps.delivered;
+  }
+  er_store_rel(&c->busy, 0);
+  return r;
+}
