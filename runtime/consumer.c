@@ -470,6 +470,9 @@ static int read_ring(struct poll_state *ps, int domain) {
   const uint64_t *ring =
       (const uint64_t *)(c->map + c->data_off + (uint64_t)domain * c->ring_bytes);
   uint64_t mask = c->ring_words - 1;
+  /* A poll reads up to the tail it saw first: against a writer faster
+   * than the reader it must still return. */
+  uint64_t limit = UINT64_MAX;
 
   while (!ps->stop && (ps->max == 0 || ps->delivered < ps->max)) {
     uint64_t head, evicted;
@@ -480,6 +483,16 @@ static int read_ring(struct poll_state *ps, int domain) {
     if (tail < head || tail - head > c->ring_words || rp->pos > tail ||
         (c->ours && evicted < rp->events && head > rp->pos))
       return EVENTRING_E_CORRUPT;
+    if (limit == UINT64_MAX) limit = tail;
+    if (head >= limit) {
+      /* Everything up to the limit was overwritten meanwhile. */
+      if (head > rp->pos)
+        lost(ps, domain, c->ours ? evicted - rp->events : head - rp->pos);
+      rp->pos = head;
+      rp->events = evicted;
+      break;
+    }
+    if (tail > limit) tail = limit;
     if (head > rp->pos) {
       lost(ps, domain, c->ours ? evicted - rp->events : head - rp->pos);
       rp->pos = head;
