@@ -133,7 +133,10 @@ static int start_locked(void) {
   }
   /* Publishes the complete file to probes (pairs with their acquire). */
   er_istore_rel(&er_st.live, 1);
-  er_attach_locked(0);
+  /* The starter's ring begins with ring_start, as OCaml's domain 0 does,
+   * even when the thread took its slot before. */
+  struct er_domain *d = er_attach_locked(0);
+  if (d) d->spawn_pending = 0;
   emit_lifecycle(EVENTRING_LIFECYCLE_RING_START, (uint64_t)er_st.pid);
   if (!er_st.paused) er_istore_rel(&eventring__on, 1);
   return 0;

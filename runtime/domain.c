@@ -106,6 +106,7 @@ struct er_domain *er_attach_locked(int spawn_event) {
     struct er_domain *d = &er_domains[i];
     if (d->owned || d->retired) continue;
     d->owned = 1;
+    d->shared = 0;
     er_domain_bind_file(d);
     d->spawn_pending = spawn_event;
     if (i + 1 > er_st.slots_hw) er_st.slots_hw = i + 1;
@@ -230,7 +231,10 @@ void er_domains_after_fork(void) {
    * and no probe is running. */
   for (unsigned i = 0; i < er_st.slots_hw; i++) {
     struct er_domain *d = &er_domains[i];
-    if (d == self) continue;
+    if (d == self) {
+      d->owned = 1;
+      continue;
+    }
     d->owned = 0;
     d->retired = 0;
     er_istore_rlx(&d->in_probe, 0);
@@ -242,42 +246,55 @@ void er_domains_after_fork(void) {
 /* ------------------------------------------------------------------ */
 /* Public domain API.                                                   */
 
-int eventring_domain_bind(int id) {
+/* Takes the calling thread out of its slot, under the lock; the last
+ * thread to leave a slot writes domain_terminate and frees it. */
+static void leave_slot_locked(void) {
+  struct er_domain *d = self;
+  if (!d) return;
+  if (d->owned == 1)
+    eventring_lifecycle(EVENTRING_LIFECYCLE_DOMAIN_TERMINATE, getpid());
+  if (--d->owned == 0) er_release_locked(d);
+  self = NULL;
+  pthread_setspecific(exit_key, NULL);
+}
+
+/* Puts the calling thread in slot `id`: alone (bind) or beside the
+ * threads already joined to it (join). */
+static int enter_slot(int id, int shared) {
   pthread_mutex_lock(&er_st.lock);
   unsigned limit = er_iload_rlx(&er_st.live) ? er_st.max_domains
                                              : ER_DOMAINS_LIMIT;
   int r = 0;
-  if (id < 0 || (unsigned)id >= limit) {
+  struct er_domain *d = id >= 0 && (unsigned)id < limit ? &er_domains[id] : NULL;
+  if (!d) {
     r = EVENTRING_E_INVAL;
-  } else if (self != &er_domains[id]) {
-    struct er_domain *d = &er_domains[id];
-    if (d->owned || d->retired) {
-      r = EVENTRING_E_BUSY;
-    } else {
-      if (self) {
-        eventring_lifecycle(EVENTRING_LIFECYCLE_DOMAIN_TERMINATE, getpid());
-        er_release_locked(self);
-      }
-      d->owned = 1;
+  } else if (self == d) {
+    r = d->shared == shared ? 0 : EVENTRING_E_BUSY;
+  } else if (d->retired || (d->owned && !(shared && d->shared))) {
+    r = EVENTRING_E_BUSY;
+  } else {
+    leave_slot_locked();
+    if (d->owned++ == 0) {
+      d->shared = shared;
       d->spawn_pending = 1;
       if (er_iload_rlx(&er_st.live)) er_domain_bind_file(d);
       if ((unsigned)id + 1 > er_st.slots_hw) er_st.slots_hw = (unsigned)id + 1;
-      self = d;
-      pthread_setspecific(exit_key, d);
     }
+    self = d;
+    pthread_setspecific(exit_key, d);
   }
   pthread_mutex_unlock(&er_st.lock);
   return r;
 }
 
+int eventring_domain_bind(int id) { return enter_slot(id, 0); }
+
+int eventring_domain_join(int id) { return enter_slot(id, 1); }
+
 void eventring_domain_release(void) {
-  struct er_domain *d = self;
-  if (!d) return;
-  eventring_lifecycle(EVENTRING_LIFECYCLE_DOMAIN_TERMINATE, getpid());
+  if (!self) return;
   pthread_mutex_lock(&er_st.lock);
-  er_release_locked(d);
-  self = NULL;
-  pthread_setspecific(exit_key, NULL);
+  leave_slot_locked();
   pthread_mutex_unlock(&er_st.lock);
 }
 

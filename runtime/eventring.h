@@ -223,8 +223,17 @@ EVENTRING_API pid_t eventring_fork(void);
  * thread holds the slot, or EVENTRING_E_INVAL. */
 EVENTRING_API int eventring_domain_bind(int id);
 
-/* Releases the calling thread's slot (writing domain_terminate when
- * tracing is on).  A later event takes a slot again. */
+/* Binds the calling thread to slot `id` beside the other threads joined
+ * to it, for hosts whose threads take turns under one lock (OCaml 4's
+ * runtime lock: every OCaml thread writes into domain 0).  The caller
+ * guarantees that at most one of the joined threads is inside a probe at
+ * any time.  Returns 0, EVENTRING_E_BUSY when the slot is bound (not
+ * joined) by another thread, or EVENTRING_E_INVAL. */
+EVENTRING_API int eventring_domain_join(int id);
+
+/* Releases the calling thread's slot (the last thread to leave it writes
+ * domain_terminate when tracing is on).  A later event takes a slot
+ * again. */
 EVENTRING_API void eventring_domain_release(void);
 
 /* The calling thread's slot, or -1 when it holds none. */

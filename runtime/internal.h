@@ -50,7 +50,9 @@ struct er_domain {
   uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
   int spawn_pending;   /* write domain_spawn before the next event */
   int id;              /* slot index, fixed */
-  int owned;           /* held by a thread; under er_st.lock */
+  int owned;           /* threads bound to the slot; under er_st.lock */
+  int shared;          /* joined (eventring_domain_join): several threads
+                          whose probes the host serialises */
   int retired;         /* stuck in a probe at a teardown: never reused */
   uint64_t dropped;    /* events from a signal handler that interrupted a
                           probe of this thread (DROPPED word) */
