@@ -60,9 +60,6 @@ START_TEST(test_third_thread_dropped) {
     sem_wait(&first_done[i]);
   }
   for (int i = 0; i < NWORKERS; i++) pthread_join(th[i], NULL);
-  /* Stop from a thread holding a slot again: stopping from a slotless
-   * thread is test_domains' test_control_without_slot's business. */
-  ck_assert_int_eq(eventring_domain_bind(0), 0);
   ck_assert_int_eq(eventring_stop(), 0);
 
   ck_assert_int_eq(w[0].id, 0);

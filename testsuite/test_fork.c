@@ -1,4 +1,5 @@
 /* A forked child gets a ring file of its own and leaves its parent's file intact. */
+#include <pthread.h>
 #include <sys/wait.h>
 
 #include "eventring.h"
@@ -37,13 +38,19 @@ static int is_lifecycle(const struct rf_event *e, unsigned kind) {
 }
 
 /* The child's side: it traces into its own file, which its exit-time
- * teardown closes with ring_stop. */
-static void child_body(const char *parent_path) {
+ * teardown closes with ring_stop, or an explicit stop when `stop` is set
+ * (a child forked from a thread leaves with _exit: exit() would have
+ * LeakSanitizer count the vanished main thread's memory as leaked). */
+static void child_body(const char *parent_path, int stop) {
   CHILD_CHECK(eventring_is_active() == 1, 10);
   const char *p = eventring_path();
   CHILD_CHECK(p != NULL, 11);
   CHILD_CHECK(strcmp(p, parent_path) != 0, 12);
   for (int v = 101; v <= 105; v++) eventring_write_int(val_id, v);
+  if (stop) {
+    CHILD_CHECK(eventring_stop() == 0, 14);
+    _exit(0);
+  }
   exit(0);
 }
 
@@ -87,8 +94,9 @@ static void check_parent(const char *path, pid_t fork_parent_pid) {
 }
 
 /* Checks the child's file: ring_start (child pid), fork_child (parent
- * pid), the child's five values, then ring_stop, all in one ring. */
-static void check_child(const char *dir, pid_t child) {
+ * pid), the child's five values, then ring_stop, all in one ring, which
+ * is `ring` (the forking thread's slot). */
+static void check_child(const char *dir, pid_t child, int ring) {
   char path[PATH_MAX];
   er_ring_path_for(path, sizeof path, dir, child);
   struct rf_file f;
@@ -102,6 +110,7 @@ static void check_child(const char *dir, pid_t child) {
       r = &f.rings[d];
     }
   ck_assert_ptr_nonnull(r);
+  ck_assert_ptr_eq(r, &f.rings[ring]);
   ck_assert_uint_eq(r->nevents, 8);
   ck_assert(is_lifecycle(&r->events[0], EVENTRING_LIFECYCLE_RING_START));
   ck_assert_uint_eq(r->events[0].payload[0], (uint64_t)child);
@@ -136,7 +145,7 @@ static void run_fork_test(pid_t (*do_fork)(void), int records_parent) {
   for (int v = 1; v <= 10; v++) eventring_write_int(val_id, v);
   pid_t child = do_fork();
   ck_assert_int_ge(child, 0);
-  if (child == 0) child_body(path);
+  if (child == 0) child_body(path, 0);
   wait_ok(child);
   /* The parent traces on into its own file. */
   ck_assert_int_eq(eventring_is_active(), 1);
@@ -145,7 +154,7 @@ static void run_fork_test(pid_t (*do_fork)(void), int records_parent) {
   ck_assert_int_eq(eventring_stop(), 0);
 
   check_parent(path, records_parent ? child : 0);
-  check_child(dir, child);
+  check_child(dir, child, 0);
   ck_assert_int_eq(count_files(dir), 2);
   free(path);
   er_rmdir(dir);
@@ -155,6 +164,57 @@ START_TEST(test_eventring_fork) { run_fork_test(eventring_fork, 1); }
 END_TEST
 
 START_TEST(test_plain_fork) { run_fork_test(fork, 0); }
+END_TEST
+
+/* Forking from a thread other than the starter: both fork_parent and the
+ * child's ring are in that thread's slot. */
+struct forker {
+  pid_t child;
+  int id;
+  const char *path;
+};
+
+static void *forking_thread(void *arg) {
+  struct forker *k = arg;
+  for (int v = 1; v <= 10; v++) eventring_write_int(val_id, v);
+  k->id = eventring_domain_id();
+  k->child = eventring_fork();
+  if (k->child == 0) {
+    CHILD_CHECK(eventring_domain_id() == k->id, 13);
+    child_body(k->path, 1);
+  }
+  return NULL;
+}
+
+START_TEST(test_fork_from_thread) {
+  char dir[64];
+  char *path = start_preserved(dir, sizeof dir);
+  struct forker k = {.child = -1, .id = -1, .path = path};
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, forking_thread, &k), 0);
+  pthread_join(th, NULL);
+  ck_assert_int_gt(k.child, 0);
+  ck_assert_int_eq(k.id, 1);
+  wait_ok(k.child);
+  ck_assert_int_eq(eventring_stop(), 0);
+
+  struct rf_file f;
+  er_open_ring(path, &f);
+  const struct rf_ring *r = &f.rings[1];
+  int saw = 0;
+  for (size_t i = 0; i < r->nevents; i++)
+    if (is_lifecycle(&r->events[i], EVENTRING_LIFECYCLE_FORK_PARENT)) {
+      ck_assert_uint_eq(r->events[i].payload[0], (uint64_t)k.child);
+      saw++;
+    }
+  ck_assert_int_eq(saw, 1);
+  ck_assert_uint_eq(rf_count(&f, 1, 1, ER_UEV_INT, val_id), 10);
+  ck_assert_uint_eq(rf_count(&f, -1, 1, ER_UEV_INT, -1), 10);
+  rf_close(&f);
+  check_child(dir, k.child, 1);
+  free(path);
+  er_rmdir(dir);
+}
 END_TEST
 
 /* Forking while tracing is off gives the child no file, whichever fork. */
@@ -210,6 +270,7 @@ static TCase *tc_fork(void) {
   TCase *tc = er_tcase("fork");
   tcase_add_test(tc, test_eventring_fork);
   tcase_add_test(tc, test_plain_fork);
+  tcase_add_test(tc, test_fork_from_thread);
   tcase_add_test(tc, test_eventring_fork_untraced);
   tcase_add_test(tc, test_plain_fork_untraced);
   tcase_add_test(tc, test_fork_after_stop);
