@@ -47,7 +47,6 @@
 #define CHUNK 16384
 #define MAX_DOMAINS_READ 65536
 #define MAX_RING_LOG2 32
-#define SEQ_RETRIES 1000
 
 struct eventring_callbacks {
   eventring_phase_fn runtime_begin, runtime_end;
@@ -333,29 +332,36 @@ const char *eventring_cursor_user_name(const eventring_cursor *c, int id) {
 /* Polling.                                                             */
 
 /* Loads head and the events before it as a consistent pair (eventring's
- * files), or head alone (OCaml's).  Returns 0, or -1 when the writer
- * seems to have died in the middle of an update (SEQ stuck odd): the
- * pair is then as good as can be had. */
-static int load_head(const eventring_cursor *c, const uint64_t *hdr,
-                     uint64_t *head, uint64_t *evicted) {
+ * files, see ring_format.h), or head alone (OCaml's, where the count is
+ * unknown and left 0). */
+static void load_head(const eventring_cursor *c, const uint64_t *hdr,
+                      uint64_t *head, uint64_t *evicted) {
   if (!c->ours) {
     *head = er_load_acq(&hdr[ER_RING_HEAD]);
     *evicted = 0;
-    return 0;
+    return;
   }
-  for (int i = 0; i < SEQ_RETRIES; i++) {
-    /* Acquire loads throughout: each pairs with the writer's release
-     * stores (ring.c, evict()), so a new head or count read here means
-     * the second load of SEQ sees SEQ moved. */
-    uint64_t s1 = er_load_acq(&hdr[ER_RING_SEQ]);
-    uint64_t e = er_load_acq(&hdr[ER_RING_EVICTED]);
-    uint64_t h = er_load_acq(&hdr[ER_RING_HEAD]);
-    uint64_t s2 = er_load_acq(&hdr[ER_RING_SEQ]);
-    *head = h;
-    *evicted = e;
-    if (s1 == s2 && !(s1 & 1)) return 0;
+  for (;;) {
+    /* Acquire loads throughout, each pairing with one of the writer's
+     * release stores (ring.c, evict()): a pair value from a later move
+     * than k makes the second load of PSEQ see at least k + NPAIRS - 1. */
+    uint64_t k = er_load_acq(&hdr[ER_RING_PSEQ]);
+    if (k == 0) {
+      *head = *evicted = 0;
+      return;
+    }
+    const uint64_t *pair = &hdr[ER_RING_PAIRS + 2 * (k % ER_RING_NPAIRS)];
+    uint64_t h = er_load_acq(&pair[0]);
+    uint64_t e = er_load_acq(&pair[1]);
+    uint64_t k2 = er_load_acq(&hdr[ER_RING_PSEQ]);
+    if (k2 - k < ER_RING_NPAIRS - 1) {
+      *head = h;
+      *evicted = e;
+      return;
+    }
+    /* The writer lapped the slot while we read it: it moved head a dozen
+     * times in that while, so a retry soon finds a slot at rest. */
   }
-  return -1;
 }
 
 struct poll_state {
@@ -460,99 +466,107 @@ static int deliver(struct poll_state *ps, int domain, const uint64_t *ev,
   return 0;
 }
 
-/* Reads one domain's ring until it is drained, the poll's limit is
- * reached or a callback stops it.  Returns 0 or EVENTRING_E_CORRUPT. */
+/* Reads one domain's ring up to the tail it finds first, until the
+ * poll's limit is reached or a callback stops it.  Returns 0 or
+ * EVENTRING_E_CORRUPT. */
 static int read_ring(struct poll_state *ps, int domain) {
   eventring_cursor *c = ps->c;
   struct ring_pos *rp = &c->rings[domain];
-  const uint64_t *hdr =
-      (const uint64_t *)(c->map + c->headers_off + (uint64_t)domain * c->hdr_bytes);
-  const uint64_t *ring =
-      (const uint64_t *)(c->map + c->data_off + (uint64_t)domain * c->ring_bytes);
-  uint64_t mask = c->ring_words - 1;
-  /* A poll reads up to the tail it saw first: against a writer faster
-   * than the reader it must still return. */
-  uint64_t limit = UINT64_MAX;
+  const uint64_t *hdr = (const uint64_t *)(c->map + c->headers_off +
+                                           (uint64_t)domain * c->hdr_bytes);
+  const uint64_t *ring = (const uint64_t *)(c->map + c->data_off +
+                                            (uint64_t)domain * c->ring_bytes);
+  const uint64_t words = c->ring_words, mask = words - 1;
+  /* The tail first: the writer moves head before the tail that follows
+   * it, so the head loaded next is at least tail - ring size (or beyond
+   * the tail, when the writer lapped us meanwhile).  Pairs with the
+   * writer's release store of the tail: the words below it are written.
+   * A poll reads up to this tail, so a writer faster than the reader
+   * cannot keep it from returning. */
+  const uint64_t tail = er_load_acq(&hdr[ER_RING_TAIL]);
+  uint64_t pos = rp->pos, events = rp->events;
+  if (tail == pos) return 0; /* nothing new: head cannot have passed it */
+  if (tail < pos) return EVENTRING_E_CORRUPT;
+  size_t delivered = ps->delivered;
+  const size_t max = ps->max ? ps->max : SIZE_MAX;
+  int err = 0;
 
-  while (!ps->stop && (ps->max == 0 || ps->delivered < ps->max)) {
+  while (pos < tail && delivered < max && !ps->stop) {
     uint64_t head, evicted;
     load_head(c, hdr, &head, &evicted);
-    /* Pairs with the writer's release store of the tail: the words below
-     * it are written. */
-    uint64_t tail = er_load_acq(&hdr[ER_RING_TAIL]);
-    if (tail < head || tail - head > c->ring_words || rp->pos > tail ||
-        (c->ours && evicted < rp->events && head > rp->pos))
-      return EVENTRING_E_CORRUPT;
-    if (limit == UINT64_MAX) limit = tail;
-    if (head >= limit) {
-      /* Everything up to the limit was overwritten meanwhile. */
-      if (head > rp->pos)
-        lost(ps, domain, c->ours ? evicted - rp->events : head - rp->pos);
-      rp->pos = head;
-      rp->events = evicted;
+    if (head <= tail && tail - head > words) {
+      err = EVENTRING_E_CORRUPT;
       break;
     }
-    if (tail > limit) tail = limit;
-    if (head > rp->pos) {
-      lost(ps, domain, c->ours ? evicted - rp->events : head - rp->pos);
-      rp->pos = head;
-      rp->events = evicted;
-      if (ps->stop) break;
+    if (head > pos) {
+      if (c->ours && evicted < events) {
+        err = EVENTRING_E_CORRUPT;
+        break;
+      }
+      lost(ps, domain, c->ours ? evicted - events : head - pos);
+      pos = head;
+      events = evicted;
+      if (pos >= tail || ps->stop) break;
     }
-    if (rp->pos == tail) break;
 
-    /* Copy [pos, pos + n) out of the ring. */
-    uint64_t n = tail - rp->pos;
+    /* Copy [pos, pos + n) out of the ring, in at most two runs. */
+    uint64_t n = tail - pos;
     if (n > CHUNK) n = CHUNK;
-    uint64_t first = c->ring_words - (rp->pos & mask);
+    uint64_t at = pos & mask, first = words - at;
     if (first > n) first = n;
-    const uint64_t *src = ring + (rp->pos & mask);
-    for (uint64_t i = 0; i < first; i++) c->buf[i] = er_load_rlx(&src[i]);
-    for (uint64_t i = first; i < n; i++) c->buf[i] = er_load_rlx(&ring[i - first]);
-    /* The copy's loads stay before the reload of head below; pairs with
-     * the writer's release fence between publishing head and overwriting
-     * (ring.c, evict()). */
+    /* A plain copy: the words are read through this cursor's own mapping,
+     * and whatever a concurrent writer does to them is caught by the
+     * check of head below. */
+    memcpy(c->buf, ring + at, first * 8);
+    if (n > first) memcpy(c->buf + first, ring, (n - first) * 8);
+    /* The copy's loads stay before the reload of the pair; pairs with the
+     * writer's release fence between publishing head and overwriting the
+     * words it freed (ring.c, evict()). */
     er_fence_acquire();
     uint64_t head2, evicted2;
     load_head(c, hdr, &head2, &evicted2);
     uint64_t off = 0;
-    if (head2 > rp->pos) {
+    if (head2 > pos) {
       /* What lies below head2 may have been overwritten while we copied
        * it: drop it, counted exactly from the writer's pair. */
-      if (c->ours && evicted2 < rp->events) return EVENTRING_E_CORRUPT;
-      lost(ps, domain, c->ours ? evicted2 - rp->events : head2 - rp->pos);
-      if (head2 - rp->pos >= n) {
-        rp->pos = head2;
-        rp->events = evicted2;
-        continue;
+      if (c->ours && evicted2 < events) {
+        err = EVENTRING_E_CORRUPT;
+        break;
       }
-      off = head2 - rp->pos;
-      rp->pos = head2;
-      rp->events = evicted2;
-      if (ps->stop) break;
+      lost(ps, domain, c->ours ? evicted2 - events : head2 - pos);
+      off = head2 - pos;
+      pos = head2;
+      events = evicted2;
+      if (off >= n || ps->stop) continue;
     }
 
-    /* Decode whole events of the copy. */
+    /* Decode the whole events of the copy. */
+    const uint64_t *buf = c->buf;
     while (off < n) {
-      uint64_t h = c->buf[off];
-      unsigned len = ER_HDR_LEN(h);
-      uint64_t at = rp->pos;
-      if (len == 0 || len > ER_MAX_EVENT_WORDS || (at & mask) + len > c->ring_words ||
-          at + len > tail)
-        return EVENTRING_E_CORRUPT;
+      unsigned len = ER_HDR_LEN(buf[off]);
+      if (len == 0 || (pos & mask) + len > words || pos + len > tail) {
+        err = EVENTRING_E_CORRUPT;
+        goto out;
+      }
       if (off + len > n) break; /* continues in the next copy */
-      int r = deliver(ps, domain, c->buf + off, len);
-      if (r < 0) return r;
+      int r = deliver(ps, domain, buf + off, len);
+      if (r < 0) {
+        err = r;
+        goto out;
+      }
       off += len;
-      rp->pos += len;
+      pos += len;
       if (r == 0) {
-        rp->events++;
-        ps->delivered++;
-        if (ps->stop || (ps->max && ps->delivered >= ps->max)) break;
+        events++;
+        if (++delivered >= max || ps->stop) break;
       }
     }
   }
-  return 0;
+out:
+  rp->pos = pos;
+  rp->events = events;
+  ps->delivered = delivered;
+  return err;
 }
 
 int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,

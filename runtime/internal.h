@@ -46,7 +46,7 @@ struct er_domain {
   uint64_t head, tail; /* the owner's copies of ring_head / ring_tail */
   uint64_t evicted;    /* events before head */
   uint64_t written;    /* events before tail */
-  uint64_t seq;        /* the SEQ word's value */
+  uint64_t seq;        /* the PSEQ word's value: moves of head */
   uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
   int spawn_pending;   /* write domain_spawn before the next event */
   int id;              /* slot index, fixed */

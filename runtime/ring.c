@@ -4,7 +4,7 @@
  *
  *   0                      metadata header (8 words)
  *   64                     extension block: fixed words, then name tables
- *   headers_offset         max_domains ring headers, 128 bytes each
+ *   headers_offset         max_domains ring headers, 256 bytes each
  *   data_offset (page)     max_domains rings, 2^e words each
  *   custom_events_offset   8192 user event names, 128 bytes each
  *
@@ -238,18 +238,21 @@ static int evict(struct er_domain *d, uint64_t end, uint64_t pad) {
   }
   d->head = head;
   d->evicted = evicted;
-  /* Publish head and evicted as a pair (SEQ odd while they change; see
-   * ring_format.h).  Each release store keeps the previous stores before
-   * it, so a reader that sees a new head or count also sees SEQ odd or a
-   * later value. */
-  er_store_rlx(&d->hdr[ER_RING_SEQ], ++d->seq);
-  er_store_rel(&d->hdr[ER_RING_EVICTED], evicted);
+  /* Publish head and evicted as a pair in the next slot, then its number,
+   * then head itself for OCaml's readers (see ring_format.h).  Each store
+   * is a release: a reader that sees a slot rewritten also sees the PSEQ
+   * stored before it, and so knows the slot is no longer the one it
+   * asked for. */
+  uint64_t k = ++d->seq;
+  uint64_t *pair = &d->hdr[ER_RING_PAIRS + 2 * (k % ER_RING_NPAIRS)];
+  er_store_rel(&pair[0], head);
+  er_store_rel(&pair[1], evicted);
+  er_store_rel(&d->hdr[ER_RING_PSEQ], k);
   er_store_rel(&d->hdr[ER_RING_HEAD], head);
-  er_store_rel(&d->hdr[ER_RING_SEQ], ++d->seq);
   /* The new head must be visible before any of the words it frees is
    * overwritten: a reader checks head after copying an event to detect a
    * torn copy.  Pairs with the reader's acquire fence between its copy
-   * and its second load of head.  On x86-64 this emits no instruction
+   * and its second load of the pair.  On x86-64 this emits no instruction
    * (stores are not reordered with stores). */
   er_fence_release();
   return skip_pad;

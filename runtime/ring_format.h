@@ -25,10 +25,11 @@
 #define ER_META_WORDS 8
 /* OCaml 5 writes 80-byte ring headers; readers (OCaml's included) locate
  * header i at headers_offset + i * ring_header_size_bytes, so eventring
- * writes 128 bytes: two cache lines of their own per domain, so that no
- * two domains' writers ever store into the same line.  Readers accept any
- * size of at least 80 bytes that is a multiple of 8. */
-#define ER_RING_HEADER_BYTES 128
+ * writes 256 bytes: cache lines of their own per domain, so that no two
+ * domains' writers ever store into the same line, and room for the pairs
+ * below.  Readers accept any size of at least 80 bytes that is a multiple
+ * of 8. */
+#define ER_RING_HEADER_BYTES 256
 #define ER_RING_HEADER_MIN_BYTES 80
 #define ER_NAME_SLOT_BYTES 128
 #define ER_NAME_SLOTS 8192
@@ -47,26 +48,35 @@ enum {
 };
 
 /* Ring header: word indices.  OCaml 5 uses only the first two; eventring
- * uses spare words for exact lost-event accounting:
+ * uses the spare words for exact lost-event accounting:
  *
- *   SEQ      a sequence count, odd while the writer is moving HEAD and
- *            EVICTED together; a reader that sees the same even value
- *            before and after reading both has a consistent pair.
- *   EVICTED  events (padding excluded) before HEAD, i.e. overwritten.
  *   WRITTEN  events (padding excluded) before TAIL, i.e. ever written;
  *            stored before TAIL, so it is never behind the TAIL a reader
  *            loaded earlier.
  *   DROPPED  events this domain could not write (a probe from a signal
  *            handler that interrupted a probe on the same thread).
+ *   PSEQ     how many times the writer has moved HEAD.  Move k stores the
+ *            pair (head, events before head) in slot k % ER_RING_NPAIRS,
+ *            then PSEQ = k, then HEAD.  A reader loads PSEQ = k, the pair
+ *            in slot k % NPAIRS, and PSEQ again: the pair is consistent
+ *            unless the writer came round to that slot meanwhile, which
+ *            takes NPAIRS - 1 more moves.  (A single sequence count would
+ *            change on every event once the ring is full, and a reader on
+ *            another core would seldom see it stand still.)  PSEQ = 0: head
+ *            never moved, the pair is (0, 0).  A writer killed in the
+ *            middle of a move leaves the previous pair complete.
  */
 enum {
   ER_RING_HEAD = 0,
   ER_RING_TAIL = 1,
-  ER_RING_SEQ = 2,
-  ER_RING_EVICTED = 3,
-  ER_RING_WRITTEN = 4,
-  ER_RING_DROPPED = 5
+  ER_RING_WRITTEN = 2,
+  ER_RING_DROPPED = 3,
+  ER_RING_PSEQ = 4,
+  ER_RING_PAIRS = 6, /* slot j: words PAIRS + 2j (head), PAIRS + 2j + 1 */
+  ER_RING_NPAIRS = 13
 };
+_Static_assert((ER_RING_PAIRS + 2 * ER_RING_NPAIRS) * 8 <= ER_RING_HEADER_BYTES,
+               "the pairs must fit in the ring header");
 
 /* Event header word:
  *

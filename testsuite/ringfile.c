@@ -223,10 +223,17 @@ static int walk_ring(struct rf_file *f, int d, char *err) {
 
   r->head = word_at(f, hdr_off + 8 * ER_RING_HEAD);
   r->tail = word_at(f, hdr_off + 8 * ER_RING_TAIL);
-  r->seq = word_at(f, hdr_off + 8 * ER_RING_SEQ);
-  r->evicted = word_at(f, hdr_off + 8 * ER_RING_EVICTED);
-  r->written = word_at(f, hdr_off + 8 * ER_RING_WRITTEN);
-  r->dropped = word_at(f, hdr_off + 8 * ER_RING_DROPPED);
+  if (f->has_ext &&
+      f->meta[ER_META_RING_HEADER_SIZE] >= 8 * (ER_RING_PAIRS + 2 * ER_RING_NPAIRS)) {
+    /* The newest (head, evicted) pair: in a file nobody writes any more,
+     * its head is the HEAD word. */
+    r->seq = word_at(f, hdr_off + 8 * ER_RING_PSEQ);
+    uint64_t slot = ER_RING_PAIRS + 2 * (r->seq % ER_RING_NPAIRS);
+    r->pair_head = r->seq ? word_at(f, hdr_off + 8 * slot) : 0;
+    r->evicted = r->seq ? word_at(f, hdr_off + 8 * (slot + 1)) : 0;
+    r->written = word_at(f, hdr_off + 8 * ER_RING_WRITTEN);
+    r->dropped = word_at(f, hdr_off + 8 * ER_RING_DROPPED);
+  }
   if (r->tail < r->head || r->tail - r->head > f->ring_words)
     return fail(err, "domain %d: head %" PRIu64 " tail %" PRIu64
                 " inconsistent with a ring of %" PRIu64 " words", d, r->head,

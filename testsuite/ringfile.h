@@ -30,7 +30,10 @@ struct rf_event {
 
 struct rf_ring {
   uint64_t head, tail;       /* ring header words 0 and 1 */
-  uint64_t seq, evicted, written, dropped; /* eventring's spare words */
+  /* eventring's spare words (ring_format.h), 0 in OCaml 5's files: PSEQ
+   * (moves of head), the newest pair's head and evicted count, WRITTEN,
+   * DROPPED. */
+  uint64_t seq, pair_head, evicted, written, dropped;
   size_t nevents;            /* events decoded (padding excluded) */
   struct rf_event *events;   /* in ring order */
 };

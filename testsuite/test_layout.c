@@ -61,14 +61,14 @@ START_TEST(test_metadata) {
   const uint64_t *m = f.meta;
   ck_assert_uint_eq(m[ER_META_VERSION], 1);
   ck_assert_uint_eq(m[ER_META_MAX_DOMAINS], 128);
-  ck_assert_uint_eq(m[ER_META_RING_HEADER_SIZE], 128);
+  ck_assert_uint_eq(m[ER_META_RING_HEADER_SIZE], 256);
   ck_assert_uint_eq(m[ER_META_RING_SIZE_ELEMENTS], 1u << 16);
   ck_assert_uint_eq(m[ER_META_RING_SIZE_BYTES], 8u << 16);
   ck_assert(f.has_ext);
   uint64_t ho = m[ER_META_HEADERS_OFFSET];
   ck_assert_uint_eq(ho % 64, 0);
   ck_assert_uint_eq(ho, 64 + round_up(f.ext[ER_EXT_SIZE], 64));
-  ck_assert_uint_eq(m[ER_META_DATA_OFFSET], round_up(ho + 128 * 128, 4096));
+  ck_assert_uint_eq(m[ER_META_DATA_OFFSET], round_up(ho + 128 * 256, 4096));
   ck_assert_uint_eq(m[ER_META_CUSTOM_EVENTS_OFFSET],
                     m[ER_META_DATA_OFFSET] + 128 * (8u << 16));
   ck_assert_uint_eq((uint64_t)st.st_size,
@@ -138,7 +138,7 @@ START_TEST(test_ring_start_and_stop) {
   ck_assert_uint_eq(r->tail, 6);
   ck_assert_uint_eq(r->written, 2);
   ck_assert_uint_eq(r->evicted, 0);
-  ck_assert_uint_eq(r->seq % 2, 0);
+  ck_assert_uint_eq(r->pair_head, r->head);
   ck_assert_uint_eq(r->dropped, 0);
   for (uint64_t d = 1; d < f.max_domains; d++) {
     ck_assert_uint_eq(f.rings[d].nevents, 0);
