@@ -378,89 +378,97 @@ static int lost(struct poll_state *ps, int domain, uint64_t n) {
   return 0;
 }
 
+/* The dispatch key of an event: its user bit and message type, the five
+ * bits above the id. */
+#define KEY(h) ((unsigned)((uint64_t)(h) >> 49) & 0x1f)
+#define RUNTIME(t) (t)
+#define USER(t) (16 + (t))
+
 /* Decodes and delivers one event of `len` words at `ev`.  Returns 0, 1 for
- * padding (not an event), or EVENTRING_E_CORRUPT. */
-static int deliver(struct poll_state *ps, int domain, const uint64_t *ev,
-                   unsigned len) {
+ * padding (not an event), or EVENTRING_E_CORRUPT.  Inlined into the
+ * decode loop: one jump on the key, one length check per kind. */
+static inline __attribute__((always_inline)) int
+deliver(struct poll_state *ps, int domain, const uint64_t *ev, unsigned len) {
   const eventring_callbacks *cb = ps->cb;
   eventring_cursor *c = ps->c;
   uint64_t h = ev[0];
-  unsigned type = ER_HDR_TYPE(h), id = ER_HDR_ID(h);
+  unsigned id = ER_HDR_ID(h);
   int go = 1;
-  if (!ER_HDR_IS_USER(h)) {
-    if (type == ER_EV_INTERNAL || type == ER_EV_FLUSH) return 1;
-    if (len < 2) return EVENTRING_E_CORRUPT;
-    uint64_t ts = ev[1];
-    switch (type) {
-    case ER_EV_BEGIN:
-    case ER_EV_END:
-      if (len != 2) return EVENTRING_E_CORRUPT;
-      if (c->ours && id >= c->n_phases) return EVENTRING_E_CORRUPT;
-      if (type == ER_EV_BEGIN ? cb->runtime_begin : cb->runtime_end)
-        go = (type == ER_EV_BEGIN ? cb->runtime_begin : cb->runtime_end)(
-            ps->data, domain, ts, (int)id);
-      break;
-    case ER_EV_COUNTER:
-      if (len != 3) return EVENTRING_E_CORRUPT;
-      if (c->ours && id >= c->n_counters) return EVENTRING_E_CORRUPT;
-      if (cb->runtime_counter)
-        go = cb->runtime_counter(ps->data, domain, ts, (int)id, ev[2]);
-      break;
-    case ER_EV_ALLOC:
-      if (len != 2 + EVENTRING_ALLOC_BUCKETS) return EVENTRING_E_CORRUPT;
-      if (cb->alloc) go = cb->alloc(ps->data, domain, ts, ev + 2);
-      break;
-    case ER_EV_LIFECYCLE: {
-      if (len != 2 && len != 3) return EVENTRING_E_CORRUPT;
-      if (id >= EVENTRING_LIFECYCLE_COUNT) return EVENTRING_E_CORRUPT;
-      /* OCaml 5.2 writes ring_stop with no data word yet its reader
-       * reports a stale one: ring_stop has no data, whatever its length. */
-      int has = len == 3 && id != EVENTRING_LIFECYCLE_RING_STOP;
-      if (cb->lifecycle)
-        go = cb->lifecycle(ps->data, domain, ts, (int)id,
-                           has ? (int64_t)ev[2] : 0, has);
-      break;
-    }
-    default:
+  switch (KEY(h)) {
+  case RUNTIME(ER_EV_INTERNAL):
+  case RUNTIME(ER_EV_FLUSH):
+    return 1;
+  case RUNTIME(ER_EV_BEGIN):
+    if (len != 2 || (c->ours && id >= c->n_phases)) return EVENTRING_E_CORRUPT;
+    if (cb->runtime_begin) go = cb->runtime_begin(ps->data, domain, ev[1], (int)id);
+    break;
+  case RUNTIME(ER_EV_END):
+    if (len != 2 || (c->ours && id >= c->n_phases)) return EVENTRING_E_CORRUPT;
+    if (cb->runtime_end) go = cb->runtime_end(ps->data, domain, ev[1], (int)id);
+    break;
+  case RUNTIME(ER_EV_COUNTER):
+    if (len != 3 || (c->ours && id >= c->n_counters))
       return EVENTRING_E_CORRUPT;
-    }
-  } else {
-    if (len < 2) return EVENTRING_E_CORRUPT;
-    uint64_t ts = ev[1];
+    if (cb->runtime_counter)
+      go = cb->runtime_counter(ps->data, domain, ev[1], (int)id, ev[2]);
+    break;
+  case RUNTIME(ER_EV_ALLOC):
+    if (len != 2 + EVENTRING_ALLOC_BUCKETS) return EVENTRING_E_CORRUPT;
+    if (cb->alloc) go = cb->alloc(ps->data, domain, ev[1], ev + 2);
+    break;
+  case RUNTIME(ER_EV_LIFECYCLE): {
+    if ((len != 2 && len != 3) || id >= EVENTRING_LIFECYCLE_COUNT)
+      return EVENTRING_E_CORRUPT;
+    /* OCaml 5.2 writes ring_stop with no data word yet its reader
+     * reports a stale one: ring_stop has no data, whatever its length. */
+    int has = len == 3 && id != EVENTRING_LIFECYCLE_RING_STOP;
+    if (cb->lifecycle)
+      go = cb->lifecycle(ps->data, domain, ev[1], (int)id,
+                         has ? (int64_t)ev[2] : 0, has);
+    break;
+  }
+  case USER(ER_UEV_UNIT):
+  case USER(ER_UEV_INT):
+  case USER(ER_UEV_SPAN_BEGIN):
+  case USER(ER_UEV_SPAN_END):
+  case USER(ER_UEV_CUSTOM): {
     const char *name = user_name(c, id);
     if (!name) return EVENTRING_E_CORRUPT;
-    switch (type) {
+    switch (ER_HDR_TYPE(h)) {
     case ER_UEV_UNIT:
       if (len != 2) return EVENTRING_E_CORRUPT;
-      if (cb->user_unit) go = cb->user_unit(ps->data, domain, ts, (int)id, name);
+      if (cb->user_unit)
+        go = cb->user_unit(ps->data, domain, ev[1], (int)id, name);
       break;
     case ER_UEV_INT:
       if (len != 3) return EVENTRING_E_CORRUPT;
       if (cb->user_int)
-        go = cb->user_int(ps->data, domain, ts, (int)id, name, (int64_t)ev[2]);
+        go = cb->user_int(ps->data, domain, ev[1], (int)id, name,
+                          (int64_t)ev[2]);
       break;
     case ER_UEV_SPAN_BEGIN:
     case ER_UEV_SPAN_END:
       if (len != 2) return EVENTRING_E_CORRUPT;
       if (cb->user_span)
-        go = cb->user_span(ps->data, domain, ts, (int)id, name,
-                           type == ER_UEV_SPAN_END);
+        go = cb->user_span(ps->data, domain, ev[1], (int)id, name,
+                           ER_HDR_TYPE(h) == ER_UEV_SPAN_END);
       break;
-    case ER_UEV_CUSTOM: {
+    default: { /* ER_UEV_CUSTOM */
       if (len < 3) return EVENTRING_E_CORRUPT;
       size_t words = len - 2;
       const unsigned char *bytes = (const unsigned char *)(ev + 2);
       unsigned pad = bytes[words * 8 - 1];
-      if (pad > 7 || pad > words * 8 - 1) return EVENTRING_E_CORRUPT;
+      if (pad > 7) return EVENTRING_E_CORRUPT;
       size_t n = words * 8 - 1 - pad;
-      if (ER_CUSTOM_WORDS(n) != words) return EVENTRING_E_CORRUPT;
       if (cb->user_custom)
-        go = cb->user_custom(ps->data, domain, ts, (int)id, name, bytes, n);
+        go = cb->user_custom(ps->data, domain, ev[1], (int)id, name, bytes, n);
       break;
     }
-    default:
-      return EVENTRING_E_CORRUPT;
     }
+    break;
+  }
+  default: /* unknown message types */
+    return EVENTRING_E_CORRUPT;
   }
   if (!go) ps->stop = 1;
   return 0;
@@ -540,15 +548,25 @@ static int read_ring(struct poll_state *ps, int domain) {
       if (off >= n || ps->stop) continue;
     }
 
-    /* Decode the whole events of the copy. */
+    /* Decode the whole events of the copy.  The copy ends at the tail
+     * unless CHUNK cut it (`whole`); the ring's end lies at `first` in it
+     * when the copy wrapped, and no event may straddle it. */
     const uint64_t *buf = c->buf;
+    const int whole = pos + n == tail;
+    const uint64_t wrap = first < n ? first : UINT64_MAX;
     while (off < n) {
       unsigned len = ER_HDR_LEN(buf[off]);
-      if (len == 0 || (pos & mask) + len > words || pos + len > tail) {
+      if (ER_UNLIKELY(len == 0 || (off < wrap && off + len > wrap))) {
         err = EVENTRING_E_CORRUPT;
         goto out;
       }
-      if (off + len > n) break; /* continues in the next copy */
+      if (ER_UNLIKELY(off + len > n)) {
+        if (whole) { /* runs past the tail */
+          err = EVENTRING_E_CORRUPT;
+          goto out;
+        }
+        break; /* continues in the next copy */
+      }
       int r = deliver(ps, domain, buf + off, len);
       if (r < 0) {
         err = r;
