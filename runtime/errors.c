@@ -15,7 +15,9 @@ const char *eventring_strerror(int err) {
   case EVENTRING_E_TOOBIG: return "payload does not fit in one event";
   case EVENTRING_E_DISABLED:
     return "eventring was built with tracing disabled";
-  case EVENTRING_E_BUSY: return "domain slot is held by another thread";
+  case EVENTRING_E_BUSY:
+    return "busy: the domain slot is held by another thread, or another "
+           "thread is polling this cursor";
   case EVENTRING_E_NOTSTARTED: return "tracing is not started";
   case EVENTRING_E_CORRUPT: return "ring file is malformed";
   case EVENTRING_E_VERSION: return "ring file has an unsupported version";

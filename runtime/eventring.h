@@ -46,7 +46,7 @@ enum eventring_error {
   EVENTRING_E_EXISTS = -1004,      /* name registered with another type */
   EVENTRING_E_TOOBIG = -1005,      /* payload does not fit in one event */
   EVENTRING_E_DISABLED = -1006,    /* library built with tracing disabled */
-  EVENTRING_E_BUSY = -1007,        /* domain slot owned by another thread */
+  EVENTRING_E_BUSY = -1007,        /* slot or cursor in use by another thread */
   EVENTRING_E_NOTSTARTED = -1008,  /* tracing is not started */
   EVENTRING_E_CORRUPT = -1009,     /* a ring file is malformed */
   EVENTRING_E_VERSION = -1010,     /* a ring file has another version */

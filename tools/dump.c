@@ -1,0 +1,287 @@
+/* dump.c -- `eventring dump`: every event of a ring file, one per line.
+ *
+ * The line format is the one OCaml 5's own consumer prints in the test
+ * vectors (the .expected files of testsuite/data, printed by OCaml 5
+ * through read_events.ml), so that a dump of an OCaml 5 file can be
+ * compared with OCaml's reading of it line for line:
+ *
+ *   domain=D ts=NS kind=KIND name=NAME value=VALUE
+ *   domain=D kind=lost_events value=N
+ *
+ * KIND is runtime_begin, runtime_end, runtime_counter, alloc, lifecycle,
+ * user_unit, user_int, user_span or user_custom.  VALUE is "-" for phases
+ * and for a lifecycle event without data (ring_stop always: OCaml 5.2
+ * writes none, though its reader prints a stale word, which is the one
+ * place where our lines differ from the vectors), a decimal number for
+ * counters (unsigned), user ints and lifecycle data (signed), the 20
+ * buckets "a,b,...,t" for alloc, begin or end for spans, () for unit, and
+ * the payload as an OCaml string literal for custom events.  Lost-event
+ * counts are in the unit the cursor reports: events for eventring's
+ * files, ring words for OCaml 5's (as OCaml's reader counts them); the
+ * summary line says which.
+ *
+ * The summary line is ours, not OCaml's (whose counts conflate kinds and
+ * whose poll count skips unit events):
+ *
+ *   SUMMARY total=N runtime_begin=N runtime_end=N runtime_counter=N
+ *     alloc=N lifecycle=N user_int=N user_span=N user_unit=N
+ *     user_custom=N lost_events_calls=N lost_events_total=N
+ *     lost_unit=events|words
+ *
+ * on one line, where total is the number of event lines.  It is printed
+ * only after a complete read: after a read error the events read so far
+ * are printed, then the error line on stderr, and no summary, so that a
+ * truncated listing never looks whole.
+ *
+ * Every callback stops the poll as soon as standard output fails, so
+ * `eventring dump big.events | head` ends at once.
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "tool.h"
+
+#define HELP_REF "eventring dump --help"
+
+enum kind {
+  K_BEGIN,
+  K_END,
+  K_COUNTER,
+  K_ALLOC,
+  K_LIFECYCLE,
+  K_USER_INT,
+  K_USER_SPAN,
+  K_USER_UNIT,
+  K_USER_CUSTOM,
+  K_COUNT
+};
+
+/* The order of the summary line, which differs from the enum's. */
+static const char *const kind_names[K_COUNT] = {
+    [K_BEGIN] = "runtime_begin",     [K_END] = "runtime_end",
+    [K_COUNTER] = "runtime_counter", [K_ALLOC] = "alloc",
+    [K_LIFECYCLE] = "lifecycle",     [K_USER_INT] = "user_int",
+    [K_USER_SPAN] = "user_span",     [K_USER_UNIT] = "user_unit",
+    [K_USER_CUSTOM] = "user_custom",
+};
+
+struct dump {
+  struct tool_source *src;
+  uint64_t count[K_COUNT];
+  uint64_t lost_calls, lost_total;
+};
+
+/* Starts an event line, up to and including "name=". */
+static void start(struct dump *d, enum kind k, int domain, uint64_t ts) {
+  d->count[k]++;
+  fprintf(stdout, "domain=%d ts=%" PRIu64 " kind=%s name=", domain, ts,
+          kind_names[k]);
+}
+
+/* Ends a line; returns the callback's answer: go on while output works. */
+static int end(void) {
+  putc_unlocked('\n', stdout);
+  return tool_output_ok();
+}
+
+static int on_phase(struct dump *d, enum kind k, int domain, uint64_t ts,
+                    int phase) {
+  start(d, k, domain, ts);
+  tool_put_name(stdout, eventring_cursor_phase_name(d->src->cursor, phase),
+                "phase_", phase);
+  fputs_unlocked(" value=-", stdout);
+  return end();
+}
+
+static int on_begin(void *data, int domain, uint64_t ts, int phase) {
+  return on_phase(data, K_BEGIN, domain, ts, phase);
+}
+
+static int on_end(void *data, int domain, uint64_t ts, int phase) {
+  return on_phase(data, K_END, domain, ts, phase);
+}
+
+static int on_counter(void *data, int domain, uint64_t ts, int counter,
+                      uint64_t value) {
+  struct dump *d = data;
+  start(d, K_COUNTER, domain, ts);
+  tool_put_name(stdout,
+                eventring_cursor_counter_name(d->src->cursor, counter),
+                "counter_", counter);
+  fprintf(stdout, " value=%" PRIu64, value);
+  return end();
+}
+
+static int on_alloc(void *data, int domain, uint64_t ts,
+                    const uint64_t *buckets) {
+  start(data, K_ALLOC, domain, ts);
+  fputs_unlocked("alloc_buckets value=", stdout);
+  for (int i = 0; i < EVENTRING_ALLOC_BUCKETS; i++)
+    fprintf(stdout, i ? ",%" PRIu64 : "%" PRIu64, buckets[i]);
+  return end();
+}
+
+static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
+                        int64_t value, int has_data) {
+  struct dump *d = data;
+  tool_source_lifecycle(d->src, kind);
+  start(d, K_LIFECYCLE, domain, ts);
+  tool_put_name(stdout, eventring_lifecycle_name(kind), "lifecycle_", kind);
+  if (has_data)
+    fprintf(stdout, " value=%" PRId64, value);
+  else
+    fputs_unlocked(" value=-", stdout);
+  return end();
+}
+
+static int on_user_unit(void *data, int domain, uint64_t ts, int id,
+                        const char *name) {
+  start(data, K_USER_UNIT, domain, ts);
+  tool_put_name(stdout, name, "user_", id);
+  fputs_unlocked(" value=()", stdout);
+  return end();
+}
+
+static int on_user_int(void *data, int domain, uint64_t ts, int id,
+                       const char *name, int64_t value) {
+  start(data, K_USER_INT, domain, ts);
+  tool_put_name(stdout, name, "user_", id);
+  fprintf(stdout, " value=%" PRId64, value);
+  return end();
+}
+
+static int on_user_span(void *data, int domain, uint64_t ts, int id,
+                        const char *name, int is_end) {
+  start(data, K_USER_SPAN, domain, ts);
+  tool_put_name(stdout, name, "user_", id);
+  fputs_unlocked(is_end ? " value=end" : " value=begin", stdout);
+  return end();
+}
+
+static int on_user_custom(void *data, int domain, uint64_t ts, int id,
+                          const char *name, const void *bytes, size_t len) {
+  start(data, K_USER_CUSTOM, domain, ts);
+  tool_put_name(stdout, name, "user_", id);
+  fputs_unlocked(" value=", stdout);
+  tool_put_ocaml_string(stdout, bytes, len);
+  return end();
+}
+
+static int on_lost(void *data, int domain, uint64_t count) {
+  struct dump *d = data;
+  d->lost_calls++;
+  d->lost_total += count;
+  fprintf(stdout, "domain=%d kind=lost_events value=%" PRIu64 "\n", domain,
+          count);
+  return tool_output_ok();
+}
+
+static void summary(const struct dump *d) {
+  uint64_t total = 0;
+  for (int k = 0; k < K_COUNT; k++) total += d->count[k];
+  fprintf(stdout, "SUMMARY total=%" PRIu64, total);
+  for (int k = 0; k < K_COUNT; k++)
+    fprintf(stdout, " %s=%" PRIu64, kind_names[k], d->count[k]);
+  fprintf(stdout,
+          " lost_events_calls=%" PRIu64 " lost_events_total=%" PRIu64
+          " lost_unit=%s\n",
+          d->lost_calls, d->lost_total,
+          eventring_cursor_lost_unit(d->src->cursor) == EVENTRING_LOST_EVENTS
+              ? "events"
+              : "words");
+}
+
+static void help(void) {
+  printf(
+      "Usage: eventring dump [OPTION]... FILE.events\n"
+      "   or: eventring dump [OPTION]... --pid PID [--dir DIR]\n"
+      "Print every event of a ring file, one line per event:\n"
+      "  domain=D ts=NS kind=KIND name=NAME value=VALUE\n"
+      "a line 'domain=D kind=lost_events value=N' per loss, and a SUMMARY "
+      "line.\n"
+      "\n"
+      "Options:\n"
+      "  --pid PID      read the ring file of process PID\n"
+      "  --dir DIR      where that file is (default: $OCAML_RUNTIME_EVENTS_DIR"
+      ",\n"
+      "                 else the current directory)\n"
+      "  -f, --follow   keep reading until the writing process has exited\n"
+      "                 (or, for a file not named PID.events, until "
+      "ring_stop)\n"
+      "  --ocaml50      number phases as OCaml 5.0-5.2 did (for files those\n"
+      "                 versions wrote; eventring's files name their own)\n"
+      "  -h, --help     print this help and exit\n"
+      "\n"
+      "Exit status: 0 success, 1 unreadable or malformed input, 2 bad "
+      "usage.\n"
+      "See eventring(1) for the output format.\n");
+}
+
+int tool_dump(int argc, char **argv) {
+  enum { OPT_DIR = 256, OPT_PID, OPT_OCAML50 };
+  static const struct option longopts[] = {
+      {"dir", required_argument, NULL, OPT_DIR},
+      {"pid", required_argument, NULL, OPT_PID},
+      {"follow", no_argument, NULL, 'f'},
+      {"ocaml50", no_argument, NULL, OPT_OCAML50},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  struct tool_source src;
+  memset(&src, 0, sizeof src);
+  opterr = 0; /* our own one-line messages instead of getopt's */
+  int c;
+  while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
+    switch (c) {
+    case OPT_DIR: src.dir = optarg; break;
+    case OPT_PID: src.pid_arg = optarg; break;
+    case 'f': src.follow = 1; break;
+    case OPT_OCAML50: src.ocaml50 = 1; break;
+    case 'h':
+      help();
+      return tool_output_finish();
+    case ':':
+      return tool_usage_error(HELP_REF, "option '%s' needs an argument",
+                              argv[optind - 1]);
+    default:
+      /* A short option is named by optopt (its word may hold several);
+       * a long one, unknown or given an argument it does not take, by
+       * its word. */
+      if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
+        return tool_usage_error(HELP_REF, "unknown option '-%c'",
+                                optopt);
+      return tool_usage_error(HELP_REF, "invalid option '%s'",
+                              argv[optind - 1]);
+    }
+  }
+
+  int rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
+  if (rc != TOOL_EXIT_OK) return rc;
+
+  eventring_callbacks *cb = eventring_callbacks_create();
+  if (!cb) {
+    tool_error("out of memory");
+    tool_source_close(&src);
+    return TOOL_EXIT_INPUT;
+  }
+  eventring_callbacks_set_runtime_begin(cb, on_begin);
+  eventring_callbacks_set_runtime_end(cb, on_end);
+  eventring_callbacks_set_runtime_counter(cb, on_counter);
+  eventring_callbacks_set_alloc(cb, on_alloc);
+  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
+  eventring_callbacks_set_user_unit(cb, on_user_unit);
+  eventring_callbacks_set_user_int(cb, on_user_int);
+  eventring_callbacks_set_user_span(cb, on_user_span);
+  eventring_callbacks_set_user_custom(cb, on_user_custom);
+  eventring_callbacks_set_lost_events(cb, on_lost);
+
+  struct dump d = {.src = &src};
+  rc = tool_source_read(&src, cb, &d);
+  if (rc == TOOL_EXIT_OK && tool_output_ok()) summary(&d);
+  eventring_callbacks_free(cb);
+  tool_source_close(&src);
+  int out = tool_output_finish();
+  return rc != TOOL_EXIT_OK ? rc : out;
+}

@@ -1,0 +1,66 @@
+/* main.c -- the `eventring` command: dispatch to its subcommands.
+ *
+ * `eventring SUBCOMMAND [OPTIONS] [ARGS]` runs one subcommand, which
+ * parses the rest of the command line itself; `eventring --help` and
+ * `eventring --version` are the only options of the command as a whole.
+ * The subcommands share source.c (how a ring file is found, opened and
+ * followed) and output.c (standard output, error lines); see tool.h for
+ * the split and for the exit statuses, which every subcommand shares.
+ *
+ * The tool links libeventring statically and reads ring files only
+ * through the public consumer API of eventring.h, as any user's monitor
+ * would.  It never starts tracing itself.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "tool.h"
+
+struct subcommand {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+};
+
+static const struct subcommand subcommands[] = {
+    {"dump", tool_dump, "print every event of a ring file, one per line"},
+};
+
+#define N_SUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
+
+static void help(void) {
+  printf("Usage: eventring SUBCOMMAND [OPTION]... [ARG]...\n"
+         "Read the ring files that eventring and OCaml 5 programs write.\n"
+         "\n"
+         "Subcommands:\n");
+  for (size_t i = 0; i < N_SUBCOMMANDS; i++)
+    printf("  %-10s %s\n", subcommands[i].name, subcommands[i].summary);
+  printf("\n"
+         "Options:\n"
+         "  -h, --help     print this help and exit\n"
+         "  -V, --version  print the version and exit\n"
+         "\n"
+         "'eventring SUBCOMMAND --help' describes a subcommand; the manual\n"
+         "page eventring(1) describes them all.\n");
+}
+
+int main(int argc, char **argv) {
+  tool_output_init();
+  if (argc < 2)
+    return tool_usage_error("eventring --help", "no subcommand given");
+  const char *cmd = argv[1];
+  if (!strcmp(cmd, "--help") || !strcmp(cmd, "-h")) {
+    help();
+    return tool_output_finish();
+  }
+  if (!strcmp(cmd, "--version") || !strcmp(cmd, "-V")) {
+    printf("eventring %s\n", EVENTRING_VERSION);
+    return tool_output_finish();
+  }
+  for (size_t i = 0; i < N_SUBCOMMANDS; i++)
+    if (!strcmp(cmd, subcommands[i].name))
+      return subcommands[i].run(argc - 1, argv + 1);
+  if (cmd[0] == '-')
+    return tool_usage_error("eventring --help", "unknown option '%s'", cmd);
+  return tool_usage_error("eventring --help", "unknown subcommand '%s'", cmd);
+}
