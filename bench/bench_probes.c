@@ -18,8 +18,9 @@
  * program and is what we want to measure.
  *
  * Output: a table on stdout, and the same figures as one JSON document
- * appended to the file named by EVENTRING_BENCH_OUT when it is set.  EVENTRING_BENCH_RUNS
- * overrides the number of runs.  The exit status reports errors only
+ * written to the file named by EVENTRING_BENCH_OUT when it is set (`make
+ * bench` gives each benchmark a file of its own and joins them).
+ * EVENTRING_BENCH_RUNS overrides the number of runs.  The exit status reports errors only
  * (a run that failed to start tracing, say), never slowness.
  */
 #include <errno.h>
@@ -419,9 +420,7 @@ static void json_str(FILE *out, const char *s) {
 static int write_json(const char *path, const struct figure *fs, size_t n,
                       int runs, const char *cpu, double clock_ns) {
   make_parents(path);
-  /* Appended: `make bench` empties the file once and every benchmark
-   * adds its own document to it. */
-  FILE *out = fopen(path, "a");
+  FILE *out = fopen(path, "w");
   if (out == NULL) {
     fprintf(stderr, "bench_probes: %s: %s\n", path, strerror(errno));
     return -1;
