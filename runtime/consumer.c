@@ -33,6 +33,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -334,21 +335,24 @@ const char *eventring_cursor_user_name(const eventring_cursor *c, int id) {
 /* Loads head and the events before it as a consistent pair (eventring's
  * files, see ring_format.h), or head alone (OCaml's, where the count is
  * unknown and left 0). */
-static void load_head(const eventring_cursor *c, const uint64_t *hdr,
-                      uint64_t *head, uint64_t *evicted) {
+static int load_head(const eventring_cursor *c, const uint64_t *hdr,
+                     uint64_t *head, uint64_t *evicted) {
   if (!c->ours) {
     *head = er_load_acq(&hdr[ER_RING_HEAD]);
     *evicted = 0;
-    return;
+    return 0;
   }
-  for (;;) {
+  /* A live writer laps a slot only after a dozen moves of head, and each
+   * takes it tens of nanoseconds: a million misses in a row mean that the
+   * header is being scribbled on, not written by a writer. */
+  for (long tries = 0; tries < 1000000; tries++) {
     /* Acquire loads throughout, each pairing with one of the writer's
      * release stores (ring.c, evict()): a pair value from a later move
      * than k makes the second load of PSEQ see at least k + NPAIRS - 1. */
     uint64_t k = er_load_acq(&hdr[ER_RING_PSEQ]);
     if (k == 0) {
       *head = *evicted = 0;
-      return;
+      return 0;
     }
     const uint64_t *pair = &hdr[ER_RING_PAIRS + 2 * (k % ER_RING_NPAIRS)];
     uint64_t h = er_load_acq(&pair[0]);
@@ -357,11 +361,12 @@ static void load_head(const eventring_cursor *c, const uint64_t *hdr,
     if (k2 - k < ER_RING_NPAIRS - 1) {
       *head = h;
       *evicted = e;
-      return;
+      return 0;
     }
     /* The writer lapped the slot while we read it: it moved head a dozen
      * times in that while, so a retry soon finds a slot at rest. */
   }
+  return EVENTRING_E_CORRUPT;
 }
 
 struct poll_state {
@@ -474,6 +479,19 @@ deliver(struct poll_state *ps, int domain, const uint64_t *ev, unsigned len) {
   return 0;
 }
 
+/* A head beyond the tail we loaded first is normal when the writer
+ * lapped us since; beyond the tail loaded now it is a corrupt header (a
+ * writer publishes a head past its tail only for the instant between
+ * dropping padding and writing the event after it, so look a few times).
+ * Returns 0 or EVENTRING_E_CORRUPT. */
+static int check_head_past_tail(const uint64_t *hdr, uint64_t head) {
+  for (int i = 0; i < 1000; i++) {
+    if (er_load_acq(&hdr[ER_RING_TAIL]) >= head) return 0;
+    sched_yield();
+  }
+  return EVENTRING_E_CORRUPT;
+}
+
 /* Reads one domain's ring up to the tail it finds first, until the
  * poll's limit is reached or a callback stops it.  Returns 0 or
  * EVENTRING_E_CORRUPT. */
@@ -501,11 +519,12 @@ static int read_ring(struct poll_state *ps, int domain) {
 
   while (pos < tail && delivered < max && !ps->stop) {
     uint64_t head, evicted;
-    load_head(c, hdr, &head, &evicted);
+    if ((err = load_head(c, hdr, &head, &evicted)) != 0) break;
     if (head <= tail && tail - head > words) {
       err = EVENTRING_E_CORRUPT;
       break;
     }
+    if (head > tail && (err = check_head_past_tail(hdr, head)) != 0) break;
     if (head > pos) {
       if (c->ours && evicted < events) {
         err = EVENTRING_E_CORRUPT;
@@ -532,7 +551,7 @@ static int read_ring(struct poll_state *ps, int domain) {
      * words it freed (ring.c, evict()). */
     er_fence_acquire();
     uint64_t head2, evicted2;
-    load_head(c, hdr, &head2, &evicted2);
+    if ((err = load_head(c, hdr, &head2, &evicted2)) != 0) break;
     uint64_t off = 0;
     if (head2 > pos) {
       /* What lies below head2 may have been overwritten while we copied

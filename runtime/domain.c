@@ -269,6 +269,10 @@ static int enter_slot(int id, int shared) {
   if (!d) {
     r = EVENTRING_E_INVAL;
   } else if (self == d) {
+    /* The sole holder of a slot may open it to joiners (the thread that
+     * started tracing holds slot 0 alone until the host's other threads
+     * join it); a joined slot never turns exclusive again. */
+    if (shared && !d->shared && d->owned == 1) d->shared = 1;
     r = d->shared == shared ? 0 : EVENTRING_E_BUSY;
   } else if (d->retired || (d->owned && !(shared && d->shared))) {
     r = EVENTRING_E_BUSY;

@@ -227,8 +227,10 @@ EVENTRING_API int eventring_domain_bind(int id);
  * to it, for hosts whose threads take turns under one lock (OCaml 4's
  * runtime lock: every OCaml thread writes into domain 0).  The caller
  * guarantees that at most one of the joined threads is inside a probe at
- * any time.  Returns 0, EVENTRING_E_BUSY when the slot is bound (not
- * joined) by another thread, or EVENTRING_E_INVAL. */
+ * any time.  A thread that holds its slot alone (bound, or taken by its
+ * first event) may join that slot, opening it to others.  Returns 0,
+ * EVENTRING_E_BUSY when the slot is bound (not joined) by another thread,
+ * or EVENTRING_E_INVAL. */
 EVENTRING_API int eventring_domain_join(int id);
 
 /* Releases the calling thread's slot (the last thread to leave it writes

@@ -145,7 +145,10 @@ enum {
 /* The name tables follow the fixed part: n_phases names, then n_counters,
  * then n_lifecycle, each a NUL-terminated string in a 48-byte slot. */
 
-/* Name tables of the vocabulary (names.c). */
+/* Name tables of the vocabulary (names.c).  The phase and counter tables
+ * list OCaml's ids, then eventring's extension ids (EVENTRING_PHASE_COUNT
+ * and EVENTRING_COUNTER_COUNT onwards), which only a file's own name
+ * table gives meaning to. */
 extern const char *const eventring__phase_names_53[];
 extern const unsigned eventring__n_phases_53;
 extern const char *const eventring__phase_names_50[];

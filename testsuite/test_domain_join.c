@@ -97,10 +97,39 @@ static void *try_bind0(void *arg) {
   return NULL;
 }
 
+static void *try_join0(void *arg) {
+  *(int *)arg = eventring_domain_join(0);
+  return NULL;
+}
+
 static void *try_join1(void *arg) {
   *(int *)arg = eventring_domain_join(1);
   return NULL;
 }
+
+START_TEST(test_sole_holder_opens_its_slot) {
+  char *path = start_preserved();
+  eventring_domain_release();
+  /* As after a start from the environment: the main thread holds slot 0
+   * alone, then joins it, and other threads can join too. */
+  ck_assert_int_eq(eventring_domain_bind(0), 0);
+  ck_assert_int_eq(eventring_domain_join(0), 0);
+  ck_assert_int_eq(eventring_domain_id(), 0);
+  int rc = 1;
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, try_join0, &rc), 0);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(rc, 0);
+  ck_assert_int_eq(eventring_stop(), 0);
+  /* No domain_terminate / domain_spawn pair came from opening the slot. */
+  struct rf_file f;
+  er_open_ring(path, &f);
+  ck_assert_uint_eq(rf_count(&f, 0, 0, ER_EV_LIFECYCLE,
+                             EVENTRING_LIFECYCLE_DOMAIN_SPAWN), 1);
+  rf_close(&f);
+  free(path);
+}
+END_TEST
 
 START_TEST(test_join_and_bind_exclude_each_other) {
   char *path = start_preserved();
@@ -143,6 +172,7 @@ END_TEST
 static TCase *tc_join(void) {
   TCase *tc = er_tcase("join");
   tcase_add_test(tc, test_joined_threads_share_ring);
+  tcase_add_test(tc, test_sole_holder_opens_its_slot);
   tcase_add_test(tc, test_join_and_bind_exclude_each_other);
   return tc;
 }

@@ -1,0 +1,184 @@
+# stdlib-bindings/rules.mk -- the OCaml Runtime_events package for OCaml
+# 4.13, built with ocamlfind; included by Makefile.in, whose variables it
+# uses.  Without ocamlfind every target here says so and does nothing.
+#
+# Outputs, below the build directory:
+#   stdlib-bindings/                  objects and archives
+#   stdlib-bindings/stage/            an OCAMLPATH holding the package as it
+#                                     is installed, for the tests and the
+#                                     benchmark
+#   testsuite/ocaml-tests             the OCaml test runner, run by `check`
+#   bench/bench_ocaml_reader          the OCaml reader benchmark
+#
+# The C archive libeventring_ocaml.a holds the stubs and every object of
+# libeventring_i (the bridge to the instrumented runtime included), so that
+# a program links the whole of eventring statically, ahead of the OCaml
+# runtime archive, whichever runtime variant it uses.  The plain-bytecode
+# DLL dllruntime_events_stubs.so holds the same objects.
+
+OCAMLFIND := $(shell command -v ocamlfind 2>/dev/null)
+OCAML_WHERE := $(if $(OCAMLFIND),$(shell $(OCAMLFIND) ocamlc -where 2>/dev/null))
+
+OCB = stdlib-bindings
+OCAML_SRCDIR = $(srcdir)/stdlib-bindings
+OCAML_STAGE = $(OCB)/stage
+OCAML_PKGDIR = $(OCAML_STAGE)/runtime_events
+OCAML_INSTALL_DIR = $(prefix)/lib/ocaml
+
+# C libraries every program of the package links after the archive, as
+# -cclib options (ATOMIC_LIBS: libatomic_ops when configured with it).
+OCAML_CCLIBS = -cclib -leventring_ocaml \
+	$(foreach l,$(ATOMIC_LIBS) -lpthread $(LIBS),-cclib $(l))
+# -u makes the linker take the bridge (ocaml_bridge.o) out of the archive,
+# which comes before the OCaml runtime's, even in a program that links the
+# package but never refers to Runtime_events: the instrumented runtime's
+# eventlog.o is then never pulled in.  Sanitizer builds compile eventring
+# with -fsanitize: a program linking it needs the same flags at link time.
+OCAML_CCOPTS = -ccopt -Wl,-u,eventring__ocaml_bridge_init \
+	$(if $(SAN_FLAGS),-ccopt '$(SAN_FLAGS)')
+OCAML_STUBS_CFLAGS = $(BASE_CFLAGS) -fPIC -I$(srcdir)/runtime \
+	-I$(OCAML_WHERE) $(CPPFLAGS) $(CFLAGS)
+
+OCAML_OBJS = $(OCB)/runtime_events.cmi $(OCB)/runtime_events.cmo \
+	$(OCB)/runtime_events.cmx $(OCB)/runtime_events.o \
+	$(OCB)/runtime_events_auto.cmi $(OCB)/runtime_events_auto.cmo \
+	$(OCB)/runtime_events_auto.cmx $(OCB)/runtime_events_auto.o
+OCAML_LIBS = $(OCB)/libeventring_ocaml.a $(OCB)/dllruntime_events_stubs.so \
+	$(OCB)/runtime_events.cma $(OCB)/runtime_events.cmxa \
+	$(OCB)/runtime_events.a
+# What the package directory holds (installed and staged alike).
+OCAML_PKG_FILES = $(OCB)/META $(OCAML_SRCDIR)/runtime_events.mli \
+	$(OCB)/runtime_events.cmi $(OCB)/runtime_events.cmx \
+	$(OCB)/runtime_events.cma $(OCB)/runtime_events.cmxa \
+	$(OCB)/runtime_events.a $(OCB)/libeventring_ocaml.a \
+	$(OCB)/dllruntime_events_stubs.so \
+	$(OCB)/runtime_events_auto.cmi $(OCB)/runtime_events_auto.cmo \
+	$(OCB)/runtime_events_auto.cmx $(OCB)/runtime_events_auto.o
+
+.PHONY: ocaml-all ocaml-stage ocaml-install ocaml-uninstall ocaml-clean
+
+ifneq ($(OCAMLFIND),)
+
+all: ocaml-all
+ocaml-all: $(OCAML_LIBS) $(OCAML_OBJS) $(OCB)/META
+
+$(OCB)/runtime_events_stubs.o: $(OCAML_SRCDIR)/runtime_events_stubs.c \
+		$(srcdir)/runtime/eventring.h Makefile
+	@mkdir -p $(@D)
+	$(CC) $(OCAML_STUBS_CFLAGS) -c -o $@ $<
+
+$(OCB)/libeventring_ocaml.a: $(OCB)/runtime_events_stubs.o $(RTI_OBJS)
+	rm -f $@
+	$(AR) rcs $@ $(OCB)/runtime_events_stubs.o $(RTI_OBJS)
+
+# No -z defs: the OCaml runtime's symbols come from ocamlrun at load time.
+$(OCB)/dllruntime_events_stubs.so: $(OCB)/runtime_events_stubs.o $(RTI_OBJS)
+	$(CC) $(SAN_FLAGS) $(CFLAGS) $(LDFLAGS) -shared -pthread -o $@ \
+		$(OCB)/runtime_events_stubs.o $(RTI_OBJS) $(STATIC_LIBS)
+
+$(OCB)/runtime_events.cmi: $(OCAML_SRCDIR)/runtime_events.mli Makefile
+	@mkdir -p $(@D)
+	$(OCAMLFIND) ocamlc -g -c -o $@ $<
+
+# Both compilers write the .cmi of an .ml without .mli; let one do it.
+$(OCB)/runtime_events_auto.cmi: $(OCB)/runtime_events_auto.cmo
+$(OCB)/runtime_events_auto.cmo: \
+		$(OCAML_SRCDIR)/runtime_events_auto.ml $(OCB)/runtime_events.cmi
+	$(OCAMLFIND) ocamlc -g -I $(OCB) -c -o $(OCB)/runtime_events_auto.cmo $<
+
+$(OCB)/runtime_events_auto.o: $(OCB)/runtime_events_auto.cmx
+$(OCB)/runtime_events_auto.cmx: \
+		$(OCAML_SRCDIR)/runtime_events_auto.ml $(OCB)/runtime_events_auto.cmi \
+		$(OCB)/runtime_events.cmx
+	$(OCAMLFIND) ocamlopt -g -I $(OCB) -c -o $(OCB)/runtime_events_auto.cmx $<
+
+$(OCB)/runtime_events.cmo: $(OCAML_SRCDIR)/runtime_events.ml \
+		$(OCB)/runtime_events.cmi
+	$(OCAMLFIND) ocamlc -g -I $(OCB) -c -o $@ $<
+
+$(OCB)/runtime_events.o: $(OCB)/runtime_events.cmx
+$(OCB)/runtime_events.cmx: \
+		$(OCAML_SRCDIR)/runtime_events.ml $(OCB)/runtime_events.cmi
+	$(OCAMLFIND) ocamlopt -g -inline 200 -I $(OCB) -c \
+		-o $(OCB)/runtime_events.cmx $<
+
+$(OCB)/runtime_events.cma: $(OCB)/runtime_events.cmo $(OCAML_SRCDIR)/rules.mk
+	$(OCAMLFIND) ocamlc -a -o $@ $(OCB)/runtime_events.cmo -dllib -lruntime_events_stubs \
+		$(OCAML_CCLIBS) $(OCAML_CCOPTS)
+
+$(OCB)/runtime_events.a: $(OCB)/runtime_events.cmxa
+$(OCB)/runtime_events.cmxa: $(OCB)/runtime_events.cmx $(OCAML_SRCDIR)/rules.mk
+	$(OCAMLFIND) ocamlopt -a -o $(OCB)/runtime_events.cmxa \
+		$(OCB)/runtime_events.cmx \
+		$(OCAML_CCLIBS) $(OCAML_CCOPTS)
+
+# @PKGDIR@ is where the package's DLL lives once installed, so that plain
+# bytecode programs find it without CAML_LD_LIBRARY_PATH.
+OCAML_META_SED = sed -e 's|[@]VERSION[@]|$(VERSION)|g' \
+	-e 's|[@]PKGDIR[@]|$(1)|g'
+
+$(OCB)/META: $(OCAML_SRCDIR)/META.in Makefile
+	@mkdir -p $(@D)
+	$(call OCAML_META_SED,$(OCAML_INSTALL_DIR)/runtime_events) $< > $@.tmp
+	mv $@.tmp $@
+
+# The staged copy: the package as installed, below the build directory.
+ocaml-stage: ocaml-all
+	@rm -rf $(OCAML_PKGDIR); mkdir -p $(OCAML_PKGDIR)
+	@cp $(filter-out $(OCB)/META,$(OCAML_PKG_FILES)) $(OCAML_PKGDIR)/
+	@$(call OCAML_META_SED,$(CURDIR)/$(OCAML_PKGDIR)) \
+		$(OCAML_SRCDIR)/META.in > $(OCAML_PKGDIR)/META
+
+install: ocaml-install
+ocaml-install: ocaml-all
+	$(INSTALL) -d $(DESTDIR)$(OCAML_INSTALL_DIR)
+	$(OCAMLFIND) remove -destdir $(DESTDIR)$(OCAML_INSTALL_DIR) \
+		runtime_events >/dev/null 2>&1 || true
+	$(OCAMLFIND) install -destdir $(DESTDIR)$(OCAML_INSTALL_DIR) \
+		-ldconf ignore runtime_events -nodll $(OCAML_PKG_FILES)
+
+uninstall: ocaml-uninstall
+ocaml-uninstall:
+	$(OCAMLFIND) remove -destdir $(DESTDIR)$(OCAML_INSTALL_DIR) \
+		runtime_events >/dev/null 2>&1 || true
+
+check-programs: testsuite/ocaml-tests ocaml-stage
+
+# The OCaml tests build their programs against the staged package.
+bench: bench/bench_ocaml_reader
+BENCH_BINS += bench/bench_ocaml_reader
+bench/bench_ocaml_reader: $(srcdir)/bench/bench_ocaml_reader.ml ocaml-stage
+	@rm -rf bench/ocaml-tmp; mkdir -p bench/ocaml-tmp
+	cp $< bench/ocaml-tmp/
+	OCAMLPATH='$(CURDIR)/$(OCAML_STAGE)' $(OCAMLFIND) ocamlopt -inline 200 \
+		-package runtime_events,unix -linkpkg $(OCAML_CCOPTS) \
+		-o $@ bench/ocaml-tmp/bench_ocaml_reader.ml
+	@rm -rf bench/ocaml-tmp
+
+else
+
+all: ocaml-all
+ocaml-all ocaml-stage ocaml-install ocaml-uninstall:
+	@echo "ocamlfind not found: the OCaml bindings (stdlib-bindings/) are skipped"
+install: ocaml-install
+check-programs: testsuite/ocaml-tests
+
+endif
+
+TESTS += ocaml-tests
+
+# A wrapper in the build directory, so that `check` runs it as it runs the
+# other tests; testsuite/ocaml/run.sh skips (77) without ocamlfind.
+testsuite/ocaml-tests: $(srcdir)/testsuite/ocaml/run.sh Makefile
+	@mkdir -p $(@D)
+	printf '#!/bin/sh\nexec $(SHELL) %s "$$@"\n' \
+		"'$(abspath $(srcdir))/testsuite/ocaml/run.sh'" > $@.tmp
+	chmod +x $@.tmp && mv $@.tmp $@
+
+clean: ocaml-clean
+ocaml-clean:
+	rm -rf $(OCB)/stage
+	rm -f $(OCB)/*.cm[ioxa] $(OCB)/*.cmxa $(OCB)/*.o $(OCB)/*.a \
+		$(OCB)/*.so $(OCB)/META $(OCB)/META.tmp
+	rm -f testsuite/ocaml-tests bench/bench_ocaml_reader
+	rm -rf bench/ocaml-tmp
