@@ -8,7 +8,7 @@
  * have one each, 10..99 are grouped by tens into 10..18, and 100 words or
  * more go to 19.
  */
-#include "internal.h"
+#include "writer.h"
 
 #ifndef EVENTRING_INSTRUMENTED
 #error "alloc.c belongs to the instrumented variant only"
@@ -35,7 +35,7 @@ void eventring__alloc_flush(void) {
   unsigned len = 2 + EVENTRING_ALLOC_BUCKETS;
   uint64_t *ev = er_reserve(d, len);
   er_store_rlx(&ev[0], ER_HDR(len, 0, ER_EV_ALLOC, 0));
-  er_store_rlx(&ev[1], er_now());
+  er_store_rlx(&ev[1], er_stamp(d));
   for (unsigned i = 0; i < EVENTRING_ALLOC_BUCKETS; i++) {
     er_store_rlx(&ev[2 + i], d->alloc[i]);
     d->alloc[i] = 0;

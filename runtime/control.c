@@ -10,7 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "writer.h"
 
 /* The flag the inlined probes test (eventring.h).  Stored only under the
  * lock; loaded by probes with no ordering, because it only decides whether
@@ -119,6 +119,7 @@ static int start_locked(void) {
   const char *dir = secure_getenv("OCAML_RUNTIME_EVENTS_DIR");
   if (!dir || !*dir) dir = ".";
   er_barrier_init();
+  er_clock_init();
   int r = er_file_create(dir, log2, max_domains);
   if (r) return r;
   er_st.preserve = secure_getenv("OCAML_RUNTIME_EVENTS_PRESERVE") != NULL;
@@ -256,7 +257,11 @@ static int user_id_ok(int id) {
 void eventring__user(unsigned type, int id, int64_t value) {
   if (!user_id_ok(id)) return;
   uint64_t v = (uint64_t)value;
-  er_emit(0, 1, type, (unsigned)id, &v, type == ER_UEV_INT);
+  /* Two copies, each with a constant payload size. */
+  if (type == ER_UEV_INT)
+    er_emit(0, 1, ER_UEV_INT, (unsigned)id, &v, 1);
+  else
+    er_emit(0, 1, type, (unsigned)id, NULL, 0);
 }
 
 int eventring__custom(int id, const void *bytes, size_t len) {

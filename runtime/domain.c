@@ -48,15 +48,16 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "writer.h"
 
 struct er_domain er_domains[ER_DOMAINS_LIMIT];
 int er_need_fence;
 
 /* initial-exec: one load from the thread pointer, no call to
  * __tls_get_addr, even in the shared library. */
-static __thread struct er_domain *self
+__thread struct er_domain *er_tls_self
     __attribute__((tls_model("initial-exec")));
+#define self er_tls_self
 /* The free_epoch at which this thread last found every slot taken. */
 static __thread uint64_t noslot_epoch
     __attribute__((tls_model("initial-exec")));
@@ -141,7 +142,7 @@ static struct er_domain *attach_from_probe(void) {
   return d;
 }
 
-static void nested_drop(struct er_domain *d) {
+void er_nested_drop(struct er_domain *d) {
   /* The interrupted probe holds in_probe, so the mapping cannot go away
    * while we are here once we have seen `live`. */
   d->dropped++;
@@ -149,50 +150,28 @@ static void nested_drop(struct er_domain *d) {
     er_store_rlx(&d->hdr[ER_RING_DROPPED], d->dropped);
 }
 
-struct er_domain *er_enter(int force) {
-  struct er_domain *d = self;
-  if (ER_UNLIKELY(!d)) {
-    /* A forced write comes from a control operation, which holds the
-     * lock already. */
-    d = force ? er_attach_locked(1) : attach_from_probe();
-    if (!d) {
-      if (force) slotless_drop();
-      return NULL;
-    }
-  }
-  if (ER_UNLIKELY(er_iload_rlx(&d->in_probe))) {
-    nested_drop(d);
+struct er_domain *er_enter_slow(int force) {
+  /* A forced write comes from a control operation, which holds the lock
+   * already. */
+  struct er_domain *d = force ? er_attach_locked(1) : attach_from_probe();
+  if (!d) {
+    if (force) slotless_drop();
     return NULL;
   }
-  er_istore_rlx(&d->in_probe, 1);
-  /* Keeps the compiler from moving the loads below above the store; the
-   * CPU is kept in order by the stopper's membarrier (see above). */
-  er_compiler_barrier();
-  if (ER_UNLIKELY(er_iload_rlx(&er_need_fence))) er_fence();
-  if (ER_UNLIKELY(!er_iload_acq(&er_st.live)) || ER_UNLIKELY(!d->ring) ||
-      ER_UNLIKELY(!force && !er_iload_rlx(&eventring__on))) {
-    er_leave(d);
-    return NULL;
-  }
-  if (ER_UNLIKELY(d->spawn_pending)) {
-    d->spawn_pending = 0;
-    uint64_t *ev = er_reserve(d, 3);
-    er_store_rlx(&ev[0], ER_HDR(3, 0, ER_EV_LIFECYCLE,
-                                EVENTRING_LIFECYCLE_DOMAIN_SPAWN));
-    er_store_rlx(&ev[1], er_now());
-    er_store_rlx(&ev[2], (uint64_t)er_st.pid);
-    er_commit(d, 3);
-  }
-  return d;
+  return er_enter_domain(d, force);
 }
 
-void er_leave(struct er_domain *d) {
-  /* Pairs with the acquire load in er_stop_world(): everything this probe
-   * wrote is visible to the stopper before it touches the mapping. */
-  er_istore_rel(&d->in_probe, 0);
+void er_write_spawn(struct er_domain *d) {
+  d->spawn_pending = 0;
+  uint64_t *ev = er_reserve(d, 3);
+  er_store_rlx(&ev[0], ER_HDR(3, 0, ER_EV_LIFECYCLE,
+                              EVENTRING_LIFECYCLE_DOMAIN_SPAWN));
+  er_store_rlx(&ev[1], er_stamp(d));
+  er_store_rlx(&ev[2], (uint64_t)er_st.pid);
+  er_commit(d, 3);
 }
 
-static uint64_t now_ms(void) { return er_now() / 1000000u; }
+static uint64_t now_ms(void) { return er_clock_monotonic() / 1000000u; }
 
 int er_stop_world(void) {
   /* `live` was cleared by the caller.  Make that store visible to every

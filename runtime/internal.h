@@ -47,6 +47,7 @@ struct er_domain {
   uint64_t evicted;    /* events before head */
   uint64_t written;    /* events before tail */
   uint64_t seq;        /* the PSEQ word's value: moves of head */
+  uint64_t last_ts;    /* the last timestamp written (never go back) */
   uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
   int spawn_pending;   /* write domain_spawn before the next event */
   int id;              /* slot index, fixed */
@@ -83,14 +84,6 @@ extern ER_HIDDEN struct er_state er_st;
 extern ER_HIDDEN struct er_domain er_domains[ER_DOMAINS_LIMIT];
 extern ER_HIDDEN int er_need_fence;
 
-/* clock.h */
-#include <time.h>
-static inline uint64_t er_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* ring.c: the file and the writer. */
 /* Creates and maps `<dir>/<pid>.events`; under the lock, not live.
  * Returns 0 or a negated errno value; er_st.path names the file either
@@ -102,14 +95,11 @@ ER_HIDDEN int er_file_create(const char *dir, unsigned log2,
 ER_HIDDEN void er_file_drop(int unlink_it, int unmap_it);
 ER_HIDDEN void er_file_write_name(int id, const char *name);
 ER_HIDDEN void er_domain_bind_file(struct er_domain *d);
-ER_HIDDEN uint64_t *er_reserve(struct er_domain *d, unsigned len);
-ER_HIDDEN void er_commit(struct er_domain *d, unsigned len);
 ER_HIDDEN void er_warn(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
-/* domain.c: slots, entering and leaving probes, stopping the world. */
-ER_HIDDEN struct er_domain *er_enter(int force);
-ER_HIDDEN void er_leave(struct er_domain *d);
+/* domain.c: slots, entering and leaving probes (the inline part is in
+ * writer.h), stopping the world. */
 ER_HIDDEN struct er_domain *er_attach_locked(int spawn_event);
 ER_HIDDEN void er_release_locked(struct er_domain *d);
 ER_HIDDEN int er_stop_world(void);   /* under lock; 0 when quiescent */
@@ -118,11 +108,7 @@ ER_HIDDEN void er_domains_after_fork(void);
 ER_HIDDEN void er_domains_init(void);
 ER_HIDDEN struct er_domain *er_self(void);
 
-/* Writes one event of `n` payload words in the calling thread's ring.
- * `force` writes even while paused; it is for the lifecycle events of
- * control operations, whose caller holds er_st.lock. */
-ER_HIDDEN void er_emit(int force, unsigned user, unsigned type, unsigned id,
-                       const uint64_t *payload, unsigned n);
+/* ring.c: a custom event (er_emit, for the others, is in writer.h). */
 ER_HIDDEN int er_emit_custom(int id, const void *bytes, size_t len);
 
 #endif /* EVENTRING_INTERNAL_H */

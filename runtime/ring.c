@@ -16,8 +16,10 @@
  *
  * Overwrite policy: a flight recorder.  Each domain's ring has exactly one
  * writer, the thread holding the slot.  When a new event does not fit, the
- * writer advances ring_head past the oldest whole events, publishes it,
- * and only then overwrites their words; a reader that copied an event and
+ * writer advances ring_head past the oldest whole events -- as many as
+ * free the event's room plus a slack of 1/64 of the ring (at most 256
+ * words), so that a full ring pays for this once per few dozen events --
+ * publishes it, and only then overwrites their words; a reader that copied an event and
  * then finds ring_head beyond it knows the copy may be torn.  The owner
  * keeps its own copies of head, tail and the counts, so the write path
  * never loads a shared word.
@@ -35,7 +37,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "internal.h"
+#include "writer.h"
 
 #define PAGE 4096u
 
@@ -212,16 +214,21 @@ void er_domain_bind_file(struct er_domain *d) {
  * of padding precede the new event.  Returns 1 when the padding itself
  * had to be given up (the padding and the event together are longer than
  * the ring), in which case the caller does not write it. */
-static int evict(struct er_domain *d, uint64_t end, uint64_t pad) {
+int er_evict(struct er_domain *d, uint64_t end, uint64_t pad) {
   uint64_t size = d->mask + 1;
   uint64_t head = d->head, evicted = d->evicted;
   int skip_pad = 0;
-  while (end - head > size) {
+  /* Free the room needed plus a slack, so that a full ring walks and
+   * publishes evictions once per few dozen events, not on every one. */
+  uint64_t want = end + ER_EVICT_SLACK(size);
+  while (want - head > size) {
     if (head == d->tail) {
-      /* Everything written is gone and the padding still does not fit:
+      /* Everything written is gone.  If the padding still does not fit,
        * start the ring again after where the padding would have been. */
-      head = d->tail + pad;
-      skip_pad = 1;
+      if (end - head > size) {
+        head = d->tail + pad;
+        skip_pad = 1;
+      }
       break;
     }
     uint64_t h = d->ring[head & d->mask];
@@ -258,46 +265,6 @@ static int evict(struct er_domain *d, uint64_t end, uint64_t pad) {
   return skip_pad;
 }
 
-uint64_t *er_reserve(struct er_domain *d, unsigned len) {
-  uint64_t size = d->mask + 1;
-  uint64_t tail = d->tail;
-  uint64_t idx = tail & d->mask;
-  uint64_t pad = idx + len > size ? size - idx : 0;
-  uint64_t end = tail + pad + len;
-  int skip_pad = 0;
-  if (end - d->head > size) skip_pad = evict(d, end, pad);
-  if (pad) {
-    if (!skip_pad) er_store_rlx(&d->ring[idx], ER_HDR(pad, 0, 0, 0));
-    d->tail = tail + pad;
-    idx = 0;
-  }
-  return &d->ring[idx];
-}
-
-void er_commit(struct er_domain *d, unsigned len) {
-  d->tail += len;
-  d->written++;
-  /* WRITTEN before TAIL: a reader that loads TAIL (acquire) then WRITTEN
-   * gets a count that covers every event up to that tail. */
-  er_store_rlx(&d->hdr[ER_RING_WRITTEN], d->written);
-  /* Publishes the event's words; pairs with the reader's acquire load of
-   * ring_tail. */
-  er_store_rel(&d->hdr[ER_RING_TAIL], d->tail);
-}
-
-void er_emit(int force, unsigned user, unsigned type, unsigned id,
-             const uint64_t *payload, unsigned n) {
-  struct er_domain *d = er_enter(force);
-  if (!d) return;
-  unsigned len = 2 + n;
-  uint64_t *ev = er_reserve(d, len);
-  er_store_rlx(&ev[0], ER_HDR(len, user, type, id));
-  er_store_rlx(&ev[1], er_now());
-  for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
-  er_commit(d, len);
-  er_leave(d);
-}
-
 int er_emit_custom(int id, const void *bytes, size_t len) {
   struct er_domain *d = er_enter(0);
   if (!d) return 0;
@@ -305,7 +272,7 @@ int er_emit_custom(int id, const void *bytes, size_t len) {
   unsigned total = 2 + words;
   uint64_t *ev = er_reserve(d, total);
   er_store_rlx(&ev[0], ER_HDR(total, 1, ER_UEV_CUSTOM, (unsigned)id));
-  er_store_rlx(&ev[1], er_now());
+  er_store_rlx(&ev[1], er_stamp(d));
   const unsigned char *src = bytes;
   for (unsigned w = 0; w < words; w++) {
     unsigned char b[8] = {0};

@@ -1,0 +1,194 @@
+/* writer.h -- the write path of a probe, inlined into each entry point.
+ *
+ * A probe that passed the inlined flag test of eventring.h ends up in one
+ * function (er_emit, er_emit_custom, the alloc probes) into which all of
+ * this is inlined: enter the domain, take a timestamp, reserve words,
+ * store them, publish the tail, leave.  What is rare -- a thread's first
+ * event, a signal handler's nested probe, domain_spawn, evicting old
+ * events, recalibrating the clock -- stays out of line.
+ *
+ * Timestamps are nanoseconds of CLOCK_MONOTONIC (the format's contract).
+ * Where the kernel itself keeps that clock with the TSC (clocksource
+ * "tsc", invariant TSC), they are computed from the TSC instead:
+ *
+ *   ns = ns0 + ((tsc - tsc0) * mult) >> 32
+ *
+ * with (tsc0, ns0, mult) taken against clock_gettime() when tracing
+ * starts and again every ER_RECAL_CYCLES (~0.1 s), the rate measured over
+ * the last interval, so the error stays the drift of a tenth of a second.
+ * Two parameter sets alternate, the current one named by er_clock_gen: a
+ * reader that finds the generation changed under it reads again.  Each
+ * domain also never lets its timestamps go backwards (a recalibration may
+ * step the mapping back by a few nanoseconds).
+ * OCAML_RUNTIME_EVENTS_CLOCK=monotonic forces clock_gettime().
+ */
+#ifndef EVENTRING_WRITER_H
+#define EVENTRING_WRITER_H
+
+#include <time.h>
+
+#include "internal.h"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <x86intrin.h>
+#define ER_HAVE_TSC 1
+#endif
+
+/* ------------------------------------------------------------------ */
+/* The clock.                                                           */
+
+/* About a tenth of a second at 3 GHz: the longest a set of parameters is
+ * used before it is measured again. */
+#define ER_RECAL_CYCLES (UINT64_C(1) << 28)
+
+struct er_clock_params {
+  uint64_t tsc0, ns0, mult; /* atomic words: read by probes, written by
+                               the recalibrating thread */
+};
+
+extern ER_HIDDEN int er_clock_tsc;            /* 1: TSC timestamps */
+extern ER_HIDDEN uint64_t er_clock_gen;       /* current set: gen & 1 */
+extern ER_HIDDEN struct er_clock_params er_clock_p[2];
+
+ER_HIDDEN void er_clock_init(void);           /* under the lock, at start */
+ER_HIDDEN uint64_t er_clock_slow(uint64_t tsc);
+
+static inline uint64_t er_clock_monotonic(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static inline uint64_t er_now(void) {
+#ifdef ER_HAVE_TSC
+  if (ER_LIKELY(er_iload_rlx(&er_clock_tsc))) {
+    uint64_t t = __rdtsc();
+    for (;;) {
+      /* Pairs with the release store of er_clock_gen that published the
+       * set: its words are complete. */
+      uint64_t g = er_load_acq(&er_clock_gen);
+      const struct er_clock_params *p = &er_clock_p[g & 1];
+      uint64_t tsc0 = er_load_rlx(&p->tsc0), ns0 = er_load_rlx(&p->ns0);
+      uint64_t mult = er_load_rlx(&p->mult);
+      /* The set was not rewritten while we read it (that takes two
+       * recalibrations). */
+      er_compiler_barrier();
+      if (ER_UNLIKELY(er_load_rlx(&er_clock_gen) != g)) continue;
+      if (ER_UNLIKELY(t - tsc0 > ER_RECAL_CYCLES)) return er_clock_slow(t);
+      return ns0 + (uint64_t)(((unsigned __int128)(t - tsc0) * mult) >> 32);
+    }
+  }
+#endif
+  return er_clock_monotonic();
+}
+
+/* ------------------------------------------------------------------ */
+/* Entering and leaving a probe (see domain.c for the protocol).        */
+
+extern ER_HIDDEN __thread struct er_domain *er_tls_self
+    __attribute__((tls_model("initial-exec")));
+
+ER_HIDDEN struct er_domain *er_enter_slow(int force);
+ER_HIDDEN void er_nested_drop(struct er_domain *d);
+ER_HIDDEN void er_write_spawn(struct er_domain *d);
+ER_HIDDEN int er_evict(struct er_domain *d, uint64_t end, uint64_t pad);
+
+static inline void er_leave(struct er_domain *d) {
+  /* Pairs with the acquire load in er_stop_world(): everything this probe
+   * wrote is visible to the stopper before it touches the mapping. */
+  er_istore_rel(&d->in_probe, 0);
+}
+
+/* Enters a probe on `d`, the calling thread's domain.  Returns d, or NULL
+ * when nothing may be written (and then the probe is left already). */
+static inline struct er_domain *er_enter_domain(struct er_domain *d,
+                                                int force) {
+  if (ER_UNLIKELY(er_iload_rlx(&d->in_probe))) {
+    er_nested_drop(d);
+    return NULL;
+  }
+  er_istore_rlx(&d->in_probe, 1);
+  /* Keeps the compiler from moving the loads below above the store; the
+   * CPU is kept in order by the stopper's membarrier (domain.c). */
+  er_compiler_barrier();
+  if (ER_UNLIKELY(er_iload_rlx(&er_need_fence))) er_fence();
+  if (ER_UNLIKELY(!er_iload_acq(&er_st.live)) || ER_UNLIKELY(!d->ring) ||
+      ER_UNLIKELY(!force && !er_iload_rlx(&eventring__on))) {
+    er_leave(d);
+    return NULL;
+  }
+  if (ER_UNLIKELY(d->spawn_pending)) er_write_spawn(d);
+  return d;
+}
+
+/* Enters a probe on the calling thread's domain, taking a slot on its
+ * first event.  `force`: see er_emit(). */
+static inline struct er_domain *er_enter(int force) {
+  struct er_domain *d = er_tls_self;
+  if (ER_UNLIKELY(!d)) return er_enter_slow(force);
+  return er_enter_domain(d, force);
+}
+
+/* A timestamp for the domain's next event: never before its last one. */
+static inline uint64_t er_stamp(struct er_domain *d) {
+  uint64_t t = er_now();
+  if (ER_UNLIKELY(t < d->last_ts)) t = d->last_ts;
+  d->last_ts = t;
+  return t;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reserving and publishing words (see ring.c for the overwrite policy). */
+
+/* Returns room for `len` contiguous words at the tail, after padding to
+ * the ring's end and evicting old events as needed. */
+static inline uint64_t *er_reserve(struct er_domain *d, unsigned len) {
+  uint64_t size = d->mask + 1;
+  uint64_t tail = d->tail;
+  uint64_t idx = tail & d->mask;
+  uint64_t pad = idx + len > size ? size - idx : 0;
+  uint64_t end = tail + pad + len;
+  int skip_pad = 0;
+  if (ER_UNLIKELY(end - d->head > size)) skip_pad = er_evict(d, end, pad);
+  if (ER_UNLIKELY(pad)) {
+    if (!skip_pad) er_store_rlx(&d->ring[idx], ER_HDR(pad, 0, 0, 0));
+    d->tail = tail + pad;
+    idx = 0;
+  }
+  return &d->ring[idx];
+}
+
+/* The room evicted beyond what an event needs (ring.c, er_evict()). */
+#define ER_EVICT_SLACK(size) ((size) / 64 < 256 ? (size) / 64 : 256)
+
+/* Publishes the `len` words written at the tail as one event. */
+static inline void er_commit(struct er_domain *d, unsigned len) {
+  d->tail += len;
+  d->written++;
+  /* WRITTEN before TAIL: a reader that loads TAIL (acquire) then WRITTEN
+   * gets a count that covers every event up to that tail. */
+  er_store_rlx(&d->hdr[ER_RING_WRITTEN], d->written);
+  /* Publishes the event's words; pairs with the reader's acquire load of
+   * ring_tail. */
+  er_store_rel(&d->hdr[ER_RING_TAIL], d->tail);
+}
+
+/* Writes one event of `n` payload words in the calling thread's ring.
+ * `force` writes even while paused; it is for the lifecycle events of
+ * control operations, whose caller holds er_st.lock.  Inlined so that
+ * each entry point is compiled for its own payload size. */
+static inline __attribute__((always_inline)) void
+er_emit(int force, unsigned user, unsigned type, unsigned id,
+        const uint64_t *payload, unsigned n) {
+  struct er_domain *d = er_enter(force);
+  if (!d) return;
+  unsigned len = 2 + n;
+  uint64_t *ev = er_reserve(d, len);
+  er_store_rlx(&ev[0], ER_HDR(len, user, type, id));
+  er_store_rlx(&ev[1], er_stamp(d));
+  for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
+  er_commit(d, len);
+  er_leave(d);
+}
+
+#endif /* EVENTRING_WRITER_H */
