@@ -68,7 +68,8 @@ struct ring_pos {
 };
 
 struct eventring_cursor {
-  int fd;
+  int fd;                   /* -1 for an image in memory */
+  int image;                /* map is the caller's memory, not a mapping */
   const unsigned char *map;
   size_t map_bytes;
   uint64_t max_domains, ring_words, ring_bytes, hdr_bytes;
@@ -79,10 +80,12 @@ struct eventring_cursor {
   /* Name tables from the file (ours) or built in. */
   char *ext_names;          /* n_phases + n_counters slots of name_bytes */
   unsigned n_phases, n_counters, name_bytes;
-  char *user_names[ER_NAME_SLOTS]; /* cached once non-empty */
+  char **user_names;        /* ER_NAME_SLOTS, cached once non-empty;
+                               allocated at the first user event */
   uint64_t busy;            /* a poll is running (atomic) */
   struct ring_pos *rings;
-  uint64_t buf[CHUNK];
+  uint64_t *buf;            /* the copy: min(CHUNK, ring size) words */
+  uint64_t buf_words;
 };
 
 /* ------------------------------------------------------------------ */
@@ -160,6 +163,8 @@ static int read_ext(eventring_cursor *c, uint64_t size) {
   return 0;
 }
 
+static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size);
+
 static int open_fd(eventring_cursor **out, int fd) {
   *out = NULL;
   struct stat st;
@@ -183,7 +188,13 @@ static int open_fd(eventring_cursor **out, int fd) {
     return e;
   }
   c->map = m;
+  return setup(out, c, size);
+}
 
+/* Checks the metadata and the extension block of the file in c->map
+ * (`size` bytes) and completes the cursor.  Frees it on failure, except
+ * for the file descriptor, which the caller closes. */
+static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size) {
   uint64_t meta[ER_META_WORDS];
   for (int i = 0; i < ER_META_WORDS; i++) meta[i] = load(c->map + 8 * i);
   int err = EVENTRING_E_CORRUPT;
@@ -211,7 +222,9 @@ static int open_fd(eventring_cursor **out, int fd) {
   c->numbering = ER_PHASES_OCAML53;
   if ((err = read_ext(c, size)) != 0) goto fail;
   c->rings = calloc((size_t)c->max_domains, sizeof *c->rings);
-  if (!c->rings) {
+  c->buf_words = c->ring_words < CHUNK ? c->ring_words : CHUNK;
+  c->buf = malloc(c->buf_words * sizeof *c->buf);
+  if (!c->rings || !c->buf) {
     err = -ENOMEM;
     goto fail;
   }
@@ -258,11 +271,31 @@ int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
   return eventring_cursor_open_file(out, path);
 }
 
+/* A cursor on a ring file's image in memory, which stays the caller's and
+ * must outlive the cursor: the same checks and decoding, without a file.
+ * For the fuzzer, which would otherwise spend its time in mmap(). */
+int er_cursor_open_image(eventring_cursor **out, const void *bytes,
+                         size_t len) {
+  *out = NULL;
+  if (len < ER_META_WORDS * 8 || (uintptr_t)bytes % 8) return EVENTRING_E_CORRUPT;
+  eventring_cursor *c = calloc(1, sizeof *c);
+  if (!c) return -ENOMEM;
+  c->fd = -1;
+  c->image = 1;
+  c->map = bytes;
+  c->map_bytes = len;
+  return setup(out, c, len);
+}
+
 void eventring_cursor_free(eventring_cursor *c) {
   if (!c) return;
-  if (c->map) munmap((void *)c->map, c->map_bytes);
+  if (c->map && !c->image) munmap((void *)c->map, c->map_bytes);
   if (c->fd >= 0) close(c->fd);
-  for (unsigned i = 0; i < ER_NAME_SLOTS; i++) free(c->user_names[i]);
+  if (c->user_names)
+    for (unsigned i = 0; i < ER_NAME_SLOTS; i++)
+      if (c->user_names[i]) free(c->user_names[i]);
+  free(c->user_names);
+  free(c->buf);
   free(c->ext_names);
   free(c->rings);
   free(c);
@@ -310,7 +343,7 @@ const char *eventring_cursor_counter_name(const eventring_cursor *c,
 /* The name in slot `id`, read from the file (and kept once it is there),
  * "" when the slot is empty, NULL when it has no NUL (corrupt). */
 static const char *user_name(eventring_cursor *c, unsigned id) {
-  if (c->user_names[id]) return c->user_names[id];
+  if (ER_LIKELY(c->user_names && c->user_names[id])) return c->user_names[id];
   const unsigned char *slot =
       c->map + c->custom_off + (uint64_t)id * ER_NAME_SLOT_BYTES;
   char tmp[ER_NAME_SLOT_BYTES];
@@ -320,8 +353,11 @@ static const char *user_name(eventring_cursor *c, unsigned id) {
   }
   if (!memchr(tmp, 0, sizeof tmp)) return NULL;
   if (!tmp[0]) return "";
+  if (!c->user_names &&
+      !(c->user_names = calloc(ER_NAME_SLOTS, sizeof *c->user_names)))
+    return NULL;
   c->user_names[id] = strdup(tmp);
-  return c->user_names[id] ? c->user_names[id] : "";
+  return c->user_names[id];
 }
 
 const char *eventring_cursor_user_name(const eventring_cursor *c, int id) {
@@ -480,14 +516,20 @@ deliver(struct poll_state *ps, int domain, const uint64_t *ev, unsigned len) {
 }
 
 /* A head beyond the tail we loaded first is normal when the writer
- * lapped us since; beyond the tail loaded now it is a corrupt header (a
- * writer publishes a head past its tail only for the instant between
- * dropping padding and writing the event after it, so look a few times).
- * Returns 0 or EVENTRING_E_CORRUPT. */
-static int check_head_past_tail(const uint64_t *hdr, uint64_t head) {
-  for (int i = 0; i < 1000; i++) {
-    if (er_load_acq(&hdr[ER_RING_TAIL]) >= head) return 0;
+ * lapped us since; beyond the tail loaded now it is a corrupt header,
+ * but for one shape: a writer that drops padding it has no room for
+ * (ring.c, er_evict()) publishes a head at the ring's start, less than
+ * one event past its tail, for the instant before it writes the event
+ * there -- look again a few times then.  Returns 0 or EVENTRING_E_CORRUPT. */
+static int check_head_past_tail(const uint64_t *hdr, uint64_t head,
+                                uint64_t mask) {
+  uint64_t tail = er_load_acq(&hdr[ER_RING_TAIL]);
+  if (tail >= head) return 0;
+  if ((head & mask) != 0 || head - tail >= ER_MAX_EVENT_WORDS)
+    return EVENTRING_E_CORRUPT;
+  for (int i = 0; i < 100; i++) {
     sched_yield();
+    if (er_load_acq(&hdr[ER_RING_TAIL]) >= head) return 0;
   }
   return EVENTRING_E_CORRUPT;
 }
@@ -524,7 +566,8 @@ static int read_ring(struct poll_state *ps, int domain) {
       err = EVENTRING_E_CORRUPT;
       break;
     }
-    if (head > tail && (err = check_head_past_tail(hdr, head)) != 0) break;
+    if (head > tail && (err = check_head_past_tail(hdr, head, mask)) != 0)
+      break;
     if (head > pos) {
       if (c->ours && evicted < events) {
         err = EVENTRING_E_CORRUPT;
@@ -538,7 +581,7 @@ static int read_ring(struct poll_state *ps, int domain) {
 
     /* Copy [pos, pos + n) out of the ring, in at most two runs. */
     uint64_t n = tail - pos;
-    if (n > CHUNK) n = CHUNK;
+    if (n > c->buf_words) n = c->buf_words;
     uint64_t at = pos & mask, first = words - at;
     if (first > n) first = n;
     /* A plain copy: the words are read through this cursor's own mapping,
@@ -613,7 +656,8 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
   int r = 0;
   struct stat st;
   /* The mapping is only read while the file still covers it. */
-  if (fstat(c->fd, &st) < 0 || (uint64_t)st.st_size < c->map_bytes) {
+  if (!c->image &&
+      (fstat(c->fd, &st) < 0 || (uint64_t)st.st_size < c->map_bytes)) {
     r = EVENTRING_E_CORRUPT;
   } else {
     struct poll_state ps = {c, cb, data, max_events, 0, 0};

@@ -111,4 +111,8 @@ ER_HIDDEN struct er_domain *er_self(void);
 /* ring.c: a custom event (er_emit, for the others, is in writer.h). */
 ER_HIDDEN int er_emit_custom(int id, const void *bytes, size_t len);
 
+/* consumer.c: a cursor on a ring file image in memory (for the fuzzer). */
+ER_HIDDEN int er_cursor_open_image(eventring_cursor **out, const void *bytes,
+                                   size_t len);
+
 #endif /* EVENTRING_INTERNAL_H */

@@ -18,8 +18,11 @@
  *   bit 1         read the file with the OCaml 5.0-5.2 phase numbering.
  *
  * testsuite/fuzz/mkseeds.c turns real ring files into seeds of this form.
- * The file lives in a memfd opened by path (/proc/self/fd/N), so that the
- * cursor goes through its real open path, with no disk traffic.
+ * The file is built in memory and read through the consumer's image mode
+ * (er_cursor_open_image: the same checks and decoding as a file, without
+ * the open, fstat and mmap that would cap the fuzzer at a few thousand
+ * runs a second); the file path itself is covered by
+ * testsuite/test_consumer_malformed.c.
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +33,7 @@
 #include <unistd.h>
 
 #include "eventring.h"
+#include "internal.h"
 
 #define MAX_POLLS 64
 #define MAX_EVENTS 4096
@@ -123,26 +127,11 @@ static eventring_callbacks *callbacks(void) {
   return cb;
 }
 
-static int write_all(int fd, const uint8_t *p, size_t n) {
-  size_t off = 0;
-  while (off < n) {
-    ssize_t w = pwrite(fd, p + off, n - off, (off_t)off);
-    if (w <= 0) return -1;
-    off += (size_t)w;
-  }
-  return 0;
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-  static int fd = -1;
   static eventring_callbacks *cb;
-  static char path[64];
-  if (fd < 0) {
-    fd = memfd_create("fuzz_reader", MFD_CLOEXEC);
-    if (fd < 0) abort();
-    snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
-    cb = callbacks();
-  }
+  static uint64_t *image; /* words: the reader wants its file aligned */
+  static size_t image_cap, dirty; /* bytes of image that may not be 0 */
+  if (!cb) cb = callbacks();
 
   size_t body = size, file = size;
   int ocaml50 = 0;
@@ -152,12 +141,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     file = want > body ? want : body;
     ocaml50 = (data[size - 1] >> 1) & 1;
   }
-  if (ftruncate(fd, 0) < 0 || write_all(fd, data, body) < 0 ||
-      ftruncate(fd, (off_t)file) < 0)
-    abort();
+  if (!image || file > image_cap) {
+    free(image);
+    image_cap = file > 4096 ? file : 4096;
+    image = calloc((image_cap + 7) / 8, 8);
+    if (!image) abort();
+    dirty = 0;
+  }
+  /* Past the input the file is zeros: clear only what the last input
+   * wrote there. */
+  memcpy(image, data, body);
+  if (dirty > body) memset((unsigned char *)image + body, 0, dirty - body);
+  dirty = body;
 
   eventring_cursor *c = NULL;
-  int r = eventring_cursor_open_file(&c, path);
+  int r = er_cursor_open_image(&c, image, file);
   if (r < 0) {
     if (c) abort(); /* an error must leave no cursor */
     return 0;
