@@ -41,6 +41,9 @@ _Static_assert(sizeof(AO_t) == sizeof(uint64_t), "AO_t must be 64-bit");
 #define er_istore_rel(p, v)                                              \
   AO_int_store_release((volatile unsigned *)(p), (unsigned)(v))
 
+#define er_icas(p, old, new)                                             \
+  AO_int_compare_and_swap_full((volatile unsigned *)(p), (unsigned)(old), \
+                               (unsigned)(new))
 #define er_fence() AO_nop_full()
 #define er_fence_release() AO_nop_write()
 #define er_fence_acquire() AO_nop_read()
@@ -70,6 +73,13 @@ static inline int er_cas_(_Atomic uint64_t *p, uint64_t old, uint64_t new_) {
                                                  memory_order_acquire);
 }
 
+#define er_icas(p, old, new)                                             \
+  er_icas_((_Atomic int *)(p), (int)(old), (int)(new))
+static inline int er_icas_(_Atomic int *p, int old, int new_) {
+  return atomic_compare_exchange_strong_explicit(p, &old, new_,
+                                                 memory_order_acq_rel,
+                                                 memory_order_acquire);
+}
 #define er_iload_rlx(p) atomic_load_explicit(ER_AINT(p), memory_order_relaxed)
 #define er_iload_acq(p) atomic_load_explicit(ER_AINT(p), memory_order_acquire)
 #define er_istore_rlx(p, v)                                              \

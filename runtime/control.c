@@ -139,7 +139,13 @@ static int start_locked(void) {
   struct er_domain *d = er_attach_locked(0);
   if (d) d->spawn_pending = 0;
   emit_lifecycle(EVENTRING_LIFECYCLE_RING_START, (uint64_t)er_st.pid);
-  if (!er_st.paused) er_istore_rel(&eventring__on, 1);
+  /* Started armed but paused (OCAML_RUNTIME_EVENTS_START=paused, or a
+   * forked child of a paused parent): say so in the ring. */
+  if (er_st.paused)
+    emit_lifecycle(EVENTRING_LIFECYCLE_RING_PAUSE, 0);
+  else
+    er_istore_rel(&eventring__on, 1);
+  er_remote_start(er_st.ext);
   return 0;
 }
 
@@ -168,6 +174,7 @@ int eventring_start(void) {
 }
 
 int eventring_stop(void) {
+  er_remote_stop();
   pthread_mutex_lock(&er_st.lock);
   int r = stop_locked();
   pthread_mutex_unlock(&er_st.lock);
@@ -291,6 +298,7 @@ static void fork_child(void) {
   /* The lock taken in fork_prepare() is held by this thread, the only one
    * of the child; it is released once the child's state is its own. */
   er_domains_after_fork();
+  er_remote_after_fork();
   if (!er_iload_rlx(&er_st.live)) {
     pthread_mutex_unlock(&er_st.lock);
     return;
@@ -312,7 +320,11 @@ __attribute__((constructor)) static void er_init(void) {
   er_domains_init();
   pthread_atfork(fork_prepare, fork_parent, fork_child);
 #ifndef EVENTRING_DISABLED
-  if (secure_getenv("OCAML_RUNTIME_EVENTS_START")) {
+  const char *start = secure_getenv("OCAML_RUNTIME_EVENTS_START");
+  if (start) {
+    /* "paused": armed, paying only the paused probe cost until resumed
+     * (eventring_resume() or `eventring resume PID` from outside). */
+    if (strcmp(start, "paused") == 0) er_st.paused = 1;
     int r = eventring_start();
     if (r < 0)
       er_warn("cannot start tracing: %s: %s; running untraced", er_st.path,
@@ -322,6 +334,7 @@ __attribute__((constructor)) static void er_init(void) {
 }
 
 __attribute__((destructor)) static void er_fini(void) {
+  er_remote_stop();
   pthread_mutex_lock(&er_st.lock);
   stop_locked();
   pthread_mutex_unlock(&er_st.lock);

@@ -23,6 +23,8 @@ const char *eventring_strerror(int err) {
   case EVENTRING_E_VERSION: return "ring file has an unsupported version";
   case EVENTRING_E_NOTRING:
     return "not a ring file: not a regular file";
+  case EVENTRING_E_TIMEDOUT:
+    return "the traced process did not answer in time";
   default: break;
   }
   /* Negated errno values: strerror() of glibc returns a static string for

@@ -50,7 +50,8 @@ enum eventring_error {
   EVENTRING_E_NOTSTARTED = -1008,  /* tracing is not started */
   EVENTRING_E_CORRUPT = -1009,     /* a ring file is malformed */
   EVENTRING_E_VERSION = -1010,     /* a ring file has another version */
-  EVENTRING_E_NOTRING = -1011      /* not a regular file (FIFO, directory) */
+  EVENTRING_E_NOTRING = -1011,     /* not a regular file (FIFO, directory) */
+  EVENTRING_E_TIMEDOUT = -1012     /* the traced process did not answer */
 };
 
 /* Returns a static, human-readable description of `err`, which is an
@@ -213,6 +214,18 @@ EVENTRING_API const char *eventring_path(void);
  * child its own file, but records no fork_parent.  Returns what fork()
  * returns. */
 EVENTRING_API pid_t eventring_fork(void);
+
+/* Pause or resume tracing in another process (or this one) from outside,
+ * through its ring file `<dir>/<pid>.events` (dir NULL: as
+ * eventring_cursor_open).  The traced process applies the request within
+ * about a millisecond and records ring_pause / ring_resume; these return
+ * once it has.  Only the file's owner (or root) can.  Returns 0, -ENOENT
+ * (no ring file), -EPERM, EVENTRING_E_NOTRING, EVENTRING_E_NOTSTARTED (the
+ * process does not serve requests: it stopped tracing, or was not built
+ * with this eventring), EVENTRING_E_TIMEDOUT (no answer within a second:
+ * the process is gone or stopped). */
+EVENTRING_API int eventring_remote_pause(const char *dir, pid_t pid);
+EVENTRING_API int eventring_remote_resume(const char *dir, pid_t pid);
 
 /* ------------------------------------------------------------------ */
 /* Domains: each thread that emits an event gets a ring of its own on   */

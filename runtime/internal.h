@@ -111,6 +111,13 @@ ER_HIDDEN struct er_domain *er_self(void);
 /* ring.c: a custom event (er_emit, for the others, is in writer.h). */
 ER_HIDDEN int er_emit_custom(int id, const void *bytes, size_t len);
 
+/* remote.c: the thread that serves pause/resume requests from outside.
+ * Start it under the lock once a file exists; stop it WITHOUT the lock
+ * (it takes the lock to apply requests) before the file goes away. */
+ER_HIDDEN void er_remote_start(uint64_t *ext);
+ER_HIDDEN void er_remote_stop(void);
+ER_HIDDEN void er_remote_after_fork(void);
+
 /* consumer.c: a cursor on a ring file image in memory (for the fuzzer). */
 ER_HIDDEN int er_cursor_open_image(eventring_cursor **out, const void *bytes,
                                    size_t len);

@@ -140,8 +140,15 @@ enum {
   ER_EXT_N_COUNTERS = 9,
   ER_EXT_N_LIFECYCLE = 10,
   ER_EXT_NAME_SLOT = 11, /* ER_EXT_NAME_BYTES */
-  ER_EXT_WORDS = 16      /* fixed part; the name tables follow */
+  /* Control from outside (remote.c).  Their first four bytes are 32-bit
+   * futex words: */
+  ER_EXT_CTL_REQ = 12,    /* request: sequence << 2 | ER_CTL_* */
+  ER_EXT_CTL_ACK = 13,    /* the last request applied */
+  ER_EXT_CTL_WATCHER = 14,/* 1 while a thread serves requests */
+  ER_EXT_WORDS = 16       /* fixed part; the name tables follow */
 };
+#define ER_CTL_PAUSE 1
+#define ER_CTL_RESUME 2
 /* The name tables follow the fixed part: n_phases names, then n_counters,
  * then n_lifecycle, each a NUL-terminated string in a 48-byte slot. */
 
