@@ -115,14 +115,23 @@ static inline int gc_probes_on(void) {
   return EVENTRING__ON() && !eventring__ocaml_instrumented;
 }
 
-/* Opens or closes the major cycle span when caml_gc_phase has moved. */
+/* Marks the edges of a major cycle when caml_gc_phase has moved.  4.13
+ * has no span for a whole cycle (OCaml 5's `major` is one automatic
+ * slice, as the instrumented bridge maps it), and a span over the cycle
+ * would enclose the mutator's time between slices and read as one long
+ * pause.  So the edges are empty spans -- major_gc_cycle_domains when a
+ * cycle starts, major_finish_cycle when it ends -- written inside the GC
+ * work (minor collection or slice) that moved the phase, so that they
+ * nest in it and are never taken for pauses themselves. */
 static void track_cycle(void) {
   int idle = caml_gc_phase == Phase_idle;
   if (!in_cycle && !idle) {
-    eventring_begin(EVENTRING_PHASE_MAJOR);
+    eventring_begin(EVENTRING_PHASE_MAJOR_GC_CYCLE_DOMAINS);
+    eventring_end(EVENTRING_PHASE_MAJOR_GC_CYCLE_DOMAINS);
     in_cycle = 1;
   } else if (in_cycle && idle) {
-    eventring_end(EVENTRING_PHASE_MAJOR);
+    eventring_begin(EVENTRING_PHASE_MAJOR_FINISH_CYCLE);
+    eventring_end(EVENTRING_PHASE_MAJOR_FINISH_CYCLE);
     in_cycle = 0;
   }
 }
@@ -148,8 +157,8 @@ static void h_minor_end(void) {
                       (uint64_t)minor_alloc_words * sizeof(value));
     eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED,
                       (uint64_t)promoted * sizeof(value));
-    eventring_end(EVENTRING_PHASE_MINOR);
     track_cycle();
+    eventring_end(EVENTRING_PHASE_MINOR);
   }
 }
 
@@ -171,8 +180,8 @@ static void h_slice_end(void) {
                       slice_alloc_words);
     eventring_counter(EVENTRING_COUNTER_MAJOR_HEAP_WORDS,
                       (uint64_t)Caml_state->stat_heap_wsz);
-    eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
     track_cycle();
+    eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
   }
 }
 
