@@ -11,8 +11,13 @@
  * the shared machine spreads over all figures instead of ruining one.
  *
  * States: "never started" (eventring_start() never called), "paused"
- * (started, then eventring_pause()) and "active" (started in a temporary
- * directory named by OCAML_RUNTIME_EVENTS_DIR).  While active the loop
+ * (started, then eventring_pause()), "active" (started in a temporary
+ * directory named by OCAML_RUNTIME_EVENTS_DIR) and "active + reader"
+ * (active, with a second thread of the same process polling a cursor on
+ * the process's own file as fast as it can, so that the writer's ring
+ * header and data lines are read from another core while the probes
+ * write them; the reader cannot keep up and mostly reports losses, which
+ * is the worst case for the writer's cache lines).  While active the loop
  * writes far more events than one ring holds, so the flight recorder
  * wraps and overwrites; that is the steady state of a long-running
  * program and is what we want to measure.
@@ -24,6 +29,7 @@
  * (a run that failed to start tracing, say), never slowness.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -185,11 +191,11 @@ static const struct op ops[] = {
 };
 #define N_OPS (sizeof ops / sizeof ops[0])
 
-enum state { ST_NONE, ST_NEVER, ST_PAUSED, ST_ACTIVE, N_STATES };
+enum state { ST_NONE, ST_NEVER, ST_PAUSED, ST_ACTIVE, ST_READER, N_STATES };
 static const char *const state_names[N_STATES] = {
-  "-", "never_started", "paused", "active"};
+  "-", "never_started", "paused", "active", "active_reader"};
 static const char *const state_labels[N_STATES] = {
-  "-", "never started", "paused", "active"};
+  "-", "never started", "paused", "active", "active + reader"};
 
 static const struct op *find_op(const char *name) {
   for (size_t i = 0; i < N_OPS; i++)
@@ -204,13 +210,114 @@ static int find_state(const char *name) {
 }
 
 /* ---------------------------------------------------------------- */
+/* The concurrent reader of the "active + reader" state.              */
+
+struct reader {
+  eventring_cursor *cursor;
+  eventring_callbacks *cb;
+  int stop;                  /* set by the measuring thread (release) */
+  uint64_t events, lost, polls, errors;
+};
+
+static int r_phase(void *d, int dom, uint64_t ts, int phase) {
+  (void)dom, (void)ts, (void)phase;
+  ((struct reader *)d)->events++;
+  return 1;
+}
+static int r_counter(void *d, int dom, uint64_t ts, int id, uint64_t v) {
+  (void)dom, (void)ts, (void)id, (void)v;
+  ((struct reader *)d)->events++;
+  return 1;
+}
+static int r_life(void *d, int dom, uint64_t ts, int k, int64_t v, int has) {
+  (void)dom, (void)ts, (void)k, (void)v, (void)has;
+  ((struct reader *)d)->events++;
+  return 1;
+}
+static int r_int(void *d, int dom, uint64_t ts, int id, const char *nm,
+                 int64_t v) {
+  (void)dom, (void)ts, (void)id, (void)nm, (void)v;
+  ((struct reader *)d)->events++;
+  return 1;
+}
+static int r_span(void *d, int dom, uint64_t ts, int id, const char *nm,
+                  int is_end) {
+  (void)dom, (void)ts, (void)id, (void)nm, (void)is_end;
+  ((struct reader *)d)->events++;
+  return 1;
+}
+static int r_custom(void *d, int dom, uint64_t ts, int id, const char *nm,
+                    const void *b, size_t len) {
+  (void)dom, (void)ts, (void)id, (void)nm, (void)b, (void)len;
+  ((struct reader *)d)->events++;
+  return 1;
+}
+static int r_lost(void *d, int dom, uint64_t count) {
+  (void)dom;
+  ((struct reader *)d)->lost += count;
+  return 1;
+}
+
+/* Polls until told to stop.  A poll error (the writer lapped the cursor
+ * while it copied an event) is counted, not fatal: the reader is load
+ * here, not the object of the measurement. */
+static void *reader_main(void *arg) {
+  struct reader *r = arg;
+  while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
+    int n = eventring_cursor_poll(r->cursor, r->cb, r, 0);
+    r->polls++;
+    if (n < 0) r->errors++;
+  }
+  return NULL;
+}
+
+static int reader_start(struct reader *r, pthread_t *th) {
+  memset(r, 0, sizeof *r);
+  int rc = eventring_cursor_open(&r->cursor, NULL, 0);
+  if (rc != 0) {
+    fprintf(stderr, "bench_probes: eventring_cursor_open: %s\n",
+            eventring_strerror(rc));
+    return -1;
+  }
+  r->cb = eventring_callbacks_create();
+  if (r->cb == NULL) {
+    eventring_cursor_free(r->cursor);
+    return -1;
+  }
+  eventring_callbacks_set_runtime_begin(r->cb, r_phase);
+  eventring_callbacks_set_runtime_end(r->cb, r_phase);
+  eventring_callbacks_set_runtime_counter(r->cb, r_counter);
+  eventring_callbacks_set_lifecycle(r->cb, r_life);
+  eventring_callbacks_set_user_int(r->cb, r_int);
+  eventring_callbacks_set_user_span(r->cb, r_span);
+  eventring_callbacks_set_user_custom(r->cb, r_custom);
+  eventring_callbacks_set_lost_events(r->cb, r_lost);
+  if (pthread_create(th, NULL, reader_main, r) != 0) {
+    fprintf(stderr, "bench_probes: pthread_create failed\n");
+    eventring_callbacks_free(r->cb);
+    eventring_cursor_free(r->cursor);
+    return -1;
+  }
+  return 0;
+}
+
+static void reader_stop(struct reader *r, pthread_t th) {
+  __atomic_store_n(&r->stop, 1, __ATOMIC_RELEASE);
+  pthread_join(th, NULL);
+  eventring_callbacks_free(r->cb);
+  eventring_cursor_free(r->cursor);
+}
+
+/* ---------------------------------------------------------------- */
 /* One run, in its own process: prints the ns per operation.         */
 
 static int run_one(const char *opname, const char *statename) {
   const struct op *op = find_op(opname);
   int st = find_state(statename);
   char dir[] = "/tmp/eventring-bench.XXXXXX";
-  int started = 0;
+  int started = 0, reading = 0;
+  struct reader rd;
+  pthread_t rth;
 
   if (op == NULL || st < 0 || (op->probe != (st != ST_NONE))) {
     fprintf(stderr, "bench_probes: no measurement %s/%s\n", opname,
@@ -235,7 +342,7 @@ static int run_one(const char *opname, const char *statename) {
   for (size_t i = 0; i < sizeof payload32; i++)
     payload32[i] = (unsigned char)i;
 
-  if (st == ST_PAUSED || st == ST_ACTIVE) {
+  if (st == ST_PAUSED || st == ST_ACTIVE || st == ST_READER) {
     if (mkdtemp(dir) == NULL) {
       perror("bench_probes: mkdtemp");
       return 2;
@@ -254,6 +361,14 @@ static int run_one(const char *opname, const char *statename) {
     }
     started = 1;
     if (st == ST_PAUSED) eventring_pause();
+    if (st == ST_READER) {
+      if (reader_start(&rd, &rth) != 0) {
+        eventring_stop();
+        rmdir(dir);
+        return 2;
+      }
+      reading = 1;
+    }
   }
 
   /* Calibrate by doubling until a loop is long enough to time well; this
@@ -272,6 +387,7 @@ static int run_one(const char *opname, const char *statename) {
   printf("%.4f\n", (double)t / (double)n);
   fflush(stdout);
 
+  if (reading) reader_stop(&rd, rth);
   if (started) {
     eventring_stop();
     rmdir(dir);
@@ -548,6 +664,13 @@ static int driver(const char *argv0) {
            "(an anchor measured earlier\n  on this kind of machine, not "
            "in this run)\n",
            pa->median, pa->median / OCAML52_PAIR_NS, OCAML52_PAIR_NS);
+  const struct figure *ab = lookup(fs, nf, "begin", ST_ACTIVE);
+  const struct figure *rb = lookup(fs, nf, "begin", ST_READER);
+  const struct figure *rp = lookup(fs, nf, "pair", ST_READER);
+  if (ab != NULL && rb != NULL && pa != NULL && rp != NULL)
+    printf("a concurrent reader adds %+.1f%% to an active begin, %+.1f%% to "
+           "an active pair\n", 100.0 * (rb->median / ab->median - 1),
+           100.0 * (rp->median / pa->median - 1));
   for (int s = ST_NEVER; s <= ST_PAUSED; s++) {
     const struct figure *b = lookup(fs, nf, "begin", s);
     const struct figure *p = lookup(fs, nf, "pair", s);

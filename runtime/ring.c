@@ -113,6 +113,10 @@ int er_file_create(const char *dir, unsigned log2, unsigned max_domains) {
     err = -errno;
     goto fail;
   }
+  /* Without this, the first write faults read ahead around the page (the
+   * device's read_ahead_kb, megabytes), filling the page cache with the
+   * holes of idle rings: an idle slot must cost no memory. */
+  madvise(map, size, MADV_RANDOM);
 
   er_st.map = map;
   er_st.meta = map;

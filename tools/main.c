@@ -24,6 +24,13 @@ struct subcommand {
 
 static const struct subcommand subcommands[] = {
     {"dump", tool_dump, "print every event of a ring file, one per line"},
+    {"ctf", tool_ctf, "write the events as a CTF trace for babeltrace2"},
+    {"trace", tool_trace, "write the events as a trace for Perfetto"},
+    {"latency", tool_latency, "print the distribution of GC pause times"},
+    {"stats", tool_stats, "summarise phases, GC time, counters, events"},
+    {"metrics", tool_metrics, "serve the events as Prometheus metrics"},
+    {"pause", tool_pause, "pause recording in a running process"},
+    {"resume", tool_resume, "resume recording in a running process"},
 };
 
 #define N_SUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
@@ -58,8 +65,12 @@ int main(int argc, char **argv) {
     return tool_output_finish();
   }
   for (size_t i = 0; i < N_SUBCOMMANDS; i++)
-    if (!strcmp(cmd, subcommands[i].name))
-      return subcommands[i].run(argc - 1, argv + 1);
+    if (!strcmp(cmd, subcommands[i].name)) {
+      /* `-- CMD ARGS...` is the source's (source.c), not an operand of
+       * the subcommand; a spawned command's status becomes the tool's. */
+      int n = tool_source_take_command(argc - 1, argv + 1);
+      return tool_source_exit_status(subcommands[i].run(n, argv + 1));
+    }
   if (cmd[0] == '-')
     return tool_usage_error("eventring --help", "unknown option '%s'", cmd);
   return tool_usage_error("eventring --help", "unknown subcommand '%s'", cmd);

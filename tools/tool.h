@@ -5,7 +5,9 @@
  *   source.c   where events come from: a ring file named on the command
  *              line or a process's file found by --dir/--pid, opened as a
  *              cursor and read to the end, or followed while the writer
- *              lives;
+ *              lives; `-- CMD ARGS...` runs a program and reads its file
+ *              (spawn.c), with a progress line on a terminal
+ *              (progress.c);
  *   output.c   buffered standard output that ends quietly on a closed
  *              pipe, the one-line error messages, OCaml-style escaping;
  *   dump.c     `eventring dump`.
@@ -46,6 +48,13 @@
 /* the exit status.                                                     */
 
 int tool_dump(int argc, char **argv);
+int tool_ctf(int argc, char **argv);
+int tool_trace(int argc, char **argv);
+int tool_latency(int argc, char **argv);
+int tool_stats(int argc, char **argv);
+int tool_metrics(int argc, char **argv);
+int tool_pause(int argc, char **argv);
+int tool_resume(int argc, char **argv);
 
 /* ------------------------------------------------------------------ */
 /* output.c                                                             */
@@ -84,14 +93,27 @@ void tool_put_ocaml_string(FILE *out, const void *bytes, size_t len);
 void tool_put_name(FILE *out, const char *name, const char *fallback, int id);
 
 /* ------------------------------------------------------------------ */
-/* source.c                                                             */
+/* source.c, spawn.c, progress.c: where events come from.               */
+/*                                                                      */
+/* A subcommand names its source in one of three ways, all handled here: */
+/*   FILE                   a ring file, read post-mortem (or followed); */
+/*   --pid PID [--dir DIR]  the file of a running process;               */
+/*   -- CMD ARGS...         a program run and traced for the occasion.   */
+/* main() takes `-- CMD ARGS...` off the command line before the        */
+/* subcommand parses its options (tool_source_take_command), so a       */
+/* subcommand's getopt never sees it; tool_source_open() picks it up.   */
+
+/* Exit statuses of a command that could not be run, as a shell reports
+ * them: the program was not found / was found but could not be run. */
+#define TOOL_EXIT_NOTFOUND 127
+#define TOOL_EXIT_NOEXEC 126
 
 struct tool_source {
   /* From the command line. */
   const char *file;   /* a ring file path, or NULL */
   const char *dir;    /* --dir, or NULL */
   const char *pid_arg;/* --pid, or NULL */
-  int follow;         /* --follow */
+  int follow;         /* --follow (implied for a spawned command) */
   int ocaml50;        /* --ocaml50 */
   /* Set by tool_source_open(). */
   char path[4096];    /* the file read, for messages */
@@ -99,28 +121,141 @@ struct tool_source {
   eventring_cursor *cursor;
   /* Set by the subcommand's lifecycle callback (tool_source_lifecycle). */
   int saw_ring_stop;
+
+  /* Everything below is zero after memset() and is set by source.c. */
+
+  /* The program's name, for titles ("process named after the program"):
+   * the spawned command's basename, or /proc/PID/comm of a live --pid
+   * process; empty when unknown (a FILE). */
+  char name[64];
+  /* The spawned command (NULL-terminated), or NULL when not spawning. */
+  char **cmd;
+  /* Progress on stderr: 0 automatic (shown on a terminal for long runs),
+   * -1 never.  A subcommand may set it before tool_source_read(). */
+  int progress;
+
+  /* Kept by tool_source_read(). */
+  uint64_t events_read; /* events delivered to the callbacks */
+  uint64_t lost_total;  /* sum of what tool_source_lost() was told */
+  uint64_t *lost;       /* per domain, lost_n entries (NULL: none lost) */
+  int lost_n;
+  /* The signal (SIGINT, SIGTERM, SIGHUP) that interrupted reading, or 0.
+   * Reading then stopped early but cleanly: every event read so far went
+   * to the callbacks, and the subcommand should finish its output as
+   * usual. */
+  int interrupted;
+  /* CLOCK_MONOTONIC nanoseconds (the clock of the events) at which the
+   * writer was seen gone: the spawned command reaped, or the --follow
+   * process exited; 0 when unknown (a snapshot, or reading cut short).
+   * A subcommand may close spans still open at this time. */
+  uint64_t end_ns;
+  /* The spawned command's wait status once it has been reaped
+   * (child_reaped set).  WIFSIGNALED tells a command killed by a signal,
+   * which wrote no ring_stop. */
+  int child_reaped;
+  int child_status;
 };
 
+/* Called by main() with the subcommand's argc/argv (argv[0] is its name)
+ * before the subcommand runs: takes `-- CMD ARGS...` (from the first
+ * "--" on) off the command line, keeps it for tool_source_open(), and
+ * returns the new argc (argv[argc] is then NULL).  Also stops any tracing
+ * of the tool itself that OCAML_RUNTIME_EVENTS_START in its environment
+ * made the library start when the tool was loaded. */
+int tool_source_take_command(int argc, char **argv);
+
 /* Checks the source options and the operands left after them (at most
- * one FILE, which excludes --pid; --dir needs --pid) and opens the cursor.
- * Returns TOOL_EXIT_OK, or prints one line and returns TOOL_EXIT_USAGE or
- * TOOL_EXIT_INPUT.  `help` names the subcommand's --help for usage
- * errors. */
+ * one FILE, which excludes --pid and a command; --dir needs --pid) and
+ * opens the cursor.  With a command, first runs it (see spawn.c): a
+ * private directory, the tracing variables in its environment, and waits
+ * until its ring file appears.  Returns TOOL_EXIT_OK, or prints one line
+ * and returns TOOL_EXIT_USAGE, TOOL_EXIT_INPUT, TOOL_EXIT_NOTFOUND or
+ * TOOL_EXIT_NOEXEC (the command could not be run), or 128 + a signal
+ * (interrupted while waiting for the command's file).  `help` names the
+ * subcommand's --help for usage errors.  Also installs the SIGINT,
+ * SIGTERM and SIGHUP handlers that make reading stop cleanly. */
 int tool_source_open(struct tool_source *src, int nargs, char **args,
                      const char *help);
 
+/* Frees the cursor.  For a spawned command: if it still runs (reading
+ * ended early: an error, a closed output), sends it SIGTERM (SIGKILL two
+ * seconds later) and reaps it; then removes its ring files and the
+ * private directory.  Restores the signal handlers. */
 void tool_source_close(struct tool_source *src);
+
+/* Called by main() with the subcommand's exit status; returns the
+ * command's: the subcommand's when it failed (nonzero), else the spawned
+ * command's (its exit code, or 128 + the signal that killed it), else
+ * 128 + the signal that interrupted reading, else 0.  Cleans up a spawned
+ * command (as tool_source_close) should the subcommand not have. */
+int tool_source_exit_status(int status);
 
 /* Subcommands call this from their lifecycle callback so that --follow
  * on a file that names no pid ends at ring_stop. */
 void tool_source_lifecycle(struct tool_source *src, int kind);
 
+/* Subcommands call this from their lost_events callback (or install
+ * tool_source_on_lost as that callback): counts the loss per domain for
+ * the progress line and tool_source_lost_summary(). */
+void tool_source_lost(struct tool_source *src, int domain, uint64_t count);
+
+/* A lost_events callback that only counts (tool_source_lost on the
+ * source being read by tool_source_read). */
+int tool_source_on_lost(void *data, int domain, uint64_t count);
+
+/* Prints, when something was lost, one line to `out` (stderr, or the
+ * subcommand's report) such as
+ *   eventring: 1234 events lost (domain 0: 1200, domain 3: 34); ...
+ * naming the unit (ring words for OCaml 5's files) and how to get bigger
+ * rings.  Returns lost_total. */
+uint64_t tool_source_lost_summary(const struct tool_source *src, FILE *out);
+
 /* Polls the cursor to the end -- until a poll finds nothing, or with
- * --follow until the writer is gone and what it left is drained -- with
- * `cb` and `data`.  Stops early when standard output fails.  Returns
+ * --follow (and always for a spawned command) until the writer is gone
+ * and what it left is drained -- with `cb` and `data`.  Stops early when
+ * standard output fails, and on SIGINT/SIGTERM/SIGHUP (src->interrupted;
+ * a spawned command gets the signal and is read until it ends, or killed
+ * after 3 s).  Shows progress on a terminal (progress.c).  Returns
  * TOOL_EXIT_OK, or TOOL_EXIT_INPUT after printing one line for a read
  * error; the callbacks have seen every event read before the error. */
 int tool_source_read(struct tool_source *src, const eventring_callbacks *cb,
                      void *data);
+
+/* ---- Between source.c and its helpers (not for subcommands). ---- */
+
+/* spawn.c.  Runs src->cmd with the tracing variables set, and opens a
+ * cursor on its ring file (src->path, src->pid, src->cursor).  Returns
+ * an exit status as tool_source_open() does. */
+int tool_spawn_open(struct tool_source *src);
+/* Nonzero once the spawned command (and the writer of its ring file, if
+ * another process) has ended; reaps it, setting child_reaped and
+ * child_status. */
+int tool_spawn_done(struct tool_source *src);
+/* Kills the spawned command if it still runs (SIGTERM, then SIGKILL
+ * after `grace_s`), reaps it, removes its files and directory.
+ * Idempotent. */
+void tool_spawn_cleanup(struct tool_source *src, double grace_s);
+/* Sends SIGKILL to the spawned command if it still runs. */
+void tool_spawn_kill(struct tool_source *src);
+
+/* The signal handlers: installed by tool_source_open(), removed by
+ * tool_source_close().  tool_signal_pending() is the first signal caught
+ * (0: none), tool_signal_count() how many were. */
+void tool_signals_install(void);
+void tool_signals_restore(void);
+void tool_signals_forward_to(pid_t pid);
+int tool_signal_pending(void);
+int tool_signal_count(void);
+
+/* progress.c: the progress line on a terminal. */
+void tool_progress_begin(struct tool_source *src);
+void tool_progress_tick(const struct tool_source *src);
+void tool_progress_end(void);
+
+/* Whether process `pid` has exited (a zombie counts as exited). */
+int tool_process_gone(pid_t pid);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t tool_now_ns(void);
 
 #endif /* EVENTRING_TOOL_H */

@@ -1,0 +1,136 @@
+/* benchlib.c -- the helpers of benchlib.h. */
+#include "benchlib.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t bl_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void bl_self(const char *argv0, char *buf, size_t len) {
+  ssize_t n = readlink("/proc/self/exe", buf, len - 1);
+  if (n > 0)
+    buf[n] = '\0';
+  else
+    snprintf(buf, len, "%s", argv0);
+}
+
+int bl_runs(void) {
+  const char *r = getenv("EVENTRING_BENCH_RUNS");
+  int runs = BL_RUNS_DEFAULT;
+  if (r != NULL && *r) runs = atoi(r);
+  if (runs < 1) runs = 1;
+  if (runs > BL_RUNS_MAX) runs = BL_RUNS_MAX;
+  return runs;
+}
+
+int bl_spawn(const char *self, char *const args[], char *buf, size_t len) {
+  int fd[2];
+  buf[0] = '\0';
+  if (pipe(fd) != 0) {
+    perror("bench: pipe");
+    return -1;
+  }
+  /* Whatever the parent buffered must not be written twice. */
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("bench: fork");
+    close(fd[0]);
+    close(fd[1]);
+    return -1;
+  }
+  if (pid == 0) {
+    char *argv[9];
+    int n = 0;
+    argv[n++] = (char *)self;
+    for (int i = 0; args[i] != NULL && n < 8; i++) argv[n++] = args[i];
+    argv[n] = NULL;
+    dup2(fd[1], STDOUT_FILENO);
+    close(fd[0]);
+    close(fd[1]);
+    execv(self, argv);
+    perror("bench: execv");
+    _exit(127);
+  }
+  close(fd[1]);
+  size_t got = 0;
+  ssize_t r;
+  while (got < len - 1 &&
+         ((r = read(fd[0], buf + got, len - 1 - got)) > 0 ||
+          (r < 0 && errno == EINTR)))
+    if (r > 0) got += (size_t)r;
+  close(fd[0]);
+  buf[got] = '\0';
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status)) {
+    fprintf(stderr, "bench: %s %s died of signal %d\n", self,
+            args[0] ? args[0] : "", WTERMSIG(status));
+    return -1;
+  }
+  return WEXITSTATUS(status);
+}
+
+void bl_add(struct bl_stat *s, double v) {
+  if (s->nv < BL_RUNS_MAX) s->v[s->nv++] = v;
+}
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
+
+void bl_summarize(struct bl_stat *s) {
+  double t[BL_RUNS_MAX];
+  if (s->nv == 0) {
+    s->median = s->min = s->max = 0;
+    return;
+  }
+  memcpy(t, s->v, (size_t)s->nv * sizeof t[0]);
+  qsort(t, (size_t)s->nv, sizeof t[0], cmp_double);
+  s->min = t[0];
+  s->max = t[s->nv - 1];
+  s->median = s->nv % 2 ? t[s->nv / 2] : (t[s->nv / 2 - 1] + t[s->nv / 2]) / 2;
+}
+
+void bl_cpu_model(char *out, size_t len) {
+  FILE *f = fopen("/proc/cpuinfo", "r");
+  char line[512];
+  snprintf(out, len, "unknown");
+  if (f == NULL) return;
+  while (fgets(line, sizeof line, f))
+    if (strncmp(line, "model name", 10) == 0) {
+      char *v = strchr(line, ':');
+      if (v) {
+        v += 1 + (v[1] == ' ');
+        v[strcspn(v, "\n")] = '\0';
+        snprintf(out, len, "%s", v);
+      }
+      break;
+    }
+  fclose(f);
+}
+
+void bl_json_str(FILE *out, const char *s) {
+  fputc('"', out);
+  for (; *s; s++) {
+    if (*s == '"' || *s == '\\') fputc('\\', out);
+    fputc(*s, out);
+  }
+  fputc('"', out);
+}
+
+void bl_json_stat(FILE *out, const struct bl_stat *s) {
+  fprintf(out, "\"median\": %.4f, \"min\": %.4f, \"max\": %.4f", s->median,
+          s->min, s->max);
+}

@@ -1,0 +1,56 @@
+/* benchlib.h -- what the newer benchmarks share: running a measurement in
+ * a process of its own, summarizing repeated runs, and writing JSON.
+ *
+ * Every benchmark re-executes itself with arguments that name one
+ * measurement, reads the figures that child prints on its stdout, and
+ * repeats that in rounds (round 1 of every measurement, then round 2, ...)
+ * so that a burst of noise on the shared machine spreads over all figures.
+ */
+#ifndef EVENTRING_BENCHLIB_H
+#define EVENTRING_BENCHLIB_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define BL_RUNS_DEFAULT 7
+#define BL_RUNS_MAX 51
+
+/* A figure measured once per run: its values and their summary. */
+struct bl_stat {
+  double v[BL_RUNS_MAX];
+  int nv;
+  double median, min, max;
+};
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t bl_now_ns(void);
+
+/* The path of the running program (from /proc/self/exe, else argv0). */
+void bl_self(const char *argv0, char *buf, size_t len);
+
+/* The number of runs: EVENTRING_BENCH_RUNS, else BL_RUNS_DEFAULT, clamped
+ * to [1, BL_RUNS_MAX]. */
+int bl_runs(void);
+
+/* Runs `self args...` (args NULL-terminated, at most 7), its stdout into
+ * buf (NUL-terminated), its stderr to ours.  Returns its exit status, or
+ * -1 when it could not run or died of a signal (said on stderr). */
+int bl_spawn(const char *self, char *const args[], char *buf, size_t len);
+
+/* Adds a value (ignored once BL_RUNS_MAX are held). */
+void bl_add(struct bl_stat *s, double v);
+
+/* Sets median, min and max from the values; all 0 when there are none. */
+void bl_summarize(struct bl_stat *s);
+
+/* The CPU's model name from /proc/cpuinfo, "unknown" without it. */
+void bl_cpu_model(char *out, size_t len);
+
+/* Writes `s` as a JSON string (our strings hold no control characters). */
+void bl_json_str(FILE *out, const char *s);
+
+/* Writes "median": m, "min": a, "max": b (no braces). */
+void bl_json_stat(FILE *out, const struct bl_stat *s);
+
+#endif /* EVENTRING_BENCHLIB_H */

@@ -1,0 +1,48 @@
+(* gc_heavy.ml -- the OCaml program of `make demo`: a workload that keeps
+   the garbage collector busy, traced through the runtime_events package
+   (eventring's Runtime_events for OCaml 4.13).
+
+   It never starts tracing itself: run it under `eventring SUBCOMMAND --
+   ./gc_heavy`, which sets OCAML_RUNTIME_EVENTS_START, or set that variable
+   by hand.  The runtime then reports its minor collections and major
+   slices (the GC pauses that `eventring latency` measures); the program
+   adds a user span per round of work and a user int with the size of the
+   major heap after each round.
+
+   The work: each round builds many short lists (which die young, so the
+   minor heap fills and is collected over and over) and keeps one in
+   seven as an array in a table whose old entries are dropped as new ones
+   come (so that some data survives to the major heap, which the major
+   GC then has to mark and sweep). *)
+
+type Runtime_events.User.tag += Round | Heap_kwords
+
+let round_span =
+  Runtime_events.User.register "demo.round" Round Runtime_events.Type.span
+
+let heap_kwords =
+  Runtime_events.User.register "demo.heap_kwords" Heap_kwords
+    Runtime_events.Type.int
+
+let rounds = 1000
+let lists_per_round = 2000
+let table_size = 8192
+
+let () =
+  let table = Array.make table_size [||] in
+  let checksum = ref 0 in
+  for round = 1 to rounds do
+    Runtime_events.User.write round_span Runtime_events.Type.Begin;
+    for i = 1 to lists_per_round do
+      let l = List.init 40 (fun j -> i + j) in
+      checksum := !checksum + List.length l;
+      if i mod 7 = 0 then
+        table.((round * lists_per_round + i) mod table_size) <- Array.of_list l
+    done;
+    Runtime_events.User.write round_span Runtime_events.Type.End;
+    Runtime_events.User.write heap_kwords ((Gc.quick_stat ()).Gc.heap_words / 1024)
+  done;
+  let st = Gc.quick_stat () in
+  Printf.printf "gc_heavy: %d rounds, %d minor collections, %d major cycles \
+                 (checksum %d)\n%!"
+    rounds st.Gc.minor_collections st.Gc.major_collections !checksum

@@ -1,0 +1,104 @@
+/* i_trace_writer -- writes a ring file with every kind of event and every
+ * way a span can be cut, for test_trace (the instrumented variant, for
+ * alloc events).  The test runs it with OCAMLRUNPARAM=e=10 (1024-word
+ * rings) so that domain 0's ring wraps.
+ *
+ *   i_trace_writer post   runs through (the test keeps the file with
+ *                         OCAML_RUNTIME_EVENTS_PRESERVE and reads it
+ *                         afterwards);
+ *   i_trace_writer live   after the first part, prints "ready" and waits
+ *                         for a line on stdin before going on, so that a
+ *                         reader can take the first part before the ring
+ *                         wraps over it;
+ *   i_trace_writer hold   prints "ready" after the first part and waits
+ *                         for stdin to close, then ends without going on.
+ *
+ * Domain 0: ring_start; major_slice and the span "t.span" begin; (the
+ * pause); 2000 values of "t.seq", far more than the ring holds, so both
+ * begins are overwritten (or, read live, lost in a gap); their ends; the
+ * span "t.open" begins and is never ended.
+ * Domains 1..3, one thread each, bound to slot k, before the wrap: minor
+ * begins; a counter, a unit, an int, a custom payload with bytes of every
+ * escaping class, an alloc event; then "t.span" begins, major_slice
+ * begins, "t.span" ends before major_slice does (out of order); minor
+ * ends.
+ * Exit status: 0, or the step that failed. */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "eventring.h"
+
+static int id_unit, id_int, id_span, id_open, id_custom, id_seq;
+
+static const unsigned char custom[] = {'"', '\\', '\n', 0x01, 0xff, ' ',
+                                       '<', '/', 0x7f, 0xc3, 0xa9};
+
+static void *thread_main(void *arg) {
+  int k = (int)(intptr_t)arg;
+  if (eventring_domain_bind(k) != 0) return (void *)1;
+  eventring_begin(EVENTRING_PHASE_MINOR);
+  eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, 1000u + (unsigned)k);
+  eventring_write_unit(id_unit);
+  eventring_write_int(id_int, -7 * k);
+  unsigned char bytes[sizeof custom + 1];
+  memcpy(bytes, custom, sizeof custom);
+  bytes[sizeof custom] = (unsigned char)('0' + k);
+  if (eventring_write_custom(id_custom, bytes, sizeof bytes) != 0)
+    return (void *)1;
+  eventring_alloc(3);
+  eventring_alloc(42);
+  eventring_alloc(1000);
+  eventring_alloc_flush();
+  eventring_write_span(id_span, 0);
+  eventring_begin(EVENTRING_PHASE_MAJOR_SLICE);
+  eventring_write_span(id_span, 1);
+  eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
+  eventring_end(EVENTRING_PHASE_MINOR);
+  return NULL;
+}
+
+int main(int argc, char **argv) {
+  const char *mode = argc > 1 ? argv[1] : "post";
+  id_unit = eventring_register("t.unit", EVENTRING_TYPE_UNIT);
+  id_int = eventring_register("t.int", EVENTRING_TYPE_INT);
+  id_span = eventring_register("t.span", EVENTRING_TYPE_SPAN);
+  id_open = eventring_register("t.open", EVENTRING_TYPE_SPAN);
+  id_custom = eventring_register("t.custom", EVENTRING_TYPE_CUSTOM);
+  id_seq = eventring_register("t.seq", EVENTRING_TYPE_INT);
+  if (id_unit < 0 || id_int < 0 || id_span < 0 || id_open < 0 ||
+      id_custom < 0 || id_seq < 0)
+    return 2;
+  if (eventring_start() != 0) return 3;
+  if (eventring_domain_bind(0) != 0) return 4;
+  eventring_begin(EVENTRING_PHASE_MAJOR_SLICE);
+  eventring_write_span(id_span, 0);
+
+  pthread_t t[3];
+  for (int k = 1; k <= 3; k++)
+    if (pthread_create(&t[k - 1], NULL, thread_main, (void *)(intptr_t)k))
+      return 5;
+  for (int k = 1; k <= 3; k++) {
+    void *r;
+    pthread_join(t[k - 1], &r);
+    if (r) return 6;
+  }
+
+  if (strcmp(mode, "post") != 0) {
+    printf("ready\n");
+    fflush(stdout);
+    char line[64];
+    if (!strcmp(mode, "hold")) {
+      while (fgets(line, sizeof line, stdin)) {
+      }
+      return 0;
+    }
+    if (!fgets(line, sizeof line, stdin)) return 8;
+  }
+  for (int i = 0; i < 2000; i++) eventring_write_int(id_seq, i);
+  eventring_write_span(id_span, 1);
+  eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
+  eventring_write_span(id_open, 0);
+  return eventring_stop() == 0 ? 0 : 7;
+}

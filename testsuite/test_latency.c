@@ -1,0 +1,445 @@
+/* Tests `eventring latency` on ring files with known pause durations: exact count, min, max, mean; percentiles within the histogram's bound; nesting, a cut ring start, a loss gap, pauses left open; C programs and the OCaml 5 vectors. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lat_craft.h"
+
+/* The bound the tool documents (HIST_RELATIVE_ERROR). */
+#include "../tools/histogram.h"
+
+#define NEED_TOOL()                                                      \
+  do {                                                                   \
+    if (!lat_tool()) ER_SKIP("EVENTRING_TEST_TOOL is not set");          \
+  } while (0)
+
+static int cmp_u64(const void *a, const void *b) {
+  uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Runs `eventring latency --json` on `path` (plus `extra`, or NULL). */
+static struct lat_run latency_json(const char *path, const char *extra) {
+  const char *args[] = {"latency", "--json", path, extra, NULL};
+  struct lat_run r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  return r;
+}
+
+/* Checks the tool's report against the durations v[0..n-1]. */
+static void check_report(const char *json, uint64_t *v, size_t n) {
+  qsort(v, n, sizeof *v, cmp_u64);
+  ck_assert_uint_eq(json_u64(json, "pauses"), n);
+  ck_assert_uint_eq(json_u64(json, "min_ns"), v[0]);
+  ck_assert_uint_eq(json_u64(json, "max_ns"), v[n - 1]);
+  long double sum = 0;
+  for (size_t i = 0; i < n; i++) sum += v[i];
+  long double mean = sum / n;
+  double got = json_double(json, "mean_ns");
+  ck_assert_msg(got >= mean * (1 - 1e-9L) && got <= mean * (1 + 1e-9L),
+                "mean %.3f, expected %.3Lf", got, mean);
+  ck_assert(json_double(json, "relative_error") == HIST_RELATIVE_ERROR);
+  static const struct {
+    const char *key;
+    uint64_t per_million; /* the percentile, times 10^4 */
+  } rows[] = {{"50", 500000}, {"75", 750000},   {"90", 900000},
+              {"99", 990000}, {"99.9", 999000}, {"99.99", 999900},
+              {"100", 1000000}};
+  const char *pct = json_at(json, "percentiles");
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    /* Nearest rank: ceil(p / 100 * n). */
+    uint64_t k = (rows[i].per_million * n + 999999) / 1000000;
+    if (k < 1) k = 1;
+    uint64_t want = v[k - 1], have = json_u64(pct, rows[i].key);
+    double err = have > want ? (double)(have - want) : (double)(want - have);
+    ck_assert_msg(err <= HIST_RELATIVE_ERROR * (double)want,
+                  "p%s: %" PRIu64 ", exact %" PRIu64, rows[i].key, have,
+                  want);
+  }
+  ck_assert_uint_eq(json_u64(pct, "100"), v[n - 1]);
+}
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t rnd(void) {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+/* 10,000 pauses of 1 .. 10,000 us in random order on domain 0, each with
+ * a phase nested in it, and outliers on domain 1 (1 ns, 1 s, an hour). */
+START_TEST(test_known_distribution) {
+  NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/known.events", dir);
+  struct craft c;
+  craft_init(&c);
+  size_t n = 10000 + 3;
+  uint64_t *v = malloc(n * sizeof *v);
+  for (size_t i = 0; i < 10000; i++) v[i] = (i + 1) * 1000;
+  for (size_t i = 9999; i > 0; i--) {
+    size_t j = rnd() % (i + 1);
+    uint64_t t = v[i];
+    v[i] = v[j];
+    v[j] = t;
+  }
+  uint64_t ts = 1000000000;
+  craft_lifecycle(&c, 0, ts, EVENTRING_LIFECYCLE_RING_START, 42);
+  for (size_t i = 0; i < 10000; i++) {
+    ts = craft_pause(&c, 0, ts + 500, v[i]);
+    if (i % 100 == 0) craft_counter(&c, 0, ts + 1, CT_MINOR_PROMOTED, i);
+  }
+  v[10000] = 1;
+  v[10001] = UINT64_C(1000000000);
+  v[10002] = UINT64_C(3600000000000);
+  ts = 2000000000;
+  craft_lifecycle(&c, 1, ts, EVENTRING_LIFECYCLE_DOMAIN_SPAWN, 42);
+  for (size_t i = 10000; i < n; i++) ts = craft_pause(&c, 1, ts + 10, v[i]);
+  craft_write(&c, path);
+  craft_free(&c);
+
+  struct lat_run r = latency_json(path, NULL);
+  check_report(r.out, v, n);
+  ck_assert_uint_eq(json_u64(r.out, "cut"), 0);
+  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
+  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
+  ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
+  lat_run_free(&r);
+
+  /* The text report has the same numbers, in readable units. */
+  const char *args[] = {"latency", path, NULL};
+  r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  ck_assert_msg(strstr(r.out, "GC pauses: 10003 ") != NULL, "%s", r.out);
+  ck_assert_msg(strstr(r.out, "1 ns") && strstr(r.out, "3600 s") &&
+                    strstr(r.out, "99.99"),
+                "%s", r.out);
+  lat_run_free(&r);
+  free(v);
+}
+END_TEST
+
+/* Only outermost phases are pauses, however deep the nesting. */
+START_TEST(test_nested) {
+  NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/nested.events", dir);
+  struct craft c;
+  craft_init(&c);
+  uint64_t ts = 5000;
+  /* major_slice (100 us) > major_mark > minor > minor_local_roots. */
+  craft_begin(&c, 0, ts, PH_MAJOR_SLICE);
+  craft_begin(&c, 0, ts + 10, PH_MAJOR_MARK);
+  craft_pause(&c, 0, ts + 20, 50000);
+  craft_end(&c, 0, ts + 60000, PH_MAJOR_MARK);
+  craft_pause(&c, 0, ts + 70000, 1000);
+  craft_end(&c, 0, ts + 100000, PH_MAJOR_SLICE);
+  /* Then two minors on their own, 3 us and 200 us. */
+  ts = craft_pause(&c, 0, ts + 200000, 3000);
+  craft_pause(&c, 0, ts + 100, 200000);
+  craft_write(&c, path);
+  craft_free(&c);
+
+  struct lat_run r = latency_json(path, NULL);
+  uint64_t v[] = {100000, 3000, 200000};
+  check_report(r.out, v, 3);
+  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
+  lat_run_free(&r);
+}
+END_TEST
+
+/* Domain 0's ring lost its start (head above 0) in the middle of a
+ * pause: the ends without begins, and the phase nested in that pause
+ * before them, are no pauses; the pause counts as cut.  Domain 1 read
+ * from its start has an end without begin (unmatched) and a pause left
+ * open at the end (unfinished). */
+START_TEST(test_start_cut) {
+  NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/cut.events", dir);
+  struct craft c;
+  craft_init(&c);
+  craft_skip(&c, 0, 1000);
+  uint64_t ts = 10000;
+  craft_begin(&c, 0, ts, PH_MINOR_LOCAL_ROOTS);
+  craft_end(&c, 0, ts + 500, PH_MINOR_LOCAL_ROOTS);
+  craft_end(&c, 0, ts + 600, PH_MINOR);
+  craft_end(&c, 0, ts + 700, PH_MAJOR_SLICE);
+  ts = craft_pause(&c, 0, ts + 1000, 10000);
+  ts = craft_pause(&c, 0, ts + 1000, 20000);
+  ts = craft_pause(&c, 0, ts + 1000, 30000);
+  ts = 10000;
+  craft_end(&c, 1, ts, PH_MINOR);
+  ts = craft_pause(&c, 1, ts + 10, 40000);
+  craft_begin(&c, 1, ts + 10, PH_MAJOR_SLICE);
+  craft_write(&c, path);
+  craft_free(&c);
+
+  struct lat_run r = latency_json(path, NULL);
+  uint64_t v[] = {10000, 20000, 30000, 40000};
+  check_report(r.out, v, 4);
+  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
+  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 1);
+  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 1);
+  ck_assert_uint_eq(json_u64(r.out, "lost"), 1000);
+  ck_assert_msg(strstr(r.out, "\"lost_unit\": \"words\""), "%s", r.out);
+  lat_run_free(&r);
+}
+END_TEST
+
+/* The syscall a process is blocked in (/proc/PID/syscall), -1 while it
+ * runs, -2 when that cannot be known here. */
+static long blocked_in(pid_t pid) {
+  char p[64], buf[256];
+  snprintf(p, sizeof p, "/proc/%ld/syscall", (long)pid);
+  FILE *f = fopen(p, "re");
+  if (!f) return -2;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  if (n == 0) return -2;
+  if (!strncmp(buf, "running", 7)) return -1;
+  return strtol(buf, NULL, 10);
+}
+
+static int is_sleep_call(long nr) {
+#ifdef SYS_clock_nanosleep
+  if (nr == SYS_clock_nanosleep) return 1;
+#endif
+#ifdef SYS_nanosleep
+  if (nr == SYS_nanosleep) return 1;
+#endif
+  return 0;
+}
+
+/* A loss in the middle of a pause, as a live reader meets it: the tool
+ * follows a file whose writer (a child that only sleeps) lives; once it
+ * has read the first events and waits for more (it sleeps in nanosleep),
+ * the test publishes a head beyond them, as a writer overwriting events
+ * the reader had not reached, and then new events. */
+START_TEST(test_gap) {
+  NEED_TOOL();
+  const char *dir = er_tmpdir();
+  pid_t writer = fork();
+  ck_assert_int_ge(writer, 0);
+  if (writer == 0) {
+    for (;;) pause();
+  }
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%ld.events", dir, (long)writer);
+  struct craft c;
+  craft_init(&c);
+  uint64_t ts = 10000;
+  craft_lifecycle(&c, 0, ts, EVENTRING_LIFECYCLE_RING_START, writer);
+  ts = craft_pause(&c, 0, ts + 100, 5000);
+  craft_begin(&c, 0, ts + 100, PH_MINOR); /* cut by the gap */
+  craft_begin(&c, 0, ts + 200, PH_MINOR_LOCAL_ROOTS);
+  craft_write(&c, path);
+
+  char *argv[] = {(char *)lat_tool(), "latency", "--json", "--follow", path,
+                  NULL};
+  FILE *out, *err;
+  pid_t tool = lat_start(argv, &out, &err);
+  /* Wait until it sleeps: it has read all there is (it sleeps only after
+   * a poll that found nothing). */
+  double deadline = lat_now() + 10;
+  long nr;
+  while (!is_sleep_call(nr = blocked_in(tool)) && nr != -2 &&
+         lat_now() < deadline) {
+    struct timespec ms = {0, 1000000};
+    nanosleep(&ms, NULL);
+  }
+  if (nr == -2 || !is_sleep_call(nr)) {
+    kill(tool, SIGKILL);
+    kill(writer, SIGKILL);
+    waitpid(writer, NULL, 0);
+    struct lat_run r = lat_finish(tool, out, err);
+    lat_run_free(&r);
+    craft_free(&c);
+    if (nr == -2) ER_SKIP("/proc/PID/syscall cannot be read here");
+    ck_abort_msg("the tool never waited for more events");
+  }
+  /* 64 words lost, then the end of the cut pause's phases and a pause. */
+  craft_skip(&c, 0, c.tail[0] + 64);
+  ts += 100000;
+  craft_end(&c, 0, ts, PH_MINOR_LOCAL_ROOTS);
+  craft_end(&c, 0, ts + 100, PH_MINOR);
+  craft_pause(&c, 0, ts + 1000, 7000);
+  craft_update(&c, path, 0);
+  craft_free(&c);
+  kill(writer, SIGKILL);
+  waitpid(writer, NULL, 0);
+
+  struct lat_run r = lat_finish(tool, out, err);
+  lat_assert_ok(&r);
+  uint64_t v[] = {5000, 7000};
+  check_report(r.out, v, 2);
+  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
+  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
+  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
+  ck_assert_uint_eq(json_u64(r.out, "lost"), 64);
+  lat_run_free(&r);
+}
+END_TEST
+
+/* A file with no pause at all. */
+START_TEST(test_empty) {
+  NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/empty.events", dir);
+  struct craft c;
+  craft_init(&c);
+  craft_lifecycle(&c, 0, 100, EVENTRING_LIFECYCLE_RING_START, 1);
+  craft_write(&c, path);
+  craft_free(&c);
+  struct lat_run r = latency_json(path, NULL);
+  ck_assert_uint_eq(json_u64(r.out, "pauses"), 0);
+  ck_assert_msg(strstr(r.out, "\"percentiles\": null"), "%s", r.out);
+  lat_run_free(&r);
+  const char *args[] = {"latency", path, NULL};
+  r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  ck_assert_msg(strstr(r.out, "GC pauses: 0 "), "%s", r.out);
+  lat_run_free(&r);
+}
+END_TEST
+
+/* The OCaml 5.2 vectors: the pauses of each are known from its .expected
+ * (OCaml's own reading): outermost phases per domain, counted here with a
+ * stack per domain over the expected lines. */
+static void expected_pauses(const char *expected, uint64_t *count,
+                            uint64_t *open) {
+  FILE *f = fopen(expected, "r");
+  ck_assert_msg(f != NULL, "%s: %s", expected, strerror(errno));
+  int depth[16] = {0};
+  char line[512];
+  *count = 0;
+  while (fgets(line, sizeof line, f)) {
+    int d;
+    if (sscanf(line, "domain=%d ", &d) != 1 || d < 0 || d >= 16) continue;
+    if (strstr(line, " kind=runtime_begin ")) depth[d]++;
+    if (strstr(line, " kind=runtime_end ") && depth[d] > 0)
+      if (--depth[d] == 0) ++*count;
+  }
+  fclose(f);
+  *open = 0;
+  for (int d = 0; d < 16; d++) *open += depth[d] > 0;
+}
+
+START_TEST(test_ocaml5_vectors) {
+  NEED_TOOL();
+  const char *data = er_env_dir("EVENTRING_TEST_DATA");
+  if (!data) ER_SKIP("EVENTRING_TEST_DATA is not set");
+  const char *dir = er_tmpdir();
+  static const char *const names[] = {"ocaml5-basic", "ocaml5-multidomain",
+                                      "ocaml5-wrapped", "ocaml54-basic",
+                                      "ocaml54-multidomain"};
+  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+    char gz[PATH_MAX], file[PATH_MAX], exp[PATH_MAX], cmd[3 * PATH_MAX];
+    snprintf(gz, sizeof gz, "%s/%s.events.gz", data, names[i]);
+    snprintf(file, sizeof file, "%s/%s.events", dir, names[i]);
+    snprintf(exp, sizeof exp, "%s/%s.expected", data, names[i]);
+    snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, file);
+    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
+    uint64_t count, open;
+    expected_pauses(exp, &count, &open);
+    int is52 = !strncmp(names[i], "ocaml5-", 7);
+    struct lat_run r = latency_json(file, is52 ? "--ocaml50" : NULL);
+    ck_assert_msg(json_u64(r.out, "pauses") == count,
+                  "%s: %" PRIu64 " pauses, OCaml's reading has %" PRIu64,
+                  names[i], json_u64(r.out, "pauses"), count);
+    ck_assert_uint_eq(json_u64(r.out, "unfinished"), open);
+    if (count) {
+      uint64_t lo = json_u64(r.out, "min_ns"), hi = json_u64(r.out, "max_ns");
+      ck_assert(lo > 0 && lo <= hi);
+    }
+    lat_run_free(&r);
+    unlink(file);
+  }
+}
+END_TEST
+
+/* A C program through the public API: lat_phases writes 300 minor
+ * pauses, each with a nested phase, and 20 major slices. */
+START_TEST(test_c_program) {
+  NEED_TOOL();
+  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
+  if (!progs) ER_SKIP("EVENTRING_TEST_PROGS is not set");
+  const char *dir = er_tmpdir();
+  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
+  char prog[PATH_MAX];
+  snprintf(prog, sizeof prog, "%s/lat_phases", progs);
+  char *argv[] = {prog, NULL};
+  FILE *out, *err;
+  pid_t pid = lat_start(argv, &out, &err);
+  struct lat_run p = lat_finish(pid, out, err);
+  ck_assert_msg(p.status == 0, "lat_phases: status %d, %s", p.status, p.err);
+  lat_run_free(&p);
+  char path[PATH_MAX];
+  er_ring_path_for(path, sizeof path, dir, pid);
+  struct lat_run r = latency_json(path, NULL);
+  ck_assert_uint_eq(json_u64(r.out, "pauses"), 320);
+  ck_assert_uint_eq(json_u64(r.out, "cut"), 0);
+  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
+  ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
+  ck_assert_msg(strstr(r.out, "\"lost_unit\": \"events\""), "%s", r.out);
+  lat_run_free(&r);
+}
+END_TEST
+
+/* Bad usage is one line and status 2. */
+START_TEST(test_usage) {
+  NEED_TOOL();
+  const char *a1[] = {"latency", NULL};
+  struct lat_run r = lat_run_tool(a1);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_int_eq(er_count_lines(r.err), 1);
+  ck_assert(!strncmp(r.err, "eventring: ", 11));
+  lat_run_free(&r);
+  const char *a2[] = {"latency", "--bogus", "x.events", NULL};
+  r = lat_run_tool(a2);
+  ck_assert_int_eq(r.status, 2);
+  lat_run_free(&r);
+  const char *a3[] = {"latency", "/nonexistent/1.events", NULL};
+  r = lat_run_tool(a3);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_int_eq(er_count_lines(r.err), 1);
+  lat_run_free(&r);
+  const char *a4[] = {"latency", "--help", NULL};
+  r = lat_run_tool(a4);
+  ck_assert_int_eq(r.status, 0);
+  ck_assert(strstr(r.out, "--json") != NULL);
+  lat_run_free(&r);
+}
+END_TEST
+
+static TCase *tc_crafted(void) {
+  TCase *tc = er_tcase("crafted");
+  tcase_add_test(tc, test_known_distribution);
+  tcase_add_test(tc, test_nested);
+  tcase_add_test(tc, test_start_cut);
+  tcase_add_test(tc, test_gap);
+  tcase_add_test(tc, test_empty);
+  return tc;
+}
+
+static TCase *tc_real(void) {
+  TCase *tc = er_tcase("real");
+  tcase_add_test(tc, test_ocaml5_vectors);
+  tcase_add_test(tc, test_c_program);
+  tcase_add_test(tc, test_usage);
+  return tc;
+}
+
+ER_TEST_MAIN("latency", tc_crafted, tc_real)

@@ -1,0 +1,270 @@
+/* analysis.c -- pause tracking and the other pieces that latency.c and
+ * stats.c share (analysis.h says what a pause is and how cuts are
+ * handled).
+ */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+
+/* Deeper nesting than this is followed by depth alone (no phase can be
+ * matched there); OCaml's runtime nests seven deep at most. */
+#define STACK_MAX 256
+
+struct frame {
+  int phase;
+  uint64_t ts;
+};
+
+struct pause_domain {
+  int depth;       /* frames on the stack */
+  uint64_t deeper; /* open begins beyond STACK_MAX */
+  int unsure;      /* a cut came before: the true depth is unknown */
+  int cut_counted; /* this stretch's cut pause has been counted */
+  uint64_t *prov;  /* provisional pauses (durations) while unsure */
+  size_t nprov, capprov;
+  struct frame stack[STACK_MAX];
+};
+
+int pauses_init(struct pauses *p, int ndomains, pause_fn on_pause, void *arg) {
+  memset(p, 0, sizeof *p);
+  p->on_pause = on_pause;
+  p->arg = arg;
+  p->ndomains = ndomains > 0 ? ndomains : 0;
+  p->domains =
+      calloc(p->ndomains ? (size_t)p->ndomains : 1, sizeof *p->domains);
+  return p->domains ? 0 : -1;
+}
+
+void pauses_free(struct pauses *p) {
+  for (int i = 0; i < p->ndomains; i++) {
+    if (p->domains[i]) free(p->domains[i]->prov);
+    free(p->domains[i]);
+  }
+  free(p->domains);
+  p->domains = NULL;
+}
+
+static struct pause_domain *dom(struct pauses *p, int domain) {
+  if (domain < 0 || domain >= p->ndomains) return NULL;
+  if (!p->domains[domain]) {
+    p->domains[domain] = calloc(1, sizeof(struct pause_domain));
+    if (!p->domains[domain]) p->oom = 1;
+  }
+  return p->domains[domain];
+}
+
+static void report(struct pauses *p, int domain, uint64_t duration) {
+  p->count++;
+  if (p->on_pause) p->on_pause(p->arg, domain, duration);
+}
+
+/* The stretch since the last cut is over, or long enough to be sure of:
+ * its provisional pauses are real. */
+static void confirm(struct pauses *p, int domain, struct pause_domain *d) {
+  for (size_t i = 0; i < d->nprov; i++) report(p, domain, d->prov[i]);
+  d->nprov = 0;
+  d->unsure = 0;
+}
+
+static void provisional(struct pauses *p, int domain, struct pause_domain *d,
+                        uint64_t duration) {
+  if (d->nprov == d->capprov) {
+    size_t cap = d->capprov ? 2 * d->capprov : 64;
+    uint64_t *np = realloc(d->prov, cap * sizeof *np);
+    if (!np) {
+      /* Without room to wait and see, take the pause as it looks. */
+      p->oom = 1;
+      confirm(p, domain, d);
+      report(p, domain, duration);
+      return;
+    }
+    d->prov = np;
+    d->capprov = cap;
+  }
+  d->prov[d->nprov++] = duration;
+  if (d->nprov >= PAUSES_PROVISIONAL_MAX) confirm(p, domain, d);
+}
+
+void pauses_begin(struct pauses *p, int domain, uint64_t ts, int phase) {
+  struct pause_domain *d = dom(p, domain);
+  if (!d) return;
+  if (d->depth < STACK_MAX && d->deeper == 0) {
+    d->stack[d->depth].phase = phase;
+    d->stack[d->depth].ts = ts;
+    d->depth++;
+  } else {
+    d->deeper++;
+  }
+}
+
+int pauses_end(struct pauses *p, int domain, uint64_t ts, int phase,
+               uint64_t *start) {
+  struct pause_domain *d = dom(p, domain);
+  if (!d) return 0;
+  if (d->deeper) {
+    d->deeper--;
+    return 0;
+  }
+  if (d->depth == 0) {
+    if (d->unsure) {
+      /* The end of a phase that was open at the cut: the pauses since
+       * were nested in it. */
+      if (!d->cut_counted) p->cut++;
+      d->cut_counted = 1;
+      d->nprov = 0;
+    } else {
+      p->unmatched++;
+    }
+    return 0;
+  }
+  int j = d->depth - 1;
+  while (j >= 0 && d->stack[j].phase != phase) j--;
+  if (j < 0) {
+    p->unmatched++;
+    return 0;
+  }
+  d->depth = j;
+  *start = d->stack[j].ts;
+  if (j == 0) {
+    uint64_t duration = ts >= *start ? ts - *start : 0;
+    if (d->unsure)
+      provisional(p, domain, d, duration);
+    else
+      report(p, domain, duration);
+  }
+  return 1;
+}
+
+void pauses_cut(struct pauses *p, int domain) {
+  struct pause_domain *d = dom(p, domain);
+  if (!d) return;
+  confirm(p, domain, d);
+  /* The ends without a begin that may follow are most likely those of
+   * the pause in progress: it is counted once. */
+  d->cut_counted = d->depth || d->deeper;
+  if (d->cut_counted) p->cut++;
+  d->depth = 0;
+  d->deeper = 0;
+  d->unsure = 1;
+}
+
+void pauses_restart(struct pauses *p, int domain) {
+  struct pause_domain *d = dom(p, domain);
+  if (!d) return;
+  confirm(p, domain, d);
+  if (d->depth || d->deeper) p->unfinished++;
+  d->depth = 0;
+  d->deeper = 0;
+}
+
+void pauses_finish(struct pauses *p) {
+  for (int i = 0; i < p->ndomains; i++) {
+    struct pause_domain *d = p->domains[i];
+    if (!d) continue;
+    confirm(p, i, d);
+    if (d->depth || d->deeper) p->unfinished++;
+    d->depth = 0;
+    d->deeper = 0;
+  }
+}
+
+/* ------------------------------------------------------------------ */
+
+const char analysis_options_help[] =
+    "Options:\n"
+    "  --json         print one JSON object instead of the table\n"
+    "  --pid PID      read the ring file of process PID\n"
+    "  --dir DIR      where that file is (default: $OCAML_RUNTIME_EVENTS_DIR"
+    ",\n"
+    "                 else the current directory)\n"
+    "  -f, --follow   keep reading until the writing process has exited\n"
+    "  --ocaml50      number phases as OCaml 5.0-5.2 did (for files those\n"
+    "                 versions wrote; eventring's files name their own)\n"
+    "  -h, --help     print this help and exit\n";
+
+int analysis_options(int argc, char **argv, const char *help_ref,
+                     void (*help)(void), struct tool_source *src, int *json) {
+  enum { OPT_DIR = 256, OPT_PID, OPT_OCAML50, OPT_JSON };
+  static const struct option longopts[] = {
+      {"dir", required_argument, NULL, OPT_DIR},
+      {"pid", required_argument, NULL, OPT_PID},
+      {"follow", no_argument, NULL, 'f'},
+      {"ocaml50", no_argument, NULL, OPT_OCAML50},
+      {"json", no_argument, NULL, OPT_JSON},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  opterr = 0; /* our own one-line messages instead of getopt's */
+  int c;
+  while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
+    switch (c) {
+    case OPT_DIR: src->dir = optarg; break;
+    case OPT_PID: src->pid_arg = optarg; break;
+    case 'f': src->follow = 1; break;
+    case OPT_OCAML50: src->ocaml50 = 1; break;
+    case OPT_JSON: *json = 1; break;
+    case 'h': help(); return tool_output_finish();
+    case ':':
+      return tool_usage_error(help_ref, "option '%s' needs an argument",
+                              argv[optind - 1]);
+    default:
+      if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
+        return tool_usage_error(help_ref, "unknown option '-%c'", optopt);
+      return tool_usage_error(help_ref, "invalid option '%s'",
+                              argv[optind - 1]);
+    }
+  }
+  return -1;
+}
+
+char *analysis_duration(char *buf, uint64_t ns) {
+  if (ns < 1000) {
+    snprintf(buf, 32, "%" PRIu64 " ns", ns);
+    return buf;
+  }
+  static const char *const units[] = {"us", "ms", "s"};
+  double v = (double)ns / 1e3;
+  int u = 0;
+  while (u < 2 && v >= 999.95) {
+    v /= 1e3;
+    u++;
+  }
+  /* Four significant digits, as far as the unit allows. */
+  const char *fmt = v < 9.9995   ? "%.3f %s"
+                    : v < 99.995 ? "%.2f %s"
+                    : v < 999.95 ? "%.1f %s"
+                                 : "%.0f %s";
+  snprintf(buf, 32, fmt, v, units[u]);
+  return buf;
+}
+
+void analysis_json_string(FILE *out, const char *s) {
+  putc_unlocked('"', out);
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p == '"' || *p == '\\') {
+      putc_unlocked('\\', out);
+      putc_unlocked(*p, out);
+    } else if (*p < 0x20 || *p > 0x7e) {
+      fprintf(out, "\\u%04x", *p);
+    } else {
+      putc_unlocked(*p, out);
+    }
+  }
+  putc_unlocked('"', out);
+}
+
+void analysis_json_double(FILE *out, double x) {
+  if (!(x == x) || x > 1e308 || x < -1e308) x = 0;
+  fprintf(out, "%.17g", x);
+}
+
+const char *analysis_phase_name(const struct tool_source *src, int phase,
+                                char *buf) {
+  const char *n = eventring_cursor_phase_name(src->cursor, phase);
+  if (n && *n) return n;
+  snprintf(buf, 32, "phase_%d", phase);
+  return buf;
+}

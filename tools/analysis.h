@@ -1,0 +1,113 @@
+/* analysis.h -- what `eventring latency` and `eventring stats` share:
+ * their command line, the tracking of GC pauses, durations in readable
+ * units and JSON strings.
+ *
+ * A pause is an outermost runtime phase of a domain: it starts with a
+ * begin event at nesting depth 0 and ends with the end event that brings
+ * the depth back to 0.  The tracker follows the nesting of each domain
+ * with a stack of open phases and deals with what a flight recorder does
+ * to it:
+ *
+ *   - A cut (lost events, which include the oldest events of a wrapped
+ *     ring, and ring_pause, after which nothing is recorded until
+ *     ring_resume): a pause in progress has lost its middle or its end.
+ *     It is dropped and counted as cut.  What follows starts at an
+ *     unknown depth: the phases that were open at the cut end without a
+ *     begin.  Until such an end shows up, a phase that looks outermost
+ *     may really be nested in the pause that the cut opened, so the
+ *     tracker keeps the pauses of that stretch aside (provisional) and
+ *     drops them if an unmatched end follows (counting that cut pause
+ *     once, or not at all when a pause in progress was cut, whose ends
+ *     they most likely are); they are confirmed at the next cut, at the
+ *     end of reading,
+ *     or after PAUSES_PROVISIONAL_MAX of them, a number of nested phases
+ *     no single GC pause comes near.
+ *   - An end that matches no begin where the depth is known (no cut
+ *     before it): counted as unmatched and ignored.  An end of a phase
+ *     below the top of the stack closes the phases above it too, which
+ *     are then never counted.
+ *   - domain_spawn and domain_terminate: a thread leaves its slot and
+ *     another takes it, at depth 0; a pause left open is unfinished.
+ *   - The end of reading: pauses still open are counted as unfinished
+ *     and not included.
+ *
+ * ring_pause stops recording in every domain, but only the domain that
+ * called it has the event: in the others, a pause that straddles a
+ * ring_pause/ring_resume interval is seen whole and includes it.
+ */
+#ifndef EVENTRING_TOOL_ANALYSIS_H
+#define EVENTRING_TOOL_ANALYSIS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "tool.h"
+
+#define PAUSES_PROVISIONAL_MAX 4096
+
+/* Called for each pause once it is certain: its domain and duration in
+ * nanoseconds (0 when the end's timestamp is below the begin's). */
+typedef void (*pause_fn)(void *arg, int domain, uint64_t duration);
+
+struct pauses {
+  /* Counts, for the reports. */
+  uint64_t count;      /* pauses passed to the callback */
+  uint64_t cut;        /* pauses dropped because of a cut */
+  uint64_t unfinished; /* pauses open at the end of reading or of a thread */
+  uint64_t unmatched;  /* ends that matched no begin, outside a cut */
+  /* Internal. */
+  pause_fn on_pause;
+  void *arg;
+  int ndomains;
+  struct pause_domain **domains; /* allocated on first use */
+  int oom;                       /* an allocation failed */
+};
+
+/* Sets up a tracker for domains 0 .. ndomains - 1.  Returns 0, or -1 when
+ * out of memory. */
+int pauses_init(struct pauses *p, int ndomains, pause_fn on_pause, void *arg);
+void pauses_free(struct pauses *p);
+
+void pauses_begin(struct pauses *p, int domain, uint64_t ts, int phase);
+/* Returns 1 and the begin's timestamp in *start when this end closes a
+ * phase that began in the events read (whether or not it ends a pause),
+ * else 0. */
+int pauses_end(struct pauses *p, int domain, uint64_t ts, int phase,
+               uint64_t *start);
+/* Events were lost in `domain`, or it paused recording. */
+void pauses_cut(struct pauses *p, int domain);
+/* A thread left or took the slot `domain`. */
+void pauses_restart(struct pauses *p, int domain);
+/* Reading is over. */
+void pauses_finish(struct pauses *p);
+
+/* ------------------------------------------------------------------ */
+
+/* The command line of latency and stats: the source options of dump
+ * (--pid, --dir, --follow, --ocaml50) and --json.  Returns -1 to go on,
+ * or the exit status when done (--help, a usage error).  `help` prints
+ * the subcommand's help, `help_ref` names it in usage errors. */
+int analysis_options(int argc, char **argv, const char *help_ref,
+                     void (*help)(void), struct tool_source *src, int *json);
+
+/* The options part of a help text, shared by both subcommands. */
+extern const char analysis_options_help[];
+
+/* Writes `ns` in a readable unit with four significant digits ("812 ns",
+ * "1.234 us", "56.78 ms", "3.000 s") into `buf` (at least 32 bytes);
+ * returns buf. */
+char *analysis_duration(char *buf, uint64_t ns);
+
+/* Writes `s` as a JSON string: quotes, \" \\ and \uXXXX for control
+ * characters, and every byte above 127 as \u00XX (the names come from a
+ * file and need not be UTF-8; JSON output must be). */
+void analysis_json_string(FILE *out, const char *s);
+
+/* A double as JSON (finite; 0 for NaN or infinities). */
+void analysis_json_double(FILE *out, double x);
+
+/* The phase's name from the file, or "phase_N" into `buf` (32 bytes). */
+const char *analysis_phase_name(const struct tool_source *src, int phase,
+                                char *buf);
+
+#endif /* EVENTRING_TOOL_ANALYSIS_H */

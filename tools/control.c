@@ -1,0 +1,134 @@
+/* control.c -- `eventring pause PID` and `eventring resume PID`: switch
+ * the recording of a running process off and on from outside.
+ *
+ * Both ask the library (eventring_remote_pause/_resume), which hands the
+ * request to a small thread of the traced process through its ring file
+ * and waits for the answer: when the command returns 0 the process has
+ * applied the request and recorded ring_pause or ring_resume.  There is
+ * nothing to read, so these subcommands take a pid (and the directory of
+ * its file) rather than the source options of the others.
+ *
+ * The library already refuses what the operating system would: the file
+ * is 0600, so only its owner (or root) can open it for writing.  We turn
+ * its error codes into messages that say what to do next.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+static void help(const char *name) {
+  int pause = !strcmp(name, "pause");
+  printf("Usage: eventring %s [OPTION]... PID\n"
+         "%s recording in the running process PID, through its ring file,\n"
+         "and wait until it has %s (it records %s).\n"
+         "\n"
+         "Options:\n"
+         "  --pid PID      the process (instead of the operand)\n"
+         "  --dir DIR      where its ring file PID.events is (default:\n"
+         "                 $OCAML_RUNTIME_EVENTS_DIR, else the current "
+         "directory)\n"
+         "  -h, --help     print this help and exit\n"
+         "\n"
+         "Exit status: 0 done, 1 the process could not be %s (no ring "
+         "file,\n"
+         "not yours, not answering), 2 bad usage.\n",
+         name, pause ? "Pause" : "Resume", pause ? "paused" : "resumed",
+         pause ? "ring_pause" : "ring_resume", pause ? "paused" : "resumed");
+}
+
+/* Decimal digits only, 1 .. INT_MAX; 0 otherwise. */
+static pid_t parse_pid(const char *s) {
+  if (!*s || strlen(s) > 10) return 0;
+  long long v = 0;
+  for (const char *p = s; *p; p++) {
+    if (*p < '0' || *p > '9') return 0;
+    v = v * 10 + (*p - '0');
+  }
+  return v >= 1 && v <= INT_MAX ? (pid_t)v : 0;
+}
+
+static int control(int argc, char **argv, int pause) {
+  const char *name = pause ? "pause" : "resume";
+  const char *help_ref = pause ? "eventring pause --help"
+                               : "eventring resume --help";
+  enum { OPT_DIR = 256, OPT_PID };
+  static const struct option longopts[] = {
+      {"dir", required_argument, NULL, OPT_DIR},
+      {"pid", required_argument, NULL, OPT_PID},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  const char *dir = NULL, *pid_arg = NULL;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    switch (c) {
+    case OPT_DIR: dir = optarg; break;
+    case OPT_PID: pid_arg = optarg; break;
+    case 'h':
+      help(name);
+      return tool_output_finish();
+    case ':':
+      return tool_usage_error(help_ref, "option '%s' needs an argument",
+                              argv[optind - 1]);
+    default:
+      if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
+        return tool_usage_error(help_ref, "unknown option '-%c'", optopt);
+      return tool_usage_error(help_ref, "invalid option '%s'",
+                              argv[optind - 1]);
+    }
+  }
+  int nargs = argc - optind;
+  if (nargs == 0 && !pid_arg)
+    return tool_usage_error(help_ref, "no process given (PID)");
+  if (nargs > 1 || (nargs == 1 && pid_arg))
+    return tool_usage_error(help_ref, "one process at a time");
+  if (nargs == 1) pid_arg = argv[optind];
+  pid_t pid = parse_pid(pid_arg);
+  if (!pid) return tool_usage_error(help_ref, "invalid pid '%s'", pid_arg);
+  if (dir && !*dir) return tool_usage_error(help_ref, "empty directory name");
+
+  /* The directory as the library will use it, for messages. */
+  const char *shown = dir;
+  if (!shown) shown = getenv("OCAML_RUNTIME_EVENTS_DIR");
+  if (!shown || !*shown) shown = ".";
+
+  int r = pause ? eventring_remote_pause(dir, pid)
+                : eventring_remote_resume(dir, pid);
+  switch (r) {
+  case 0: return TOOL_EXIT_OK;
+  case -ENOENT:
+    tool_error("no ring file for pid %ld in %s (is it traced? "
+               "OCAML_RUNTIME_EVENTS_START=1 starts tracing)",
+               (long)pid, shown);
+    break;
+  case -EPERM:
+  case -EACCES:
+    tool_error("%s/%ld.events: not yours: only the owner of a traced "
+               "process (or root) can %s it",
+               shown, (long)pid, name);
+    break;
+  case EVENTRING_E_NOTSTARTED:
+    tool_error("pid %ld does not take requests (it stopped tracing, or "
+               "its eventring is too old to be controlled from outside)",
+               (long)pid);
+    break;
+  case EVENTRING_E_TIMEDOUT:
+    tool_error("pid %ld did not answer (it has exited or is stopped)",
+               (long)pid);
+    break;
+  default:
+    tool_error("%s/%ld.events: %s", shown, (long)pid, eventring_strerror(r));
+    break;
+  }
+  return TOOL_EXIT_INPUT;
+}
+
+int tool_pause(int argc, char **argv) { return control(argc, argv, 1); }
+
+int tool_resume(int argc, char **argv) { return control(argc, argv, 0); }

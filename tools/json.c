@@ -1,0 +1,150 @@
+/* json.c -- `eventring trace --format json`: the Chrome JSON trace event
+ * format, as Perfetto and chrome://tracing read it.
+ *
+ * The file is one object, {"displayTimeUnit":"ns","traceEvents":[...]},
+ * with traceEvents last so that events can be written as they come and
+ * the closing brackets at the end are all that completes the document.
+ * One event per line.  Timestamps are microseconds, the format's unit,
+ * written exactly from our nanoseconds as a decimal with three places
+ * (never through a double, which would round large clocks).  The
+ * process and each track are named by metadata events ("ph":"M",
+ * process_name and thread_name); thread_sort_index keeps the tracks in
+ * domain order.
+ */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "trace.h"
+
+struct json {
+  uint64_t pid;
+  int first; /* no event written yet: no comma before the next one */
+};
+
+/* Writes `s[0 .. len)` as a JSON string.  trace.c hands us printable
+ * ASCII, but every control byte is escaped anyway so that the output
+ * stays valid whatever it is given. */
+static void put_str(FILE *out, const char *s, size_t len) {
+  putc_unlocked('"', out);
+  for (size_t i = 0; i < len; i++) {
+    unsigned char c = (unsigned char)s[i];
+    if (c == '"' || c == '\\') {
+      putc_unlocked('\\', out);
+      putc_unlocked(c, out);
+    } else if (c < 0x20 || c >= 0x7f) {
+      fprintf(out, "\\u%04x", c);
+    } else {
+      putc_unlocked(c, out);
+    }
+  }
+  putc_unlocked('"', out);
+}
+
+static void put_cstr(FILE *out, const char *s) {
+  size_t n = 0;
+  while (s[n]) n++;
+  put_str(out, s, n);
+}
+
+/* Nanoseconds as microseconds with three decimals. */
+static void put_us(FILE *out, uint64_t ns) {
+  fprintf(out, "%" PRIu64 ".%03u", ns / 1000, (unsigned)(ns % 1000));
+}
+
+static void sep(struct json *j, FILE *out) {
+  if (!j->first) fputs_unlocked(",\n", out);
+  j->first = 0;
+}
+
+static void json_begin(void *self, FILE *out, uint64_t pid,
+                       const char *process) {
+  struct json *j = self;
+  j->pid = pid;
+  j->first = 1;
+  fputs_unlocked("{\"displayTimeUnit\":\"ns\",\n"
+                 "\"otherData\":{\"producer\":\"eventring\"},\n"
+                 "\"traceEvents\":[\n",
+                 out);
+  sep(j, out);
+  fprintf(out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu64
+               ",\"tid\":0,\"args\":{\"name\":",
+          pid);
+  put_cstr(out, process);
+  fputs_unlocked("}}", out);
+}
+
+static void json_track(void *self, FILE *out, int track, uint64_t tid,
+                       const char *name) {
+  struct json *j = self;
+  sep(j, out);
+  fprintf(out, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%" PRIu64
+               ",\"tid\":%" PRIu64 ",\"args\":{\"name\":",
+          j->pid, tid);
+  put_cstr(out, name);
+  fputs_unlocked("}}", out);
+  sep(j, out);
+  fprintf(out, "{\"ph\":\"M\",\"name\":\"thread_sort_index\",\"pid\":%" PRIu64
+               ",\"tid\":%" PRIu64 ",\"args\":{\"sort_index\":%d}}",
+          j->pid, tid, track);
+}
+
+static void put_arg(FILE *out, const struct trace_arg *a) {
+  put_cstr(out, a->key);
+  putc_unlocked(':', out);
+  switch (a->type) {
+  case TRACE_ARG_STR: put_str(out, a->s, a->len); break;
+  case TRACE_ARG_INT: fprintf(out, "%" PRId64, a->i); break;
+  case TRACE_ARG_UINT: fprintf(out, "%" PRIu64, a->u); break;
+  case TRACE_ARG_BOOL: fputs_unlocked(a->i ? "true" : "false", out); break;
+  }
+}
+
+static void json_event(void *self, FILE *out, const struct trace_event *ev) {
+  struct json *j = self;
+  static const char ph[] = {[TRACE_BEGIN] = 'B', [TRACE_END] = 'E',
+                            [TRACE_COMPLETE] = 'X', [TRACE_INSTANT] = 'i',
+                            [TRACE_COUNTER] = 'C'};
+  sep(j, out);
+  fprintf(out, "{\"ph\":\"%c\",\"cat\":", ph[ev->ph]);
+  put_cstr(out, ev->cat);
+  fputs_unlocked(",\"name\":", out);
+  put_cstr(out, ev->name);
+  fprintf(out, ",\"pid\":%" PRIu64 ",\"tid\":%" PRIu64 ",\"ts\":", j->pid,
+          ev->tid);
+  put_us(out, ev->ts);
+  if (ev->ph == TRACE_COMPLETE) {
+    fputs_unlocked(",\"dur\":", out);
+    put_us(out, ev->end_ts - ev->ts);
+  }
+  /* Thread scope: an instant belongs to its domain's track. */
+  if (ev->ph == TRACE_INSTANT) fputs_unlocked(",\"s\":\"t\"", out);
+  if (ev->nargs > 0) {
+    fputs_unlocked(",\"args\":{", out);
+    for (int i = 0; i < ev->nargs; i++) {
+      if (i) putc_unlocked(',', out);
+      put_arg(out, &ev->args[i]);
+    }
+    putc_unlocked('}', out);
+  }
+  putc_unlocked('}', out);
+}
+
+static void json_end(void *self, FILE *out) {
+  (void)self;
+  fputs_unlocked("\n]}\n", out);
+}
+
+static void json_free(void *self) { free(self); }
+
+void *trace_json_new(struct trace_writer *w) {
+  struct json *j = calloc(1, sizeof *j);
+  if (!j) return NULL;
+  j->first = 1;
+  w->begin = json_begin;
+  w->track = json_track;
+  w->event = json_event;
+  w->end = json_end;
+  w->free = json_free;
+  return j;
+}

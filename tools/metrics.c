@@ -1,0 +1,1309 @@
+/* metrics.c -- `eventring metrics`: a Prometheus exporter for ring files.
+ *
+ *   eventring metrics --listen ADDR:PORT --pid PID [--dir DIR]
+ *   eventring metrics --listen ADDR:PORT --dir DIR
+ *   eventring metrics --listen ADDR:PORT -- CMD ARGS...
+ *
+ * serves the text exposition format (version 0.0.4) on /metrics while
+ * reading the rings continuously.  Two threads share the state under one
+ * mutex: the main thread reads (polls the cursors), and libmicrohttpd's
+ * own thread answers requests by rendering a snapshot.  The HTTP side is
+ * entirely libmicrohttpd's; we only open the listening socket ourselves,
+ * so that it is bound to exactly the address given, port 0 works (the
+ * port chosen is printed) and a bind error is reported precisely.
+ *
+ * Sources.  --pid and -- CMD go through source.c like every subcommand
+ * (tool_source_read follows the writer until it is gone, then the
+ * exporter ends: with a command, with the command's exit status).  The
+ * callbacks then take the mutex for each event, because source.c polls
+ * with no limit.  --dir alone is ours: the directory is scanned every
+ * SCAN_NS for files named <pid>.events, each gets a cursor and a target
+ * (a set of series labelled with its pid and program), and each poll
+ * reads at most POLL_BATCH events under the mutex so that a scrape never
+ * waits long.  A file that disappears (its process exited and removed
+ * it) is drained one last time and keeps its final values for --keep
+ * seconds, so that at least one scrape can see how the process ended; a
+ * file replaced by another of the same name (the process started tracing
+ * again) is a new target.  Files that cannot be read (another user's, a
+ * half-written one that stays malformed) are reported once each.
+ *
+ * What is exported (every series has the labels pid and program; the
+ * program is /proc/PID/comm, or the spawned command's name):
+ *   eventring_events_read_total        counter
+ *   eventring_lost_events_total        counter (eventring's files count
+ *                                      events; OCaml 5's files count ring
+ *                                      words: eventring_lost_ring_words_total)
+ *   eventring_ring_paused              gauge, 1 after ring_pause
+ *   eventring_gc_pause_seconds         histogram of pauses: outermost
+ *                                      runtime phases of a domain
+ *   eventring_gc_phase_seconds         histogram per phase (label phase):
+ *                                      every phase's own duration
+ *   eventring_counter_NAME             gauge per domain (label domain): the
+ *                                      runtime counter's latest value
+ *   eventring_user_NAME                gauge per domain: a user int's latest
+ *   eventring_user_NAME_seconds        histogram: a user span's durations
+ *   eventring_user_NAME_total          counter: a user unit event's count
+ * User series also carry the event's own name in the label `event`, so
+ * that two names that sanitise alike stay apart.  NAME is the event's
+ * name with every character outside [a-zA-Z0-9_:] made '_'.  A sanitised
+ * name that another family already took with another type is skipped.
+ *
+ * Pauses are tracked as in analysis.h, with one difference a live
+ * exporter cannot avoid: after a cut (lost events, ring_pause) it cannot
+ * wait to learn whether what looks outermost really is, so it takes it
+ * at face value; ends without a begin are ignored.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tool.h"
+
+#define HELP_REF "eventring metrics --help"
+
+static void help(void) {
+  printf(
+      "Usage: eventring metrics --listen ADDR:PORT --pid PID [--dir DIR]\n"
+      "   or: eventring metrics --listen ADDR:PORT --dir DIR\n"
+      "   or: eventring metrics --listen ADDR:PORT -- COMMAND [ARG]...\n"
+      "Serve the events of running processes as Prometheus metrics on\n"
+      "http://ADDR:PORT/metrics: GC pause and phase time histograms, the\n"
+      "runtime counters, user events, lost and read events.\n"
+      "\n"
+      "Options:\n"
+      "  --listen ADDR:PORT  the address to serve on, e.g. 127.0.0.1:9464\n"
+      "                      or [::1]:9464 (port 0: any free port)\n"
+      "  --pid PID           follow the ring file of process PID until it "
+      "exits\n"
+      "  --dir DIR           with --pid: where that file is; alone: follow\n"
+      "                      every PID.events file that appears in DIR\n"
+      "  --keep SECONDS      with --dir alone: how long a process's series\n"
+      "                      stay after its file is gone (default 60)\n"
+      "  --ocaml50           number phases as OCaml 5.0-5.2 did\n"
+      "  -h, --help          print this help and exit\n"
+      "\n"
+      "Runs until the process (or COMMAND) exits, or with --dir alone until\n"
+      "interrupted.  Exit status: 0 success (COMMAND's status when one is "
+      "run),\n"
+      "1 unreadable input or no libmicrohttpd, 2 bad usage.\n");
+}
+
+#ifndef EVENTRING_HAVE_MICROHTTPD
+
+int tool_metrics(int argc, char **argv) {
+  for (int i = 1; i < argc; i++)
+    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+      help();
+      return tool_output_finish();
+    }
+  tool_error("metrics: this eventring was built without libmicrohttpd "
+             "(Debian: libmicrohttpd-dev; install it, configure and build "
+             "again)");
+  return TOOL_EXIT_INPUT;
+}
+
+#else /* EVENTRING_HAVE_MICROHTTPD */
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How often --dir is scanned for files that appeared or vanished. */
+#define SCAN_NS 250000000ULL
+/* How long the reader sleeps when no ring had anything new. */
+#define IDLE_NS 10000000L
+/* Events read per poll under the mutex in --dir mode. */
+#define POLL_BATCH 65536
+/* Phase and counter ids we keep series for; the format has 49 and 26. */
+#define MAX_PHASES 64
+#define MAX_COUNTERS 64
+/* Nesting followed per domain; OCaml's runtime nests seven deep. */
+#define STACK_MAX 64
+#define NAME_MAX_BYTES 48
+
+/* ------------------------------------------------------------------ */
+/* Histograms with Prometheus's usual bounds for latencies, from 1 us to */
+/* 10 s.  Bucket i counts values <= bound i that are above bound i-1; */
+/* the exposition makes them cumulative.                               */
+
+#define N_BOUNDS 22
+static const uint64_t bound_ns[N_BOUNDS] = {
+    1000ULL,       2500ULL,       5000ULL,       10000ULL,
+    25000ULL,      50000ULL,      100000ULL,     250000ULL,
+    500000ULL,     1000000ULL,    2500000ULL,    5000000ULL,
+    10000000ULL,   25000000ULL,   50000000ULL,   100000000ULL,
+    250000000ULL,  500000000ULL,  1000000000ULL, 2500000000ULL,
+    5000000000ULL, 10000000000ULL};
+/* The same bounds in seconds, written as Prometheus's own clients do. */
+static const char *const bound_le[N_BOUNDS] = {
+    "1e-06",  "2.5e-06", "5e-06", "1e-05", "2.5e-05", "5e-05",
+    "0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005",
+    "0.01",   "0.025",   "0.05",  "0.1",   "0.25",    "0.5",
+    "1",      "2.5",     "5",     "10"};
+
+struct hist {
+  uint64_t bucket[N_BOUNDS + 1]; /* the last one: above every bound */
+  uint64_t count;
+  uint64_t sum_ns;
+};
+
+static void hist_add(struct hist *h, uint64_t ns) {
+  int i = 0;
+  while (i < N_BOUNDS && ns > bound_ns[i]) i++;
+  h->bucket[i]++;
+  h->count++;
+  h->sum_ns += ns;
+}
+
+/* ------------------------------------------------------------------ */
+/* State of one ring file.                                             */
+
+struct user_state {
+  int id;
+  char name[EVENTRING_MAX_NAME + 1]; /* as in the file */
+  char metric[EVENTRING_MAX_NAME + 32]; /* eventring_user_ + sanitised */
+  /* Latest int per domain (allocated on the first int). */
+  int64_t *ival;
+  unsigned char *iset;
+  /* Span durations; open[d] is the begin's timestamp + 1, 0 when none. */
+  struct hist *span;
+  uint64_t *open;
+  /* Unit events. */
+  uint64_t units;
+  int has_unit;
+};
+
+struct frame {
+  int phase;
+  uint64_t ts;
+};
+
+struct domain_stack {
+  int depth;
+  uint64_t deeper; /* begins beyond STACK_MAX */
+  struct frame f[STACK_MAX];
+};
+
+struct target {
+  struct target *next;
+  eventring_cursor *cursor;
+  int own_cursor; /* ours to free (--dir), else source.c's */
+  char path[PATH_MAX];
+  dev_t dev;
+  ino_t ino;
+  pid_t pid;
+  char program[64];
+  int nd; /* domain slots of the file */
+  int lost_words;
+  uint64_t events, lost;
+  int paused;
+  int gone;          /* the file vanished, or reading ended */
+  uint64_t gone_ns;  /* when */
+  int failed;        /* a read error: no more polls */
+  int seen;          /* found by the current scan */
+  struct domain_stack **stacks; /* per domain, allocated on use */
+  struct hist pause;
+  struct hist *phase[MAX_PHASES];
+  char phase_name[MAX_PHASES][NAME_MAX_BYTES];
+  uint64_t *counter; /* nd * MAX_COUNTERS latest values */
+  unsigned char *counter_set;
+  char counter_name[MAX_COUNTERS][NAME_MAX_BYTES];
+  struct user_state **user_by_id; /* EVENTRING_MAX_USER_EVENTS, lazily */
+  struct user_state **users;      /* those seen, in order */
+  int nusers, capusers;
+};
+
+/* Files in --dir that could not be opened, reported once each. */
+struct refused {
+  struct refused *next;
+  char name[NAME_MAX];
+  ino_t ino;
+  int tries;
+  int reported;
+  int seen; /* in the current scan */
+};
+
+static struct {
+  pthread_mutex_t lock;
+  struct target *targets; /* under lock */
+  int lock_per_event;     /* single source: callbacks take the lock */
+  int ocaml50;
+  struct refused *refused;
+} M = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static void lock_ev(void) {
+  if (M.lock_per_event) pthread_mutex_lock(&M.lock);
+}
+static void unlock_ev(void) {
+  if (M.lock_per_event) pthread_mutex_unlock(&M.lock);
+}
+
+static void copy_name(char *dst, const char *src, size_t n) {
+  snprintf(dst, n, "%s", src ? src : "");
+}
+
+static struct target *target_new(eventring_cursor *c, int own,
+                                 const char *path, pid_t pid,
+                                 const char *program) {
+  struct target *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->cursor = c;
+  t->own_cursor = own;
+  copy_name(t->path, path, sizeof t->path);
+  t->pid = pid;
+  copy_name(t->program, program, sizeof t->program);
+  t->nd = eventring_cursor_max_domains(c);
+  if (t->nd < 1) t->nd = 1;
+  t->lost_words = eventring_cursor_lost_unit(c) == EVENTRING_LOST_WORDS;
+  t->stacks = calloc((size_t)t->nd, sizeof *t->stacks);
+  if (!t->stacks) {
+    free(t);
+    return NULL;
+  }
+  eventring_cursor_set_ocaml50(c, M.ocaml50);
+  return t;
+}
+
+static void target_free(struct target *t) {
+  if (t->own_cursor) eventring_cursor_free(t->cursor);
+  for (int d = 0; d < t->nd; d++) free(t->stacks[d]);
+  free(t->stacks);
+  for (int i = 0; i < MAX_PHASES; i++) free(t->phase[i]);
+  free(t->counter);
+  free(t->counter_set);
+  for (int i = 0; i < t->nusers; i++) {
+    struct user_state *u = t->users[i];
+    free(u->ival);
+    free(u->iset);
+    free(u->span);
+    free(u->open);
+    free(u);
+  }
+  free(t->users);
+  free(t->user_by_id);
+  free(t);
+}
+
+static struct domain_stack *stack_of(struct target *t, int d) {
+  if (d < 0 || d >= t->nd) return NULL;
+  if (!t->stacks[d]) t->stacks[d] = calloc(1, sizeof *t->stacks[d]);
+  return t->stacks[d];
+}
+
+/* Events were lost in domain d, it paused, or another thread took the
+ * slot: what was open there will never be seen to end. */
+static void cut(struct target *t, int d) {
+  struct domain_stack *s = stack_of(t, d);
+  if (s) s->depth = 0, s->deeper = 0;
+  for (int i = 0; i < t->nusers; i++)
+    if (t->users[i]->open && d >= 0 && d < t->nd) t->users[i]->open[d] = 0;
+}
+
+/* Every character outside [a-zA-Z0-9_:] becomes '_'; the prefix makes
+ * the first character a letter. */
+static void sanitise(char *dst, size_t n, const char *prefix,
+                     const char *name) {
+  size_t k = (size_t)snprintf(dst, n, "%s", prefix);
+  for (const unsigned char *p = (const unsigned char *)name;
+       *p && k + 1 < n; p++) {
+    int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+             (*p >= '0' && *p <= '9') || *p == '_' || *p == ':';
+    dst[k++] = ok ? (char)*p : '_';
+  }
+  dst[k] = '\0';
+}
+
+static struct user_state *user_of(struct target *t, int id,
+                                  const char *name) {
+  if (id < 0 || id >= EVENTRING_MAX_USER_EVENTS) return NULL;
+  if (!t->user_by_id) {
+    t->user_by_id = calloc(EVENTRING_MAX_USER_EVENTS, sizeof *t->user_by_id);
+    if (!t->user_by_id) return NULL;
+  }
+  if (t->user_by_id[id]) return t->user_by_id[id];
+  if (t->nusers == t->capusers) {
+    int cap = t->capusers ? 2 * t->capusers : 16;
+    struct user_state **p = realloc(t->users, (size_t)cap * sizeof *p);
+    if (!p) return NULL;
+    t->users = p;
+    t->capusers = cap;
+  }
+  struct user_state *u = calloc(1, sizeof *u);
+  if (!u) return NULL;
+  u->id = id;
+  if (name && *name)
+    copy_name(u->name, name, sizeof u->name);
+  else
+    snprintf(u->name, sizeof u->name, "user_%d", id);
+  sanitise(u->metric, sizeof u->metric, "eventring_user_", u->name);
+  t->users[t->nusers++] = u;
+  t->user_by_id[id] = u;
+  return u;
+}
+
+/* ------------------------------------------------------------------ */
+/* Callbacks: `data` is the target.                                     */
+
+static int on_begin(void *data, int domain, uint64_t ts, int phase) {
+  struct target *t = data;
+  lock_ev();
+  t->events++;
+  struct domain_stack *s = stack_of(t, domain);
+  if (s) {
+    if (s->depth < STACK_MAX && s->deeper == 0)
+      s->f[s->depth++] = (struct frame){phase, ts};
+    else
+      s->deeper++;
+  }
+  unlock_ev();
+  return 1;
+}
+
+static int on_end(void *data, int domain, uint64_t ts, int phase) {
+  struct target *t = data;
+  lock_ev();
+  t->events++;
+  struct domain_stack *s = stack_of(t, domain);
+  if (s && s->deeper) {
+    s->deeper--;
+  } else if (s) {
+    int j = s->depth - 1;
+    while (j >= 0 && s->f[j].phase != phase) j--;
+    if (j >= 0) {
+      uint64_t d = ts >= s->f[j].ts ? ts - s->f[j].ts : 0;
+      s->depth = j;
+      if (j == 0) hist_add(&t->pause, d);
+      if (phase >= 0 && phase < MAX_PHASES) {
+        if (!t->phase[phase]) {
+          t->phase[phase] = calloc(1, sizeof(struct hist));
+          const char *n = eventring_cursor_phase_name(t->cursor, phase);
+          if (n && *n)
+            copy_name(t->phase_name[phase], n, NAME_MAX_BYTES);
+          else
+            snprintf(t->phase_name[phase], NAME_MAX_BYTES, "phase_%d",
+                     phase);
+        }
+        if (t->phase[phase]) hist_add(t->phase[phase], d);
+      }
+    }
+  }
+  unlock_ev();
+  return 1;
+}
+
+static int on_counter(void *data, int domain, uint64_t ts, int counter,
+                      uint64_t value) {
+  (void)ts;
+  struct target *t = data;
+  lock_ev();
+  t->events++;
+  if (counter >= 0 && counter < MAX_COUNTERS && domain >= 0 &&
+      domain < t->nd) {
+    if (!t->counter) {
+      t->counter = calloc((size_t)t->nd * MAX_COUNTERS, sizeof *t->counter);
+      t->counter_set = calloc((size_t)t->nd * MAX_COUNTERS, 1);
+      if (!t->counter || !t->counter_set) {
+        free(t->counter), free(t->counter_set);
+        t->counter = NULL, t->counter_set = NULL;
+      }
+    }
+    if (t->counter) {
+      size_t k = (size_t)domain * MAX_COUNTERS + (size_t)counter;
+      if (!t->counter_name[counter][0]) {
+        const char *n = eventring_cursor_counter_name(t->cursor, counter);
+        if (n && *n)
+          copy_name(t->counter_name[counter], n, NAME_MAX_BYTES);
+        else
+          snprintf(t->counter_name[counter], NAME_MAX_BYTES, "counter_%d",
+                   counter);
+      }
+      t->counter[k] = value;
+      t->counter_set[k] = 1;
+    }
+  }
+  unlock_ev();
+  return 1;
+}
+
+static int on_alloc(void *data, int domain, uint64_t ts,
+                    const uint64_t *buckets) {
+  (void)domain, (void)ts, (void)buckets;
+  struct target *t = data;
+  lock_ev();
+  t->events++;
+  unlock_ev();
+  return 1;
+}
+
+static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
+                        int64_t value, int has_data) {
+  (void)ts, (void)value, (void)has_data;
+  struct target *t = data;
+  lock_ev();
+  t->events++;
+  switch (kind) {
+  case EVENTRING_LIFECYCLE_RING_PAUSE:
+    t->paused = 1;
+    cut(t, domain);
+    break;
+  case EVENTRING_LIFECYCLE_RING_RESUME:
+  case EVENTRING_LIFECYCLE_RING_START:
+    t->paused = 0;
+    break;
+  case EVENTRING_LIFECYCLE_DOMAIN_SPAWN:
+  case EVENTRING_LIFECYCLE_DOMAIN_TERMINATE:
+    cut(t, domain);
+    break;
+  default: break;
+  }
+  unlock_ev();
+  return 1;
+}
+
+static int on_user_unit(void *data, int domain, uint64_t ts, int id,
+                        const char *name) {
+  (void)domain, (void)ts;
+  struct target *t = data;
+  lock_ev();
+  t->events++;
+  struct user_state *u = user_of(t, id, name);
+  if (u) u->units++, u->has_unit = 1;
+  unlock_ev();
+  return 1;
+}
+
+static int on_user_int(void *data, int domain, uint64_t ts, int id,
+                       const char *name, int64_t value) {
+  (void)ts;
+  struct target *t = data;
+  lock_ev();
+  t->events++;
+  struct user_state *u = user_of(t, id, name);
+  if (u && domain >= 0 && domain < t->nd) {
+    if (!u->ival) {
+      u->ival = calloc((size_t)t->nd, sizeof *u->ival);
+      u->iset = calloc((size_t)t->nd, 1);
+      if (!u->ival || !u->iset) {
+        free(u->ival), free(u->iset);
+        u->ival = NULL, u->iset = NULL;
+      }
+    }
+    if (u->ival) u->ival[domain] = value, u->iset[domain] = 1;
+  }
+  unlock_ev();
+  return 1;
+}
+
+static int on_user_span(void *data, int domain, uint64_t ts, int id,
+                        const char *name, int is_end) {
+  struct target *t = data;
+  lock_ev();
+  t->events++;
+  struct user_state *u = user_of(t, id, name);
+  if (u && domain >= 0 && domain < t->nd) {
+    if (!u->span) {
+      u->span = calloc(1, sizeof *u->span);
+      u->open = calloc((size_t)t->nd, sizeof *u->open);
+      if (!u->span || !u->open) {
+        free(u->span), free(u->open);
+        u->span = NULL, u->open = NULL;
+      }
+    }
+    if (u->span) {
+      /* Spans of one event do not nest: a second begin restarts it. */
+      if (!is_end) {
+        u->open[domain] = ts + 1;
+      } else if (u->open[domain]) {
+        uint64_t b = u->open[domain] - 1;
+        hist_add(u->span, ts >= b ? ts - b : 0);
+        u->open[domain] = 0;
+      }
+    }
+  }
+  unlock_ev();
+  return 1;
+}
+
+static int on_user_custom(void *data, int domain, uint64_t ts, int id,
+                          const char *name, const void *bytes, size_t len) {
+  (void)domain, (void)ts, (void)id, (void)name, (void)bytes, (void)len;
+  struct target *t = data;
+  lock_ev();
+  t->events++;
+  unlock_ev();
+  return 1;
+}
+
+static int on_lost(void *data, int domain, uint64_t count) {
+  struct target *t = data;
+  lock_ev();
+  t->lost += count;
+  cut(t, domain);
+  unlock_ev();
+  return 1;
+}
+
+static eventring_callbacks *make_callbacks(void) {
+  eventring_callbacks *cb = eventring_callbacks_create();
+  if (!cb) return NULL;
+  eventring_callbacks_set_runtime_begin(cb, on_begin);
+  eventring_callbacks_set_runtime_end(cb, on_end);
+  eventring_callbacks_set_runtime_counter(cb, on_counter);
+  eventring_callbacks_set_alloc(cb, on_alloc);
+  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
+  eventring_callbacks_set_user_unit(cb, on_user_unit);
+  eventring_callbacks_set_user_int(cb, on_user_int);
+  eventring_callbacks_set_user_span(cb, on_user_span);
+  eventring_callbacks_set_user_custom(cb, on_user_custom);
+  eventring_callbacks_set_lost_events(cb, on_lost);
+  return cb;
+}
+
+/* ------------------------------------------------------------------ */
+/* The exposition.  Everything below runs in the HTTP thread under the  */
+/* lock.                                                                */
+
+/* A label value: \\, \" and \n escaped, as the format requires, and any
+ * byte sequence that is not UTF-8 replaced by U+FFFD, which Prometheus
+ * would otherwise reject (names come from files and need not be UTF-8). */
+static void put_label_value(FILE *o, const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    unsigned c = *p;
+    if (c == '\\') fputs("\\\\", o), p++;
+    else if (c == '"') fputs("\\\"", o), p++;
+    else if (c == '\n') fputs("\\n", o), p++;
+    else if (c < 0x80) fputc((int)c, o), p++;
+    else {
+      int n = c >= 0xf0 && c <= 0xf4 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+      if (c >= 0xf5) n = 0;
+      int ok = n > 0;
+      for (int i = 1; ok && i < n; i++) ok = (p[i] & 0xc0) == 0x80;
+      /* Overlong forms and surrogates are not UTF-8 either. */
+      if (ok && n == 3)
+        ok = !(c == 0xe0 && p[1] < 0xa0) && !(c == 0xed && p[1] >= 0xa0);
+      if (ok && n == 4)
+        ok = !(c == 0xf0 && p[1] < 0x90) && !(c == 0xf4 && p[1] >= 0x90);
+      if (ok) {
+        fwrite(p, 1, (size_t)n, o);
+        p += n;
+      } else {
+        fputs("\xef\xbf\xbd", o);
+        p++;
+      }
+    }
+  }
+}
+
+/* `{pid="..",program=".."` -- the caller adds its own labels and '}'. */
+static void put_target_labels(FILE *o, const struct target *t) {
+  fprintf(o, "{pid=\"%ld\",program=\"", (long)t->pid);
+  put_label_value(o, t->program);
+  fputc('"', o);
+}
+
+static void put_family(FILE *o, const char *name, const char *type,
+                       const char *help) {
+  fprintf(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void put_seconds(FILE *o, uint64_t ns) {
+  fprintf(o, "%" PRIu64 ".%09" PRIu64, ns / 1000000000u, ns % 1000000000u);
+}
+
+/* A histogram's samples; `extra` is a label pair such as phase="minor"
+ * written before le (or NULL), `escaped` its raw value. */
+static void put_hist(FILE *o, const char *name, const struct target *t,
+                     const char *extra_key, const char *extra_value,
+                     const struct hist *h) {
+  uint64_t cum = 0;
+  for (int i = 0; i <= N_BOUNDS; i++) {
+    cum += h->bucket[i];
+    fprintf(o, "%s_bucket", name);
+    put_target_labels(o, t);
+    if (extra_key) {
+      fprintf(o, ",%s=\"", extra_key);
+      put_label_value(o, extra_value);
+      fputc('"', o);
+    }
+    fprintf(o, ",le=\"%s\"} %" PRIu64 "\n",
+            i < N_BOUNDS ? bound_le[i] : "+Inf", cum);
+  }
+  const char *suffix[2] = {"_sum", "_count"};
+  for (int k = 0; k < 2; k++) {
+    fprintf(o, "%s%s", name, suffix[k]);
+    put_target_labels(o, t);
+    if (extra_key) {
+      fprintf(o, ",%s=\"", extra_key);
+      put_label_value(o, extra_value);
+      fputc('"', o);
+    }
+    fputs("} ", o);
+    if (k == 0)
+      put_seconds(o, h->sum_ns);
+    else
+      fprintf(o, "%" PRIu64, h->count);
+    fputc('\n', o);
+  }
+}
+
+/* The families named after events, gathered from every target and
+ * sorted, so that each family's HELP and TYPE come once, followed by all
+ * of its samples. */
+enum fam_kind { F_COUNTER, F_INT, F_SPAN, F_UNIT };
+
+struct entry {
+  char family[EVENTRING_MAX_NAME + 48];
+  enum fam_kind kind;
+  const struct target *t;
+  int idx;                     /* counter id */
+  const struct user_state *u;  /* user events */
+};
+
+static int entry_cmp(const void *a, const void *b) {
+  const struct entry *x = a, *y = b;
+  int c = strcmp(x->family, y->family);
+  if (c) return c;
+  if (x->kind != y->kind) return x->kind < y->kind ? -1 : 1;
+  if (x->t->pid != y->t->pid) return x->t->pid < y->t->pid ? -1 : 1;
+  if (x->u && y->u) return strcmp(x->u->name, y->u->name);
+  return 0;
+}
+
+static const char *const fam_type[] = {"gauge", "gauge", "histogram",
+                                       "counter"};
+static const char *const fam_help[] = {
+    "Latest value of this runtime counter, per domain.",
+    "Latest value of this user int event, per domain.",
+    "Durations of this user span event, in seconds.",
+    "Number of these user unit events."};
+
+static void put_entry(FILE *o, const struct entry *e) {
+  const struct target *t = e->t;
+  if (e->kind == F_COUNTER) {
+    for (int d = 0; d < t->nd; d++) {
+      size_t k = (size_t)d * MAX_COUNTERS + (size_t)e->idx;
+      if (!t->counter_set[k]) continue;
+      fputs(e->family, o);
+      put_target_labels(o, t);
+      fprintf(o, ",domain=\"%d\"} %" PRIu64 "\n", d, t->counter[k]);
+    }
+  } else if (e->kind == F_INT) {
+    for (int d = 0; d < t->nd; d++) {
+      if (!e->u->iset[d]) continue;
+      fputs(e->family, o);
+      put_target_labels(o, t);
+      fputs(",event=\"", o);
+      put_label_value(o, e->u->name);
+      fprintf(o, "\",domain=\"%d\"} %" PRId64 "\n", d, e->u->ival[d]);
+    }
+  } else if (e->kind == F_SPAN) {
+    put_hist(o, e->family, t, "event", e->u->name, e->u->span);
+  } else {
+    fputs(e->family, o);
+    put_target_labels(o, t);
+    fputs(",event=\"", o);
+    put_label_value(o, e->u->name);
+    fprintf(o, "\"} %" PRIu64 "\n", e->u->units);
+  }
+}
+
+static void render_named(FILE *o) {
+  size_t n = 0, cap = 0;
+  struct entry *es = NULL;
+#define ADD(x)                                                      \
+  do {                                                             \
+    if (n == cap) {                                                \
+      size_t nc = cap ? 2 * cap : 64;                              \
+      struct entry *p = realloc(es, nc * sizeof *p);               \
+      if (!p) goto out;                                            \
+      es = p, cap = nc;                                            \
+    }                                                              \
+    es[n++] = (x);                                                 \
+  } while (0)
+  for (const struct target *t = M.targets; t; t = t->next) {
+    for (int c = 0; c < MAX_COUNTERS && t->counter; c++) {
+      if (!t->counter_name[c][0]) continue;
+      struct entry e = {.kind = F_COUNTER, .t = t, .idx = c};
+      sanitise(e.family, sizeof e.family, "eventring_counter_",
+               t->counter_name[c]);
+      ADD(e);
+    }
+    for (int i = 0; i < t->nusers; i++) {
+      const struct user_state *u = t->users[i];
+      struct entry e = {.t = t, .u = u};
+      if (u->ival) {
+        e.kind = F_INT;
+        snprintf(e.family, sizeof e.family, "%s", u->metric);
+        ADD(e);
+      }
+      if (u->span) {
+        e.kind = F_SPAN;
+        snprintf(e.family, sizeof e.family, "%s_seconds", u->metric);
+        ADD(e);
+      }
+      if (u->has_unit) {
+        e.kind = F_UNIT;
+        snprintf(e.family, sizeof e.family, "%s_total", u->metric);
+        ADD(e);
+      }
+    }
+  }
+#undef ADD
+  qsort(es, n, sizeof *es, entry_cmp);
+  for (size_t i = 0; i < n; i++) {
+    int first = i == 0 || strcmp(es[i].family, es[i - 1].family) != 0;
+    if (!first && es[i].kind != es[i - 1].kind) {
+      /* The name is taken by a family of another type: skip all of
+       * these (they sort together). */
+      while (i + 1 < n && !strcmp(es[i + 1].family, es[i].family)) i++;
+      continue;
+    }
+    if (first)
+      put_family(o, es[i].family, fam_type[es[i].kind], fam_help[es[i].kind]);
+    put_entry(o, &es[i]);
+  }
+out:
+  free(es);
+}
+
+static void render(FILE *o) {
+  const struct target *t;
+  int ntargets = 0, any_words = 0, any_events = 0;
+  for (t = M.targets; t; t = t->next) {
+    ntargets++;
+    if (t->lost_words) any_words = 1;
+    else any_events = 1;
+  }
+  put_family(o, "eventring_rings", "gauge",
+             "Ring files this exporter is reading.");
+  fprintf(o, "eventring_rings %d\n", ntargets);
+
+  put_family(o, "eventring_events_read_total", "counter",
+             "Events read from the ring file.");
+  for (t = M.targets; t; t = t->next) {
+    fputs("eventring_events_read_total", o);
+    put_target_labels(o, t);
+    fprintf(o, "} %" PRIu64 "\n", t->events);
+  }
+  if (any_events) {
+    put_family(o, "eventring_lost_events_total", "counter",
+               "Events overwritten by the writer before they were read.");
+    for (t = M.targets; t; t = t->next) {
+      if (t->lost_words) continue;
+      fputs("eventring_lost_events_total", o);
+      put_target_labels(o, t);
+      fprintf(o, "} %" PRIu64 "\n", t->lost);
+    }
+  }
+  if (any_words) {
+    put_family(o, "eventring_lost_ring_words_total", "counter",
+               "Ring words of events overwritten before they were read "
+               "(OCaml 5's files count words, not events).");
+    for (t = M.targets; t; t = t->next) {
+      if (!t->lost_words) continue;
+      fputs("eventring_lost_ring_words_total", o);
+      put_target_labels(o, t);
+      fprintf(o, "} %" PRIu64 "\n", t->lost);
+    }
+  }
+  put_family(o, "eventring_ring_paused", "gauge",
+             "1 while recording is paused (after ring_pause), else 0.");
+  for (t = M.targets; t; t = t->next) {
+    fputs("eventring_ring_paused", o);
+    put_target_labels(o, t);
+    fprintf(o, "} %d\n", t->paused);
+  }
+  put_family(o, "eventring_gc_pause_seconds", "histogram",
+             "GC pauses (outermost runtime phases of a domain), in seconds.");
+  for (t = M.targets; t; t = t->next)
+    put_hist(o, "eventring_gc_pause_seconds", t, NULL, NULL, &t->pause);
+  put_family(o, "eventring_gc_phase_seconds", "histogram",
+             "Durations of each runtime phase, nested ones included, in "
+             "seconds.");
+  for (t = M.targets; t; t = t->next)
+    for (int p = 0; p < MAX_PHASES; p++)
+      if (t->phase[p])
+        put_hist(o, "eventring_gc_phase_seconds", t, "phase",
+                 t->phase_name[p], t->phase[p]);
+  render_named(o);
+}
+
+static void http_log(void *cls, const char *fmt, va_list ap) {
+  (void)cls;
+  char line[512];
+  vsnprintf(line, sizeof line, fmt, ap);
+  line[strcspn(line, "\n")] = '\0';
+  tool_error("metrics: %s", line);
+}
+
+static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
+                             const char *type, char *body, size_t len,
+                             enum MHD_ResponseMemoryMode mode) {
+  struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
+  if (!r) {
+    if (mode == MHD_RESPMEM_MUST_FREE) free(body);
+    return MHD_NO;
+  }
+  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  enum MHD_Result ret = MHD_queue_response(conn, status, r);
+  MHD_destroy_response(r);
+  return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
+                                  const char *url, const char *method,
+                                  const char *version,
+                                  const char *upload_data,
+                                  size_t *upload_data_size, void **state) {
+  (void)cls, (void)version, (void)upload_data, (void)state;
+  static const char text[] = "text/plain; charset=utf-8";
+  if (*upload_data_size) {
+    /* A body we do not want: take it and answer at the end. */
+    *upload_data_size = 0;
+    return MHD_YES;
+  }
+  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
+    static char msg[] = "only GET and HEAD\n";
+    return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text, msg,
+                 sizeof msg - 1, MHD_RESPMEM_PERSISTENT);
+  }
+  if (!strcmp(url, "/")) {
+    static char msg[] = "eventring metrics: see /metrics\n";
+    return reply(conn, MHD_HTTP_OK, text, msg, sizeof msg - 1,
+                 MHD_RESPMEM_PERSISTENT);
+  }
+  if (strcmp(url, "/metrics") != 0) {
+    static char msg[] = "not found: see /metrics\n";
+    return reply(conn, MHD_HTTP_NOT_FOUND, text, msg, sizeof msg - 1,
+                 MHD_RESPMEM_PERSISTENT);
+  }
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *o = open_memstream(&buf, &len);
+  if (!o) return MHD_NO;
+  pthread_mutex_lock(&M.lock);
+  render(o);
+  pthread_mutex_unlock(&M.lock);
+  if (fclose(o) != 0) {
+    free(buf);
+    return MHD_NO;
+  }
+  return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+               buf, len, MHD_RESPMEM_MUST_FREE);
+}
+
+/* ------------------------------------------------------------------ */
+/* The listening socket and the server.                                 */
+
+/* Parses HOST:PORT or [HOST]:PORT and opens a listening socket bound to
+ * exactly that address.  Returns the socket, or -1 after printing one
+ * line (*usage set when the argument itself is wrong). */
+static int open_listener(const char *arg, int *usage, char *shown,
+                         size_t shown_size) {
+  char host[256];
+  const char *port;
+  *usage = 1;
+  if (arg[0] == '[') {
+    const char *close = strchr(arg, ']');
+    if (!close || close[1] != ':' || (size_t)(close - arg - 1) >= sizeof host)
+      return -1;
+    memcpy(host, arg + 1, (size_t)(close - arg - 1));
+    host[close - arg - 1] = '\0';
+    port = close + 2;
+  } else {
+    const char *colon = strrchr(arg, ':');
+    if (!colon || (size_t)(colon - arg) >= sizeof host) return -1;
+    memcpy(host, arg, (size_t)(colon - arg));
+    host[colon - arg] = '\0';
+    port = colon + 1;
+  }
+  if (!*host || !*port || strspn(port, "0123456789") != strlen(port) ||
+      strlen(port) > 5 || atoi(port) > 65535)
+    return -1;
+  *usage = 0;
+  struct addrinfo hints, *res = NULL;
+  memset(&hints, 0, sizeof hints);
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICSERV;
+  int g = getaddrinfo(host, port, &hints, &res);
+  if (g != 0) {
+    tool_error("metrics: --listen %s: %s", arg, gai_strerror(g));
+    return -1;
+  }
+  int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int err = errno;
+  if (fd >= 0) {
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    if (res->ai_family == AF_INET6)
+      setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
+    if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 64) < 0) {
+      err = errno;
+      close(fd);
+      fd = -1;
+    }
+  }
+  if (fd < 0) {
+    tool_error("metrics: cannot listen on %s: %s", arg, strerror(err));
+    freeaddrinfo(res);
+    return -1;
+  }
+  /* The address really bound, with the port chosen for port 0. */
+  struct sockaddr_storage ss;
+  socklen_t sl = sizeof ss;
+  char h[INET6_ADDRSTRLEN] = "?", p[16] = "?";
+  if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
+    getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, p, sizeof p,
+                NI_NUMERICHOST | NI_NUMERICSERV);
+  snprintf(shown, shown_size, res->ai_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
+           h, p);
+  freeaddrinfo(res);
+  return fd;
+}
+
+static struct MHD_Daemon *start_server(int fd) {
+  /* The server's thread must leave SIGINT, SIGTERM and SIGHUP to the
+   * reader, whose sleep they cut short; it inherits this mask. */
+  sigset_t block, old;
+  sigemptyset(&block);
+  sigaddset(&block, SIGINT);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGHUP);
+  pthread_sigmask(SIG_BLOCK, &block, &old);
+  struct MHD_Daemon *d = MHD_start_daemon(
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+      on_request, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+      MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
+      MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL, MHD_OPTION_END);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  return d;
+}
+
+/* ------------------------------------------------------------------ */
+/* --dir alone: following every ring file of a directory.               */
+
+static pid_t pid_of_name(const char *name) {
+  size_t n = strlen(name);
+  static const char suffix[] = ".events";
+  size_t sn = sizeof suffix - 1;
+  if (n <= sn || n - sn > 10 || strcmp(name + n - sn, suffix) != 0) return 0;
+  long long v = 0;
+  for (size_t i = 0; i < n - sn; i++) {
+    if (name[i] < '0' || name[i] > '9') return 0;
+    v = v * 10 + (name[i] - '0');
+  }
+  return v >= 1 && v <= INT_MAX ? (pid_t)v : 0;
+}
+
+static void comm_of(pid_t pid, char *name, size_t size) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
+  name[0] = '\0';
+  FILE *f = fopen(path, "re");
+  if (!f) return;
+  if (fgets(name, (int)size, f)) name[strcspn(name, "\n")] = '\0';
+  fclose(f);
+}
+
+static void note_refused(const char *name, ino_t ino, const char *path,
+                         int err) {
+  struct refused *r;
+  for (r = M.refused; r; r = r->next)
+    if (!strcmp(r->name, name)) break;
+  if (r && r->ino != ino) r->ino = ino, r->tries = 0, r->reported = 0;
+  if (!r) {
+    r = calloc(1, sizeof *r);
+    if (!r) return;
+    copy_name(r->name, name, sizeof r->name);
+    r->ino = ino;
+    r->next = M.refused;
+    M.refused = r;
+  }
+  r->seen = 1;
+  /* A file caught while its writer creates it may look malformed for an
+   * instant; only a lasting refusal is worth a line. */
+  if (++r->tries >= 3 && !r->reported) {
+    r->reported = 1;
+    tool_error("metrics: %s: %s (skipped)", path, eventring_strerror(err));
+  }
+}
+
+static void scan(const char *dir, uint64_t now, uint64_t keep_ns) {
+  DIR *d = opendir(dir);
+  struct target *t;
+  for (t = M.targets; t; t = t->next) t->seen = 0;
+  for (struct refused *r = M.refused; r; r = r->next) r->seen = 0;
+  if (d) {
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+      pid_t pid = pid_of_name(e->d_name);
+      if (!pid) continue;
+      char path[PATH_MAX];
+      if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >=
+          sizeof path)
+        continue;
+      struct stat st;
+      if (lstat(path, &st) != 0) continue;
+      for (t = M.targets; t; t = t->next)
+        if (!t->gone && t->dev == st.st_dev && t->ino == st.st_ino &&
+            !strcmp(t->path, path))
+          break;
+      if (t) {
+        t->seen = 1;
+        continue;
+      }
+      eventring_cursor *c;
+      int r = eventring_cursor_open_file(&c, path);
+      if (r < 0) {
+        note_refused(e->d_name, st.st_ino, path, r);
+        continue;
+      }
+      char prog[64];
+      comm_of(pid, prog, sizeof prog);
+      t = target_new(c, 1, path, pid, prog);
+      if (!t) {
+        eventring_cursor_free(c);
+        continue;
+      }
+      t->dev = st.st_dev;
+      t->ino = st.st_ino;
+      t->seen = 1;
+      pthread_mutex_lock(&M.lock);
+      /* The same pid's earlier file (tracing stopped and started again)
+       * must not give a second series with the same labels. */
+      for (struct target **tp = &M.targets; *tp;) {
+        struct target *old = *tp;
+        if (old->pid == pid) {
+          *tp = old->next;
+          target_free(old);
+        } else {
+          tp = &old->next;
+        }
+      }
+      t->next = M.targets;
+      M.targets = t;
+      pthread_mutex_unlock(&M.lock);
+    }
+    closedir(d);
+  }
+  /* Forget refusals of files that are gone. */
+  for (struct refused **rp = &M.refused; *rp;) {
+    struct refused *r = *rp;
+    if (!r->seen) {
+      *rp = r->next;
+      free(r);
+    } else {
+      rp = &r->next;
+    }
+  }
+  /* Files that vanished keep their last values for keep_ns. */
+  pthread_mutex_lock(&M.lock);
+  for (struct target **tp = &M.targets; *tp;) {
+    t = *tp;
+    if (!t->gone && !t->seen) {
+      t->gone = 1;
+      t->gone_ns = now;
+    }
+    if (t->gone && now - t->gone_ns >= keep_ns) {
+      *tp = t->next;
+      target_free(t);
+    } else {
+      tp = &t->next;
+    }
+  }
+  pthread_mutex_unlock(&M.lock);
+}
+
+static int follow_dir(const char *dir, uint64_t keep_ns,
+                      const eventring_callbacks *cb) {
+  struct stat st;
+  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+    tool_error("metrics: %s: %s", dir,
+               stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
+    return TOOL_EXIT_INPUT;
+  }
+  tool_signals_install();
+  uint64_t next_scan = 0;
+  while (!tool_signal_pending()) {
+    uint64_t now = tool_now_ns();
+    if (now >= next_scan) {
+      /* Read what is there before a vanished file is marked gone, so
+       * that its final events count. */
+      for (struct target *t = M.targets; t; t = t->next) {
+        if (t->gone || t->failed) continue;
+        int r;
+        do {
+          pthread_mutex_lock(&M.lock);
+          r = eventring_cursor_poll(t->cursor, cb, t, POLL_BATCH);
+          pthread_mutex_unlock(&M.lock);
+        } while (r > 0);
+      }
+      scan(dir, now, keep_ns);
+      next_scan = now + SCAN_NS;
+    }
+    int any = 0;
+    for (struct target *t = M.targets; t; t = t->next) {
+      if (t->gone || t->failed) continue;
+      pthread_mutex_lock(&M.lock);
+      int r = eventring_cursor_poll(t->cursor, cb, t, POLL_BATCH);
+      pthread_mutex_unlock(&M.lock);
+      if (r > 0) any = 1;
+      if (r < 0) {
+        t->failed = 1;
+        tool_error("metrics: %s: %s (no longer read)", t->path,
+                   eventring_strerror(r));
+      }
+    }
+    if (!any) {
+      struct timespec ts = {0, IDLE_NS};
+      nanosleep(&ts, NULL);
+    }
+  }
+  tool_signals_restore();
+  return TOOL_EXIT_OK;
+}
+
+/* ------------------------------------------------------------------ */
+
+int tool_metrics(int argc, char **argv) {
+  enum { OPT_DIR = 256, OPT_PID, OPT_OCAML50, OPT_LISTEN, OPT_KEEP };
+  static const struct option longopts[] = {
+      {"listen", required_argument, NULL, OPT_LISTEN},
+      {"dir", required_argument, NULL, OPT_DIR},
+      {"pid", required_argument, NULL, OPT_PID},
+      {"keep", required_argument, NULL, OPT_KEEP},
+      {"ocaml50", no_argument, NULL, OPT_OCAML50},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  struct tool_source src;
+  memset(&src, 0, sizeof src);
+  const char *listen_arg = NULL;
+  double keep_s = 60;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+    switch (c) {
+    case OPT_LISTEN: listen_arg = optarg; break;
+    case OPT_DIR: src.dir = optarg; break;
+    case OPT_PID: src.pid_arg = optarg; break;
+    case OPT_OCAML50: src.ocaml50 = 1; break;
+    case OPT_KEEP: {
+      char *end;
+      errno = 0;
+      keep_s = strtod(optarg, &end);
+      if (end == optarg || *end || errno || !(keep_s >= 0) || keep_s > 1e6)
+        return tool_usage_error(HELP_REF, "invalid --keep '%s' (seconds)",
+                                optarg);
+      break;
+    }
+    case 'h':
+      help();
+      return tool_output_finish();
+    case ':':
+      return tool_usage_error(HELP_REF, "option '%s' needs an argument",
+                              argv[optind - 1]);
+    default:
+      if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
+        return tool_usage_error(HELP_REF, "unknown option '-%c'", optopt);
+      return tool_usage_error(HELP_REF, "invalid option '%s'",
+                              argv[optind - 1]);
+    }
+  }
+  if (!listen_arg)
+    return tool_usage_error(HELP_REF, "--listen ADDR:PORT is required");
+  if (optind < argc)
+    return tool_usage_error(HELP_REF, "unexpected argument '%s' (ring files "
+                            "are followed with --pid or --dir)",
+                            argv[optind]);
+  int dir_mode = src.dir && !src.pid_arg;
+  M.ocaml50 = src.ocaml50;
+
+  /* Listen first: a port in use is reported before a command is run. */
+  int usage;
+  char shown[INET6_ADDRSTRLEN + 16];
+  int fd = open_listener(listen_arg, &usage, shown, sizeof shown);
+  if (fd < 0) {
+    if (usage)
+      return tool_usage_error(HELP_REF, "invalid --listen '%s' (ADDR:PORT, "
+                              "e.g. 127.0.0.1:9464 or [::1]:9464)",
+                              listen_arg);
+    return TOOL_EXIT_INPUT;
+  }
+
+  eventring_callbacks *cb = make_callbacks();
+  if (!cb) {
+    close(fd);
+    tool_error("out of memory");
+    return TOOL_EXIT_INPUT;
+  }
+  int rc;
+  struct MHD_Daemon *server = NULL;
+  if (!dir_mode) {
+    /* --pid or a command: source.c opens it (and says what is wrong). */
+    src.follow = 1;
+    rc = tool_source_open(&src, 0, argv + optind, HELP_REF);
+    if (rc != TOOL_EXIT_OK) goto done;
+    struct target *t =
+        target_new(src.cursor, 0, src.path, src.pid, src.name);
+    if (!t) {
+      tool_error("out of memory");
+      tool_source_close(&src);
+      rc = TOOL_EXIT_INPUT;
+      goto done;
+    }
+    M.targets = t;
+    M.lock_per_event = 1;
+  }
+  server = start_server(fd);
+  if (!server) {
+    tool_error("metrics: cannot start the HTTP server on %s", shown);
+    rc = TOOL_EXIT_INPUT;
+    if (!dir_mode) tool_source_close(&src);
+    goto done;
+  }
+  fd = -1; /* the server's now */
+  tool_error("serving metrics on http://%s/metrics", shown);
+
+  if (dir_mode) {
+    rc = follow_dir(src.dir, (uint64_t)(keep_s * 1e9), cb);
+  } else {
+    rc = tool_source_read(&src, cb, M.targets);
+    /* The server stops before the cursor goes. */
+    MHD_stop_daemon(server);
+    server = NULL;
+    tool_source_close(&src);
+  }
+
+done:
+  if (server) MHD_stop_daemon(server);
+  if (fd >= 0) close(fd);
+  while (M.targets) {
+    struct target *t = M.targets;
+    M.targets = t->next;
+    target_free(t);
+  }
+  while (M.refused) {
+    struct refused *r = M.refused;
+    M.refused = r->next;
+    free(r);
+  }
+  eventring_callbacks_free(cb);
+  return rc;
+}
+
+#endif /* EVENTRING_HAVE_MICROHTTPD */

@@ -1,0 +1,766 @@
+/* trace.c -- `eventring trace`: a ring file as a trace for Perfetto.
+ *
+ * Each domain becomes one track (a thread named "domain N") of one
+ * process named after the program; runtime phases and user spans become
+ * nested slices; runtime counters, user ints and allocation buckets
+ * counter tracks (two for alloc events: small and large sizes); and
+ * lifecycle, unit and custom events instants (a custom event's payload
+ * is an argument, escaped as `dump` prints it).
+ * The events go to a writer, fuchsia.c (the default) or json.c; see
+ * trace.h.
+ *
+ * Slices and cuts.  A ring is a flight recorder: it may have lost the
+ * begin of a slice (the oldest events were overwritten, or tracing
+ * started inside a phase) or the events between a begin and its end (a
+ * lost-event gap).  A trace viewer shown a dangling begin, an end
+ * without a begin or badly nested slices drops or misdraws them, so the
+ * track's slices are kept well nested, and every boundary we had to
+ * invent is marked with a "cut" argument that says why:
+ *
+ *   - An end whose begin is not open on its track had its begin cut off.
+ *     It becomes a complete slice that opens at the cut ("ring start":
+ *     the track's first event; "lost events": the first event after the
+ *     gap; "domain start": the first event after the domain's previous
+ *     thread terminated), marked with that reason.  Such slices enclose
+ *     everything the track showed since the cut, and the k-th of them
+ *     opens k nanoseconds before the cut (but after anything before the
+ *     cut), so that they nest strictly inside one another and never tie
+ *     with the cut's first event, whose order a viewer would then have to
+ *     guess.
+ *   - At a lost-event gap every open slice is closed at the track's last
+ *     timestamp before the gap ("cut": "lost events"): what happened to
+ *     it in the gap is unknown.  An instant "lost events" with the count
+ *     marks the gap itself.
+ *   - An end that does not match the innermost open slice closes the
+ *     slices opened inside it first ("cut": "ended out of order"), as
+ *     nesting requires; their own ends, when they come, become instants
+ *     with the same mark.  OCaml 4 programs, whose threads all write into
+ *     domain 0, do this.
+ *   - Slices still open when the domain's thread terminates or when the
+ *     trace ends are closed at the track's last timestamp ("cut": "domain
+ *     terminated" or "end of trace").
+ *
+ * Events we invent (the closing ends and the "lost events" instants) also
+ * carry "synthetic": true, so that every other event of the output stands
+ * for exactly one event of the ring (but for an alloc event's second
+ * sample, "alloc 10+ words"): the tests count them against `dump`.
+ * Timestamps are the ring's, except that a timestamp below its track's
+ * previous one (which a well-formed ring never has) is raised to it, as
+ * a track's time must not run backwards.
+ *
+ * The output is written to a temporary file beside OUT and renamed to OUT
+ * once complete, so OUT is never a partial trace; an interrupted run
+ * (Ctrl-C, which makes the source stop reading) still completes the file
+ * with what was read, closing the open slices as at the end of a trace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "tool.h"
+#include "trace.h"
+
+#define HELP_REF "eventring trace --help"
+
+/* Room for a name of the ring (127 bytes) with every byte escaped. */
+#define NAME_MAX_ESCAPED (4 * 128 + 32)
+
+/* One open slice: a runtime phase or a user span. */
+struct slice {
+  int user; /* 0: runtime phase, 1: user span */
+  int id;
+  const char *raw; /* the ring's name, valid for the cursor's life */
+};
+
+struct domain {
+  int declared; /* its track was given to the writer */
+  int has_ts;
+  uint64_t last_ts;
+  struct slice *stack; /* open slices, innermost last */
+  size_t depth, cap;
+  /* Slices closed early by an end out of order, whose own end is still
+   * to come (it then becomes an instant, not a second end). */
+  struct slice *early;
+  size_t nearly, capearly;
+  /* The cut before the track's current stretch of events: why ends
+   * without a begin have none, and where their slices open. */
+  const char *cut_reason;
+  int cut_pending;    /* cut_ts is the next event's timestamp */
+  uint64_t cut_ts;
+  int has_floor;      /* invented begins must come after floor_ts */
+  uint64_t floor_ts;
+  unsigned norphans;  /* ends without a begin since the cut */
+  uint64_t lost;      /* lost events not yet marked by an instant */
+  int lost_pending;
+};
+
+struct trace {
+  struct tool_source *src;
+  struct trace_writer w;
+  void *wself;
+  FILE *out;
+  uint64_t pid;
+  struct domain *doms;
+  int ndoms;
+  int failed; /* out of memory or a write error: stop reading */
+  uint64_t max_ts;
+  char name[NAME_MAX_ESCAPED];     /* the current event's name */
+  char name2[NAME_MAX_ESCAPED];    /* a second name (counter tracks) */
+  char payload[4 * EVENTRING_MAX_CUSTOM_BYTES + 8];
+};
+
+/* ------------------------------------------------------------------ */
+/* Names.                                                               */
+
+/* Escapes a name of the ring into `buf` (NAME_MAX_ESCAPED bytes):
+ * printable ASCII as it is, the backslash doubled, every other byte as
+ * \DDD, as `dump` writes names, except that spaces stay spaces.  An
+ * empty or missing name becomes `fallback` and the id. */
+static const char *escape_name(char *buf, const char *raw,
+                               const char *fallback, int id) {
+  if (!raw || !*raw) {
+    snprintf(buf, NAME_MAX_ESCAPED, "%s%d", fallback, id);
+    return buf;
+  }
+  size_t n = 0;
+  for (const unsigned char *p = (const unsigned char *)raw;
+       *p && n + 5 < NAME_MAX_ESCAPED; p++) {
+    if (*p == '\\') {
+      buf[n++] = '\\';
+      buf[n++] = '\\';
+    } else if (*p >= 32 && *p <= 126) {
+      buf[n++] = (char)*p;
+    } else {
+      n += (size_t)snprintf(buf + n, 5, "\\%03u", *p);
+    }
+  }
+  buf[n] = '\0';
+  return buf;
+}
+
+static const char *slice_name(char *buf, const struct slice *s) {
+  return escape_name(buf, s->raw, s->user ? "user_" : "phase_", s->id);
+}
+
+/* ------------------------------------------------------------------ */
+/* Emitting.                                                            */
+
+static void arg_str(struct trace_event *ev, const char *key, const char *s) {
+  struct trace_arg *a = &ev->args[ev->nargs++];
+  a->key = key;
+  a->type = TRACE_ARG_STR;
+  a->s = s;
+  a->len = strlen(s);
+}
+
+static void arg_int(struct trace_event *ev, const char *key, int64_t v) {
+  struct trace_arg *a = &ev->args[ev->nargs++];
+  a->key = key;
+  a->type = TRACE_ARG_INT;
+  a->i = v;
+}
+
+static void arg_uint(struct trace_event *ev, const char *key, uint64_t v) {
+  struct trace_arg *a = &ev->args[ev->nargs++];
+  a->key = key;
+  a->type = TRACE_ARG_UINT;
+  a->u = v;
+}
+
+static void arg_synthetic(struct trace_event *ev, const char *reason) {
+  arg_str(ev, "cut", reason);
+  struct trace_arg *a = &ev->args[ev->nargs++];
+  a->key = "synthetic";
+  a->type = TRACE_ARG_BOOL;
+  a->i = 1;
+}
+
+static void init_event(struct trace_event *ev, enum trace_ph ph, int domain,
+                       uint64_t ts, const char *cat, const char *name) {
+  ev->ph = ph;
+  ev->track = domain;
+  ev->tid = (uint64_t)domain + 1; /* tid 0 means "no thread" to viewers */
+  ev->ts = ts;
+  ev->end_ts = ts;
+  ev->cat = cat;
+  ev->name = name;
+  ev->nargs = 0;
+}
+
+static void emit(struct trace *t, const struct trace_event *ev) {
+  if (t->failed) return;
+  t->w.event(t->wself, t->out, ev);
+  if (ferror(t->out)) t->failed = 1;
+}
+
+/* The state of `domain`, its track declared; NULL when out of memory. */
+static struct domain *dom(struct trace *t, int domain) {
+  if (domain < 0) return NULL;
+  if (domain >= t->ndoms) {
+    int n = domain + 16;
+    struct domain *d = realloc(t->doms, (size_t)n * sizeof *d);
+    if (!d) {
+      t->failed = 1;
+      return NULL;
+    }
+    memset(d + t->ndoms, 0, (size_t)(n - t->ndoms) * sizeof *d);
+    t->doms = d;
+    t->ndoms = n;
+  }
+  struct domain *d = &t->doms[domain];
+  if (!d->declared) {
+    d->declared = 1;
+    d->cut_reason = "ring start";
+    d->cut_pending = 1;
+    char name[32];
+    snprintf(name, sizeof name, "domain %d", domain);
+    t->w.track(t->wself, t->out, domain, (uint64_t)domain + 1, name);
+  }
+  return d;
+}
+
+static int push(struct trace *t, struct slice **v, size_t *n, size_t *cap,
+                struct slice s) {
+  if (*n == *cap) {
+    size_t c = *cap ? 2 * *cap : 16;
+    struct slice *p = realloc(*v, c * sizeof *p);
+    if (!p) {
+      t->failed = 1;
+      return 0;
+    }
+    *v = p;
+    *cap = c;
+  }
+  (*v)[(*n)++] = s;
+  return 1;
+}
+
+/* Closes the innermost open slice at the track's last timestamp with an
+ * invented end marked `reason`. */
+static void close_top(struct trace *t, int domain, struct domain *d,
+                      const char *reason) {
+  struct slice *s = &d->stack[--d->depth];
+  struct trace_event ev;
+  init_event(&ev, TRACE_END, domain, d->last_ts,
+             s->user ? "user" : "runtime", slice_name(t->name2, s));
+  arg_synthetic(&ev, reason);
+  emit(t, &ev);
+}
+
+static void close_all(struct trace *t, int domain, struct domain *d,
+                      const char *reason) {
+  while (d->depth > 0) close_top(t, domain, d, reason);
+}
+
+static void lost_instant(struct trace *t, int domain, struct domain *d,
+                         uint64_t ts) {
+  struct trace_event ev;
+  init_event(&ev, TRACE_INSTANT, domain, ts, "eventring", "lost events");
+  arg_uint(&ev, "count", d->lost);
+  arg_str(&ev, "unit",
+          eventring_cursor_lost_unit(t->src->cursor) == EVENTRING_LOST_EVENTS
+              ? "events"
+              : "words");
+  arg_synthetic(&ev, "lost events");
+  emit(t, &ev);
+  d->lost = 0;
+  d->lost_pending = 0;
+}
+
+/* Called first for every event: declares the track, settles a pending
+ * cut at this event, marks a pending gap, and returns the domain's state
+ * with *ts made non-decreasing; NULL when the event is to be dropped. */
+static struct domain *at(struct trace *t, int domain, uint64_t *ts) {
+  struct domain *d = dom(t, domain);
+  if (!d) return NULL;
+  if (d->has_ts && *ts < d->last_ts) *ts = d->last_ts;
+  d->has_ts = 1;
+  d->last_ts = *ts;
+  if (*ts > t->max_ts) t->max_ts = *ts;
+  if (d->cut_pending) {
+    d->cut_pending = 0;
+    d->cut_ts = *ts;
+    d->norphans = 0;
+  }
+  if (d->lost_pending) lost_instant(t, domain, d, *ts);
+  return d;
+}
+
+static int go_on(struct trace *t) { return !t->failed; }
+
+/* ------------------------------------------------------------------ */
+/* Slices.                                                              */
+
+static int on_slice_begin(struct trace *t, int domain, uint64_t ts,
+                          struct slice s) {
+  struct domain *d = at(t, domain, &ts);
+  if (!d) return go_on(t);
+  if (!push(t, &d->stack, &d->depth, &d->cap, s)) return 0;
+  struct trace_event ev;
+  init_event(&ev, TRACE_BEGIN, domain, ts, s.user ? "user" : "runtime",
+             slice_name(t->name, &s));
+  emit(t, &ev);
+  return go_on(t);
+}
+
+static int same(const struct slice *a, const struct slice *b) {
+  return a->user == b->user && a->id == b->id;
+}
+
+static int on_slice_end(struct trace *t, int domain, uint64_t ts,
+                        struct slice s) {
+  struct domain *d = at(t, domain, &ts);
+  if (!d) return go_on(t);
+  const char *cat = s.user ? "user" : "runtime";
+  struct trace_event ev;
+
+  /* The innermost open slice of the same kind and id, if any. */
+  size_t i = d->depth;
+  while (i > 0 && !same(&d->stack[i - 1], &s)) i--;
+  if (i > 0) {
+    /* Slices opened inside it end first: nesting requires it. */
+    while (d->depth > i) {
+      struct slice inner = d->stack[d->depth - 1];
+      close_top(t, domain, d, "ended out of order");
+      if (!push(t, &d->early, &d->nearly, &d->capearly, inner)) return 0;
+    }
+    d->depth--;
+    init_event(&ev, TRACE_END, domain, ts, cat, slice_name(t->name, &s));
+    emit(t, &ev);
+    return go_on(t);
+  }
+
+  /* The end of a slice closed early: an instant, with the mark. */
+  for (size_t k = d->nearly; k > 0; k--) {
+    if (!same(&d->early[k - 1], &s)) continue;
+    d->early[k - 1] = d->early[--d->nearly];
+    init_event(&ev, TRACE_INSTANT, domain, ts, cat,
+               slice_name(t->name, &s));
+    arg_str(&ev, "cut", "ended out of order");
+    emit(t, &ev);
+    return go_on(t);
+  }
+
+  /* Its begin was cut off: the slice opens at the cut.  It began before
+   * every slice still open, which therefore end here too. */
+  while (d->depth > 0) {
+    struct slice inner = d->stack[d->depth - 1];
+    close_top(t, domain, d, "ended out of order");
+    if (!push(t, &d->early, &d->nearly, &d->capearly, inner)) return 0;
+  }
+  d->norphans++;
+  uint64_t begin = d->cut_ts >= d->norphans ? d->cut_ts - d->norphans : 0;
+  if (d->has_floor && begin <= d->floor_ts)
+    begin = d->floor_ts < d->cut_ts ? d->floor_ts + 1 : d->cut_ts;
+  init_event(&ev, TRACE_COMPLETE, domain, begin, cat,
+             slice_name(t->name, &s));
+  ev.end_ts = ts;
+  arg_str(&ev, "cut", d->cut_reason);
+  emit(t, &ev);
+  return go_on(t);
+}
+
+static int on_begin(void *data, int domain, uint64_t ts, int phase) {
+  struct trace *t = data;
+  struct slice s = {0, phase,
+                    eventring_cursor_phase_name(t->src->cursor, phase)};
+  return on_slice_begin(t, domain, ts, s);
+}
+
+static int on_end(void *data, int domain, uint64_t ts, int phase) {
+  struct trace *t = data;
+  struct slice s = {0, phase,
+                    eventring_cursor_phase_name(t->src->cursor, phase)};
+  return on_slice_end(t, domain, ts, s);
+}
+
+static int on_user_span(void *data, int domain, uint64_t ts, int id,
+                        const char *name, int is_end) {
+  struct slice s = {1, id, name};
+  return is_end ? on_slice_end(data, domain, ts, s)
+                : on_slice_begin(data, domain, ts, s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Counters and instants.                                               */
+
+/* A counter track is per process in the output formats, so its name
+ * says which domain's counter it is. */
+static const char *counter_name(struct trace *t, const char *escaped,
+                                int domain) {
+  snprintf(t->name2, sizeof t->name2, "%s (domain %d)", escaped, domain);
+  return t->name2;
+}
+
+static int on_counter(void *data, int domain, uint64_t ts, int counter,
+                      uint64_t value) {
+  struct trace *t = data;
+  if (!at(t, domain, &ts)) return go_on(t);
+  struct trace_event ev;
+  const char *n = escape_name(
+      t->name, eventring_cursor_counter_name(t->src->cursor, counter),
+      "counter_", counter);
+  init_event(&ev, TRACE_COUNTER, domain, ts, "counter",
+             counter_name(t, n, domain));
+  arg_uint(&ev, "value", value);
+  emit(t, &ev);
+  return go_on(t);
+}
+
+static int on_user_int(void *data, int domain, uint64_t ts, int id,
+                       const char *name, int64_t value) {
+  struct trace *t = data;
+  if (!at(t, domain, &ts)) return go_on(t);
+  struct trace_event ev;
+  init_event(&ev, TRACE_COUNTER, domain, ts, "user",
+             counter_name(t, escape_name(t->name, name, "user_", id),
+                          domain));
+  arg_int(&ev, "value", value);
+  emit(t, &ev);
+  return go_on(t);
+}
+
+/* The buckets' sizes, from the rule of doc/FORMAT.md. */
+static const char *const bucket_names[EVENTRING_ALLOC_BUCKETS] = {
+    "0 words",     "1 word",      "2 words",     "3 words",
+    "4 words",     "5 words",     "6 words",     "7 words",
+    "8 words",     "9 words",     "10-19 words", "20-29 words",
+    "30-39 words", "40-49 words", "50-59 words", "60-69 words",
+    "70-79 words", "80-89 words", "90-99 words", "100+ words"};
+
+/* An alloc event is two counter samples, the small sizes and the large
+ * ones, each a counter track of ten series: the Fuchsia format allows 15
+ * arguments to an event, and two charts of ten read better than one of
+ * twenty anyway. */
+static int on_alloc(void *data, int domain, uint64_t ts,
+                    const uint64_t *buckets) {
+  struct trace *t = data;
+  if (!at(t, domain, &ts)) return go_on(t);
+  static const char *const part[2] = {"alloc <10 words", "alloc 10+ words"};
+  for (int p = 0; p < 2; p++) {
+    struct trace_event ev;
+    init_event(&ev, TRACE_COUNTER, domain, ts, "alloc",
+               counter_name(t, part[p], domain));
+    for (int i = 10 * p; i < 10 * p + 10; i++)
+      arg_uint(&ev, bucket_names[i], buckets[i]);
+    emit(t, &ev);
+  }
+  return go_on(t);
+}
+
+static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
+                        int64_t value, int has_data) {
+  struct trace *t = data;
+  tool_source_lifecycle(t->src, kind);
+  struct domain *d = at(t, domain, &ts);
+  if (!d) return go_on(t);
+  struct trace_event ev;
+  init_event(&ev, TRACE_INSTANT, domain, ts, "lifecycle",
+             escape_name(t->name, eventring_lifecycle_name(kind),
+                         "lifecycle_", kind));
+  if (has_data) arg_int(&ev, "value", value);
+  emit(t, &ev);
+  if (kind == EVENTRING_LIFECYCLE_DOMAIN_TERMINATE) {
+    /* The thread is gone; the next one to take the slot starts afresh. */
+    close_all(t, domain, d, "domain terminated");
+    d->nearly = 0;
+    d->cut_reason = "domain start";
+    d->cut_pending = 1;
+    d->has_floor = 1;
+    d->floor_ts = ts;
+  }
+  return go_on(t);
+}
+
+static int on_user_unit(void *data, int domain, uint64_t ts, int id,
+                        const char *name) {
+  struct trace *t = data;
+  if (!at(t, domain, &ts)) return go_on(t);
+  struct trace_event ev;
+  init_event(&ev, TRACE_INSTANT, domain, ts, "user",
+             escape_name(t->name, name, "user_", id));
+  emit(t, &ev);
+  return go_on(t);
+}
+
+static int on_user_custom(void *data, int domain, uint64_t ts, int id,
+                          const char *name, const void *bytes, size_t len) {
+  struct trace *t = data;
+  if (!at(t, domain, &ts)) return go_on(t);
+  /* The payload as `dump` prints it, without the quotes. */
+  size_t n = 0;
+  FILE *m = fmemopen(t->payload, sizeof t->payload, "w");
+  if (m) {
+    tool_put_ocaml_string(m, bytes, len);
+    long pos = ftell(m);
+    fclose(m);
+    n = pos >= 2 && (size_t)pos <= sizeof t->payload ? (size_t)pos : 0;
+  }
+  struct trace_event ev;
+  init_event(&ev, TRACE_INSTANT, domain, ts, "user",
+             escape_name(t->name, name, "user_", id));
+  struct trace_arg *a = &ev.args[ev.nargs++];
+  a->key = "payload";
+  a->type = TRACE_ARG_STR;
+  a->s = n ? t->payload + 1 : "";
+  a->len = n ? n - 2 : 0;
+  emit(t, &ev);
+  return go_on(t);
+}
+
+static int on_lost(void *data, int domain, uint64_t count) {
+  struct trace *t = data;
+  tool_source_lost(t->src, domain, count);
+  struct domain *d = dom(t, domain);
+  if (!d) return go_on(t);
+  /* What was open may have ended in the gap: close it where the track's
+   * events stop, and open what ends later at the first event after. */
+  if (d->has_ts) close_all(t, domain, d, "lost events");
+  d->depth = 0;
+  d->nearly = 0;
+  d->cut_reason = "lost events";
+  d->cut_pending = 1;
+  d->has_floor = d->has_ts;
+  d->floor_ts = d->last_ts;
+  d->lost += count;
+  d->lost_pending = 1;
+  return go_on(t);
+}
+
+/* Closes what is still open, track by track, and marks the gaps no
+ * event followed. */
+static void finish_tracks(struct trace *t) {
+  for (int i = 0; i < t->ndoms; i++) {
+    struct domain *d = &t->doms[i];
+    if (!d->declared) continue;
+    if (d->has_ts) close_all(t, i, d, "end of trace");
+    if (d->lost_pending)
+      lost_instant(t, i, d, d->has_ts ? d->last_ts : t->max_ts);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* The output file.                                                     */
+
+/* Opens a temporary file beside `path` for writing; sets *tmp to its
+ * name (malloc'd).  Returns the stream, or NULL after printing why. */
+static FILE *open_tmp(const char *path, char **tmp) {
+  const char *slash = strrchr(path, '/');
+  size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
+  const char *base = path + dirlen;
+  size_t n = strlen(path) + 16;
+  *tmp = malloc(n);
+  if (!*tmp) {
+    tool_error("out of memory");
+    return NULL;
+  }
+  snprintf(*tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
+  int fd = mkostemp(*tmp, O_CLOEXEC);
+  if (fd < 0) {
+    tool_error("%s: %s", path, strerror(errno));
+    free(*tmp);
+    *tmp = NULL;
+    return NULL;
+  }
+  /* mkostemp makes the file private; give it the mode a plain create
+   * would have. */
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  FILE *f = fdopen(fd, "w");
+  if (!f) {
+    tool_error("%s: %s", path, strerror(errno));
+    close(fd);
+    unlink(*tmp);
+    free(*tmp);
+    *tmp = NULL;
+  }
+  return f;
+}
+
+/* The name the process is shown with: the program's (the spawned
+ * command's, or a live process's), else "pid N", else the file's name. */
+static void process_name(const struct tool_source *src, char *buf,
+                         size_t n) {
+  if (src->name[0]) {
+    escape_name(buf, src->name, "pid ", (int)src->pid);
+    return;
+  }
+  if (src->pid) {
+    snprintf(buf, n, "pid %ld", (long)src->pid);
+    return;
+  }
+  const char *base = strrchr(src->path, '/');
+  escape_name(buf, base ? base + 1 : src->path, "trace", 0);
+}
+
+static void help(void) {
+  printf(
+      "Usage: eventring trace [OPTION]... OUT FILE.events\n"
+      "   or: eventring trace [OPTION]... OUT --pid PID [--dir DIR]\n"
+      "   or: eventring trace [OPTION]... OUT -- COMMAND [ARG]...\n"
+      "Write the events of a ring file as a trace that Perfetto opens\n"
+      "(https://ui.perfetto.dev): one track per domain, GC phases and user\n"
+      "spans as nested slices, counters as counter tracks, other events as\n"
+      "instants.  OUT '-' is standard output.\n"
+      "\n"
+      "Options:\n"
+      "  --format FMT   fuchsia (the default: the compact binary Fuchsia\n"
+      "                 trace format) or json (Chrome JSON trace events)\n"
+      "  --pid PID      read the ring file of process PID\n"
+      "  --dir DIR      where that file is (default: $OCAML_RUNTIME_EVENTS_DIR"
+      ",\n"
+      "                 else the current directory)\n"
+      "  -f, --follow   keep reading until the writing process has exited\n"
+      "  --ocaml50      number phases as OCaml 5.0-5.2 did\n"
+      "  -h, --help     print this help and exit\n"
+      "\n"
+      "Slices whose begin or end the ring lost are closed or opened at the\n"
+      "cut and carry an argument \"cut\" that says why.\n"
+      "Exit status: 0 success, 1 unreadable input or unwritable output, 2 "
+      "bad usage.\n"
+      "See eventring(1).\n");
+}
+
+int tool_trace(int argc, char **argv) {
+  enum { OPT_DIR = 256, OPT_PID, OPT_OCAML50, OPT_FORMAT };
+  static const struct option longopts[] = {
+      {"dir", required_argument, NULL, OPT_DIR},
+      {"pid", required_argument, NULL, OPT_PID},
+      {"follow", no_argument, NULL, 'f'},
+      {"ocaml50", no_argument, NULL, OPT_OCAML50},
+      {"format", required_argument, NULL, OPT_FORMAT},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  struct tool_source src;
+  memset(&src, 0, sizeof src);
+  int json = 0;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
+    switch (c) {
+    case OPT_DIR: src.dir = optarg; break;
+    case OPT_PID: src.pid_arg = optarg; break;
+    case 'f': src.follow = 1; break;
+    case OPT_OCAML50: src.ocaml50 = 1; break;
+    case OPT_FORMAT:
+      if (!strcmp(optarg, "json"))
+        json = 1;
+      else if (!strcmp(optarg, "fuchsia"))
+        json = 0;
+      else
+        return tool_usage_error(HELP_REF,
+                                "unknown format '%s' (fuchsia or json)",
+                                optarg);
+      break;
+    case 'h':
+      help();
+      return tool_output_finish();
+    case ':':
+      return tool_usage_error(HELP_REF, "option '%s' needs an argument",
+                              argv[optind - 1]);
+    default:
+      if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
+        return tool_usage_error(HELP_REF, "unknown option '-%c'", optopt);
+      return tool_usage_error(HELP_REF, "invalid option '%s'",
+                              argv[optind - 1]);
+    }
+  }
+  if (optind >= argc)
+    return tool_usage_error(HELP_REF, "no output file given (OUT)");
+  const char *outpath = argv[optind++];
+  if (!*outpath) return tool_usage_error(HELP_REF, "empty output file name");
+  int to_stdout = !strcmp(outpath, "-");
+
+  int rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
+  if (rc != TOOL_EXIT_OK) return rc;
+  if (!to_stdout) {
+    /* Renaming our output over the ring file would destroy it. */
+    struct stat a, b;
+    if (stat(outpath, &a) == 0 && stat(src.path, &b) == 0 &&
+        a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+      tool_source_close(&src);
+      return tool_usage_error(HELP_REF, "OUT is the ring file itself");
+    }
+  }
+
+  struct trace *t = calloc(1, sizeof *t);
+  eventring_callbacks *cb = eventring_callbacks_create();
+  if (t) t->wself = json ? trace_json_new(&t->w) : trace_fuchsia_new(&t->w);
+  if (!t || !cb || !t->wself) {
+    tool_error("out of memory");
+    if (t && t->wself) t->w.free(t->wself);
+    free(t);
+    eventring_callbacks_free(cb);
+    tool_source_close(&src);
+    return TOOL_EXIT_INPUT;
+  }
+  t->src = &src;
+  t->pid = src.pid ? (uint64_t)src.pid : 1;
+
+  char *tmp = NULL;
+  t->out = to_stdout ? stdout : open_tmp(outpath, &tmp);
+  if (!t->out) {
+    rc = TOOL_EXIT_INPUT;
+    goto done;
+  }
+  char pname[NAME_MAX_ESCAPED];
+  process_name(&src, pname, sizeof pname);
+  t->w.begin(t->wself, t->out, t->pid, pname);
+
+  eventring_callbacks_set_runtime_begin(cb, on_begin);
+  eventring_callbacks_set_runtime_end(cb, on_end);
+  eventring_callbacks_set_runtime_counter(cb, on_counter);
+  eventring_callbacks_set_alloc(cb, on_alloc);
+  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
+  eventring_callbacks_set_user_unit(cb, on_user_unit);
+  eventring_callbacks_set_user_int(cb, on_user_int);
+  eventring_callbacks_set_user_span(cb, on_user_span);
+  eventring_callbacks_set_user_custom(cb, on_user_custom);
+  eventring_callbacks_set_lost_events(cb, on_lost);
+
+  /* A read error keeps what was read: the trace up to the bad event is
+   * still worth having, and the error line says it is incomplete. */
+  rc = tool_source_read(&src, cb, t);
+  finish_tracks(t);
+  t->w.end(t->wself, t->out);
+  tool_source_lost_summary(&src, stderr);
+
+  if (to_stdout) {
+    int out = tool_output_finish();
+    if (rc == TOOL_EXIT_OK) rc = out;
+  } else {
+    int werr = fflush(t->out) != 0 || ferror(t->out) ? errno : 0;
+    if (fclose(t->out) != 0 && !werr) werr = errno ? errno : EIO;
+    if (!werr && t->failed) werr = ENOMEM;
+    if (werr) {
+      tool_error("%s: %s", outpath, strerror(werr));
+      unlink(tmp);
+      rc = TOOL_EXIT_INPUT;
+    } else if (rename(tmp, outpath) != 0) {
+      tool_error("%s: %s", outpath, strerror(errno));
+      unlink(tmp);
+      rc = TOOL_EXIT_INPUT;
+    }
+  }
+
+done:
+  free(tmp);
+  for (int i = 0; i < t->ndoms; i++) {
+    free(t->doms[i].stack);
+    free(t->doms[i].early);
+  }
+  free(t->doms);
+  t->w.free(t->wself);
+  free(t);
+  eventring_callbacks_free(cb);
+  tool_source_close(&src);
+  return rc;
+}
