@@ -145,8 +145,18 @@ static int start_locked(void) {
     emit_lifecycle(EVENTRING_LIFECYCLE_RING_PAUSE, 0);
   else
     er_istore_rel(&eventring__on, 1);
-  er_remote_start(er_st.ext);
   return 0;
+}
+
+/* Starts tracing and the thread that serves control from outside.  Not
+ * for a forked child's handler: no thread may be created there (only
+ * async-signal-safe calls are allowed), so a traced child has its own
+ * file but no remote control until it starts tracing anew. */
+static int start_with_watcher_locked(void) {
+  int was_live = er_iload_rlx(&er_st.live);
+  int r = start_locked();
+  if (r == 0 && !was_live) er_remote_start(er_st.ext);
+  return r;
 }
 
 static int stop_locked(void) {
@@ -167,7 +177,7 @@ int eventring_start(void) {
   return EVENTRING_E_DISABLED;
 #else
   pthread_mutex_lock(&er_st.lock);
-  int r = start_locked();
+  int r = start_with_watcher_locked();
   pthread_mutex_unlock(&er_st.lock);
   return r;
 #endif

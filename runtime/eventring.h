@@ -219,7 +219,10 @@ EVENTRING_API pid_t eventring_fork(void);
  * through its ring file `<dir>/<pid>.events` (dir NULL: as
  * eventring_cursor_open).  The traced process applies the request within
  * about a millisecond and records ring_pause / ring_resume; these return
- * once it has.  Only the file's owner (or root) can.  Returns 0, -ENOENT
+ * once it has.  Only the file's owner (or root) can.  A child forked
+ * while tracing has its own file but no remote control (no thread may be
+ * started in a fork handler) until it stops and starts tracing again.
+ * Returns 0, -ENOENT
  * (no ring file), -EPERM, EVENTRING_E_NOTRING, EVENTRING_E_NOTSTARTED (the
  * process does not serve requests: it stopped tracing, or was not built
  * with this eventring), EVENTRING_E_TIMEDOUT (no answer within a second:

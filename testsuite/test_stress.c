@@ -212,7 +212,8 @@ struct totals {
   /* In-process cursors, the other process's, cursors on the children's
    * files, and the file's final contents decoded by ringfile.c. */
   uint64_t delivered[4], lost[4];
-  uint64_t skips_paused; /* gaps that pauses explain */
+  uint64_t kinds[ST_K_N]; /* what the in-process readers saw, by kind */
+  uint64_t skips_paused;  /* gaps that pauses explain */
   unsigned cycles, pauses, forks, child_files, ephemerals, reader_runs;
 };
 enum { IN_PROCESS, OTHER_PROCESS, CHILD_CURSOR, FINAL_CONTENTS };
@@ -220,6 +221,8 @@ enum { IN_PROCESS, OTHER_PROCESS, CHILD_CURSOR, FINAL_CONTENTS };
 static void account(struct totals *t, int who, const struct st_reader *rd) {
   t->delivered[who] += st_total_delivered(rd);
   t->lost[who] += st_total_lost(rd);
+  if (who == IN_PROCESS)
+    for (int k = 0; k < ST_K_N; k++) t->kinds[k] += rd->kinds[k];
 }
 
 /* One reader's accounting held against the file: every event it was given
@@ -411,7 +414,8 @@ static void fork_and_check(const char *dir, int k, int log2,
       rf_count(&f, -1, 0, ER_EV_LIFECYCLE, EVENTRING_LIFECYCLE_RING_STOP),
       (size_t)stop);
   int wrapped = 0;
-  for (uint64_t d = 0; d < f.max_domains; d++) wrapped |= f.rings[d].evicted > 0;
+  for (uint64_t d = 0; d < f.max_domains; d++)
+    wrapped |= f.rings[d].evicted > 0;
   if (!wrapped) {
     ck_assert_uint_eq(
         rf_count(&f, -1, 0, ER_EV_LIFECYCLE, EVENTRING_LIFECYCLE_RING_START),
@@ -508,7 +512,8 @@ START_TEST(test_under_load) {
       r->err = 0;
       r->polls = 0;
       st_reader_init(&r->rd, getpid(), 0, NFIXED);
-      if (r->mode == 0) ck_assert_int_eq(eventring_cursor_open(&r->c, NULL, 0), 0);
+      if (r->mode == 0)
+        ck_assert_int_eq(eventring_cursor_open(&r->c, NULL, 0), 0);
       ck_assert_int_eq(pthread_create(&r->th, NULL, reader_main, r), 0);
     }
     helper_open(dir);
@@ -613,7 +618,15 @@ START_TEST(test_under_load) {
            (unsigned long long)t.delivered[k], (unsigned long long)t.lost[k]);
   printf("stress: %llu sequence gaps in paused files (explained by pauses)\n",
          (unsigned long long)t.skips_paused);
+  static const char *const kinds[ST_K_N] = {
+      "begin", "end", "counter", "int", "custom", "span", "unit", "lifecycle"};
+  printf("stress: in-process readers saw");
+  for (int k = 0; k < ST_K_N; k++)
+    printf(" %s %llu", kinds[k], (unsigned long long)t.kinds[k]);
+  printf("\n");
   fflush(stdout);
+  for (int k = 0; k < ST_K_N; k++)
+    ck_assert_msg(t.kinds[k] > 0, "no %s event was delivered", kinds[k]);
 
   ck_assert_uint_ge(t.cycles, 1);
   for (int k = 0; k < 4; k++)

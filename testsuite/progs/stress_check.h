@@ -108,7 +108,8 @@ static inline int st_counter(unsigned w, uint64_t s) {
  * ones at once. */
 static inline size_t st_custom_len(unsigned w, uint64_t s) {
   uint64_t m = st_mix(st_pack(w, s) ^ UINT64_C(0x5bd1e9955bd1e995));
-  if ((m & 511) == 0) return 1024 + (size_t)((m >> 20) % (ST_MAX_CUSTOM - 1024));
+  if ((m & 511) == 0)
+    return 1024 + (size_t)((m >> 20) % (ST_MAX_CUSTOM - 1024));
   return 16 + (size_t)((m >> 20) % 200);
 }
 

@@ -98,7 +98,8 @@ int main(void) {
         sched_yield();
         continue;
       }
-      int n = eventring_cursor_poll(c, cb, &rd, stopping ? 0 : next_limit(polls));
+      int n = eventring_cursor_poll(c, cb, &rd,
+                                    stopping ? 0 : next_limit(polls));
       polls++;
       if (n < 0) {
         snprintf(rd.first, sizeof rd.first, "poll: %s", eventring_strerror(n));
