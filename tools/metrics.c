@@ -761,7 +761,7 @@ static void render_named(FILE *o) {
     }
   }
 #undef ADD
-  qsort(es, n, sizeof *es, entry_cmp);
+  if (n > 1) qsort(es, n, sizeof *es, entry_cmp);
   for (size_t i = 0; i < n; i++) {
     int first = i == 0 || strcmp(es[i].family, es[i - 1].family) != 0;
     if (!first && es[i].kind != es[i - 1].kind) {
@@ -985,10 +985,12 @@ static struct MHD_Daemon *start_server(int fd) {
   pthread_sigmask(SIG_BLOCK, &block, &old);
   struct MHD_Daemon *d = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-      on_request, NULL, MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
+      on_request, NULL,
+      /* First, so that it catches the messages about the others too. */
+      MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
+      MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
       MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10,
-      MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   return d;
 }
@@ -1173,8 +1175,10 @@ static int follow_dir(const char *dir, uint64_t keep_ns,
       nanosleep(&ts, NULL);
     }
   }
+  /* Interrupted, as the other subcommands report it. */
+  int sig = tool_signal_pending();
   tool_signals_restore();
-  return TOOL_EXIT_OK;
+  return 128 + sig;
 }
 
 /* ------------------------------------------------------------------ */

@@ -1,0 +1,817 @@
+/* test_metrics -- `eventring metrics`, the Prometheus exporter, run for
+ * real (EVENTRING_TEST_TOOL) on traced helper programs (progs/mon_writer,
+ * whose events have known shapes and values), scraped with a small HTTP
+ * client written here on plain sockets, then by Debian's `prometheus`
+ * server, whose HTTP API is asked for the series.
+ *
+ * Every process started here dies with the test (PR_SET_PDEATHSIG), and
+ * every helper exits when its standard input closes, so a failing check
+ * (Check ends the test process at once) leaves nothing running.  Every
+ * wait is bounded.  Timings are never asserted: durations are checked
+ * only against the lower bounds that mon_writer's busy waits guarantee.
+ */
+#include <arpa/inet.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "harness.h"
+
+#define WRITER_ROUNDS 20
+#define WRITER_FLOOD 10000
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+/* A process started by the test: its pid, the write end of its stdin
+ * (closing it ends the helpers), the read end of its stdout. */
+struct proc {
+  pid_t pid;
+  int in, out;
+};
+
+/* Starts argv[0] with stdin and stdout on pipes (stdout to `out_file`
+ * instead when given, stderr too), `env` (NAME=VALUE, NULL-terminated)
+ * added to the environment.  It is killed if this process dies. */
+static struct proc start(char *const argv[], char *const env[],
+                         const char *out_file) {
+  int in[2], out[2];
+  ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+  ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    dup2(in[0], 0);
+    if (out_file) {
+      int fd = open(out_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+      if (fd < 0) _exit(127);
+      dup2(fd, 1);
+      dup2(fd, 2);
+    } else {
+      dup2(out[1], 1);
+    }
+    for (int i = 0; env && env[i]; i++) putenv(env[i]);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  return (struct proc){pid, in[1], out[0]};
+}
+
+/* Waits up to `timeout` seconds for the process to exit; returns its
+ * wait status, or -1 after killing it. */
+static int finish(struct proc *p, double timeout) {
+  if (p->in >= 0) close(p->in);
+  if (p->out >= 0) close(p->out);
+  p->in = p->out = -1;
+  if (p->pid <= 0) return -1;
+  double end = now_s() + timeout;
+  int st;
+  for (;;) {
+    pid_t r = waitpid(p->pid, &st, WNOHANG);
+    if (r == p->pid) break;
+    if (now_s() > end) {
+      kill(p->pid, SIGKILL);
+      waitpid(p->pid, &st, 0);
+      p->pid = 0;
+      return -1;
+    }
+    sleep_ms(10);
+  }
+  p->pid = 0;
+  return st;
+}
+
+/* Reads one line from the process's stdout within `timeout` seconds. */
+static int read_line(struct proc *p, char *buf, size_t n, double timeout) {
+  size_t k = 0;
+  double end = now_s() + timeout;
+  while (k + 1 < n) {
+    struct pollfd pf = {.fd = p->out, .events = POLLIN};
+    int left = (int)((end - now_s()) * 1000);
+    if (left <= 0 || poll(&pf, 1, left) <= 0) break;
+    if (read(p->out, buf + k, 1) != 1) break;
+    if (buf[k] == '\n') {
+      buf[k] = '\0';
+      return 0;
+    }
+    k++;
+  }
+  buf[k] = '\0';
+  return -1;
+}
+
+static const char *progs_dir(void) { return er_env_dir("EVENTRING_TEST_PROGS"); }
+static const char *tool_path(void) { return er_env_dir("EVENTRING_TEST_TOOL"); }
+
+/* Starts mon_writer traced in `dir`, waits for "ready PID". */
+static struct proc start_writer(const char *dir, const char *extra) {
+  static char dirvar[128], path[PATH_MAX];
+  snprintf(dirvar, sizeof dirvar, "OCAML_RUNTIME_EVENTS_DIR=%s", dir);
+  snprintf(path, sizeof path, "%s/mon_writer", progs_dir());
+  char rounds[16], flood[16];
+  snprintf(rounds, sizeof rounds, "%d", WRITER_ROUNDS);
+  snprintf(flood, sizeof flood, "%d", WRITER_FLOOD);
+  char *argv[] = {path, rounds, flood, (char *)extra, NULL};
+  /* A small ring (4096 words a domain): the flood wraps its own ring,
+   * while the known rounds fit in domain 0's. */
+  char *env[] = {"OCAML_RUNTIME_EVENTS_START=1", dirvar, "OCAMLRUNPARAM=e=12",
+                 NULL};
+  struct proc p = start(argv, env, NULL);
+  char line[64];
+  ck_assert_msg(read_line(&p, line, sizeof line, 10) == 0 &&
+                    !strncmp(line, "ready ", 6),
+                "mon_writer did not get ready: '%s'", line);
+  ck_assert_int_eq(atol(line + 6), p.pid);
+  return p;
+}
+
+/* Starts the exporter with `args` (after "metrics --listen 127.0.0.1:0")
+ * and returns its port, read from the line it prints. */
+static struct proc start_exporter(char *const args[], const char *log,
+                                  int *port, int stdin_pipe) {
+  char *argv[32];
+  int n = 0;
+  argv[n++] = (char *)tool_path();
+  argv[n++] = "metrics";
+  argv[n++] = "--listen";
+  argv[n++] = "127.0.0.1:0";
+  for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
+  argv[n] = NULL;
+  struct proc p = start(argv, NULL, log);
+  if (!stdin_pipe) {
+    /* Nothing to read; the pipe stays open so that a spawned command
+     * sees no EOF. */
+  }
+  *port = 0;
+  double end = now_s() + 10;
+  while (now_s() < end && !*port) {
+    FILE *f = fopen(log, "r");
+    char line[512];
+    while (f && fgets(line, sizeof line, f)) {
+      const char *s = strstr(line, "http://127.0.0.1:");
+      if (s) *port = atoi(s + strlen("http://127.0.0.1:"));
+    }
+    if (f) fclose(f);
+    int st;
+    if (!*port && waitpid(p.pid, &st, WNOHANG) == p.pid) {
+      p.pid = 0;
+      break;
+    }
+    if (!*port) sleep_ms(20);
+  }
+  ck_assert_msg(*port > 0, "the exporter did not start listening (see %s)",
+                log);
+  return p;
+}
+
+/* GET http://127.0.0.1:port/path with HTTP/1.0; returns the status and
+ * sets *body (malloc'd) and *ctype (the Content-Type value, static). */
+static int soft_connect;
+
+static int http_get(int port, const char *path, char **body, char *ctype,
+                    size_t ctype_n) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ck_assert_int_ge(fd, 0);
+  struct timeval tv = {5, 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof tv);
+  setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons(port)};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    /* Prometheus may not listen yet: its queries try again. */
+    ck_assert_msg(soft_connect, "connect to port %d: %s", port,
+                  strerror(errno));
+    close(fd);
+    *body = strdup("");
+    return -1;
+  }
+  char req[512];
+  int n = snprintf(req, sizeof req,
+                   "GET %s HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n"
+                   "Accept: text/plain\r\n\r\n",
+                   path, port);
+  ck_assert_int_eq(write(fd, req, (size_t)n), n);
+  size_t len = 0, cap = 1 << 16;
+  char *buf = malloc(cap);
+  ck_assert_ptr_nonnull(buf);
+  for (;;) {
+    if (len + 1 >= cap) {
+      cap *= 2;
+      buf = realloc(buf, cap);
+      ck_assert_ptr_nonnull(buf);
+    }
+    ssize_t r = read(fd, buf + len, cap - len - 1);
+    if (r <= 0) break;
+    len += (size_t)r;
+  }
+  close(fd);
+  buf[len] = '\0';
+  int status = 0;
+  ck_assert_msg(sscanf(buf, "HTTP/1.%*d %d", &status) == 1,
+                "not an HTTP answer: %.80s", buf);
+  char *sep = strstr(buf, "\r\n\r\n");
+  ck_assert_ptr_nonnull(sep);
+  *sep = '\0';
+  if (ctype) {
+    ctype[0] = '\0';
+    char *h = strcasestr(buf, "\r\nContent-Type:");
+    if (h) {
+      h += strlen("\r\nContent-Type:");
+      while (*h == ' ') h++;
+      snprintf(ctype, ctype_n, "%.*s", (int)strcspn(h, "\r\n"), h);
+    }
+  }
+  *body = strdup(sep + 4);
+  ck_assert_ptr_nonnull(*body);
+  free(buf);
+  return status;
+}
+
+static char *scrape(int port) {
+  char *body, ctype[128];
+  int status = http_get(port, "/metrics", &body, ctype, sizeof ctype);
+  ck_assert_int_eq(status, 200);
+  ck_assert_msg(strstr(ctype, "text/plain") && strstr(ctype, "version=0.0.4"),
+                "Content-Type: %s", ctype);
+  return body;
+}
+
+/* The value of the sample whose name and labels are exactly `series`
+ * (e.g. `x{a="1"}`); returns 1 and sets *v when present. */
+static int sample(const char *body, const char *series, double *v) {
+  size_t n = strlen(series);
+  for (const char *l = body; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+    if (!strncmp(l, series, n) && l[n] == ' ') {
+      *v = strtod(l + n + 1, NULL);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+static double need(const char *body, const char *series) {
+  double v = 0;
+  ck_assert_msg(sample(body, series, &v), "no sample %s in:\n%s", series,
+                body);
+  return v;
+}
+
+/* Checks the exposition as a whole: every sample belongs to the family of
+ * the latest TYPE line, each family's HELP and TYPE come once, no series
+ * twice, and every histogram's buckets are cumulative, in increasing le,
+ * end with +Inf, and +Inf equals _count. */
+static void check_format(const char *body) {
+  char *copy = strdup(body);
+  ck_assert_ptr_nonnull(copy);
+  char *types[512];
+  int ntypes = 0;
+  char *series[8192];
+  int nseries = 0;
+  char family[256] = "", ftype[32] = "";
+  char bkey[512] = "";
+  double last_le = -1, last_cum = -1, inf_val = -1;
+  char *save;
+  for (char *l = strtok_r(copy, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+    if (!strncmp(l, "# HELP ", 7)) continue;
+    if (!strncmp(l, "# TYPE ", 7)) {
+      ck_assert_msg(sscanf(l, "# TYPE %255s %31s", family, ftype) == 2, "%s", l);
+      for (int i = 0; i < ntypes; i++)
+        ck_assert_msg(strcmp(types[i], family) != 0, "TYPE twice: %s", family);
+      ck_assert_int_lt(ntypes, 512);
+      types[ntypes++] = strdup(family);
+      ck_assert_msg(!strcmp(ftype, "counter") || !strcmp(ftype, "gauge") ||
+                        !strcmp(ftype, "histogram"),
+                    "type %s", ftype);
+      continue;
+    }
+    ck_assert_msg(l[0] != '#', "stray comment %s", l);
+    /* name[{labels}] value */
+    size_t nl = strspn(l, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                          "0123456789_:");
+    ck_assert_msg(nl > 0 && !(l[0] >= '0' && l[0] <= '9'), "bad name: %s", l);
+    char name[256];
+    snprintf(name, sizeof name, "%.*s", (int)nl, l);
+    char *sp = strrchr(l, ' ');
+    ck_assert_ptr_nonnull(sp);
+    char *end;
+    double v = strtod(sp + 1, &end);
+    ck_assert_msg(*end == '\0', "bad value: %s", l);
+    ck_assert_msg(family[0], "sample before any TYPE: %s", l);
+    size_t fl = strlen(family);
+    int is_hist = !strcmp(ftype, "histogram");
+    int ok = !strcmp(name, family) ||
+             (is_hist && !strncmp(name, family, fl) &&
+              (!strcmp(name + fl, "_bucket") || !strcmp(name + fl, "_sum") ||
+               !strcmp(name + fl, "_count")));
+    ck_assert_msg(ok, "sample %s outside its family %s", name, family);
+    *sp = '\0';
+    for (int i = 0; i < nseries; i++)
+      ck_assert_msg(strcmp(series[i], l) != 0, "series twice: %s", l);
+    ck_assert_int_lt(nseries, 8192);
+    series[nseries++] = strdup(l);
+    if (is_hist && !strcmp(name + fl, "_bucket")) {
+      char *le = strstr(l, ",le=\"");
+      ck_assert_ptr_nonnull(le);
+      char key[512];
+      snprintf(key, sizeof key, "%.*s", (int)(le - l), l);
+      double lev = !strncmp(le + 5, "+Inf", 4) ? 1e300 : strtod(le + 5, NULL);
+      if (strcmp(key, bkey) != 0) {
+        ck_assert_msg(bkey[0] == '\0' || last_le == 1e300,
+                      "buckets of %s do not end with +Inf", bkey);
+        snprintf(bkey, sizeof bkey, "%s", key);
+        last_le = -1, last_cum = -1;
+      }
+      ck_assert_msg(lev > last_le, "le not increasing: %s", l);
+      ck_assert_msg(v >= last_cum, "buckets not cumulative: %s", l);
+      last_le = lev, last_cum = v;
+      if (lev == 1e300) inf_val = v;
+    } else if (is_hist && !strcmp(name + fl, "_count")) {
+      /* X_count{labels} follows X_bucket{labels,le="+Inf"}. */
+      char expect[512];
+      const char *lab = strchr(l, '{');
+      snprintf(expect, sizeof expect, "%s_bucket%.*s", family,
+               lab ? (int)(strlen(lab) - 1) : 0, lab ? lab : "");
+      ck_assert_msg(!strcmp(expect, bkey) && last_le == 1e300,
+                    "_count without its buckets: %s", l);
+      ck_assert_msg(v == inf_val, "%s: _count %g != +Inf bucket %g", l, v,
+                    inf_val);
+    }
+  }
+  for (int i = 0; i < ntypes; i++) free(types[i]);
+  for (int i = 0; i < nseries; i++) free(series[i]);
+  free(copy);
+}
+
+/* Scrapes until `series` is present with the value `want` (the reader
+ * runs in the background), up to 10 s; returns the last body. */
+static char *scrape_until(int port, const char *series, double want) {
+  double end = now_s() + 10;
+  for (;;) {
+    char *body = scrape(port);
+    double v;
+    if ((sample(body, series, &v) && v == want) || now_s() > end) return body;
+    free(body);
+    sleep_ms(50);
+  }
+}
+
+/* The sum of the EVICTED counts of every ring of a quiescent file: what
+ * the exporter must report as lost. */
+static uint64_t evicted_in(const char *path) {
+  struct rf_file f;
+  er_open_ring(path, &f);
+  uint64_t sum = 0;
+  for (int d = 0; d < (int)f.max_domains; d++) sum += f.rings[d].evicted;
+  rf_close(&f);
+  return sum;
+}
+
+static void check_values(const char *body, pid_t pid, const char *program) {
+  char s[512], lab[160];
+  snprintf(lab, sizeof lab, "pid=\"%ld\",program=\"%s\"", (long)pid, program);
+  check_format(body);
+  ck_assert_ptr_nonnull(strstr(body, "# HELP eventring_gc_pause_seconds "));
+  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_gc_pause_seconds histogram\n"));
+  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_events_read_total counter\n"));
+  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_lost_events_total counter\n"));
+  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_counter_minor_promoted gauge\n"));
+  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_user_mon_queue_depth gauge\n"));
+  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_user_mon_request_seconds histogram\n"));
+  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_user_mon_tick_total counter\n"));
+
+  /* Counters' latest values, per domain (the rounds run in domain 0). */
+  snprintf(s, sizeof s, "eventring_counter_minor_promoted{%s,domain=\"0\"}", lab);
+  ck_assert_double_eq(need(body, s), 10.0 * WRITER_ROUNDS);
+  snprintf(s, sizeof s, "eventring_counter_minor_allocated{%s,domain=\"0\"}", lab);
+  ck_assert_double_eq(need(body, s), 4242);
+  /* User ints, and the name that needs sanitising and escaping. */
+  snprintf(s, sizeof s,
+           "eventring_user_mon_queue_depth{%s,event=\"mon.queue_depth\","
+           "domain=\"0\"}", lab);
+  ck_assert_double_eq(need(body, s), WRITER_ROUNDS);
+  snprintf(s, sizeof s,
+           "eventring_user_mon_weird__q____back_line__{%s,event=\"mon weird "
+           "\\\"q\\\" \\\\ back\\nline \xef\xbf\xbd\",domain=\"0\"}", lab);
+  ck_assert_double_eq(need(body, s), -WRITER_ROUNDS);
+
+  /* GC pauses: one minor (>= 300 us) a round and a major slice (>= 2 ms)
+   * every 5th; nothing at or under 250 us. */
+  int pauses = WRITER_ROUNDS + WRITER_ROUNDS / 5;
+  snprintf(s, sizeof s, "eventring_gc_pause_seconds_count{%s}", lab);
+  ck_assert_double_eq(need(body, s), pauses);
+  snprintf(s, sizeof s, "eventring_gc_pause_seconds_bucket{%s,le=\"0.00025\"}", lab);
+  ck_assert_double_eq(need(body, s), 0);
+  snprintf(s, sizeof s, "eventring_gc_pause_seconds_bucket{%s,le=\"0.001\"}", lab);
+  ck_assert_double_le(need(body, s), WRITER_ROUNDS);
+  snprintf(s, sizeof s, "eventring_gc_pause_seconds_sum{%s}", lab);
+  ck_assert_double_ge(need(body, s),
+                      WRITER_ROUNDS * 300e-6 + WRITER_ROUNDS / 5 * 2e-3);
+  /* Per phase: the nested one too. */
+  snprintf(s, sizeof s,
+           "eventring_gc_phase_seconds_count{%s,phase=\"minor_local_roots\"}", lab);
+  ck_assert_double_eq(need(body, s), WRITER_ROUNDS);
+  snprintf(s, sizeof s,
+           "eventring_gc_phase_seconds_bucket{%s,phase=\"minor_local_roots\","
+           "le=\"0.0001\"}", lab);
+  ck_assert_double_eq(need(body, s), 0);
+  snprintf(s, sizeof s,
+           "eventring_gc_phase_seconds_count{%s,phase=\"major_slice\"}", lab);
+  ck_assert_double_eq(need(body, s), WRITER_ROUNDS / 5);
+  /* User spans. */
+  snprintf(s, sizeof s,
+           "eventring_user_mon_request_seconds_count{%s,event=\"mon.request\"}",
+           lab);
+  ck_assert_double_eq(need(body, s), WRITER_ROUNDS);
+  snprintf(s, sizeof s,
+           "eventring_user_mon_request_seconds_bucket{%s,event=\"mon.request\","
+           "le=\"5e-05\"}", lab);
+  ck_assert_double_eq(need(body, s), 0);
+  snprintf(s, sizeof s, "eventring_ring_paused{%s}", lab);
+  ck_assert_double_eq(need(body, s), 0);
+}
+
+/* --pid: exact values and the exposition's rules. */
+START_TEST(test_pid_values) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  const char *dir = er_tmpdir();
+  char d[64], log[128], ring[PATH_MAX];
+  snprintf(d, sizeof d, "%s", dir);
+  snprintf(log, sizeof log, "%s/exporter.log", d);
+  struct proc w = start_writer(d, NULL);
+  er_ring_path_for(ring, sizeof ring, d, w.pid);
+  uint64_t lost = evicted_in(ring);
+  ck_assert_uint_gt(lost, 0);
+
+  char pid[16];
+  snprintf(pid, sizeof pid, "%ld", (long)w.pid);
+  char *args[] = {"--pid", pid, "--dir", d, NULL};
+  int port;
+  struct proc e = start_exporter(args, log, &port, 0);
+
+  char s[256];
+  snprintf(s, sizeof s,
+           "eventring_user_mon_queue_depth{pid=\"%s\",program=\"mon_writer\","
+           "event=\"mon.queue_depth\",domain=\"0\"}", pid);
+  char *body = scrape_until(port, s, WRITER_ROUNDS);
+  check_values(body, w.pid, "mon_writer");
+  snprintf(s, sizeof s,
+           "eventring_lost_events_total{pid=\"%s\",program=\"mon_writer\"}", pid);
+  ck_assert_double_eq(need(body, s), (double)lost);
+  snprintf(s, sizeof s, "eventring_user_mon_tick_total{pid=\"%s\","
+           "program=\"mon_writer\",event=\"mon.tick\"}", pid);
+  double ticks = need(body, s);
+  snprintf(s, sizeof s,
+           "eventring_events_read_total{pid=\"%s\",program=\"mon_writer\"}", pid);
+  ck_assert_double_gt(need(body, s), ticks);
+  ck_assert_double_eq(need(body, "eventring_rings"), 1);
+  free(body);
+
+  /* Other paths and methods. */
+  char *b2;
+  ck_assert_int_eq(http_get(port, "/nothing", &b2, NULL, 0), 404);
+  free(b2);
+  ck_assert_int_eq(http_get(port, "/", &b2, NULL, 0), 200);
+  free(b2);
+
+  /* The writer exits: so does the exporter, successfully. */
+  int ws = finish(&w, 10);
+  ck_assert_msg(ws != -1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
+                "mon_writer status %d", ws);
+  int es = finish(&e, 10);
+  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 0,
+                "exporter status %d", es);
+}
+END_TEST
+
+/* -- CMD: the program label is the command's name; its status is ours. */
+START_TEST(test_command) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  const char *dir = er_tmpdir();
+  char log[128], path[PATH_MAX];
+  snprintf(log, sizeof log, "%s/exporter.log", dir);
+  snprintf(path, sizeof path, "%s/mon_writer", progs_dir());
+  char *args[] = {"--", path, "20", "0", NULL};
+  int port;
+  struct proc e = start_exporter(args, log, &port, 1);
+  char *body = scrape_until(port, "eventring_rings", 1);
+  /* The spawned command's pid is in the labels; find it. */
+  const char *p = strstr(body, "eventring_events_read_total{pid=\"");
+  ck_assert_ptr_nonnull(p);
+  pid_t pid = (pid_t)atol(p + strlen("eventring_events_read_total{pid=\""));
+  free(body);
+  char s[256];
+  snprintf(s, sizeof s,
+           "eventring_user_mon_queue_depth{pid=\"%ld\",program=\"mon_writer\","
+           "event=\"mon.queue_depth\",domain=\"0\"}", (long)pid);
+  body = scrape_until(port, s, WRITER_ROUNDS);
+  check_values(body, pid, "mon_writer");
+  free(body);
+  /* Closing the tool's stdin closes the command's: both end, 0. */
+  int es = finish(&e, 10);
+  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 0,
+                "exporter status %d", es);
+}
+END_TEST
+
+/* --dir alone: processes appear and leave. */
+START_TEST(test_dir) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  const char *dir = er_tmpdir();
+  char d[64], log[128];
+  snprintf(d, sizeof d, "%s", dir);
+  /* The log goes elsewhere: the directory holds ring files only. */
+  const char *ld = er_tmpdir();
+  snprintf(log, sizeof log, "%s/exporter.log", ld);
+  char *args[] = {"--dir", d, "--keep", "0.3", NULL};
+  int port;
+  struct proc e = start_exporter(args, log, &port, 0);
+  char *body = scrape_until(port, "eventring_rings", 0);
+  ck_assert_double_eq(need(body, "eventring_rings"), 0);
+  check_format(body);
+  free(body);
+
+  struct proc w1 = start_writer(d, NULL);
+  struct proc w2 = start_writer(d, NULL);
+  char s[256];
+  snprintf(s, sizeof s,
+           "eventring_user_mon_queue_depth{pid=\"%ld\",program=\"mon_writer\","
+           "event=\"mon.queue_depth\",domain=\"0\"}", (long)w2.pid);
+  body = scrape_until(port, s, WRITER_ROUNDS);
+  check_values(body, w1.pid, "mon_writer");
+  check_values(body, w2.pid, "mon_writer");
+  ck_assert_double_eq(need(body, "eventring_rings"), 2);
+  free(body);
+
+  /* w1 exits (its file goes): after --keep it is no longer exported. */
+  int ws = finish(&w1, 10);
+  ck_assert_msg(ws != -1 && WIFEXITED(ws), "mon_writer status %d", ws);
+  body = scrape_until(port, "eventring_rings", 1);
+  ck_assert_double_eq(need(body, "eventring_rings"), 1);
+  snprintf(s, sizeof s, "pid=\"%ld\"", (long)w1.pid);
+  ck_assert_ptr_null(strstr(body, s));
+  check_values(body, w2.pid, "mon_writer");
+  free(body);
+
+  finish(&w2, 10);
+  kill(e.pid, SIGTERM);
+  int es = finish(&e, 10);
+  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 128 + SIGTERM,
+                "exporter status %d", es);
+}
+END_TEST
+
+START_TEST(test_usage) {
+  if (!tool_path()) ER_SKIP("EVENTRING_TEST_TOOL unset");
+  const char *dir = er_tmpdir();
+  char log[128];
+  snprintf(log, sizeof log, "%s/out.log", dir);
+  struct {
+    char *args[8];
+    int status;
+  } cases[] = {
+      {{"metrics", "--pid", "1", NULL}, 2},                   /* no --listen */
+      {{"metrics", "--listen", "nonsense", "--pid", "1", NULL}, 2},
+      {{"metrics", "--listen", "127.0.0.1:0", NULL}, 2},      /* no source */
+      {{"metrics", "--listen", "127.0.0.1:0", "--pid", "999999999", "--dir",
+        (char *)dir, NULL}, 1},                               /* no file */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    char *argv[10] = {(char *)tool_path()};
+    for (int k = 0; cases[i].args[k]; k++) argv[k + 1] = cases[i].args[k];
+    struct proc p = start(argv, NULL, log);
+    int st = finish(&p, 10);
+    ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == cases[i].status,
+                  "case %zu: status %d", i, st);
+    FILE *f = fopen(log, "r");
+    char line[512] = "";
+    ck_assert_ptr_nonnull(f);
+    ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
+    ck_assert_msg(!strncmp(line, "eventring: ", 11), "case %zu: %s", i, line);
+    ck_assert_ptr_null(fgets(line, sizeof line, f)); /* one line */
+    fclose(f);
+  }
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The real Prometheus.                                                 */
+
+static int rm_entry(const char *p, const struct stat *sb, int flag,
+                    struct FTW *ftw) {
+  (void)sb, (void)flag, (void)ftw;
+  remove(p);
+  return 0;
+}
+
+static int free_port(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ck_assert_int_eq(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
+  socklen_t l = sizeof a;
+  getsockname(fd, (struct sockaddr *)&a, &l);
+  close(fd);
+  return ntohs(a.sin_port);
+}
+
+static const char *find_prometheus(void) {
+  static char path[PATH_MAX];
+  const char *env = getenv("PATH");
+  char *dirs = strdup(env ? env : "/usr/bin:/bin");
+  char *save;
+  for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+    snprintf(path, sizeof path, "%s/prometheus", d);
+    if (access(path, X_OK) == 0) {
+      free(dirs);
+      return path;
+    }
+  }
+  free(dirs);
+  return NULL;
+}
+
+/* Percent-encodes a PromQL expression for a query string. */
+static void urlencode(char *dst, size_t n, const char *s) {
+  size_t k = 0;
+  for (; *s && k + 4 < n; s++) {
+    unsigned char c = (unsigned char)*s;
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+        (c >= '0' && c <= '9') || c == '_' || c == '.' || c == '-')
+      dst[k++] = (char)c;
+    else
+      k += (size_t)snprintf(dst + k, n - k, "%%%02X", c);
+  }
+  dst[k] = '\0';
+}
+
+/* Runs an instant query; returns 1 and the first result's value (and
+ * copies the response) when the result is non-empty. */
+static int query(int port, const char *expr, double *v, char *resp,
+                 size_t resp_n) {
+  char enc[1024], path[1200];
+  urlencode(enc, sizeof enc, expr);
+  snprintf(path, sizeof path, "/api/v1/query?query=%s", enc);
+  char *body;
+  soft_connect = 1;
+  int status = http_get(port, path, &body, NULL, 0);
+  soft_connect = 0;
+  if (resp) snprintf(resp, resp_n, "%s", body);
+  int ok = 0;
+  /* {"status":"success","data":{"resultType":"vector","result":[{"metric":
+   * {...},"value":[1700000000.123,"4242"]}]}} */
+  const char *val = strstr(body, "\"value\":[");
+  if (status == 200 && strstr(body, "\"status\":\"success\"") && val) {
+    const char *q = strchr(val, ',');
+    if (q && q[1] == '"') {
+      char *end;
+      *v = strtod(q + 2, &end);
+      ok = *end == '"';
+    }
+  }
+  free(body);
+  return ok;
+}
+
+START_TEST(test_prometheus) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  const char *prom = find_prometheus();
+  if (!prom) ER_SKIP("prometheus is not installed (Debian: prometheus)");
+  const char *dir = er_tmpdir();
+  char d[64], log[128], plog[128], cfg[128], data[128];
+  snprintf(d, sizeof d, "%s", dir);
+  snprintf(log, sizeof log, "%s/exporter.log", d);
+  snprintf(plog, sizeof plog, "%s/prometheus.log", d);
+  snprintf(cfg, sizeof cfg, "%s/prometheus.yml", d);
+  /* The storage gets subdirectories: a directory of its own, removed
+   * below. */
+  snprintf(data, sizeof data, "/tmp/eventring-prom-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(data));
+
+  /* A writer that goes on pausing while Prometheus scrapes, so that the
+   * rate() of its histogram is defined. */
+  struct proc w = start_writer(d, "live");
+  char pid[16];
+  snprintf(pid, sizeof pid, "%ld", (long)w.pid);
+  char *args[] = {"--pid", pid, "--dir", d, NULL};
+  int port;
+  struct proc e = start_exporter(args, log, &port, 0);
+
+  FILE *f = fopen(cfg, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f,
+          "global:\n"
+          "  scrape_interval: 1s\n"
+          "  evaluation_interval: 1s\n"
+          "scrape_configs:\n"
+          "  - job_name: eventring\n"
+          "    static_configs:\n"
+          "      - targets: ['127.0.0.1:%d']\n",
+          port);
+  fclose(f);
+  int pport = free_port();
+  char a_cfg[200], a_data[200], a_listen[64];
+  snprintf(a_cfg, sizeof a_cfg, "--config.file=%s", cfg);
+  snprintf(a_data, sizeof a_data, "--storage.tsdb.path=%s", data);
+  snprintf(a_listen, sizeof a_listen, "--web.listen-address=127.0.0.1:%d",
+           pport);
+  char *pargv[] = {(char *)prom, a_cfg, a_data, a_listen, "--log.level=warn",
+                   NULL};
+  struct proc p = start(pargv, NULL, plog);
+
+  /* Until Prometheus has scraped the exporter successfully and the
+   * histogram has moved between two scrapes (bounded). */
+  char resp[4096] = "";
+  double v = 0, end = now_s() + 40;
+  int up = 0;
+  while (now_s() < end) {
+    int st;
+    ck_assert_msg(waitpid(p.pid, &st, WNOHANG) == 0,
+                  "prometheus exited (see %s)", plog);
+    up = query(pport, "up{job=\"eventring\"}", &v, resp, sizeof resp) && v == 1;
+    double n;
+    if (up && query(pport, "increase(eventring_gc_pause_seconds_count[1m])",
+                    &n, NULL, 0) && n > 0)
+      break;
+    sleep_ms(250);
+  }
+  ck_assert_msg(up, "Prometheus never scraped the exporter: %s", resp);
+
+  char q[512];
+  /* The counter gauge, with its labels. */
+  snprintf(q, sizeof q,
+           "eventring_counter_minor_allocated{pid=\"%s\",program=\"mon_writer\","
+           "domain=\"0\"}", pid);
+  ck_assert_msg(query(pport, q, &v, resp, sizeof resp), "%s: %s", q, resp);
+  ck_assert_double_eq(v, 4242);
+  snprintf(q, sizeof q,
+           "eventring_counter_minor_promoted{pid=\"%s\",domain=\"0\"}", pid);
+  ck_assert_msg(query(pport, q, &v, resp, sizeof resp), "%s: %s", q, resp);
+  ck_assert_double_eq(v, 10.0 * WRITER_ROUNDS);
+  /* The pauses: the rounds' and the live ones since. */
+  snprintf(q, sizeof q, "eventring_gc_pause_seconds_count{pid=\"%s\"}", pid);
+  ck_assert_msg(query(pport, q, &v, resp, sizeof resp), "%s: %s", q, resp);
+  ck_assert_double_gt(v, WRITER_ROUNDS + WRITER_ROUNDS / 5);
+  /* The README's p99: the live pauses are all >= 2 ms, so it lies in a
+   * bucket above 1 ms. */
+  snprintf(q, sizeof q,
+           "histogram_quantile(0.99, sum by (le) "
+           "(rate(eventring_gc_pause_seconds_bucket[5m])))");
+  ck_assert_msg(query(pport, q, &v, resp, sizeof resp), "%s: %s", q, resp);
+  ck_assert_msg(v >= 0.001 && v <= 10, "p99 %g: %s", v, resp);
+  /* And over all pauses so far, without rate(). */
+  snprintf(q, sizeof q,
+           "histogram_quantile(0.5, sum by (le) "
+           "(eventring_gc_pause_seconds_bucket{pid=\"%s\"}))", pid);
+  ck_assert_msg(query(pport, q, &v, resp, sizeof resp), "%s: %s", q, resp);
+  ck_assert_msg(v >= 0.00025 && v <= 10, "p50 %g: %s", v, resp);
+  /* Escaped labels arrive intact. */
+  snprintf(q, sizeof q, "eventring_user_mon_weird__q____back_line__{pid=\"%s\"}",
+           pid);
+  ck_assert_msg(query(pport, q, &v, resp, sizeof resp), "%s: %s", q, resp);
+  ck_assert_double_eq(v, -WRITER_ROUNDS);
+  ck_assert_msg(strstr(resp, "\"event\":\"mon weird \\\"q\\\" \\\\ back\\nline "),
+                "event label: %s", resp);
+
+  kill(p.pid, SIGTERM);
+  finish(&p, 15);
+  finish(&w, 10);
+  finish(&e, 10);
+  nftw(data, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+static TCase *tc_exporter(void) {
+  TCase *tc = er_tcase("exporter");
+  tcase_add_test(tc, test_pid_values);
+  tcase_add_test(tc, test_command);
+  tcase_add_test(tc, test_dir);
+  tcase_add_test(tc, test_usage);
+  return tc;
+}
+
+static TCase *tc_prometheus(void) {
+  TCase *tc = er_tcase("prometheus");
+  tcase_set_timeout(tc, 90);
+  tcase_add_test(tc, test_prometheus);
+  return tc;
+}
+
+ER_TEST_MAIN("metrics", tc_exporter, tc_prometheus)

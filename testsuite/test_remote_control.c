@@ -1,0 +1,417 @@
+/* test_remote_control -- `eventring pause PID` / `eventring resume PID`
+ * and the library calls behind them, on a traced helper program
+ * (progs/mon_loop, traced from the environment, writing "mon.seq" every
+ * 200 us and never pausing itself).
+ *
+ * The events are read with the consumer API while the program runs.  The
+ * pause latency (from the request to the ring_pause event's timestamp,
+ * both CLOCK_MONOTONIC) is measured and printed, never asserted.
+ */
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "eventring.h"
+#include "harness.h"
+
+static uint64_t now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, NULL);
+}
+
+struct proc {
+  pid_t pid;
+  int in, out;
+};
+
+/* Starts mon_loop traced in `dir` with OCAML_RUNTIME_EVENTS_START=start;
+ * it dies with this process, and exits when its stdin closes. */
+static struct proc start_loop(const char *dir, const char *start) {
+  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/mon_loop", progs);
+  int in[2], out[2];
+  ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
+  ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(127);
+    dup2(in[0], 0);
+    dup2(out[1], 1);
+    setenv("OCAML_RUNTIME_EVENTS_START", start, 1);
+    setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
+    execl(path, path, (char *)NULL);
+    _exit(127);
+  }
+  close(in[0]);
+  close(out[1]);
+  struct proc p = {pid, in[1], out[0]};
+  char line[64] = "";
+  size_t k = 0;
+  struct pollfd pf = {.fd = p.out, .events = POLLIN};
+  while (k + 1 < sizeof line && poll(&pf, 1, 10000) > 0 &&
+         read(p.out, line + k, 1) == 1 && line[k] != '\n')
+    k++;
+  line[k] = '\0';
+  ck_assert_msg(!strncmp(line, "ready ", 6), "mon_loop: '%s'", line);
+  return p;
+}
+
+static int stop_loop(struct proc *p) {
+  close(p->in);
+  close(p->out);
+  int st = -1;
+  for (int i = 0; i < 1000; i++) {
+    if (waitpid(p->pid, &st, WNOHANG) == p->pid) return st;
+    sleep_ms(10);
+  }
+  kill(p->pid, SIGKILL);
+  waitpid(p->pid, &st, 0);
+  return -1;
+}
+
+/* Runs `eventring ARGS...` with stderr captured in `errbuf`; returns the
+ * exit status (-1 when it had to be killed) and the time it took. */
+static int run_tool(char *const args[], char *errbuf, size_t n,
+                    uint64_t *took_ns) {
+  const char *tool = er_env_dir("EVENTRING_TEST_TOOL");
+  char *argv[16] = {(char *)tool};
+  int k = 1;
+  for (int i = 0; args[i] && k < 15; i++) argv[k++] = args[i];
+  argv[k] = NULL;
+  int err[2];
+  ck_assert_int_eq(pipe2(err, O_CLOEXEC), 0);
+  uint64_t t0 = now_ns();
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(err[1], 2);
+    execv(tool, argv);
+    _exit(127);
+  }
+  close(err[1]);
+  size_t len = 0;
+  struct pollfd pf = {.fd = err[0], .events = POLLIN};
+  while (len + 1 < n && poll(&pf, 1, 10000) > 0) {
+    ssize_t r = read(err[0], errbuf + len, n - len - 1);
+    if (r <= 0) break;
+    len += (size_t)r;
+  }
+  errbuf[len] = '\0';
+  close(err[0]);
+  int st;
+  for (int i = 0;; i++) {
+    if (waitpid(pid, &st, WNOHANG) == pid) break;
+    if (i > 1000) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &st, 0);
+      return -1;
+    }
+    sleep_ms(10);
+  }
+  if (took_ns) *took_ns = now_ns() - t0;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* What the reader saw: lifecycle events and the mon.seq ints. */
+#define MAX_EV 200000
+struct ev {
+  int kind; /* lifecycle kind, or -1 for mon.seq */
+  uint64_t ts;
+  int64_t value;
+};
+struct seen {
+  struct ev *ev;
+  int n;
+};
+
+static int on_life(void *data, int domain, uint64_t ts, int kind,
+                   int64_t value, int has_data) {
+  (void)domain, (void)has_data;
+  struct seen *s = data;
+  if (s->n < MAX_EV) s->ev[s->n++] = (struct ev){kind, ts, value};
+  return 1;
+}
+
+static int on_int(void *data, int domain, uint64_t ts, int id,
+                  const char *name, int64_t value) {
+  (void)domain, (void)id;
+  struct seen *s = data;
+  if (name && !strcmp(name, "mon.seq") && s->n < MAX_EV)
+    s->ev[s->n++] = (struct ev){-1, ts, value};
+  return 1;
+}
+
+/* Polls the cursor until it has nothing new. */
+static void drain(eventring_cursor *c, eventring_callbacks *cb,
+                  struct seen *s) {
+  int r;
+  while ((r = eventring_cursor_poll(c, cb, s, 0)) > 0) {
+  }
+  ck_assert_int_ge(r, 0);
+}
+
+static eventring_callbacks *callbacks(void) {
+  eventring_callbacks *cb = eventring_callbacks_create();
+  ck_assert_ptr_nonnull(cb);
+  eventring_callbacks_set_lifecycle(cb, on_life);
+  eventring_callbacks_set_user_int(cb, on_int);
+  return cb;
+}
+
+/* The timestamp of the last lifecycle `kind` seen, 0 when none. */
+static uint64_t last_of(const struct seen *s, int kind) {
+  uint64_t ts = 0;
+  for (int i = 0; i < s->n; i++)
+    if (s->ev[i].kind == kind) ts = s->ev[i].ts;
+  return ts;
+}
+
+static int ints_after(const struct seen *s, uint64_t ts) {
+  int n = 0;
+  for (int i = 0; i < s->n; i++)
+    if (s->ev[i].kind == -1 && s->ev[i].ts > ts) n++;
+  return n;
+}
+
+static int ints_between(const struct seen *s, uint64_t a, uint64_t b) {
+  int n = 0;
+  for (int i = 0; i < s->n; i++)
+    if (s->ev[i].kind == -1 && s->ev[i].ts > a && s->ev[i].ts < b) n++;
+  return n;
+}
+
+START_TEST(test_pause_resume_tool) {
+  if (!er_env_dir("EVENTRING_TEST_PROGS") || !er_env_dir("EVENTRING_TEST_TOOL"))
+    ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  char d[64];
+  snprintf(d, sizeof d, "%s", er_tmpdir());
+  struct proc p = start_loop(d, "1");
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open(&c, d, p.pid), 0);
+  eventring_callbacks *cb = callbacks();
+  struct seen s = {calloc(MAX_EV, sizeof(struct ev)), 0};
+  ck_assert_ptr_nonnull(s.ev);
+  sleep_ms(50);
+  drain(c, cb, &s);
+  ck_assert_int_gt(ints_after(&s, 0), 0);
+
+  char pid[16], err[512];
+  snprintf(pid, sizeof pid, "%ld", (long)p.pid);
+  char *pause_args[] = {"pause", pid, "--dir", d, NULL};
+  char *resume_args[] = {"resume", "--pid", pid, "--dir", d, NULL};
+  uint64_t took, t0 = now_ns();
+  ck_assert_int_eq(run_tool(pause_args, err, sizeof err, &took), 0);
+  ck_assert_str_eq(err, "");
+  uint64_t after_pause = now_ns();
+  sleep_ms(100);
+  drain(c, cb, &s);
+  uint64_t pause_ts = last_of(&s, EVENTRING_LIFECYCLE_RING_PAUSE);
+  ck_assert_uint_gt(pause_ts, 0);
+  /* Recorded before the command returned... */
+  ck_assert_uint_le(pause_ts, after_pause);
+  /* ...and nothing from the program since. */
+  ck_assert_int_eq(ints_after(&s, pause_ts), 0);
+  printf("eventring pause: command took %.3f ms; request to ring_pause "
+         "(incl. process start) %.3f ms\n",
+         took / 1e6, (double)(pause_ts - t0) / 1e6);
+
+  ck_assert_int_eq(run_tool(resume_args, err, sizeof err, NULL), 0);
+  sleep_ms(50);
+  drain(c, cb, &s);
+  uint64_t resume_ts = last_of(&s, EVENTRING_LIFECYCLE_RING_RESUME);
+  ck_assert_uint_gt(resume_ts, pause_ts);
+  ck_assert_int_eq(ints_between(&s, pause_ts, resume_ts), 0);
+  ck_assert_int_gt(ints_after(&s, resume_ts), 0);
+
+  /* Both are idempotent: a second pause records one more ring_pause at
+   * most, and returns 0. */
+  ck_assert_int_eq(run_tool(pause_args, err, sizeof err, NULL), 0);
+  ck_assert_int_eq(run_tool(pause_args, err, sizeof err, NULL), 0);
+  ck_assert_int_eq(run_tool(resume_args, err, sizeof err, NULL), 0);
+
+  int st = stop_loop(&p);
+  ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                "mon_loop status %d", st);
+  free(s.ev);
+  eventring_callbacks_free(cb);
+  eventring_cursor_free(c);
+}
+END_TEST
+
+/* The library's calls, many times: the latency the issue asks about. */
+START_TEST(test_pause_latency) {
+  if (!er_env_dir("EVENTRING_TEST_PROGS")) ER_SKIP("EVENTRING_TEST_PROGS unset");
+  char d[64];
+  snprintf(d, sizeof d, "%s", er_tmpdir());
+  struct proc p = start_loop(d, "1");
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open(&c, d, p.pid), 0);
+  eventring_callbacks *cb = callbacks();
+  struct seen s = {calloc(MAX_EV, sizeof(struct ev)), 0};
+  ck_assert_ptr_nonnull(s.ev);
+  enum { N = 30 };
+  double lat[N], rtt[N];
+  for (int i = 0; i < N; i++) {
+    sleep_ms(5);
+    uint64_t t0 = now_ns();
+    ck_assert_int_eq(eventring_remote_pause(d, p.pid), 0);
+    uint64_t t1 = now_ns();
+    drain(c, cb, &s);
+    uint64_t ts = last_of(&s, EVENTRING_LIFECYCLE_RING_PAUSE);
+    ck_assert_uint_ge(ts, t0);
+    ck_assert_int_eq(ints_after(&s, ts), 0);
+    lat[i] = (double)(ts - t0) / 1e3;
+    rtt[i] = (double)(t1 - t0) / 1e3;
+    ck_assert_int_eq(eventring_remote_resume(d, p.pid), 0);
+    s.n = 0; /* only the latest matter */
+  }
+  /* Sorted, for the median and the maximum. */
+  for (int i = 1; i < N; i++)
+    for (int j = i; j > 0 && lat[j] < lat[j - 1]; j--) {
+      double t = lat[j];
+      lat[j] = lat[j - 1], lat[j - 1] = t;
+    }
+  for (int i = 1; i < N; i++)
+    for (int j = i; j > 0 && rtt[j] < rtt[j - 1]; j--) {
+      double t = rtt[j];
+      rtt[j] = rtt[j - 1], rtt[j - 1] = t;
+    }
+  printf("pause latency (request to ring_pause, %d runs): median %.1f us, "
+         "max %.1f us; call returned after median %.1f us, max %.1f us\n",
+         N, lat[N / 2], lat[N - 1], rtt[N / 2], rtt[N - 1]);
+  stop_loop(&p);
+  free(s.ev);
+  eventring_callbacks_free(cb);
+  eventring_cursor_free(c);
+}
+END_TEST
+
+/* OCAML_RUNTIME_EVENTS_START=paused: armed, records nothing but
+ * ring_start and ring_pause until resumed. */
+START_TEST(test_start_paused) {
+  if (!er_env_dir("EVENTRING_TEST_PROGS") || !er_env_dir("EVENTRING_TEST_TOOL"))
+    ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  char d[64];
+  snprintf(d, sizeof d, "%s", er_tmpdir());
+  struct proc p = start_loop(d, "paused");
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open(&c, d, p.pid), 0);
+  eventring_callbacks *cb = callbacks();
+  struct seen s = {calloc(MAX_EV, sizeof(struct ev)), 0};
+  ck_assert_ptr_nonnull(s.ev);
+  sleep_ms(100);
+  drain(c, cb, &s);
+  ck_assert_int_eq(s.n, 2);
+  ck_assert_int_eq(s.ev[0].kind, EVENTRING_LIFECYCLE_RING_START);
+  ck_assert_int_eq(s.ev[1].kind, EVENTRING_LIFECYCLE_RING_PAUSE);
+
+  char pid[16], err[512];
+  snprintf(pid, sizeof pid, "%ld", (long)p.pid);
+  char *resume_args[] = {"resume", pid, "--dir", d, NULL};
+  ck_assert_int_eq(run_tool(resume_args, err, sizeof err, NULL), 0);
+  sleep_ms(50);
+  drain(c, cb, &s);
+  uint64_t resume_ts = last_of(&s, EVENTRING_LIFECYCLE_RING_RESUME);
+  ck_assert_uint_gt(resume_ts, 0);
+  ck_assert_int_eq(ints_between(&s, 0, resume_ts), 0);
+  ck_assert_int_gt(ints_after(&s, resume_ts), 0);
+  stop_loop(&p);
+  free(s.ev);
+  eventring_callbacks_free(cb);
+  eventring_cursor_free(c);
+}
+END_TEST
+
+/* One line on stderr starting "eventring: " and containing `word`. */
+static void check_error(const char *err, const char *word) {
+  ck_assert_msg(!strncmp(err, "eventring: ", 11), "stderr: %s", err);
+  ck_assert_int_eq(er_count_lines(err), 1);
+  ck_assert_msg(strstr(err, word) != NULL, "'%s' not in: %s", word, err);
+}
+
+START_TEST(test_errors) {
+  if (!er_env_dir("EVENTRING_TEST_PROGS") || !er_env_dir("EVENTRING_TEST_TOOL"))
+    ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  char d[64], err[512];
+  snprintf(d, sizeof d, "%s", er_tmpdir());
+  /* Usage. */
+  char *a1[] = {"pause", NULL};
+  ck_assert_int_eq(run_tool(a1, err, sizeof err, NULL), 2);
+  check_error(err, "PID");
+  char *a2[] = {"resume", "12x", NULL};
+  ck_assert_int_eq(run_tool(a2, err, sizeof err, NULL), 2);
+  check_error(err, "invalid pid");
+  /* No ring file. */
+  char *a3[] = {"pause", "2147483647", "--dir", d, NULL};
+  ck_assert_int_eq(run_tool(a3, err, sizeof err, NULL), 1);
+  check_error(err, "no ring file");
+  ck_assert_int_eq(eventring_remote_pause(d, 2147483647), -ENOENT);
+
+  /* A stopped process does not answer: a bounded wait, then an error. */
+  struct proc p = start_loop(d, "1");
+  char pid[16];
+  snprintf(pid, sizeof pid, "%ld", (long)p.pid);
+  kill(p.pid, SIGSTOP);
+  char *a4[] = {"pause", pid, "--dir", d, NULL};
+  uint64_t took;
+  ck_assert_int_eq(run_tool(a4, err, sizeof err, &took), 1);
+  check_error(err, "did not answer");
+  printf("a stopped process: 'eventring pause' gave up after %.2f s\n",
+         took / 1e9);
+  kill(p.pid, SIGCONT);
+
+  /* Another user's process: only root can make one here. */
+  if (geteuid() != 0) {
+    stop_loop(&p);
+    ER_SKIP("not root: cannot check pausing another user's process");
+  }
+  ck_assert_int_eq(chmod(d, 0755), 0);
+  int errp[2];
+  ck_assert_int_eq(pipe(errp), 0);
+  pid_t child = fork();
+  ck_assert_int_ge(child, 0);
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    dup2(errp[1], 2);
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(99);
+    const char *tool = er_env_dir("EVENTRING_TEST_TOOL");
+    execl(tool, tool, "pause", pid, "--dir", d, (char *)NULL);
+    _exit(98);
+  }
+  close(errp[1]);
+  ssize_t n = 0, r;
+  while ((r = read(errp[0], err + n, sizeof err - 1 - (size_t)n)) > 0) n += r;
+  err[n] = '\0';
+  close(errp[0]);
+  int st;
+  waitpid(child, &st, 0);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 1, "status %d: %s", st,
+                err);
+  check_error(err, "not yours");
+  stop_loop(&p);
+}
+END_TEST
+
+static TCase *tc_control(void) {
+  TCase *tc = er_tcase("control");
+  tcase_add_test(tc, test_pause_resume_tool);
+  tcase_add_test(tc, test_pause_latency);
+  tcase_add_test(tc, test_start_paused);
+  tcase_add_test(tc, test_errors);
+  return tc;
+}
+
+ER_TEST_MAIN("remote control", tc_control)
