@@ -20,17 +20,18 @@ struct subcommand {
   const char *name;
   int (*run)(int argc, char **argv);
   const char *summary;
+  int spawns; /* takes `-- CMD ARGS...` */
 };
 
 static const struct subcommand subcommands[] = {
-    {"dump", tool_dump, "print every event of a ring file, one per line"},
-    {"ctf", tool_ctf, "write the events as a CTF trace for babeltrace2"},
-    {"trace", tool_trace, "write the events as a trace for Perfetto"},
-    {"latency", tool_latency, "print the distribution of GC pause times"},
-    {"stats", tool_stats, "summarise phases, GC time, counters, events"},
-    {"metrics", tool_metrics, "serve the events as Prometheus metrics"},
-    {"pause", tool_pause, "pause recording in a running process"},
-    {"resume", tool_resume, "resume recording in a running process"},
+    {"dump", tool_dump, "print every event of a ring file, one per line", 1},
+    {"ctf", tool_ctf, "write the events as a CTF trace for babeltrace2", 1},
+    {"trace", tool_trace, "write the events as a trace for Perfetto", 1},
+    {"latency", tool_latency, "print the distribution of GC pause times", 1},
+    {"stats", tool_stats, "summarise phases, GC time, counters, events", 1},
+    {"metrics", tool_metrics, "serve the events as Prometheus metrics", 1},
+    {"pause", tool_pause, "pause recording in a running process", 0},
+    {"resume", tool_resume, "resume recording in a running process", 0},
 };
 
 #define N_SUBCOMMANDS (sizeof subcommands / sizeof subcommands[0])
@@ -69,6 +70,11 @@ int main(int argc, char **argv) {
       /* `-- CMD ARGS...` is the source's (source.c), not an operand of
        * the subcommand; a spawned command's status becomes the tool's. */
       int n = tool_source_take_command(argc - 1, argv + 1);
+      if (n < argc - 1 && !subcommands[i].spawns) {
+        char help[64];
+        snprintf(help, sizeof help, "eventring %s --help", cmd);
+        return tool_usage_error(help, "%s does not run a command ('--')", cmd);
+      }
       return tool_source_exit_status(subcommands[i].run(n, argv + 1));
     }
   if (cmd[0] == '-')
