@@ -6,6 +6,7 @@
  * handler).  Probes never take it except on a thread's first event.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,8 +52,8 @@ static int parse_value(const char *s, size_t n, long long *out) {
   else if (*end == 'M') mul = 1LL << 20, end++;
   else if (*end == 'G') mul = 1LL << 30, end++;
   if (*end) return -1;
-  if (v > (1LL << 40) || v < -(1LL << 40)) return -1;
-  *out = v * mul;
+  /* A product too large for the type saturates: the caller clamps it. */
+  if (__builtin_mul_overflow(v, mul, out)) *out = v < 0 ? LLONG_MIN : LLONG_MAX;
   return 0;
 }
 

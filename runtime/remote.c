@@ -100,12 +100,26 @@ void er_remote_start(uint64_t *ext) {
   pthread_mutex_unlock(&watcher_lock);
 }
 
+/* Adds a request of kind `op` (ER_CTL_*, or 0 for none) to REQ and wakes
+ * the watcher.  Changing the word, not only waking it, is what makes the
+ * wake-up impossible to lose: a watcher about to sleep finds REQ no
+ * longer the value it is told to sleep on, and returns at once. */
+static int post_request(int *req, int op) {
+  int old, want;
+  do {
+    old = er_iload_acq(req);
+    want = (int)((((unsigned)old >> 2) + 1) << 2) | op;
+  } while (!er_icas(req, old, want));
+  futex(req, FUTEX_WAKE, INT_MAX, NULL);
+  return want;
+}
+
 void er_remote_stop(void) {
   pthread_mutex_lock(&watcher_lock);
   if (watcher_running) {
     er_istore_rel(ctl_word(watched, ER_EXT_CTL_WATCHER), 0);
     er_istore_rel(&watcher_quit, 1);
-    futex(ctl_word(watched, ER_EXT_CTL_REQ), FUTEX_WAKE, INT_MAX, NULL);
+    post_request(ctl_word(watched, ER_EXT_CTL_REQ), 0);
     pthread_join(watcher, NULL);
     watcher_running = 0;
     watched = NULL;
@@ -169,14 +183,8 @@ static int remote_request(const char *dir, pid_t pid, int op) {
     err = EVENTRING_E_NOTSTARTED;
     goto out;
   }
-  int *req = ctl_word(ext, ER_EXT_CTL_REQ);
   int *ack = ctl_word(ext, ER_EXT_CTL_ACK);
-  int old, want;
-  do {
-    old = er_iload_acq(req);
-    want = (int)(((unsigned)old >> 2) + 1) << 2 | op;
-  } while (!er_icas(req, old, want));
-  futex(req, FUTEX_WAKE, 1, NULL);
+  int want = post_request(ctl_word(ext, ER_EXT_CTL_REQ), op);
   /* Wait for the answer, a second at most. */
   struct timespec t0;
   clock_gettime(CLOCK_MONOTONIC, &t0);

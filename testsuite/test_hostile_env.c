@@ -307,7 +307,6 @@ START_TEST(test_setuid_ignores_environment) {
   setenv("OCAML_RUNTIME_EVENTS_START", "1", 1);
   setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
   setenv("OCAMLRUNPARAM", "e=10", 1);
-
   /* The same program without setuid obeys: traced from load, in tdir,
    * with 1024-word rings, file kept. */
   struct prog_out o = run_setuid_prog(plain, "env", cwd);
@@ -325,8 +324,8 @@ START_TEST(test_setuid_ignores_environment) {
   ck_assert_int_eq(count_events_files(cwd), 0);
 
   /* Setuid, starting by itself: not in tdir but in its working
-   * directory, default ring size, and removed at exit (PRESERVE is not
-   * seen either). */
+   * directory, default ring size, and removed when it stops (PRESERVE is
+   * not seen either). */
   o = run_setuid_prog(suid, "start", cwd);
   ck_assert_str_eq(o.rc, "0");
   ck_assert_msg(strncmp(o.path, "./", 2) == 0, "path %s", o.path);
@@ -428,6 +427,9 @@ static const struct param_case param_cases[] = {
     {"d=-5", 1u << 16, 1, 1},
     {"e=1G", 1u << 26, 128, 1},
     {"e=99999999999999999999999", 1u << 16, 128, 1},
+    /* A number times its multiplier past 2^63: still just "too large". */
+    {"e=1099511627776G", 1u << 26, 128, 1},
+    {"d=-1099511627776G", 1u << 16, 1, 1},
     {"e=12x", 1u << 16, 128, 1},
     {"e=0x10", 1u << 16, 128, 1},
     {"e=26,d=4096", 1u << 26, 128, 1},

@@ -33,6 +33,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -42,7 +43,9 @@
 
 static int seq_id, blob_id;
 static int n_ready;
-/* NULL, behind a volatile so that the compiler cannot see the crash. */
+/* A page that may not be touched (PROT_NONE), behind a volatile pointer:
+ * a store to it is a real SIGSEGV, which neither the compiler nor
+ * UBSan's null check can see coming. */
 static int *volatile nowhere;
 
 static uint32_t fnv(const char *s, size_t n) {
@@ -117,6 +120,9 @@ int main(int argc, char **argv) {
   printf("ready %s\n", eventring_path());
   fflush(stdout);
   if (!strcmp(mode, "segv")) {
+    void *page = mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (page == MAP_FAILED) return 2;
+    nowhere = page;
     nap_ms(argc > 3 ? atol(argv[3]) : 50);
     /* A real invalid access, not raise(): the kernel delivers SIGSEGV to
      * this thread while the writers are inside their probes. */
