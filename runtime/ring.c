@@ -188,7 +188,13 @@ void er_file_write_name(int id, const char *name) {
   uint64_t off = er_st.meta[ER_META_CUSTOM_EVENTS_OFFSET] +
                  (uint64_t)id * ER_NAME_SLOT_BYTES;
   if (reserve(off, ER_NAME_SLOT_BYTES) != 0) {
-    er_warn("no disk space for the name of user event %d (%s)", id, name);
+    /* One line per file, not one per name. */
+    static uint64_t warned_gen;
+    if (warned_gen != er_st.file_gen) {
+      warned_gen = er_st.file_gen;
+      er_warn("no disk space for user event names in %s (first: %d, %s)",
+              er_st.path, id, name);
+    }
     return;
   }
   put_name(er_st.map + off, ER_NAME_SLOT_BYTES, name);

@@ -112,8 +112,16 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
    * CPU is kept in order by the stopper's membarrier (domain.c). */
   er_compiler_barrier();
   if (ER_UNLIKELY(er_iload_rlx(&er_need_fence))) er_fence();
-  if (ER_UNLIKELY(!er_iload_acq(&er_st.live)) || ER_UNLIKELY(!d->ring) ||
+  if (ER_UNLIKELY(!er_iload_acq(&er_st.live)) ||
       ER_UNLIKELY(!force && !er_iload_rlx(&eventring__on))) {
+    er_leave(d);
+    return NULL;
+  }
+  if (ER_UNLIKELY(!d->ring)) {
+    /* A domain left untraced (its ring could not be reserved, or its slot
+     * is past this file's domains): its events are counted as dropped.
+     * The mapping is there: we are inside the probe and saw `live`. */
+    er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
     er_leave(d);
     return NULL;
   }
