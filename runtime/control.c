@@ -146,6 +146,7 @@ static int start_locked(void) {
     emit_lifecycle(EVENTRING_LIFECYCLE_RING_PAUSE, 0);
   else
     er_istore_rel(&eventring__on, 1);
+  er_store_rel(&er_st.ext[ER_EXT_PAUSED], er_st.paused);
   return 0;
 }
 
@@ -198,6 +199,7 @@ void eventring_pause(void) {
     er_st.paused = 1;
     er_istore_rlx(&eventring__on, 0);
     emit_lifecycle(EVENTRING_LIFECYCLE_RING_PAUSE, 0);
+    er_store_rel(&er_st.ext[ER_EXT_PAUSED], 1);
   }
   pthread_mutex_unlock(&er_st.lock);
 }
@@ -208,6 +210,7 @@ void eventring_resume(void) {
     er_st.paused = 0;
     emit_lifecycle(EVENTRING_LIFECYCLE_RING_RESUME, 0);
     er_istore_rel(&eventring__on, 1);
+    er_store_rel(&er_st.ext[ER_EXT_PAUSED], 0);
   }
   pthread_mutex_unlock(&er_st.lock);
 }

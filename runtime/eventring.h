@@ -230,6 +230,11 @@ EVENTRING_API pid_t eventring_fork(void);
 EVENTRING_API int eventring_remote_pause(const char *dir, pid_t pid);
 EVENTRING_API int eventring_remote_resume(const char *dir, pid_t pid);
 
+/* 1 when that process's tracing is paused, 0 when it records, or a
+ * negative error as above (EVENTRING_E_NOTSTARTED when it serves no
+ * requests). */
+EVENTRING_API int eventring_remote_state(const char *dir, pid_t pid);
+
 /* ------------------------------------------------------------------ */
 /* Domains: each thread that emits an event gets a ring of its own on   */
 /* its first event and gives it back when it exits.                     */

@@ -35,6 +35,9 @@
 /* The futex words are the first four bytes of their extension words. */
 static int *ctl_word(uint64_t *ext, int index) { return (int *)&ext[index]; }
 
+/* The control words lie in the file's first page. */
+#define CONTROL_BYTES 4096
+
 static long futex(int *word, int op, int val, const struct timespec *ts) {
   /* No FUTEX_PRIVATE_FLAG: the word is in a shared file mapping and the
    * other side is another process. */
@@ -137,7 +140,10 @@ void er_remote_after_fork(void) {
 /* ------------------------------------------------------------------ */
 /* The controller.                                                      */
 
-static int remote_request(const char *dir, pid_t pid, int op) {
+/* Opens `<dir>/<pid>.events` and maps its first page, where the control
+ * words are.  Returns 0 and the mapping, or a negative error. */
+static int map_control(const char *dir, pid_t pid, uint64_t **out) {
+  *out = NULL;
   if (pid <= 0) return EVENTRING_E_INVAL;
   if (!dir) dir = secure_getenv("OCAML_RUNTIME_EVENTS_DIR");
   if (!dir || !*dir) dir = ".";
@@ -149,36 +155,45 @@ static int remote_request(const char *dir, pid_t pid, int op) {
   int err = 0;
   struct stat st;
   uint64_t *map = MAP_FAILED;
-  const size_t len = 4096;
-  if (fstat(fd, &st) < 0) {
-    err = -errno;
-    goto out;
+  if (fstat(fd, &st) < 0) err = -errno;
+  else if (!S_ISREG(st.st_mode)) err = EVENTRING_E_NOTRING;
+  else if (st.st_uid != geteuid() && geteuid() != 0) err = -EPERM;
+  else if ((uint64_t)st.st_size < CONTROL_BYTES) err = EVENTRING_E_CORRUPT;
+  else {
+    map = mmap(NULL, CONTROL_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) err = -errno;
   }
-  if (!S_ISREG(st.st_mode)) {
-    err = EVENTRING_E_NOTRING;
-    goto out;
-  }
-  if (st.st_uid != geteuid() && geteuid() != 0) {
-    err = -EPERM;
-    goto out;
-  }
-  if ((uint64_t)st.st_size < len) {
-    err = EVENTRING_E_CORRUPT;
-    goto out;
-  }
-  map = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  if (map == MAP_FAILED) {
-    err = -errno;
-    goto out;
-  }
+  close(fd); /* the mapping stays */
+  if (err) return err;
   uint64_t *ext = map + ER_META_WORDS;
   if (er_load_acq(&map[ER_META_VERSION]) != ER_FORMAT_VERSION ||
       er_load_acq(&ext[ER_EXT_MAGIC_W]) != ER_EXT_MAGIC ||
       er_load_rlx(&map[ER_META_HEADERS_OFFSET]) <
           8 * (ER_META_WORDS + ER_EXT_WORDS)) {
-    err = EVENTRING_E_NOTRING;
-    goto out;
+    munmap(map, CONTROL_BYTES);
+    return EVENTRING_E_NOTRING;
   }
+  *out = map;
+  return 0;
+}
+
+int eventring_remote_state(const char *dir, pid_t pid) {
+  uint64_t *map;
+  int err = map_control(dir, pid, &map);
+  if (err) return err;
+  uint64_t *ext = map + ER_META_WORDS;
+  int r = !er_iload_acq(ctl_word(ext, ER_EXT_CTL_WATCHER))
+              ? EVENTRING_E_NOTSTARTED
+              : er_load_acq(&ext[ER_EXT_PAUSED]) != 0;
+  munmap(map, CONTROL_BYTES);
+  return r;
+}
+
+static int remote_request(const char *dir, pid_t pid, int op) {
+  uint64_t *map;
+  int err = map_control(dir, pid, &map);
+  if (err) return err;
+  uint64_t *ext = map + ER_META_WORDS;
   if (!er_iload_acq(ctl_word(ext, ER_EXT_CTL_WATCHER))) {
     err = EVENTRING_E_NOTSTARTED;
     goto out;
@@ -203,8 +218,7 @@ static int remote_request(const char *dir, pid_t pid, int op) {
     futex(ack, FUTEX_WAIT, a, &wait);
   }
 out:
-  if (map != MAP_FAILED) munmap(map, len);
-  close(fd);
+  munmap(map, CONTROL_BYTES);
   return err;
 }
 

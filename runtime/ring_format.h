@@ -145,6 +145,7 @@ enum {
   ER_EXT_CTL_REQ = 12,    /* request: sequence << 2 | ER_CTL_* */
   ER_EXT_CTL_ACK = 13,    /* the last request applied */
   ER_EXT_CTL_WATCHER = 14,/* 1 while a thread serves requests */
+  ER_EXT_PAUSED = 15,     /* 1 while tracing is paused */
   ER_EXT_WORDS = 16       /* fixed part; the name tables follow */
 };
 #define ER_CTL_PAUSE 1
