@@ -225,13 +225,9 @@ int main(void) {
          "(set\nEVENTRING_BENCH_DRIFT_SECONDS for a longer run)\n",
          TARGET_NS);
 
-  const char *jp = getenv("EVENTRING_BENCH_OUT");
-  if (jp != NULL && *jp) {
-    FILE *o = fopen(jp, "w");
-    if (o == NULL) {
-      fprintf(stderr, "bench_clock: %s: %s\n", jp, strerror(errno));
-      return 1;
-    }
+  FILE *o;
+  if (bl_json_open("bench_clock", &o) < 0) return 1;
+  if (o != NULL) {
     fprintf(o,
             "{\n  \"unit\": \"ns\",\n  \"seconds\": %.2f,\n  \"clock\": "
             "\"%s\",\n  \"cpu\": ",
@@ -252,8 +248,7 @@ int main(void) {
             (unsigned long long)c.max_out, (unsigned long long)c.events,
             (unsigned long long)c.backwards, (unsigned long long)c.max_back,
             (unsigned long long)c.lost, errors, TARGET_NS);
-    if (fclose(o) != 0) errors++;
-    else printf("\nfigures written to %s\n", jp);
+    if (bl_json_close("bench_clock", o) < 0) errors++;
   }
   return errors ? 1 : 0;
 }

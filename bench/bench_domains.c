@@ -43,7 +43,6 @@
 #define EVENTS 4000000L       /* per thread and run: ~0.1 s at 25 ns */
 #define MAX_THREADS 2
 #define CHILD_TIMEOUT_S 20
-#define EXIT_DISABLED 3
 
 #define BARRIER() __asm__ volatile("" ::: "memory")
 
@@ -96,22 +95,8 @@ static int run_one(const char *what, int threads) {
   }
   alarm(CHILD_TIMEOUT_S);
   if (!rdtsc) {
-    if (mkdtemp(dir) == NULL) {
-      perror("bench_domains: mkdtemp");
-      return 2;
-    }
-    setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
-    int rc = eventring_start();
-    if (rc == EVENTRING_E_DISABLED) {
-      rmdir(dir);
-      return EXIT_DISABLED;
-    }
-    if (rc != 0) {
-      fprintf(stderr, "bench_domains: eventring_start: %s\n",
-              eventring_strerror(rc));
-      rmdir(dir);
-      return 2;
-    }
+    int rc = bl_start_tracing("bench_domains", dir);
+    if (rc != 0) return rc;
   }
   struct worker w[MAX_THREADS];
   memset(w, 0, sizeof w);
@@ -164,7 +149,7 @@ static int driver(const char *argv0) {
     for (int i = 0; i < N_F; i++) {
       char *args[] = {"--one", (char *)f_what[i], f_threads[i], NULL};
       int st = bl_spawn(self, args, out, sizeof out);
-      if (st == EXIT_DISABLED) {
+      if (st == BL_EXIT_DISABLED) {
         disabled = 1;
         continue;
       }
@@ -202,13 +187,9 @@ static int driver(const char *argv0) {
          "what this machine\nallowed two threads during the run, the "
          "ceiling for the probes' ratio\n");
 
-  const char *jp = getenv("EVENTRING_BENCH_OUT");
-  if (jp != NULL && *jp) {
-    FILE *o = fopen(jp, "w");
-    if (o == NULL) {
-      fprintf(stderr, "bench_domains: %s: %s\n", jp, strerror(errno));
-      return 1;
-    }
+  FILE *o;
+  if (bl_json_open("bench_domains", &o) < 0) return 1;
+  if (o != NULL) {
     fprintf(o, "{\n  \"unit\": \"M events per second, aggregate\",\n"
                "  \"runs\": %d,\n  \"events_per_thread\": %ld,\n  \"cpu\": ",
             runs, EVENTS);
@@ -224,8 +205,7 @@ static int driver(const char *argv0) {
     fprintf(o, "},\n  \"ratio_rdtsc\": {");
     bl_json_stat(o, &ratio[1]);
     fprintf(o, "},\n  \"target_ratio\": 1.8\n}\n");
-    if (fclose(o) != 0) errors++;
-    else printf("\nfigures written to %s\n", jp);
+    if (bl_json_close("bench_domains", o) < 0) errors++;
   }
   return errors ? 1 : 0;
 }

@@ -189,13 +189,9 @@ static int driver(const char *argv0) {
     printf("\nLTTng begin+end pair / eventring pair: %.2f\n",
            s[2].median / s[5].median);
 
-  const char *jp = getenv("EVENTRING_BENCH_OUT");
-  if (jp != NULL && *jp) {
-    FILE *o = fopen(jp, "w");
-    if (o == NULL) {
-      fprintf(stderr, "bench_lttng: %s: %s\n", jp, strerror(errno));
-      return 1;
-    }
+  FILE *o;
+  if (bl_json_open("bench_lttng", &o) < 0) return 1;
+  if (o != NULL) {
     fprintf(o, "{\n  \"unit\": \"ns per operation\",\n  \"runs\": %d,\n"
                "  \"cpu\": ", runs);
     bl_json_str(o, cpu);
@@ -206,8 +202,7 @@ static int driver(const char *argv0) {
       fputc('}', o);
     }
     fprintf(o, "\n  ]\n}\n");
-    if (fclose(o) != 0) errors++;
-    else printf("\nfigures written to %s\n", jp);
+    if (bl_json_close("bench_lttng", o) < 0) errors++;
   }
   return errors ? 1 : 0;
 }

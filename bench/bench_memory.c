@@ -41,7 +41,6 @@
 #include "ring_format.h"
 
 #define CHILD_TIMEOUT_S 20
-#define EXIT_DISABLED 3
 #define MAX_N 8
 
 static uint64_t fill_events; /* counter events (3 words) that wrap a ring */
@@ -104,22 +103,8 @@ static int run_one(int n) {
   alarm(CHILD_TIMEOUT_S);
   unsetenv("OCAMLRUNPARAM");
   unsetenv("CAMLRUNPARAM");
-  if (mkdtemp(dir) == NULL) {
-    perror("bench_memory: mkdtemp");
-    return 2;
-  }
-  setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
-  int rc = eventring_start();
-  if (rc == EVENTRING_E_DISABLED) {
-    rmdir(dir);
-    return EXIT_DISABLED;
-  }
-  if (rc != 0) {
-    fprintf(stderr, "bench_memory: eventring_start: %s\n",
-            eventring_strerror(rc));
-    rmdir(dir);
-    return 2;
-  }
+  int rc = bl_start_tracing("bench_memory", dir);
+  if (rc != 0) return rc;
   char path[4096];
   snprintf(path, sizeof path, "%s", eventring_path());
   int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -242,7 +227,7 @@ static int driver(const char *argv0) {
       snprintf(arg, sizeof arg, "%d", ns[k]);
       char *args[] = {"--one", arg, NULL};
       int st = bl_spawn(self, args, out, sizeof out);
-      if (st == EXIT_DISABLED) {
+      if (st == BL_EXIT_DISABLED) {
         printf("bench_memory: n/a: library built with tracing disabled\n");
         return 0;
       }
@@ -293,13 +278,9 @@ static int driver(const char *argv0) {
          "split into the metadata and ring headers,\nthe rings of used "
          "slots (per used: their mean) and the rings of idle slots\n");
 
-  const char *jp = getenv("EVENTRING_BENCH_OUT");
-  if (jp != NULL && *jp) {
-    FILE *o = fopen(jp, "w");
-    if (o == NULL) {
-      fprintf(stderr, "bench_memory: %s: %s\n", jp, strerror(errno));
-      return 1;
-    }
+  FILE *o;
+  if (bl_json_open("bench_memory", &o) < 0) return 1;
+  if (o != NULL) {
     fprintf(o, "{\n  \"unit\": \"bytes\",\n  \"runs\": %d,\n  \"cpu\": ",
             runs);
     bl_json_str(o, cpu);
@@ -311,8 +292,7 @@ static int driver(const char *argv0) {
       fprintf(o, "}");
     }
     fprintf(o, "\n  ]\n}\n");
-    if (fclose(o) != 0) errors++;
-    else printf("\nfigures written to %s\n", jp);
+    if (bl_json_close("bench_memory", o) < 0) errors++;
   }
   return errors ? 1 : 0;
 }

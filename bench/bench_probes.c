@@ -48,14 +48,12 @@
 #define HAVE_RDTSC 0
 #endif
 
+#include "benchlib.h"
 #include "eventring.h"
 
-#define RUNS_DEFAULT 7
-#define RUNS_MAX 51
 #define TARGET_NS 70000000.0   /* one timed loop: about 70 ms */
 #define CALIB_NS 8000000ull    /* calibration stops once a loop takes 8 ms */
 #define CHILD_TIMEOUT_S 10     /* a run that hangs is killed, not waited on */
-#define EXIT_DISABLED 3        /* a run's exit status: tracing compiled out */
 
 /* OCaml 5.2's runtime-events begin+end pair, measured earlier on this kind
  * of machine with OCaml's own probes; it is a fixed reference point, not
@@ -74,37 +72,31 @@ static volatile uint64_t sink; /* keeps the clock loops' results alive */
 static int id_int, id_span, id_custom;
 static unsigned char payload32[32];
 
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* Each loop is its own non-inlined function so that the compiler treats
  * every measured body alike, whatever the other loops look like.  Each
  * returns the elapsed nanoseconds of n iterations. */
 
 __attribute__((noinline)) static uint64_t loop_clock(long n) {
   struct timespec ts;
-  uint64_t acc = 0, t0 = now_ns();
+  uint64_t acc = 0, t0 = bl_now_ns();
   for (long i = 0; i < n; i++) {
     clock_gettime(CLOCK_MONOTONIC, &ts);
     acc += (uint64_t)ts.tv_nsec;
     BARRIER();
   }
-  uint64_t t1 = now_ns();
+  uint64_t t1 = bl_now_ns();
   sink = acc;
   return t1 - t0;
 }
 
 #if HAVE_RDTSC
 __attribute__((noinline)) static uint64_t loop_rdtsc(long n) {
-  uint64_t acc = 0, t0 = now_ns();
+  uint64_t acc = 0, t0 = bl_now_ns();
   for (long i = 0; i < n; i++) {
     acc += __rdtsc();
     BARRIER();
   }
-  uint64_t t1 = now_ns();
+  uint64_t t1 = bl_now_ns();
   sink = acc;
   return t1 - t0;
 }
@@ -113,61 +105,61 @@ __attribute__((noinline)) static uint64_t loop_rdtsc(long n) {
 /* The barrier between begin and end stands for the work a real span
  * encloses, which keeps the two flag loads separate. */
 __attribute__((noinline)) static uint64_t loop_pair(long n) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bl_now_ns();
   for (long i = 0; i < n; i++) {
     eventring_begin(EVENTRING_PHASE_MINOR);
     BARRIER();
     eventring_end(EVENTRING_PHASE_MINOR);
     BARRIER();
   }
-  return now_ns() - t0;
+  return bl_now_ns() - t0;
 }
 
 __attribute__((noinline)) static uint64_t loop_begin(long n) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bl_now_ns();
   for (long i = 0; i < n; i++) {
     eventring_begin(EVENTRING_PHASE_MINOR);
     BARRIER();
   }
-  return now_ns() - t0;
+  return bl_now_ns() - t0;
 }
 
 __attribute__((noinline)) static uint64_t loop_counter(long n) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bl_now_ns();
   for (long i = 0; i < n; i++) {
     eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, (uint64_t)i);
     BARRIER();
   }
-  return now_ns() - t0;
+  return bl_now_ns() - t0;
 }
 
 __attribute__((noinline)) static uint64_t loop_user_int(long n) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bl_now_ns();
   for (long i = 0; i < n; i++) {
     eventring_write_int(id_int, (int64_t)i);
     BARRIER();
   }
-  return now_ns() - t0;
+  return bl_now_ns() - t0;
 }
 
 __attribute__((noinline)) static uint64_t loop_user_span(long n) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bl_now_ns();
   for (long i = 0; i < n; i++) {
     eventring_write_span(id_span, 0);
     BARRIER();
     eventring_write_span(id_span, 1);
     BARRIER();
   }
-  return now_ns() - t0;
+  return bl_now_ns() - t0;
 }
 
 __attribute__((noinline)) static uint64_t loop_custom32(long n) {
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bl_now_ns();
   for (long i = 0; i < n; i++) {
     (void)eventring_write_custom(id_custom, payload32, sizeof payload32);
     BARRIER();
   }
-  return now_ns() - t0;
+  return bl_now_ns() - t0;
 }
 
 struct op {
@@ -343,22 +335,8 @@ static int run_one(const char *opname, const char *statename) {
     payload32[i] = (unsigned char)i;
 
   if (st == ST_PAUSED || st == ST_ACTIVE || st == ST_READER) {
-    if (mkdtemp(dir) == NULL) {
-      perror("bench_probes: mkdtemp");
-      return 2;
-    }
-    setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
-    int rc = eventring_start();
-    if (rc == EVENTRING_E_DISABLED) {
-      rmdir(dir);
-      return EXIT_DISABLED;
-    }
-    if (rc != 0) {
-      fprintf(stderr, "bench_probes: eventring_start: %s\n",
-              eventring_strerror(rc));
-      rmdir(dir);
-      return 2;
-    }
+    int rc = bl_start_tracing("bench_probes", dir);
+    if (rc != 0) return rc;
     started = 1;
     if (st == ST_PAUSED) eventring_pause();
     if (st == ST_READER) {
@@ -401,10 +379,8 @@ static int run_one(const char *opname, const char *statename) {
 struct figure {
   const struct op *op;
   int state;
-  double v[RUNS_MAX];
-  int nv;
   int disabled; /* the library was built with tracing disabled */
-  double median, min, max;
+  struct bl_stat s;
 };
 
 /* Runs `self --one OP STATE` and reads its figure.  Returns -1 when the
@@ -412,48 +388,16 @@ struct figure {
  * has tracing compiled out (configure --disable-tracing), which is no
  * error but leaves nothing to measure. */
 static double spawn_one(const char *self, const struct figure *f) {
-  int fd[2];
-  if (pipe(fd) != 0) {
-    perror("bench_probes: pipe");
-    return -1;
-  }
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    perror("bench_probes: fork");
-    close(fd[0]);
-    close(fd[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    dup2(fd[1], STDOUT_FILENO);
-    close(fd[0]);
-    close(fd[1]);
-    char *const argv[] = {(char *)self, "--one", (char *)f->op->name,
-                          (char *)state_names[f->state], NULL};
-    execv(self, argv);
-    perror("bench_probes: execv");
-    _exit(127);
-  }
-  close(fd[1]);
+  char *const args[] = {"--one", (char *)f->op->name,
+                        (char *)state_names[f->state], NULL};
   char buf[64];
-  size_t got = 0;
-  ssize_t r;
-  while (got < sizeof buf - 1 &&
-         ((r = read(fd[0], buf + got, sizeof buf - 1 - got)) > 0 ||
-          (r < 0 && errno == EINTR)))
-    if (r > 0) got += (size_t)r;
-  close(fd[0]);
-  buf[got] = '\0';
-  int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (WIFEXITED(status) && WEXITSTATUS(status) == EXIT_DISABLED) return -2;
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    fprintf(stderr, "bench_probes: run %s/%s failed (%s %d)\n",
-            f->op->name, state_names[f->state],
-            WIFEXITED(status) ? "exit status" : "signal",
-            WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+  int st = bl_spawn(self, args, buf, sizeof buf);
+  if (st == BL_EXIT_DISABLED) return -2;
+  if (st != 0) {
+    /* bl_spawn() has said it when the run died of a signal. */
+    if (st > 0)
+      fprintf(stderr, "bench_probes: run %s/%s failed (exit status %d)\n",
+              f->op->name, state_names[f->state], st);
     return -1;
   }
   char *end;
@@ -466,125 +410,46 @@ static double spawn_one(const char *self, const struct figure *f) {
   return v;
 }
 
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static void summarize(struct figure *f) {
-  double s[RUNS_MAX];
-  memcpy(s, f->v, (size_t)f->nv * sizeof s[0]);
-  qsort(s, (size_t)f->nv, sizeof s[0], cmp_double);
-  f->min = s[0];
-  f->max = s[f->nv - 1];
-  f->median = f->nv % 2 ? s[f->nv / 2]
-                        : (s[f->nv / 2 - 1] + s[f->nv / 2]) / 2;
-}
-
 static const struct figure *lookup(const struct figure *fs, size_t n,
                                    const char *op, int state) {
   for (size_t i = 0; i < n; i++)
-    if (fs[i].nv > 0 && strcmp(fs[i].op->name, op) == 0 &&
+    if (fs[i].s.nv > 0 && strcmp(fs[i].op->name, op) == 0 &&
         fs[i].state == state)
       return &fs[i];
   return NULL;
 }
 
-/* Creates every missing directory above `path`, like `mkdir -p
- * "$(dirname path)"`. */
-static void make_parents(const char *path) {
-  char buf[4096];
-  if (strlen(path) >= sizeof buf) return;
-  strcpy(buf, path);
-  for (char *p = buf + 1; *p; p++) {
-    if (*p != '/') continue;
-    *p = '\0';
-    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
-      fprintf(stderr, "bench_probes: mkdir %s: %s\n", buf, strerror(errno));
-    *p = '/';
-  }
-}
-
-static void cpu_model(char *out, size_t len) {
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char line[512];
-  snprintf(out, len, "unknown");
-  if (f == NULL) return;
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, "model name", 10) == 0) {
-      char *v = strchr(line, ':');
-      if (v) {
-        v += 1 + (v[1] == ' ');
-        v[strcspn(v, "\n")] = '\0';
-        snprintf(out, len, "%s", v);
-      }
-      break;
-    }
-  fclose(f);
-}
-
-/* Prints `s` as a JSON string; our strings hold no control characters. */
-static void json_str(FILE *out, const char *s) {
-  fputc('"', out);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fputc('\\', out);
-    fputc(*s, out);
-  }
-  fputc('"', out);
-}
-
-static int write_json(const char *path, const struct figure *fs, size_t n,
+static int write_json(FILE *out, const struct figure *fs, size_t n,
                       int runs, const char *cpu, double clock_ns) {
-  make_parents(path);
-  FILE *out = fopen(path, "w");
-  if (out == NULL) {
-    fprintf(stderr, "bench_probes: %s: %s\n", path, strerror(errno));
-    return -1;
-  }
   fprintf(out, "{\n  \"unit\": \"ns per operation\",\n  \"runs\": %d,\n",
           runs);
   fprintf(out, "  \"cpu\": ");
-  json_str(out, cpu);
+  bl_json_str(out, cpu);
   fprintf(out, ",\n  \"ocaml52_pair_anchor_ns\": %.1f,\n", OCAML52_PAIR_NS);
   fprintf(out, "  \"results\": [\n");
   int first = 1;
   for (size_t i = 0; i < n; i++) {
     const struct figure *f = &fs[i];
-    if (f->nv == 0) continue;
+    if (f->s.nv == 0) continue;
     fprintf(out, "%s    {\"op\": ", first ? "" : ",\n");
-    json_str(out, f->op->name);
+    bl_json_str(out, f->op->name);
     fprintf(out, ", \"state\": ");
-    json_str(out, state_names[f->state]);
+    bl_json_str(out, state_names[f->state]);
     fprintf(out,
             ", \"median\": %.3f, \"min\": %.3f, \"max\": %.3f, "
             "\"ratio_to_clock_gettime\": %.4f}",
-            f->median, f->min, f->max,
-            clock_ns > 0 ? f->median / clock_ns : 0.0);
+            f->s.median, f->s.min, f->s.max,
+            clock_ns > 0 ? f->s.median / clock_ns : 0.0);
     first = 0;
   }
   fprintf(out, "\n  ]\n}\n");
-  if (fclose(out) != 0) {
-    fprintf(stderr, "bench_probes: %s: %s\n", path, strerror(errno));
-    return -1;
-  }
-  return 0;
+  return bl_json_close("bench_probes", out);
 }
 
 static int driver(const char *argv0) {
   char self[4096];
-  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (len > 0)
-    self[len] = '\0';
-  else
-    snprintf(self, sizeof self, "%s", argv0);
-
-  int runs = RUNS_DEFAULT;
-  const char *r = getenv("EVENTRING_BENCH_RUNS");
-  if (r != NULL && *r) {
-    runs = atoi(r);
-    if (runs < 1) runs = 1;
-    if (runs > RUNS_MAX) runs = RUNS_MAX;
-  }
+  bl_self(argv0, self, sizeof self);
+  int runs = bl_runs();
 
   /* The runs must start from the states we name: tracing that the
    * environment started for this process (and would start in every run)
@@ -616,16 +481,16 @@ static int driver(const char *argv0) {
       else if (v < 0)
         errors++;
       else
-        fs[i].v[fs[i].nv++] = v;
+        bl_add(&fs[i].s, v);
     }
   }
   for (size_t i = 0; i < nf; i++)
-    if (fs[i].nv > 0) summarize(&fs[i]);
+    if (fs[i].s.nv > 0) bl_summarize(&fs[i].s);
 
   char cpu[256];
-  cpu_model(cpu, sizeof cpu);
+  bl_cpu_model(cpu, sizeof cpu);
   const struct figure *clk = lookup(fs, nf, "clock_gettime", ST_NONE);
-  double clock_ns = clk ? clk->median : 0;
+  double clock_ns = clk ? clk->s.median : 0;
 
   printf("eventring probe cost: ns per operation, median of %d runs "
          "(each a new process), min and max\n", runs);
@@ -644,15 +509,15 @@ static int driver(const char *argv0) {
          "min", "max", "x clock");
   for (size_t i = 0; i < nf; i++) {
     const struct figure *f = &fs[i];
-    if (f->nv == 0) {
+    if (f->s.nv == 0) {
       printf("%-26s %-14s %s\n", f->op->label, state_labels[f->state],
              f->disabled ? "n/a: library built with tracing disabled"
                          : "failed");
       continue;
     }
     printf("%-26s %-14s %9.2f %9.2f %9.2f %9.3f\n", f->op->label,
-           state_labels[f->state], f->median, f->min, f->max,
-           clock_ns > 0 ? f->median / clock_ns : 0.0);
+           state_labels[f->state], f->s.median, f->s.min, f->s.max,
+           clock_ns > 0 ? f->s.median / clock_ns : 0.0);
   }
 
   /* The figures an engineer compares: the active pair against OCaml's
@@ -663,30 +528,27 @@ static int driver(const char *argv0) {
     printf("active begin+end pair: %.2f ns = %.2f x OCaml 5.2's %.1f ns "
            "(an anchor measured earlier\n  on this kind of machine, not "
            "in this run)\n",
-           pa->median, pa->median / OCAML52_PAIR_NS, OCAML52_PAIR_NS);
+           pa->s.median, pa->s.median / OCAML52_PAIR_NS, OCAML52_PAIR_NS);
   const struct figure *ab = lookup(fs, nf, "begin", ST_ACTIVE);
   const struct figure *rb = lookup(fs, nf, "begin", ST_READER);
   const struct figure *rp = lookup(fs, nf, "pair", ST_READER);
   if (ab != NULL && rb != NULL && pa != NULL && rp != NULL)
     printf("a concurrent reader adds %+.1f%% to an active begin, %+.1f%% to "
-           "an active pair\n", 100.0 * (rb->median / ab->median - 1),
-           100.0 * (rp->median / pa->median - 1));
+           "an active pair\n", 100.0 * (rb->s.median / ab->s.median - 1),
+           100.0 * (rp->s.median / pa->s.median - 1));
   for (int s = ST_NEVER; s <= ST_PAUSED; s++) {
     const struct figure *b = lookup(fs, nf, "begin", s);
     const struct figure *p = lookup(fs, nf, "pair", s);
     if (b != NULL && p != NULL)
       printf("%s: %.2f ns per probe (single begin), %.2f ns per probe "
              "in a pair\n",
-             state_labels[s], b->median, p->median / 2);
+             state_labels[s], b->s.median, p->s.median / 2);
   }
 
-  const char *out = getenv("EVENTRING_BENCH_OUT");
-  if (out != NULL && *out) {
-    if (write_json(out, fs, nf, runs, cpu, clock_ns) == 0)
-      printf("\nfigures written to %s\n", out);
-    else
-      errors++;
-  }
+  FILE *out;
+  if (bl_json_open("bench_probes", &out) < 0 ||
+      (out != NULL && write_json(out, fs, nf, runs, cpu, clock_ns) < 0))
+    errors++;
   return errors ? 1 : 0;
 }
 

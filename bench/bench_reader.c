@@ -44,10 +44,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "benchlib.h"
 #include "eventring.h"
 
-#define RUNS_DEFAULT 7
-#define RUNS_MAX 51
 #define FILE_EVENTS 500000     /* events the writer emits, about */
 #define FILE_RING "e=21"       /* 2^21 words: the events above fit twice */
 #define REPS 20                /* timed drains per reader run */
@@ -55,7 +54,6 @@
 #define CONC_EVENTS 4000000    /* events of one concurrent run */
 #define CONC_RING "e=16"       /* the default ring: it can overflow */
 #define CHILD_TIMEOUT_S 20     /* a run that hangs is killed */
-#define EXIT_DISABLED 3        /* a run's exit status: tracing compiled out */
 
 /* The issue's target, and OCaml 5.2's C reader measured earlier on this
  * kind of machine: a fixed reference point, not measured here. */
@@ -63,12 +61,6 @@
 #define OCAML52_READER_NS 10.0
 
 static int id_int, id_span, id_unit, id_custom;
-
-static uint64_t now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 static int register_events(void) {
   id_int = eventring_register("bench.int", EVENTRING_TYPE_INT);
@@ -291,7 +283,7 @@ static int run_write(const char *dir) {
   setenv("OCAMLRUNPARAM", FILE_RING, 1);
   if (register_events() < 0) return 2;
   int rc = eventring_start();
-  if (rc == EVENTRING_E_DISABLED) return EXIT_DISABLED;
+  if (rc == EVENTRING_E_DISABLED) return BL_EXIT_DISABLED;
   if (rc != 0) {
     fprintf(stderr, "bench_reader: eventring_start: %s\n",
             eventring_strerror(rc));
@@ -313,14 +305,14 @@ static int drain_once(const struct mode *m, const char *path,
                       uint64_t *ns) {
   struct acc acc = {0, 0, 0};
   eventring_cursor *c;
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bl_now_ns();
   int rc = eventring_cursor_open_file(&c, path);
   if (rc != 0) {
     fprintf(stderr, "bench_reader: open %s: %s\n", path,
             eventring_strerror(rc));
     return -1;
   }
-  uint64_t t1 = now_ns(), got = 0;
+  uint64_t t1 = bl_now_ns(), got = 0;
   if (!m->open_only) {
     for (;;) {
       int r = eventring_cursor_poll(c, cb, &acc, m->batch);
@@ -333,9 +325,9 @@ static int drain_once(const struct mode *m, const char *path,
       if (m->batch == 0 || r == 0) break;
     }
   }
-  uint64_t t2 = now_ns();
+  uint64_t t2 = bl_now_ns();
   eventring_cursor_free(c);
-  uint64_t t3 = now_ns();
+  uint64_t t3 = bl_now_ns();
   *ns += m->with_open ? t3 - t0 : t2 - t1;
   if (m->open_only) return 0;
   /* Every event counts in the poll's result; a counting set sees them
@@ -393,9 +385,9 @@ struct conc {
 
 static void *conc_writer(void *arg) {
   struct conc *cs = arg;
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bl_now_ns();
   cs->written = emit_mix(CONC_EVENTS);
-  cs->writer_ns = now_ns() - t0;
+  cs->writer_ns = bl_now_ns() - t0;
   return NULL;
 }
 
@@ -434,7 +426,7 @@ static int run_concurrent(void) {
   if (register_events() < 0) goto out;
   int rc = eventring_start();
   if (rc == EVENTRING_E_DISABLED) {
-    status = EXIT_DISABLED;
+    status = BL_EXIT_DISABLED;
     goto out;
   }
   if (rc == 0) rc = eventring_cursor_open(&cs.cursor, NULL, 0);
@@ -446,7 +438,7 @@ static int run_concurrent(void) {
   cs.cb = make_callbacks(CB_ALL_COUNT);
   if (cs.cb == NULL) goto out;
   pthread_t w, r;
-  uint64_t t0 = now_ns();
+  uint64_t t0 = bl_now_ns();
   if (pthread_create(&r, NULL, conc_reader, &cs) != 0) goto out;
   if (pthread_create(&w, NULL, conc_writer, &cs) != 0) {
     __atomic_store_n(&cs.done, 1, __ATOMIC_RELEASE);
@@ -456,7 +448,7 @@ static int run_concurrent(void) {
   pthread_join(w, NULL);
   __atomic_store_n(&cs.done, 1, __ATOMIC_RELEASE);
   pthread_join(r, NULL);
-  uint64_t elapsed = now_ns() - t0;
+  uint64_t elapsed = bl_now_ns() - t0;
   /* The main thread's ring_start, then the writer's domain_spawn, its
    * events and its domain_terminate. */
   printf("%llu %llu %llu %llu %llu %llu %llu\n",
@@ -476,78 +468,7 @@ out:
 /* ---------------------------------------------------------------- */
 /* The driver.                                                       */
 
-/* Runs `self args...` and collects its stdout into buf.  Returns the exit
- * status, -1 when it could not run or died of a signal. */
-static int spawn(const char *self, char *const args[], char *buf,
-                 size_t len) {
-  int fd[2];
-  if (pipe(fd) != 0) {
-    perror("bench_reader: pipe");
-    return -1;
-  }
-  fflush(NULL);
-  pid_t pid = fork();
-  if (pid < 0) {
-    perror("bench_reader: fork");
-    close(fd[0]);
-    close(fd[1]);
-    return -1;
-  }
-  if (pid == 0) {
-    char *argv[8];
-    int n = 0;
-    argv[n++] = (char *)self;
-    for (int i = 0; args[i] != NULL && n < 7; i++) argv[n++] = args[i];
-    argv[n] = NULL;
-    dup2(fd[1], STDOUT_FILENO);
-    close(fd[0]);
-    close(fd[1]);
-    execv(self, argv);
-    perror("bench_reader: execv");
-    _exit(127);
-  }
-  close(fd[1]);
-  size_t got = 0;
-  ssize_t r;
-  while (got < len - 1 &&
-         ((r = read(fd[0], buf + got, len - 1 - got)) > 0 ||
-          (r < 0 && errno == EINTR)))
-    if (r > 0) got += (size_t)r;
-  close(fd[0]);
-  buf[got] = '\0';
-  int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status)) {
-    fprintf(stderr, "bench_reader: %s %s died of signal %d\n", self, args[0],
-            WTERMSIG(status));
-    return -1;
-  }
-  return WEXITSTATUS(status);
-}
-
-struct stat3 {
-  double v[RUNS_MAX];
-  int nv;
-  double median, min, max;
-};
-
-static int cmp_double(const void *a, const void *b) {
-  double x = *(const double *)a, y = *(const double *)b;
-  return (x > y) - (x < y);
-}
-
-static void summarize(struct stat3 *s) {
-  double t[RUNS_MAX];
-  if (s->nv == 0) return;
-  memcpy(t, s->v, (size_t)s->nv * sizeof t[0]);
-  qsort(t, (size_t)s->nv, sizeof t[0], cmp_double);
-  s->min = t[0];
-  s->max = t[s->nv - 1];
-  s->median = s->nv % 2 ? t[s->nv / 2] : (t[s->nv / 2 - 1] + t[s->nv / 2]) / 2;
-}
-
-/* The concurrent figures, one stat3 each. */
+/* The concurrent figures, one bl_stat each. */
 enum { CF_WRITER, CF_DELIVERED, CF_LOST, CF_LOST_PCT, CF_POLL_EVENTS, N_CF };
 static const char *const cf_names[N_CF] = {
   "writer_mevents_per_s", "delivered_mevents_per_s", "lost_events",
@@ -556,51 +477,13 @@ static const char *const cf_labels[N_CF] = {
   "writer, M events/s", "delivered, M events/s", "lost events",
   "lost, % of written", "events per poll"};
 
-static void cpu_model(char *out, size_t len) {
-  FILE *f = fopen("/proc/cpuinfo", "r");
-  char line[512];
-  snprintf(out, len, "unknown");
-  if (f == NULL) return;
-  while (fgets(line, sizeof line, f))
-    if (strncmp(line, "model name", 10) == 0) {
-      char *v = strchr(line, ':');
-      if (v) {
-        v += 1 + (v[1] == ' ');
-        v[strcspn(v, "\n")] = '\0';
-        snprintf(out, len, "%s", v);
-      }
-      break;
-    }
-  fclose(f);
-}
-
-/* Prints `s` as a JSON string; our strings hold no control characters. */
-static void json_str(FILE *out, const char *s) {
-  fputc('"', out);
-  for (; *s; s++) {
-    if (*s == '"' || *s == '\\') fputc('\\', out);
-    fputc(*s, out);
-  }
-  fputc('"', out);
-}
-
-static void json_stat(FILE *out, const struct stat3 *s) {
-  fprintf(out, "\"median\": %.3f, \"min\": %.3f, \"max\": %.3f", s->median,
-          s->min, s->max);
-}
-
-static int write_json(const char *path, const struct stat3 *ms, int runs,
+static int write_json(FILE *out, const struct bl_stat *ms, int runs,
                       const char *cpu, uint64_t events,
-                      const struct stat3 *cf, int conc_runs, int conc_exact,
+                      const struct bl_stat *cf, int conc_runs, int conc_exact,
                       int conc_failed) {
-  FILE *out = fopen(path, "w");
-  if (out == NULL) {
-    fprintf(stderr, "bench_reader: %s: %s\n", path, strerror(errno));
-    return -1;
-  }
   fprintf(out, "{\n  \"unit\": \"ns per event\",\n  \"runs\": %d,\n", runs);
   fprintf(out, "  \"cpu\": ");
-  json_str(out, cpu);
+  bl_json_str(out, cpu);
   fprintf(out,
           ",\n  \"file_events\": %llu,\n  \"file_ring\": \"%s\",\n"
           "  \"drains_per_run\": %d,\n  \"target_ns\": %.1f,\n"
@@ -611,10 +494,10 @@ static int write_json(const char *path, const struct stat3 *ms, int runs,
   for (size_t i = 0; i < N_MODES; i++) {
     if (ms[i].nv == 0) continue;
     fprintf(out, "%s    {\"measurement\": ", first ? "" : ",\n");
-    json_str(out, modes[i].name);
+    bl_json_str(out, modes[i].name);
     fprintf(out, ", \"unit\": \"%s\", ",
             modes[i].open_only ? "us per cursor" : "ns per event");
-    json_stat(out, &ms[i]);
+    bl_json_stat_digits(out, &ms[i], 3);
     if (!modes[i].open_only)
       fprintf(out, ", \"ratio_to_target\": %.4f, \"ratio_to_anchor\": %.4f",
               ms[i].median / TARGET_NS, ms[i].median / OCAML52_READER_NS);
@@ -631,34 +514,19 @@ static int write_json(const char *path, const struct stat3 *ms, int runs,
             conc_runs, CONC_EVENTS, CONC_RING, conc_exact, conc_failed);
     for (int i = 0; i < N_CF; i++) {
       fprintf(out, ",\n    \"%s\": {", cf_names[i]);
-      json_stat(out, &cf[i]);
+      bl_json_stat_digits(out, &cf[i], 3);
       fputc('}', out);
     }
     fprintf(out, "\n  }");
   }
   fprintf(out, "\n}\n");
-  if (fclose(out) != 0) {
-    fprintf(stderr, "bench_reader: %s: %s\n", path, strerror(errno));
-    return -1;
-  }
-  return 0;
+  return bl_json_close("bench_reader", out);
 }
 
 static int driver(const char *argv0) {
   char self[4096];
-  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
-  if (len > 0)
-    self[len] = '\0';
-  else
-    snprintf(self, sizeof self, "%s", argv0);
-
-  int runs = RUNS_DEFAULT;
-  const char *r = getenv("EVENTRING_BENCH_RUNS");
-  if (r != NULL && *r) {
-    runs = atoi(r);
-    if (runs < 1) runs = 1;
-    if (runs > RUNS_MAX) runs = RUNS_MAX;
-  }
+  bl_self(argv0, self, sizeof self);
+  int runs = bl_runs();
   /* The children set the environment they need; tracing started for this
    * process by the environment would only be in the way. */
   unsetenv("OCAML_RUNTIME_EVENTS_START");
@@ -671,8 +539,8 @@ static int driver(const char *argv0) {
   }
   char out[4352], path[4096];
   unsigned long long events = 0;
-  int st = spawn(self, (char *[]){"--write", dir, NULL}, out, sizeof out);
-  if (st == EXIT_DISABLED) {
+  int st = bl_spawn(self, (char *[]){"--write", dir, NULL}, out, sizeof out);
+  if (st == BL_EXIT_DISABLED) {
     printf("bench_reader: n/a: library built with tracing disabled\n");
     rmdir(dir);
     return 0;
@@ -685,7 +553,7 @@ static int driver(const char *argv0) {
   char events_s[32];
   snprintf(events_s, sizeof events_s, "%llu", events);
 
-  struct stat3 ms[N_MODES], cf[N_CF];
+  struct bl_stat ms[N_MODES], cf[N_CF];
   memset(ms, 0, sizeof ms);
   memset(cf, 0, sizeof cf);
   int errors = 0, conc_runs = 0, conc_exact = 0, conc_failed = 0;
@@ -694,27 +562,26 @@ static int driver(const char *argv0) {
     for (size_t i = 0; i < N_MODES; i++) {
       char *args[] = {"--read", (char *)modes[i].name, path, events_s, NULL};
       double v;
-      if (spawn(self, args, out, sizeof out) == 0 &&
+      if (bl_spawn(self, args, out, sizeof out) == 0 &&
           sscanf(out, "%lf", &v) == 1)
-        ms[i].v[ms[i].nv++] = v;
+        bl_add(&ms[i], v);
       else {
         fprintf(stderr, "bench_reader: run %s failed\n", modes[i].name);
         errors++;
       }
     }
     unsigned long long e, d, l, el, wns, polls, perr;
-    if (spawn(self, (char *[]){"--concurrent", NULL}, out, sizeof out) == 0 &&
+    if (bl_spawn(self, (char *[]){"--concurrent", NULL}, out, sizeof out) == 0 &&
         sscanf(out, "%llu %llu %llu %llu %llu %llu %llu", &e, &d, &l, &el,
                &wns, &polls, &perr) == 7 && el > 0 && wns > 0) {
-      int k = conc_runs++;
       conc_exact += d + l == e;
       conc_failed += perr > 0;
-      cf[CF_WRITER].v[k] = (double)(e - 3) * 1e3 / (double)wns;
-      cf[CF_DELIVERED].v[k] = (double)d * 1e3 / (double)el;
-      cf[CF_LOST].v[k] = (double)l;
-      cf[CF_LOST_PCT].v[k] = 100.0 * (double)l / (double)e;
-      cf[CF_POLL_EVENTS].v[k] = polls ? (double)d / (double)polls : 0;
-      for (int i = 0; i < N_CF; i++) cf[i].nv = conc_runs;
+      conc_runs++;
+      bl_add(&cf[CF_WRITER], (double)(e - 3) * 1e3 / (double)wns);
+      bl_add(&cf[CF_DELIVERED], (double)d * 1e3 / (double)el);
+      bl_add(&cf[CF_LOST], (double)l);
+      bl_add(&cf[CF_LOST_PCT], 100.0 * (double)l / (double)e);
+      bl_add(&cf[CF_POLL_EVENTS], polls ? (double)d / (double)polls : 0);
     } else {
       fprintf(stderr, "bench_reader: concurrent run failed\n");
       errors++;
@@ -722,11 +589,11 @@ static int driver(const char *argv0) {
   }
   unlink(path);
   rmdir(dir);
-  for (size_t i = 0; i < N_MODES; i++) summarize(&ms[i]);
-  for (int i = 0; i < N_CF; i++) summarize(&cf[i]);
+  for (size_t i = 0; i < N_MODES; i++) bl_summarize(&ms[i]);
+  for (int i = 0; i < N_CF; i++) bl_summarize(&cf[i]);
 
   char cpu[256];
-  cpu_model(cpu, sizeof cpu);
+  bl_cpu_model(cpu, sizeof cpu);
   printf("eventring reader cost: ns per event, median of %d runs (each a "
          "new process), min and max\n", runs);
   printf("cpu: %s\n", cpu);
@@ -738,7 +605,7 @@ static int driver(const char *argv0) {
   printf("%-34s %9s %9s %9s %9s %9s\n", "measurement", "median", "min", "max",
          "x target", "x OCaml");
   for (size_t i = 0; i < N_MODES; i++) {
-    const struct stat3 *s = &ms[i];
+    const struct bl_stat *s = &ms[i];
     if (s->nv == 0) {
       printf("%-34s failed\n", modes[i].label);
       continue;
@@ -775,14 +642,11 @@ static int driver(const char *argv0) {
            "runs\n", conc_exact, conc_runs, conc_failed, conc_runs);
   }
 
-  const char *jout = getenv("EVENTRING_BENCH_OUT");
-  if (jout != NULL && *jout) {
-    if (write_json(jout, ms, runs, cpu, events, cf, conc_runs, conc_exact,
-                   conc_failed) == 0)
-      printf("\nfigures written to %s\n", jout);
-    else
-      errors++;
-  }
+  FILE *jout;
+  if (bl_json_open("bench_reader", &jout) < 0 ||
+      (jout != NULL && write_json(jout, ms, runs, cpu, events, cf, conc_runs,
+                                  conc_exact, conc_failed) < 0))
+    errors++;
   return errors ? 1 : 0;
 }
 

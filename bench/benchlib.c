@@ -4,10 +4,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "eventring.h"
 
 uint64_t bl_now_ns(void) {
   struct timespec ts;
@@ -130,7 +133,73 @@ void bl_json_str(FILE *out, const char *s) {
   fputc('"', out);
 }
 
+void bl_json_stat_digits(FILE *out, const struct bl_stat *s, int digits) {
+  fprintf(out, "\"median\": %.*f, \"min\": %.*f, \"max\": %.*f", digits,
+          s->median, digits, s->min, digits, s->max);
+}
+
 void bl_json_stat(FILE *out, const struct bl_stat *s) {
-  fprintf(out, "\"median\": %.4f, \"min\": %.4f, \"max\": %.4f", s->median,
-          s->min, s->max);
+  bl_json_stat_digits(out, s, 4);
+}
+
+int bl_start_tracing(const char *prog, char *dir) {
+  if (mkdtemp(dir) == NULL) {
+    fprintf(stderr, "%s: mkdtemp: %s\n", prog, strerror(errno));
+    return 2;
+  }
+  setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
+  int rc = eventring_start();
+  if (rc == EVENTRING_E_DISABLED) {
+    rmdir(dir);
+    return BL_EXIT_DISABLED;
+  }
+  if (rc != 0) {
+    fprintf(stderr, "%s: eventring_start: %s\n", prog, eventring_strerror(rc));
+    rmdir(dir);
+    return 2;
+  }
+  return 0;
+}
+
+/* Creates every missing directory above `path`, like `mkdir -p
+ * "$(dirname path)"`. */
+static void make_parents(const char *prog, const char *path) {
+  char buf[4096];
+  if (strlen(path) >= sizeof buf) return;
+  strcpy(buf, path);
+  for (char *p = buf + 1; *p; p++) {
+    if (*p != '/') continue;
+    *p = '\0';
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+      fprintf(stderr, "%s: mkdir %s: %s\n", prog, buf, strerror(errno));
+    *p = '/';
+  }
+}
+
+static const char *json_path(void) {
+  const char *p = getenv("EVENTRING_BENCH_OUT");
+  return p != NULL && *p ? p : NULL;
+}
+
+int bl_json_open(const char *prog, FILE **out) {
+  const char *path = json_path();
+  *out = NULL;
+  if (path == NULL) return 0;
+  make_parents(prog, path);
+  *out = fopen(path, "w");
+  if (*out == NULL) {
+    fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+    return -1;
+  }
+  return 0;
+}
+
+int bl_json_close(const char *prog, FILE *out) {
+  const char *path = json_path();
+  if (fclose(out) != 0) {
+    fprintf(stderr, "%s: %s: %s\n", prog, path, strerror(errno));
+    return -1;
+  }
+  printf("\nfigures written to %s\n", path);
+  return 0;
 }

@@ -1,5 +1,6 @@
-/* benchlib.h -- what the newer benchmarks share: running a measurement in
- * a process of its own, summarizing repeated runs, and writing JSON.
+/* benchlib.h -- what the benchmarks share: running a measurement in a
+ * process of its own, starting tracing in a private directory,
+ * summarizing repeated runs, and writing JSON.
  *
  * Every benchmark re-executes itself with arguments that name one
  * measurement, reads the figures that child prints on its stdout, and
@@ -15,6 +16,9 @@
 
 #define BL_RUNS_DEFAULT 7
 #define BL_RUNS_MAX 51
+/* A run's exit status when the library has tracing compiled out
+ * (configure --disable-tracing): no error, but nothing to measure. */
+#define BL_EXIT_DISABLED 3
 
 /* A figure measured once per run: its values and their summary. */
 struct bl_stat {
@@ -50,7 +54,25 @@ void bl_cpu_model(char *out, size_t len);
 /* Writes `s` as a JSON string (our strings hold no control characters). */
 void bl_json_str(FILE *out, const char *s);
 
-/* Writes "median": m, "min": a, "max": b (no braces). */
+/* Writes "median": m, "min": a, "max": b (no braces), with 4 decimals;
+ * bl_json_stat_digits with `digits` decimals. */
 void bl_json_stat(FILE *out, const struct bl_stat *s);
+void bl_json_stat_digits(FILE *out, const struct bl_stat *s, int digits);
+
+/* Creates a private directory from the template `dir` (mkdtemp), points
+ * OCAML_RUNTIME_EVENTS_DIR at it and starts tracing.  Returns 0; or
+ * BL_EXIT_DISABLED (tracing compiled out) or 2 (an error, said on stderr
+ * after `prog`), with the directory removed again. */
+int bl_start_tracing(const char *prog, char *dir);
+
+/* Opens the JSON output named by EVENTRING_BENCH_OUT, creating the
+ * directories above it.  Returns 0 with *out NULL when the variable is
+ * unset or empty, 0 with *out the stream, or -1 after saying why on
+ * stderr (after `prog`). */
+int bl_json_open(const char *prog, FILE **out);
+
+/* Closes what bl_json_open() opened and says on stdout where the figures
+ * went.  Returns 0, or -1 after saying on stderr that writing failed. */
+int bl_json_close(const char *prog, FILE *out);
 
 #endif /* EVENTRING_BENCHLIB_H */

@@ -148,7 +148,7 @@ void pauses_cut(struct pauses *p, int domain) {
   if (d->cut_counted) p->cut++;
   d->depth = 0;
   d->deeper = 0;
-  d->unsure = 1;
+  d->unsure = !p->live;
 }
 
 void pauses_restart(struct pauses *p, int domain) {
@@ -158,6 +158,14 @@ void pauses_restart(struct pauses *p, int domain) {
   if (d->depth || d->deeper) p->unfinished++;
   d->depth = 0;
   d->deeper = 0;
+}
+
+void pauses_lifecycle(struct pauses *p, int domain, int kind) {
+  if (kind == EVENTRING_LIFECYCLE_RING_PAUSE)
+    pauses_cut(p, domain);
+  else if (kind == EVENTRING_LIFECYCLE_DOMAIN_SPAWN ||
+           kind == EVENTRING_LIFECYCLE_DOMAIN_TERMINATE)
+    pauses_restart(p, domain);
 }
 
 void pauses_finish(struct pauses *p) {
@@ -173,7 +181,7 @@ void pauses_finish(struct pauses *p) {
 
 /* ------------------------------------------------------------------ */
 
-const char analysis_options_help[] =
+static const char options_help[] =
     "Options:\n"
     "  --json         print one JSON object instead of the table\n"
     "  --pid PID      read the ring file of process PID\n"
@@ -185,39 +193,44 @@ const char analysis_options_help[] =
     "                 versions wrote; eventring's files name their own)\n"
     "  -h, --help     print this help and exit\n";
 
-int analysis_options(int argc, char **argv, const char *help_ref,
-                     void (*help)(void), struct tool_source *src, int *json) {
-  enum { OPT_DIR = 256, OPT_PID, OPT_OCAML50, OPT_JSON };
+void analysis_help(const char *name, const char *what) {
+  printf("Usage: eventring %s [OPTION]... FILE.events\n"
+         "   or: eventring %s [OPTION]... --pid PID [--dir DIR]\n"
+         "   or: eventring %s [OPTION]... -- COMMAND [ARG]...\n",
+         name, name, name);
+  fputs(what, stdout);
+  fputs("\n", stdout);
+  fputs(options_help, stdout);
+  printf("\n"
+         "Exit status: 0 success, 1 unreadable or malformed input, 2 bad "
+         "usage;\n"
+         "with a COMMAND, the command's status once the report is "
+         "complete.\n"
+         "See eventring(1).\n");
+}
+
+int analysis_open(int argc, char **argv, const char *help_ref,
+                  void (*help)(void), struct tool_source *src, int *json) {
+  memset(src, 0, sizeof *src);
+  *json = 0;
+  enum { OPT_JSON = TOOL_OPT_OWN };
   static const struct option longopts[] = {
-      {"dir", required_argument, NULL, OPT_DIR},
-      {"pid", required_argument, NULL, OPT_PID},
-      {"follow", no_argument, NULL, 'f'},
-      {"ocaml50", no_argument, NULL, OPT_OCAML50},
+      TOOL_SOURCE_OPTIONS,
       {"json", no_argument, NULL, OPT_JSON},
-      {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   opterr = 0; /* our own one-line messages instead of getopt's */
   int c;
   while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
-    switch (c) {
-    case OPT_DIR: src->dir = optarg; break;
-    case OPT_PID: src->pid_arg = optarg; break;
-    case 'f': src->follow = 1; break;
-    case OPT_OCAML50: src->ocaml50 = 1; break;
-    case OPT_JSON: *json = 1; break;
-    case 'h': help(); return tool_output_finish();
-    case ':':
-      return tool_usage_error(help_ref, "option '%s' needs an argument",
-                              argv[optind - 1]);
-    default:
-      if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
-        return tool_usage_error(help_ref, "unknown option '-%c'", optopt);
-      return tool_usage_error(help_ref, "invalid option '%s'",
-                              argv[optind - 1]);
+    if (c == OPT_JSON) {
+      *json = 1;
+    } else {
+      int rc = tool_source_other(src, c, argv, help_ref, help);
+      if (rc >= 0) return rc;
     }
   }
-  return -1;
+  int rc = tool_source_open(src, argc - optind, argv + optind, help_ref);
+  return rc != TOOL_EXIT_OK ? rc : -1;
 }
 
 char *analysis_duration(char *buf, uint64_t ns) {
@@ -259,12 +272,4 @@ void analysis_json_string(FILE *out, const char *s) {
 void analysis_json_double(FILE *out, double x) {
   if (!(x == x) || x > 1e308 || x < -1e308) x = 0;
   fprintf(out, "%.17g", x);
-}
-
-const char *analysis_phase_name(const struct tool_source *src, int phase,
-                                char *buf) {
-  const char *n = eventring_cursor_phase_name(src->cursor, phase);
-  if (n && *n) return n;
-  snprintf(buf, 32, "phase_%d", phase);
-  return buf;
 }

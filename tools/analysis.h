@@ -1,6 +1,6 @@
 /* analysis.h -- what `eventring latency` and `eventring stats` share:
- * their command line, the tracking of GC pauses, durations in readable
- * units and JSON strings.
+ * their command line, the tracking of GC pauses (which `eventring
+ * metrics` uses too), durations in readable units and JSON strings.
  *
  * A pause is an outermost runtime phase of a domain: it starts with a
  * begin event at nesting depth 0 and ends with the end event that brings
@@ -31,6 +31,11 @@
  *   - The end of reading: pauses still open are counted as unfinished
  *     and not included.
  *
+ * A live reader (`eventring metrics`) cannot wait to learn whether a
+ * pause after a cut really was outermost: with `live` set, the tracker
+ * takes what looks outermost at face value and reports it at once, and
+ * an end without a begin after a cut counts as unmatched.
+ *
  * ring_pause stops recording in every domain, but only the domain that
  * called it has the event: in the others, a pause that straddles a
  * ring_pause/ring_resume interval is seen whole and includes it.
@@ -55,6 +60,8 @@ struct pauses {
   uint64_t cut;        /* pauses dropped because of a cut */
   uint64_t unfinished; /* pauses open at the end of reading or of a thread */
   uint64_t unmatched;  /* ends that matched no begin, outside a cut */
+  /* Set after pauses_init() for a live reader (see above). */
+  int live;
   /* Internal. */
   pause_fn on_pause;
   void *arg;
@@ -78,20 +85,26 @@ int pauses_end(struct pauses *p, int domain, uint64_t ts, int phase,
 void pauses_cut(struct pauses *p, int domain);
 /* A thread left or took the slot `domain`. */
 void pauses_restart(struct pauses *p, int domain);
+/* A lifecycle event of `domain`: ring_pause cuts, domain_spawn and
+ * domain_terminate restart, the others change nothing. */
+void pauses_lifecycle(struct pauses *p, int domain, int kind);
 /* Reading is over. */
 void pauses_finish(struct pauses *p);
 
 /* ------------------------------------------------------------------ */
 
 /* The command line of latency and stats: the source options of dump
- * (--pid, --dir, --follow, --ocaml50) and --json.  Returns -1 to go on,
- * or the exit status when done (--help, a usage error).  `help` prints
- * the subcommand's help, `help_ref` names it in usage errors. */
-int analysis_options(int argc, char **argv, const char *help_ref,
-                     void (*help)(void), struct tool_source *src, int *json);
+ * (--pid, --dir, --follow, --ocaml50) and --json; then opens the source
+ * (tool_source_open) into `src`, which it clears first.  Returns -1 when
+ * the source is open, or the exit status when done (--help, a usage
+ * error, a source that cannot be opened).  `help` prints the
+ * subcommand's help, `help_ref` names it in usage errors. */
+int analysis_open(int argc, char **argv, const char *help_ref,
+                  void (*help)(void), struct tool_source *src, int *json);
 
-/* The options part of a help text, shared by both subcommands. */
-extern const char analysis_options_help[];
+/* Prints the help of subcommand `name`: its usage lines, `what` it does
+ * (lines ending in a newline), the options and the exit statuses. */
+void analysis_help(const char *name, const char *what);
 
 /* Writes `ns` in a readable unit with four significant digits ("812 ns",
  * "1.234 us", "56.78 ms", "3.000 s") into `buf` (at least 32 bytes);
@@ -105,9 +118,5 @@ void analysis_json_string(FILE *out, const char *s);
 
 /* A double as JSON (finite; 0 for NaN or infinities). */
 void analysis_json_double(FILE *out, double x);
-
-/* The phase's name from the file, or "phase_N" into `buf` (32 bytes). */
-const char *analysis_phase_name(const struct tool_source *src, int phase,
-                                char *buf);
 
 #endif /* EVENTRING_TOOL_ANALYSIS_H */

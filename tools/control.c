@@ -14,7 +14,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,25 +40,13 @@ static void help(const char *name) {
          pause ? "ring_pause" : "ring_resume", pause ? "paused" : "resumed");
 }
 
-/* Decimal digits only, 1 .. INT_MAX; 0 otherwise. */
-static pid_t parse_pid(const char *s) {
-  if (!*s || strlen(s) > 10) return 0;
-  long long v = 0;
-  for (const char *p = s; *p; p++) {
-    if (*p < '0' || *p > '9') return 0;
-    v = v * 10 + (*p - '0');
-  }
-  return v >= 1 && v <= INT_MAX ? (pid_t)v : 0;
-}
-
 static int control(int argc, char **argv, int pause) {
   const char *name = pause ? "pause" : "resume";
   const char *help_ref = pause ? "eventring pause --help"
                                : "eventring resume --help";
-  enum { OPT_DIR = 256, OPT_PID };
   static const struct option longopts[] = {
-      {"dir", required_argument, NULL, OPT_DIR},
-      {"pid", required_argument, NULL, OPT_PID},
+      {"dir", required_argument, NULL, TOOL_OPT_DIR},
+      {"pid", required_argument, NULL, TOOL_OPT_PID},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -68,19 +55,12 @@ static int control(int argc, char **argv, int pause) {
   int c;
   while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
     switch (c) {
-    case OPT_DIR: dir = optarg; break;
-    case OPT_PID: pid_arg = optarg; break;
+    case TOOL_OPT_DIR: dir = optarg; break;
+    case TOOL_OPT_PID: pid_arg = optarg; break;
     case 'h':
       help(name);
       return tool_output_finish();
-    case ':':
-      return tool_usage_error(help_ref, "option '%s' needs an argument",
-                              argv[optind - 1]);
-    default:
-      if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
-        return tool_usage_error(help_ref, "unknown option '-%c'", optopt);
-      return tool_usage_error(help_ref, "invalid option '%s'",
-                              argv[optind - 1]);
+    default: return tool_option_error(help_ref, c, argv);
     }
   }
   int nargs = argc - optind;
@@ -89,7 +69,7 @@ static int control(int argc, char **argv, int pause) {
   if (nargs > 1 || (nargs == 1 && pid_arg))
     return tool_usage_error(help_ref, "one process at a time");
   if (nargs == 1) pid_arg = argv[optind];
-  pid_t pid = parse_pid(pid_arg);
+  pid_t pid = tool_parse_pid(pid_arg, strlen(pid_arg));
   if (!pid) return tool_usage_error(help_ref, "invalid pid '%s'", pid_arg);
   if (dir && !*dir) return tool_usage_error(help_ref, "empty directory name");
 

@@ -68,6 +68,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "tool.h"
 
 #define HELP_REF "eventring ctf --help"
@@ -419,9 +420,12 @@ static size_t name_text(struct ctf *c) {
   return n;
 }
 
-static void ev_name(struct ctf *c, const char *name, const char *fallback,
-                    int id) {
-  tool_put_name(c->name_out, name, fallback, id);
+/* The name of id `id` of kind `k` as dump prints it: `name`, else the
+ * file's, else the kind's fallback. */
+static void ev_name(struct ctf *c, enum tool_name_kind k, int id,
+                    const char *name) {
+  if (!name) name = tool_file_name(c->src->cursor, k, id);
+  tool_put_name(c->name_out, name, tool_name_fallback[k], id);
   ev_string(c, c->name_buf, name_text(c));
 }
 
@@ -514,8 +518,7 @@ static int on_phase(struct ctf *c, enum ev_class cls, int domain,
                     uint64_t ts, int phase) {
   ev_start(c, cls);
   ev_u32(c, (uint32_t)phase);
-  ev_name(c, eventring_cursor_phase_name(c->src->cursor, phase), "phase_",
-          phase);
+  ev_name(c, TOOL_NAME_PHASE, phase, NULL);
   return emit(c, domain, ts);
 }
 
@@ -532,8 +535,7 @@ static int on_counter(void *data, int domain, uint64_t ts, int counter,
   struct ctf *c = data;
   ev_start(c, EV_RUNTIME_COUNTER);
   ev_u32(c, (uint32_t)counter);
-  ev_name(c, eventring_cursor_counter_name(c->src->cursor, counter),
-          "counter_", counter);
+  ev_name(c, TOOL_NAME_COUNTER, counter, NULL);
   ev_u64(c, value);
   return emit(c, domain, ts);
 }
@@ -552,7 +554,7 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   tool_source_lifecycle(c->src, kind);
   ev_start(c, EV_LIFECYCLE);
   ev_u32(c, (uint32_t)kind);
-  ev_name(c, eventring_lifecycle_name(kind), "lifecycle_", kind);
+  ev_name(c, TOOL_NAME_LIFECYCLE, kind, NULL);
   ev_u64(c, has_data ? (uint64_t)value : 0);
   ev_u8(c, has_data != 0);
   return emit(c, domain, ts);
@@ -562,7 +564,7 @@ static void user_head(struct ctf *c, enum ev_class cls, int id,
                       const char *name) {
   ev_start(c, cls);
   ev_u32(c, (uint32_t)id);
-  ev_name(c, name, "user_", id);
+  ev_name(c, TOOL_NAME_USER, id, name);
 }
 
 static int on_user_unit(void *data, int domain, uint64_t ts, int id,
@@ -658,38 +660,18 @@ static void help(void) {
 }
 
 int tool_ctf(int argc, char **argv) {
-  enum { OPT_DIR = 256, OPT_PID, OPT_OCAML50 };
   static const struct option longopts[] = {
-      {"dir", required_argument, NULL, OPT_DIR},
-      {"pid", required_argument, NULL, OPT_PID},
-      {"follow", no_argument, NULL, 'f'},
-      {"ocaml50", no_argument, NULL, OPT_OCAML50},
-      {"help", no_argument, NULL, 'h'},
+      TOOL_SOURCE_OPTIONS,
       {NULL, 0, NULL, 0},
   };
   struct tool_source src;
   memset(&src, 0, sizeof src);
   opterr = 0;
   int opt;
-  while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
-    switch (opt) {
-    case OPT_DIR: src.dir = optarg; break;
-    case OPT_PID: src.pid_arg = optarg; break;
-    case 'f': src.follow = 1; break;
-    case OPT_OCAML50: src.ocaml50 = 1; break;
-    case 'h':
-      help();
-      return tool_output_finish();
-    case ':':
-      return tool_usage_error(HELP_REF, "option '%s' needs an argument",
-                              argv[optind - 1]);
-    default:
-      if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
-        return tool_usage_error(HELP_REF, "unknown option '-%c'", optopt);
-      return tool_usage_error(HELP_REF, "invalid option '%s'",
-                              argv[optind - 1]);
-    }
-  }
+  int rc;
+  while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1)
+    if ((rc = tool_source_other(&src, opt, argv, HELP_REF, help)) >= 0)
+      return rc;
   if (optind >= argc)
     return tool_usage_error(HELP_REF, "no output directory given");
   const char *outdir = argv[optind++];
@@ -700,7 +682,7 @@ int tool_ctf(int argc, char **argv) {
    * when the source cannot be opened. */
   int created;
   if (make_outdir(outdir, &created) < 0) return TOOL_EXIT_INPUT;
-  int rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
+  rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
   if (rc != TOOL_EXIT_OK) {
     if (created) rmdir(outdir);
     return rc;
@@ -711,14 +693,15 @@ int tool_ctf(int argc, char **argv) {
   c.dirfd = -1;
   c.src = &src;
   c.outdir = outdir;
-  c.lost_unit = eventring_cursor_lost_unit(src.cursor) == EVENTRING_LOST_EVENTS
-                    ? "events"
-                    : "words";
+  c.lost_unit = tool_lost_unit(src.cursor);
   c.max_domains = eventring_cursor_max_domains(src.cursor);
   if (c.max_domains < 1) c.max_domains = 1;
   c.streams = calloc((size_t)c.max_domains, sizeof *c.streams);
   c.name_out = open_memstream(&c.name_buf, &c.name_size);
-  eventring_callbacks *cb = eventring_callbacks_create();
+  static const struct tool_handlers handlers = {
+      on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
+      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost};
+  eventring_callbacks *cb = tool_callbacks_new(&handlers);
   c.dirfd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (!c.streams || !c.name_out || !cb) {
     tool_error("out of memory");
@@ -741,17 +724,6 @@ int tool_ctf(int argc, char **argv) {
     rc = TOOL_EXIT_INPUT;
     goto out;
   }
-
-  eventring_callbacks_set_runtime_begin(cb, on_begin);
-  eventring_callbacks_set_runtime_end(cb, on_end);
-  eventring_callbacks_set_runtime_counter(cb, on_counter);
-  eventring_callbacks_set_alloc(cb, on_alloc);
-  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
-  eventring_callbacks_set_user_unit(cb, on_user_unit);
-  eventring_callbacks_set_user_int(cb, on_user_int);
-  eventring_callbacks_set_user_span(cb, on_user_span);
-  eventring_callbacks_set_user_custom(cb, on_user_custom);
-  eventring_callbacks_set_lost_events(cb, on_lost);
 
   rc = tool_source_read(&src, cb, &c);
   /* A read error or an interruption (src.interrupted) still leaves a

@@ -41,6 +41,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "events.h"
 #include "tool.h"
 
 #define HELP_REF "eventring dump --help"
@@ -86,11 +87,17 @@ static int end(void) {
   return tool_output_ok();
 }
 
+/* Starts a user event's line, up to and including its name. */
+static void user_start(struct dump *d, enum kind k, int domain, uint64_t ts,
+                       int id, const char *name) {
+  start(d, k, domain, ts);
+  tool_put_name(stdout, name, tool_name_fallback[TOOL_NAME_USER], id);
+}
+
 static int on_phase(struct dump *d, enum kind k, int domain, uint64_t ts,
                     int phase) {
   start(d, k, domain, ts);
-  tool_put_name(stdout, eventring_cursor_phase_name(d->src->cursor, phase),
-                "phase_", phase);
+  tool_put_event_name(stdout, d->src->cursor, TOOL_NAME_PHASE, phase);
   fputs_unlocked(" value=-", stdout);
   return end();
 }
@@ -107,9 +114,7 @@ static int on_counter(void *data, int domain, uint64_t ts, int counter,
                       uint64_t value) {
   struct dump *d = data;
   start(d, K_COUNTER, domain, ts);
-  tool_put_name(stdout,
-                eventring_cursor_counter_name(d->src->cursor, counter),
-                "counter_", counter);
+  tool_put_event_name(stdout, d->src->cursor, TOOL_NAME_COUNTER, counter);
   fprintf(stdout, " value=%" PRIu64, value);
   return end();
 }
@@ -128,7 +133,7 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   struct dump *d = data;
   tool_source_lifecycle(d->src, kind);
   start(d, K_LIFECYCLE, domain, ts);
-  tool_put_name(stdout, eventring_lifecycle_name(kind), "lifecycle_", kind);
+  tool_put_event_name(stdout, d->src->cursor, TOOL_NAME_LIFECYCLE, kind);
   if (has_data)
     fprintf(stdout, " value=%" PRId64, value);
   else
@@ -138,32 +143,28 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
 
 static int on_user_unit(void *data, int domain, uint64_t ts, int id,
                         const char *name) {
-  start(data, K_USER_UNIT, domain, ts);
-  tool_put_name(stdout, name, "user_", id);
+  user_start(data, K_USER_UNIT, domain, ts, id, name);
   fputs_unlocked(" value=()", stdout);
   return end();
 }
 
 static int on_user_int(void *data, int domain, uint64_t ts, int id,
                        const char *name, int64_t value) {
-  start(data, K_USER_INT, domain, ts);
-  tool_put_name(stdout, name, "user_", id);
+  user_start(data, K_USER_INT, domain, ts, id, name);
   fprintf(stdout, " value=%" PRId64, value);
   return end();
 }
 
 static int on_user_span(void *data, int domain, uint64_t ts, int id,
                         const char *name, int is_end) {
-  start(data, K_USER_SPAN, domain, ts);
-  tool_put_name(stdout, name, "user_", id);
+  user_start(data, K_USER_SPAN, domain, ts, id, name);
   fputs_unlocked(is_end ? " value=end" : " value=begin", stdout);
   return end();
 }
 
 static int on_user_custom(void *data, int domain, uint64_t ts, int id,
                           const char *name, const void *bytes, size_t len) {
-  start(data, K_USER_CUSTOM, domain, ts);
-  tool_put_name(stdout, name, "user_", id);
+  user_start(data, K_USER_CUSTOM, domain, ts, id, name);
   fputs_unlocked(" value=", stdout);
   tool_put_ocaml_string(stdout, bytes, len);
   return end();
@@ -187,10 +188,7 @@ static void summary(const struct dump *d) {
   fprintf(stdout,
           " lost_events_calls=%" PRIu64 " lost_events_total=%" PRIu64
           " lost_unit=%s\n",
-          d->lost_calls, d->lost_total,
-          eventring_cursor_lost_unit(d->src->cursor) == EVENTRING_LOST_EVENTS
-              ? "events"
-              : "words");
+          d->lost_calls, d->lost_total, tool_lost_unit(d->src->cursor));
 }
 
 static void help(void) {
@@ -220,62 +218,31 @@ static void help(void) {
 }
 
 int tool_dump(int argc, char **argv) {
-  enum { OPT_DIR = 256, OPT_PID, OPT_OCAML50 };
   static const struct option longopts[] = {
-      {"dir", required_argument, NULL, OPT_DIR},
-      {"pid", required_argument, NULL, OPT_PID},
-      {"follow", no_argument, NULL, 'f'},
-      {"ocaml50", no_argument, NULL, OPT_OCAML50},
-      {"help", no_argument, NULL, 'h'},
+      TOOL_SOURCE_OPTIONS,
       {NULL, 0, NULL, 0},
   };
   struct tool_source src;
   memset(&src, 0, sizeof src);
   opterr = 0; /* our own one-line messages instead of getopt's */
   int c;
-  while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
-    switch (c) {
-    case OPT_DIR: src.dir = optarg; break;
-    case OPT_PID: src.pid_arg = optarg; break;
-    case 'f': src.follow = 1; break;
-    case OPT_OCAML50: src.ocaml50 = 1; break;
-    case 'h':
-      help();
-      return tool_output_finish();
-    case ':':
-      return tool_usage_error(HELP_REF, "option '%s' needs an argument",
-                              argv[optind - 1]);
-    default:
-      /* A short option is named by optopt (its word may hold several);
-       * a long one, unknown or given an argument it does not take, by
-       * its word. */
-      if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
-        return tool_usage_error(HELP_REF, "unknown option '-%c'",
-                                optopt);
-      return tool_usage_error(HELP_REF, "invalid option '%s'",
-                              argv[optind - 1]);
-    }
-  }
+  int rc;
+  while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1)
+    if ((rc = tool_source_other(&src, c, argv, HELP_REF, help)) >= 0)
+      return rc;
 
-  int rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
+  rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
 
-  eventring_callbacks *cb = eventring_callbacks_create();
+  static const struct tool_handlers handlers = {
+      on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
+      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost};
+  eventring_callbacks *cb = tool_callbacks_new(&handlers);
   if (!cb) {
     tool_error("out of memory");
     tool_source_close(&src);
     return TOOL_EXIT_INPUT;
   }
-  eventring_callbacks_set_runtime_begin(cb, on_begin);
-  eventring_callbacks_set_runtime_end(cb, on_end);
-  eventring_callbacks_set_runtime_counter(cb, on_counter);
-  eventring_callbacks_set_alloc(cb, on_alloc);
-  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
-  eventring_callbacks_set_user_unit(cb, on_user_unit);
-  eventring_callbacks_set_user_int(cb, on_user_int);
-  eventring_callbacks_set_user_span(cb, on_user_span);
-  eventring_callbacks_set_user_custom(cb, on_user_custom);
-  eventring_callbacks_set_lost_events(cb, on_lost);
 
   struct dump d = {.src = &src};
   rc = tool_source_read(&src, cb, &d);

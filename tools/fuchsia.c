@@ -315,13 +315,12 @@ static void fxt_free(void *self) {
   free(f);
 }
 
+static const struct trace_writer writer = {fxt_begin, fxt_track, fxt_event,
+                                          fxt_end, fxt_free};
+
 void *trace_fuchsia_new(struct trace_writer *w) {
   struct fxt *f = calloc(1, sizeof *f);
   if (!f) return NULL;
-  w->begin = fxt_begin;
-  w->track = fxt_track;
-  w->event = fxt_event;
-  w->end = fxt_end;
-  w->free = fxt_free;
+  *w = writer;
   return f;
 }

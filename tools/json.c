@@ -137,14 +137,13 @@ static void json_end(void *self, FILE *out) {
 
 static void json_free(void *self) { free(self); }
 
+static const struct trace_writer writer = {json_begin, json_track, json_event,
+                                          json_end, json_free};
+
 void *trace_json_new(struct trace_writer *w) {
   struct json *j = calloc(1, sizeof *j);
   if (!j) return NULL;
   j->first = 1;
-  w->begin = json_begin;
-  w->track = json_track;
-  w->event = json_event;
-  w->end = json_end;
-  w->free = json_free;
+  *w = writer;
   return j;
 }

@@ -39,6 +39,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "events.h"
 #include "histogram.h"
 
 #define HELP_REF "eventring latency --help"
@@ -83,11 +84,7 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   (void)ts, (void)value, (void)has_data;
   struct latency *l = data;
   tool_source_lifecycle(l->src, kind);
-  if (kind == EVENTRING_LIFECYCLE_RING_PAUSE)
-    pauses_cut(&l->pauses, domain);
-  else if (kind == EVENTRING_LIFECYCLE_DOMAIN_SPAWN ||
-           kind == EVENTRING_LIFECYCLE_DOMAIN_TERMINATE)
-    pauses_restart(&l->pauses, domain);
+  pauses_lifecycle(&l->pauses, domain, kind);
   return 1;
 }
 
@@ -96,12 +93,6 @@ static int on_lost(void *data, int domain, uint64_t count) {
   tool_source_lost(l->src, domain, count);
   pauses_cut(&l->pauses, domain);
   return 1;
-}
-
-static const char *lost_unit(const struct tool_source *src) {
-  return eventring_cursor_lost_unit(src->cursor) == EVENTRING_LOST_EVENTS
-             ? "events"
-             : "words";
 }
 
 static const char *plural(uint64_t n, const char *one, const char *many) {
@@ -158,39 +149,30 @@ static void print_json(const struct latency *l) {
          ", \"unmatched_ends\": %" PRIu64 ", \"lost\": %" PRIu64
          ", \"lost_unit\": \"%s\"}\n",
          p->cut, p->unfinished, p->unmatched, l->src->lost_total,
-         lost_unit(l->src));
+         tool_lost_unit(l->src->cursor));
 }
 
 static void help(void) {
-  printf("Usage: eventring latency [OPTION]... FILE.events\n"
-         "   or: eventring latency [OPTION]... --pid PID [--dir DIR]\n"
-         "   or: eventring latency [OPTION]... -- COMMAND [ARG]...\n"
-         "Print the distribution of GC pause times: the number of pauses "
-         "(outermost\n"
-         "runtime phases), their mean, standard deviation, minimum, maximum "
-         "and\n"
-         "percentiles (within 0.05%%).\n"
-         "\n");
-  fputs(analysis_options_help, stdout);
-  printf("\n"
-         "Exit status: 0 success, 1 unreadable or malformed input, 2 bad "
-         "usage;\n"
-         "with a COMMAND, the command's status once the report is "
-         "complete.\n"
-         "See eventring(1).\n");
+  analysis_help(
+      "latency",
+      "Print the distribution of GC pause times: the number of pauses "
+      "(outermost\n"
+      "runtime phases), their mean, standard deviation, minimum, maximum and\n"
+      "percentiles (within 0.05%).\n");
 }
 
 int tool_latency(int argc, char **argv) {
   struct tool_source src;
-  memset(&src, 0, sizeof src);
-  int json = 0;
-  int rc = analysis_options(argc, argv, HELP_REF, help, &src, &json);
+  int json;
+  int rc = analysis_open(argc, argv, HELP_REF, help, &src, &json);
   if (rc >= 0) return rc;
-  rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
-  if (rc != TOOL_EXIT_OK) return rc;
 
   struct latency l = {.src = &src};
-  eventring_callbacks *cb = eventring_callbacks_create();
+  static const struct tool_handlers handlers = {.runtime_begin = on_begin,
+                                                .runtime_end = on_end,
+                                                .lifecycle = on_lifecycle,
+                                                .lost_events = on_lost};
+  eventring_callbacks *cb = tool_callbacks_new(&handlers);
   l.hist = hist_create();
   if (!cb || !l.hist ||
       pauses_init(&l.pauses, eventring_cursor_max_domains(src.cursor), on_pause,
@@ -199,11 +181,6 @@ int tool_latency(int argc, char **argv) {
     rc = TOOL_EXIT_INPUT;
     goto out;
   }
-  eventring_callbacks_set_runtime_begin(cb, on_begin);
-  eventring_callbacks_set_runtime_end(cb, on_end);
-  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
-  eventring_callbacks_set_lost_events(cb, on_lost);
-
   rc = tool_source_read(&src, cb, &l);
   /* After a read error the report would look complete without being so:
    * as dump does, print nothing but the error. */

@@ -48,10 +48,11 @@
  * name with every character outside [a-zA-Z0-9_:] made '_'.  A sanitised
  * name that another family already took with another type is skipped.
  *
- * Pauses are tracked as in analysis.h, with one difference a live
- * exporter cannot avoid: after a cut (lost events, ring_pause) it cannot
- * wait to learn whether what looks outermost really is, so it takes it
- * at face value; ends without a begin are ignored.
+ * Pauses are tracked by the tracker of `eventring latency` and `stats`
+ * (analysis.h) in its live mode, with the one difference a live exporter
+ * cannot avoid: after a cut (lost events, ring_pause) it cannot wait to
+ * learn whether what looks outermost really is, so it takes it at face
+ * value; ends without a begin are ignored.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -119,6 +120,9 @@ int tool_metrics(int argc, char **argv) {
 #include <time.h>
 #include <unistd.h>
 
+#include "analysis.h"
+#include "events.h"
+
 /* How often --dir is scanned for files that appeared or vanished. */
 #define SCAN_NS 250000000ULL
 /* How long the reader sleeps when no ring had anything new. */
@@ -128,8 +132,6 @@ int tool_metrics(int argc, char **argv) {
 /* Phase and counter ids we keep series for; the format has 49 and 26. */
 #define MAX_PHASES 64
 #define MAX_COUNTERS 64
-/* Nesting followed per domain; OCaml's runtime nests seven deep. */
-#define STACK_MAX 64
 #define NAME_MAX_BYTES 48
 
 /* ------------------------------------------------------------------ */
@@ -184,17 +186,6 @@ struct user_state {
   int has_unit;
 };
 
-struct frame {
-  int phase;
-  uint64_t ts;
-};
-
-struct domain_stack {
-  int depth;
-  uint64_t deeper; /* begins beyond STACK_MAX */
-  struct frame f[STACK_MAX];
-};
-
 struct target {
   struct target *next;
   eventring_cursor *cursor;
@@ -212,7 +203,7 @@ struct target {
   uint64_t gone_ns;  /* when */
   int failed;        /* a read error: no more polls */
   int seen;          /* found by the current scan */
-  struct domain_stack **stacks; /* per domain, allocated on use */
+  struct pauses pauses;  /* analysis.c's tracker, live */
   struct hist pause;
   struct hist *phase[MAX_PHASES];
   char phase_name[MAX_PHASES][NAME_MAX_BYTES];
@@ -227,7 +218,7 @@ struct target {
 /* Files in --dir that could not be opened, reported once each. */
 struct refused {
   struct refused *next;
-  char name[NAME_MAX];
+  char name[NAME_MAX + 1];
   ino_t ino;
   int tries;
   int reported;
@@ -253,6 +244,13 @@ static void copy_name(char *dst, const char *src, size_t n) {
   snprintf(dst, n, "%s", src ? src : "");
 }
 
+/* A pause, from the tracker: `arg` is the target. */
+static void on_pause(void *arg, int domain, uint64_t duration) {
+  (void)domain;
+  struct target *t = arg;
+  hist_add(&t->pause, duration);
+}
+
 static struct target *target_new(eventring_cursor *c, int own,
                                  const char *path, pid_t pid,
                                  const char *program) {
@@ -266,19 +264,19 @@ static struct target *target_new(eventring_cursor *c, int own,
   t->nd = eventring_cursor_max_domains(c);
   if (t->nd < 1) t->nd = 1;
   t->lost_words = eventring_cursor_lost_unit(c) == EVENTRING_LOST_WORDS;
-  t->stacks = calloc((size_t)t->nd, sizeof *t->stacks);
-  if (!t->stacks) {
+  if (pauses_init(&t->pauses, t->nd, on_pause, t) < 0) {
+    pauses_free(&t->pauses);
     free(t);
     return NULL;
   }
+  t->pauses.live = 1;
   eventring_cursor_set_ocaml50(c, M.ocaml50);
   return t;
 }
 
 static void target_free(struct target *t) {
   if (t->own_cursor) eventring_cursor_free(t->cursor);
-  for (int d = 0; d < t->nd; d++) free(t->stacks[d]);
-  free(t->stacks);
+  pauses_free(&t->pauses);
   for (int i = 0; i < MAX_PHASES; i++) free(t->phase[i]);
   free(t->counter);
   free(t->counter_set);
@@ -295,17 +293,10 @@ static void target_free(struct target *t) {
   free(t);
 }
 
-static struct domain_stack *stack_of(struct target *t, int d) {
-  if (d < 0 || d >= t->nd) return NULL;
-  if (!t->stacks[d]) t->stacks[d] = calloc(1, sizeof *t->stacks[d]);
-  return t->stacks[d];
-}
-
 /* Events were lost in domain d, it paused, or another thread took the
- * slot: what was open there will never be seen to end. */
-static void cut(struct target *t, int d) {
-  struct domain_stack *s = stack_of(t, d);
-  if (s) s->depth = 0, s->deeper = 0;
+ * slot: the user spans open there will never be seen to end (the pause
+ * tracker is told by the caller). */
+static void cut_spans(struct target *t, int d) {
   for (int i = 0; i < t->nusers; i++)
     if (t->users[i]->open && d >= 0 && d < t->nd) t->users[i]->open[d] = 0;
 }
@@ -342,10 +333,10 @@ static struct user_state *user_of(struct target *t, int id,
   struct user_state *u = calloc(1, sizeof *u);
   if (!u) return NULL;
   u->id = id;
-  if (name && *name)
-    copy_name(u->name, name, sizeof u->name);
-  else
-    snprintf(u->name, sizeof u->name, "user_%d", id);
+  char buf[TOOL_NAME_BUF];
+  copy_name(u->name,
+            tool_name_or(buf, name, tool_name_fallback[TOOL_NAME_USER], id),
+            sizeof u->name);
   sanitise(u->metric, sizeof u->metric, "eventring_user_", u->name);
   t->users[t->nusers++] = u;
   t->user_by_id[id] = u;
@@ -359,13 +350,7 @@ static int on_begin(void *data, int domain, uint64_t ts, int phase) {
   struct target *t = data;
   lock_ev();
   t->events++;
-  struct domain_stack *s = stack_of(t, domain);
-  if (s) {
-    if (s->depth < STACK_MAX && s->deeper == 0)
-      s->f[s->depth++] = (struct frame){phase, ts};
-    else
-      s->deeper++;
-  }
+  pauses_begin(&t->pauses, domain, ts, phase);
   unlock_ev();
   return 1;
 }
@@ -374,29 +359,19 @@ static int on_end(void *data, int domain, uint64_t ts, int phase) {
   struct target *t = data;
   lock_ev();
   t->events++;
-  struct domain_stack *s = stack_of(t, domain);
-  if (s && s->deeper) {
-    s->deeper--;
-  } else if (s) {
-    int j = s->depth - 1;
-    while (j >= 0 && s->f[j].phase != phase) j--;
-    if (j >= 0) {
-      uint64_t d = ts >= s->f[j].ts ? ts - s->f[j].ts : 0;
-      s->depth = j;
-      if (j == 0) hist_add(&t->pause, d);
-      if (phase >= 0 && phase < MAX_PHASES) {
-        if (!t->phase[phase]) {
-          t->phase[phase] = calloc(1, sizeof(struct hist));
-          const char *n = eventring_cursor_phase_name(t->cursor, phase);
-          if (n && *n)
-            copy_name(t->phase_name[phase], n, NAME_MAX_BYTES);
-          else
-            snprintf(t->phase_name[phase], NAME_MAX_BYTES, "phase_%d",
-                     phase);
-        }
-        if (t->phase[phase]) hist_add(t->phase[phase], d);
-      }
+  uint64_t start;
+  /* A pause (the outermost phase) goes to on_pause() from in here. */
+  if (pauses_end(&t->pauses, domain, ts, phase, &start) && phase >= 0 &&
+      phase < MAX_PHASES) {
+    uint64_t d = ts >= start ? ts - start : 0;
+    if (!t->phase[phase]) {
+      t->phase[phase] = calloc(1, sizeof(struct hist));
+      char buf[TOOL_NAME_BUF];
+      copy_name(t->phase_name[phase],
+                tool_event_name(t->cursor, TOOL_NAME_PHASE, phase, buf),
+                NAME_MAX_BYTES);
     }
+    if (t->phase[phase]) hist_add(t->phase[phase], d);
   }
   unlock_ev();
   return 1;
@@ -421,12 +396,10 @@ static int on_counter(void *data, int domain, uint64_t ts, int counter,
     if (t->counter) {
       size_t k = (size_t)domain * MAX_COUNTERS + (size_t)counter;
       if (!t->counter_name[counter][0]) {
-        const char *n = eventring_cursor_counter_name(t->cursor, counter);
-        if (n && *n)
-          copy_name(t->counter_name[counter], n, NAME_MAX_BYTES);
-        else
-          snprintf(t->counter_name[counter], NAME_MAX_BYTES, "counter_%d",
-                   counter);
+        char buf[TOOL_NAME_BUF];
+        copy_name(t->counter_name[counter],
+                  tool_event_name(t->cursor, TOOL_NAME_COUNTER, counter, buf),
+                  NAME_MAX_BYTES);
       }
       t->counter[k] = value;
       t->counter_set[k] = 1;
@@ -452,10 +425,11 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   struct target *t = data;
   lock_ev();
   t->events++;
+  pauses_lifecycle(&t->pauses, domain, kind);
   switch (kind) {
   case EVENTRING_LIFECYCLE_RING_PAUSE:
     t->paused = 1;
-    cut(t, domain);
+    cut_spans(t, domain);
     break;
   case EVENTRING_LIFECYCLE_RING_RESUME:
   case EVENTRING_LIFECYCLE_RING_START:
@@ -463,7 +437,7 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
     break;
   case EVENTRING_LIFECYCLE_DOMAIN_SPAWN:
   case EVENTRING_LIFECYCLE_DOMAIN_TERMINATE:
-    cut(t, domain);
+    cut_spans(t, domain);
     break;
   default: break;
   }
@@ -549,25 +523,17 @@ static int on_lost(void *data, int domain, uint64_t count) {
   struct target *t = data;
   lock_ev();
   t->lost += count;
-  cut(t, domain);
+  pauses_cut(&t->pauses, domain);
+  cut_spans(t, domain);
   unlock_ev();
   return 1;
 }
 
 static eventring_callbacks *make_callbacks(void) {
-  eventring_callbacks *cb = eventring_callbacks_create();
-  if (!cb) return NULL;
-  eventring_callbacks_set_runtime_begin(cb, on_begin);
-  eventring_callbacks_set_runtime_end(cb, on_end);
-  eventring_callbacks_set_runtime_counter(cb, on_counter);
-  eventring_callbacks_set_alloc(cb, on_alloc);
-  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
-  eventring_callbacks_set_user_unit(cb, on_user_unit);
-  eventring_callbacks_set_user_int(cb, on_user_int);
-  eventring_callbacks_set_user_span(cb, on_user_span);
-  eventring_callbacks_set_user_custom(cb, on_user_custom);
-  eventring_callbacks_set_lost_events(cb, on_lost);
-  return cb;
+  static const struct tool_handlers handlers = {
+      on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
+      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost};
+  return tool_callbacks_new(&handlers);
 }
 
 /* ------------------------------------------------------------------ */
@@ -998,29 +964,6 @@ static struct MHD_Daemon *start_server(int fd) {
 /* ------------------------------------------------------------------ */
 /* --dir alone: following every ring file of a directory.               */
 
-static pid_t pid_of_name(const char *name) {
-  size_t n = strlen(name);
-  static const char suffix[] = ".events";
-  size_t sn = sizeof suffix - 1;
-  if (n <= sn || n - sn > 10 || strcmp(name + n - sn, suffix) != 0) return 0;
-  long long v = 0;
-  for (size_t i = 0; i < n - sn; i++) {
-    if (name[i] < '0' || name[i] > '9') return 0;
-    v = v * 10 + (name[i] - '0');
-  }
-  return v >= 1 && v <= INT_MAX ? (pid_t)v : 0;
-}
-
-static void comm_of(pid_t pid, char *name, size_t size) {
-  char path[64];
-  snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
-  name[0] = '\0';
-  FILE *f = fopen(path, "re");
-  if (!f) return;
-  if (fgets(name, (int)size, f)) name[strcspn(name, "\n")] = '\0';
-  fclose(f);
-}
-
 static void note_refused(const char *name, ino_t ino, const char *path,
                          int err) {
   struct refused *r;
@@ -1052,7 +995,7 @@ static void scan(const char *dir, uint64_t now, uint64_t keep_ns) {
   if (d) {
     struct dirent *e;
     while ((e = readdir(d)) != NULL) {
-      pid_t pid = pid_of_name(e->d_name);
+      pid_t pid = tool_pid_of_path(e->d_name);
       if (!pid) continue;
       char path[PATH_MAX];
       if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >=
@@ -1075,7 +1018,7 @@ static void scan(const char *dir, uint64_t now, uint64_t keep_ns) {
         continue;
       }
       char prog[64];
-      comm_of(pid, prog, sizeof prog);
+      tool_process_name(pid, prog, sizeof prog);
       t = target_new(c, 1, path, pid, prog);
       if (!t) {
         eventring_cursor_free(c);
@@ -1184,13 +1127,14 @@ static int follow_dir(const char *dir, uint64_t keep_ns,
 /* ------------------------------------------------------------------ */
 
 int tool_metrics(int argc, char **argv) {
-  enum { OPT_DIR = 256, OPT_PID, OPT_OCAML50, OPT_LISTEN, OPT_KEEP };
+  enum { OPT_LISTEN = TOOL_OPT_OWN, OPT_KEEP };
+  /* The source options but --follow, which is always on. */
   static const struct option longopts[] = {
       {"listen", required_argument, NULL, OPT_LISTEN},
-      {"dir", required_argument, NULL, OPT_DIR},
-      {"pid", required_argument, NULL, OPT_PID},
+      {"dir", required_argument, NULL, TOOL_OPT_DIR},
+      {"pid", required_argument, NULL, TOOL_OPT_PID},
       {"keep", required_argument, NULL, OPT_KEEP},
-      {"ocaml50", no_argument, NULL, OPT_OCAML50},
+      {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -1201,31 +1145,18 @@ int tool_metrics(int argc, char **argv) {
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
-    switch (c) {
-    case OPT_LISTEN: listen_arg = optarg; break;
-    case OPT_DIR: src.dir = optarg; break;
-    case OPT_PID: src.pid_arg = optarg; break;
-    case OPT_OCAML50: src.ocaml50 = 1; break;
-    case OPT_KEEP: {
+    if (c == OPT_LISTEN) {
+      listen_arg = optarg;
+    } else if (c == OPT_KEEP) {
       char *end;
       errno = 0;
       keep_s = strtod(optarg, &end);
       if (end == optarg || *end || errno || !(keep_s >= 0) || keep_s > 1e6)
         return tool_usage_error(HELP_REF, "invalid --keep '%s' (seconds)",
                                 optarg);
-      break;
-    }
-    case 'h':
-      help();
-      return tool_output_finish();
-    case ':':
-      return tool_usage_error(HELP_REF, "option '%s' needs an argument",
-                              argv[optind - 1]);
-    default:
-      if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
-        return tool_usage_error(HELP_REF, "unknown option '-%c'", optopt);
-      return tool_usage_error(HELP_REF, "invalid option '%s'",
-                              argv[optind - 1]);
+    } else {
+      int rc = tool_source_other(&src, c, argv, HELP_REF, help);
+      if (rc >= 0) return rc;
     }
   }
   if (!listen_arg)

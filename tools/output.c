@@ -12,6 +12,7 @@
  * which scripts and the tests rely on.
  */
 #include <errno.h>
+#include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -113,4 +114,16 @@ void tool_put_name(FILE *out, const char *name, const char *fallback,
     else
       put_ddd(out, *p);
   }
+}
+
+int tool_option_error(const char *help, int c, char **argv) {
+  if (c == ':')
+    return tool_usage_error(help, "option '%s' needs an argument",
+                            argv[optind - 1]);
+  /* A short option is named by optopt (its word may hold several); a
+   * long one, unknown or given an argument it does not take, by its
+   * word. */
+  if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
+    return tool_usage_error(help, "unknown option '-%c'", optopt);
+  return tool_usage_error(help, "invalid option '%s'", argv[optind - 1]);
 }

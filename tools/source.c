@@ -38,6 +38,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
@@ -103,8 +104,27 @@ int tool_source_take_command(int argc, char **argv) {
   return argc;
 }
 
-/* Parses a pid: decimal digits only, 1 .. INT_MAX.  Returns it, or 0. */
-static pid_t parse_pid(const char *s, size_t len) {
+int tool_source_option(struct tool_source *src, int c) {
+  switch (c) {
+  case TOOL_OPT_DIR: src->dir = optarg; return 1;
+  case TOOL_OPT_PID: src->pid_arg = optarg; return 1;
+  case 'f': src->follow = 1; return 1;
+  case TOOL_OPT_OCAML50: src->ocaml50 = 1; return 1;
+  default: return 0;
+  }
+}
+
+int tool_source_other(struct tool_source *src, int c, char **argv,
+                      const char *help_ref, void (*help)(void)) {
+  if (tool_source_option(src, c)) return -1;
+  if (c == 'h') {
+    help();
+    return tool_output_finish();
+  }
+  return tool_option_error(help_ref, c, argv);
+}
+
+pid_t tool_parse_pid(const char *s, size_t len) {
   if (len == 0 || len > 10) return 0;
   long long v = 0;
   for (size_t i = 0; i < len; i++) {
@@ -114,19 +134,17 @@ static pid_t parse_pid(const char *s, size_t len) {
   return v >= 1 && v <= INT_MAX ? (pid_t)v : 0;
 }
 
-/* The pid in a file name of the form [DIR/]<pid>.events, else 0. */
-static pid_t pid_of_path(const char *path) {
+pid_t tool_pid_of_path(const char *path) {
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
   size_t n = strlen(base);
   static const char suffix[] = ".events";
   size_t sn = sizeof suffix - 1;
   if (n <= sn || strcmp(base + n - sn, suffix) != 0) return 0;
-  return parse_pid(base, n - sn);
+  return tool_parse_pid(base, n - sn);
 }
 
-/* The name of live process `pid` (its comm), or an empty string. */
-static void name_of_pid(pid_t pid, char *name, size_t size) {
+void tool_process_name(pid_t pid, char *name, size_t size) {
   char path[64];
   snprintf(path, sizeof path, "/proc/%ld/comm", (long)pid);
   name[0] = '\0';
@@ -143,9 +161,9 @@ static int open_named(struct tool_source *src, const char *help) {
   if (src->file) {
     if (!*src->file) return tool_usage_error(help, "empty file name");
     n = snprintf(src->path, sizeof src->path, "%s", src->file);
-    src->pid = pid_of_path(src->file);
+    src->pid = tool_pid_of_path(src->file);
   } else {
-    src->pid = parse_pid(src->pid_arg, strlen(src->pid_arg));
+    src->pid = tool_parse_pid(src->pid_arg, strlen(src->pid_arg));
     if (!src->pid)
       return tool_usage_error(help, "invalid pid '%s'", src->pid_arg);
     dir = src->dir;
@@ -153,7 +171,7 @@ static int open_named(struct tool_source *src, const char *help) {
     if (!dir || !*dir) dir = ".";
     n = snprintf(src->path, sizeof src->path, "%s/%ld.events", dir,
                  (long)src->pid);
-    name_of_pid(src->pid, src->name, sizeof src->name);
+    tool_process_name(src->pid, src->name, sizeof src->name);
   }
   if (n < 0 || (size_t)n >= sizeof src->path) {
     tool_error("%.200s...: %s", src->file ? src->file : dir,

@@ -46,6 +46,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "events.h"
 
 #define HELP_REF "eventring stats --help"
 
@@ -172,11 +173,7 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   struct stats *s = data;
   saw(s, domain, ts);
   tool_source_lifecycle(s->src, kind);
-  if (kind == EVENTRING_LIFECYCLE_RING_PAUSE)
-    pauses_cut(&s->pauses, domain);
-  else if (kind == EVENTRING_LIFECYCLE_DOMAIN_SPAWN ||
-           kind == EVENTRING_LIFECYCLE_DOMAIN_TERMINATE)
-    pauses_restart(&s->pauses, domain);
+  pauses_lifecycle(&s->pauses, domain, kind);
   return 1;
 }
 
@@ -234,7 +231,7 @@ static int on_lost(void *data, int domain, uint64_t count) {
 /* The phases merged by name, in order of first appearance. */
 struct named_phase {
   const char *name;
-  char buf[32];
+  char buf[TOOL_NAME_BUF];
   uint64_t count, completed, total, max;
 };
 
@@ -244,8 +241,8 @@ static size_t merge_phases(const struct stats *s, struct named_phase *out) {
     int id = s->phase_order[i];
     const struct phase_stat *p = &s->phases[id];
     {
-      char buf[32];
-      const char *name = analysis_phase_name(s->src, id, buf);
+      char buf[TOOL_NAME_BUF];
+      const char *name = tool_event_name(s->src->cursor, TOOL_NAME_PHASE, id, buf);
       size_t j = 0;
       while (j < n && strcmp(out[j].name, name) != 0) j++;
       if (j == n) {
@@ -279,24 +276,6 @@ static void bucket_label(char *buf, size_t n, int i) {
 
 static double share(uint64_t part, uint64_t whole) {
   return whole ? (double)part / (double)whole : 0;
-}
-
-static const char *lost_unit(const struct tool_source *src) {
-  return eventring_cursor_lost_unit(src->cursor) == EVENTRING_LOST_EVENTS
-             ? "events"
-             : "words";
-}
-
-/* A name from the file, escaped to stay one field (tool_put_name), into
- * `buf`. */
-static const char *safe(char *buf, size_t n, const char *name,
-                        const char *fallback, int id) {
-  FILE *f = fmemopen(buf, n, "w");
-  if (!f) return fallback;
-  tool_put_name(f, name, fallback, id);
-  fclose(f);
-  buf[n - 1] = '\0';
-  return buf;
 }
 
 static uint64_t gc_total(const struct stats *s) {
@@ -345,7 +324,7 @@ static void print_text(const struct stats *s, const struct named_phase *ph,
       const struct named_phase *p = &ph[i];
       uint64_t mean = p->completed ? p->total / p->completed : 0;
       printf("%-32s %8" PRIu64 " %11s %11s %11s\n",
-             safe(name, sizeof name, p->name, "phase_", 0), p->count,
+             tool_name_str(name, sizeof name, p->name, "phase_", 0), p->count,
              analysis_duration(a, p->total), analysis_duration(b, mean),
              analysis_duration(c, p->max));
     }
@@ -367,9 +346,9 @@ static void print_text(const struct stats *s, const struct named_phase *ph,
       int id = s->counter_order[i];
       const struct counter_stat *cs = &s->counters[id];
       printf("%-32s %20" PRIu64 " %8" PRIu64 "\n",
-             safe(name, sizeof name,
-                  eventring_cursor_counter_name(s->src->cursor, id), "counter_",
-                  id),
+             tool_name_str(name, sizeof name,
+                           tool_file_name(s->src->cursor, TOOL_NAME_COUNTER, id),
+                           "counter_", id),
              cs->last, cs->samples);
     }
   }
@@ -379,8 +358,9 @@ static void print_text(const struct stats *s, const struct named_phase *ph,
     for (int i = 0; i < s->nusers; i++) {
       int key = s->user_order[i], id = key / U_KINDS;
       printf("%-32s %-7s %8" PRIu64 "\n",
-             safe(name, sizeof name,
-                  eventring_cursor_user_name(s->src->cursor, id), "user_", id),
+             tool_name_str(name, sizeof name,
+                           tool_file_name(s->src->cursor, TOOL_NAME_USER, id),
+                           "user_", id),
              user_kinds[key % U_KINDS], s->user[key]);
     }
   }
@@ -391,7 +371,7 @@ static void print_text(const struct stats *s, const struct named_phase *ph,
     lost += s->domains[d].lost;
   }
   printf("\nevents: %" PRIu64 " read, %" PRIu64 " lost (%s)\n", read, lost,
-         lost_unit(s->src));
+         tool_lost_unit(s->src->cursor));
   for (int d = 0; d < s->ndomains; d++) {
     const struct domain_stat *ds = &s->domains[d];
     if (!domain_listed(ds)) continue;
@@ -461,12 +441,8 @@ static void print_json(const struct stats *s, const struct named_phase *ph,
   for (int i = 0; i < s->ncounters; i++) {
     int id = s->counter_order[i];
     const struct counter_stat *cs = &s->counters[id];
-    char buf[32];
-    const char *name = eventring_cursor_counter_name(s->src->cursor, id);
-    if (!name || !*name) {
-      snprintf(buf, sizeof buf, "counter_%d", id);
-      name = buf;
-    }
+    char buf[TOOL_NAME_BUF];
+    const char *name = tool_event_name(s->src->cursor, TOOL_NAME_COUNTER, id, buf);
     fprintf(o, "%s\n  {\"name\": ", sep);
     analysis_json_string(o, name);
     fprintf(
@@ -479,12 +455,8 @@ static void print_json(const struct stats *s, const struct named_phase *ph,
   sep = "";
   for (int i = 0; i < s->nusers; i++) {
     int key = s->user_order[i], id = key / U_KINDS, k = key % U_KINDS;
-    char buf[32];
-    const char *name = eventring_cursor_user_name(s->src->cursor, id);
-    if (!name || !*name) {
-      snprintf(buf, sizeof buf, "user_%d", id);
-      name = buf;
-    }
+    char buf[TOOL_NAME_BUF];
+    const char *name = tool_event_name(s->src->cursor, TOOL_NAME_USER, id, buf);
     fprintf(o, "%s\n  {\"name\": ", sep);
     analysis_json_string(o, name);
     fprintf(o, ", \"kind\": \"%s\", \"count\": %" PRIu64 "}", user_kinds[k],
@@ -500,7 +472,7 @@ static void print_json(const struct stats *s, const struct named_phase *ph,
   fprintf(o,
           "],\n \"events\": {\"read\": %" PRIu64 ", \"lost\": %" PRIu64
           ", \"lost_unit\": \"%s\", \"domains\": [",
-          read, lost, lost_unit(s->src));
+          read, lost, tool_lost_unit(s->src->cursor));
   sep = "";
   for (int d = 0; d < s->ndomains; d++) {
     const struct domain_stat *ds = &s->domains[d];
@@ -514,35 +486,25 @@ static void print_json(const struct stats *s, const struct named_phase *ph,
 }
 
 static void help(void) {
-  printf("Usage: eventring stats [OPTION]... FILE.events\n"
-         "   or: eventring stats [OPTION]... --pid PID [--dir DIR]\n"
-         "   or: eventring stats [OPTION]... -- COMMAND [ARG]...\n"
-         "Summarise a ring file: per runtime phase its count, total, mean "
-         "and\n"
-         "maximum time; the wall time and the share spent in GC pauses; "
-         "allocation\n"
-         "totals; counters' last values; user event counts; events read "
-         "and lost.\n"
-         "\n");
-  fputs(analysis_options_help, stdout);
-  printf("\n"
-         "Exit status: 0 success, 1 unreadable or malformed input, 2 bad "
-         "usage;\n"
-         "with a COMMAND, the command's status once the report is "
-         "complete.\n"
-         "See eventring(1).\n");
+  analysis_help(
+      "stats",
+      "Summarise a ring file: per runtime phase its count, total, mean and\n"
+      "maximum time; the wall time and the share spent in GC pauses; "
+      "allocation\n"
+      "totals; counters' last values; user event counts; events read and "
+      "lost.\n");
 }
 
 int tool_stats(int argc, char **argv) {
   struct tool_source src;
-  memset(&src, 0, sizeof src);
-  int json = 0;
-  int rc = analysis_options(argc, argv, HELP_REF, help, &src, &json);
+  int json;
+  int rc = analysis_open(argc, argv, HELP_REF, help, &src, &json);
   if (rc >= 0) return rc;
-  rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
-  if (rc != TOOL_EXIT_OK) return rc;
 
-  eventring_callbacks *cb = eventring_callbacks_create();
+  static const struct tool_handlers handlers = {
+      on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
+      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost};
+  eventring_callbacks *cb = tool_callbacks_new(&handlers);
   struct stats *s = calloc(1, sizeof *s);
   struct named_phase *ph = NULL;
   if (s) {
@@ -556,17 +518,6 @@ int tool_stats(int argc, char **argv) {
     rc = TOOL_EXIT_INPUT;
     goto out;
   }
-  eventring_callbacks_set_runtime_begin(cb, on_begin);
-  eventring_callbacks_set_runtime_end(cb, on_end);
-  eventring_callbacks_set_runtime_counter(cb, on_counter);
-  eventring_callbacks_set_alloc(cb, on_alloc);
-  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
-  eventring_callbacks_set_user_unit(cb, on_user_unit);
-  eventring_callbacks_set_user_int(cb, on_user_int);
-  eventring_callbacks_set_user_span(cb, on_user_span);
-  eventring_callbacks_set_user_custom(cb, on_user_custom);
-  eventring_callbacks_set_lost_events(cb, on_lost);
-
   rc = tool_source_read(&src, cb, s);
   if (rc == TOOL_EXIT_OK) {
     pauses_finish(&s->pauses);

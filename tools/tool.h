@@ -9,9 +9,25 @@
  *              (spawn.c), with a progress line on a terminal
  *              (progress.c);
  *   output.c   buffered standard output that ends quietly on a closed
- *              pipe, the one-line error messages, OCaml-style escaping;
- *   dump.c     `eventring dump`.
- * Later subcommands reuse source.c and output.c and add a file each.
+ *              pipe, the one-line error messages (usage errors from
+ *              getopt too), OCaml-style escaping;
+ *   events.c   what every reader of events shares (events.h): installing
+ *              the callbacks, the names of phases, counters, lifecycle
+ *              kinds and user events with their phase_N-style
+ *              fallbacks, the unit of lost counts;
+ * and one file per subcommand, each reading through source.c:
+ *   dump.c     `eventring dump`, every event as a line;
+ *   ctf.c      `eventring ctf`, a CTF trace for babeltrace2;
+ *   trace.c    `eventring trace`, a trace for Perfetto (trace.h), written
+ *              by fuchsia.c or json.c;
+ *   latency.c  `eventring latency` and stats.c `eventring stats`, which
+ *              share analysis.c (analysis.h: their options, the pause
+ *              tracker) and, for latency, histogram.c;
+ *   metrics.c  `eventring metrics`, a Prometheus exporter (it uses
+ *              analysis.c's pause tracker too);
+ *   control.c  `eventring pause` and `eventring resume`, which read
+ *              nothing.
+ * A new subcommand reuses source.c, output.c and events.c and adds a file.
  *
  * Exit statuses are the same for every subcommand: 0 success,
  * TOOL_EXIT_INPUT for a file that cannot be read or is malformed (and for
@@ -55,6 +71,42 @@ int tool_stats(int argc, char **argv);
 int tool_metrics(int argc, char **argv);
 int tool_pause(int argc, char **argv);
 int tool_resume(int argc, char **argv);
+
+/* ------------------------------------------------------------------ */
+/* Command-line options (source.c, output.c).                           */
+
+/* The values getopt_long returns for the source options; a subcommand's
+ * own long options take values from TOOL_OPT_OWN on. */
+enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OWN };
+
+/* The long options of every subcommand that reads a source, and --help,
+ * for its `struct option` table (with "fh" in its short options). */
+#define TOOL_SOURCE_OPTIONS                                                \
+  {"dir", required_argument, NULL, TOOL_OPT_DIR},                          \
+      {"pid", required_argument, NULL, TOOL_OPT_PID},                      \
+      {"follow", no_argument, NULL, 'f'},                                  \
+      {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},                    \
+      {"help", no_argument, NULL, 'h'}
+
+/* Applies a source option (--dir, --pid, -f/--follow, --ocaml50) that
+ * getopt_long returned as `c` to `src`.  Returns 1 when `c` was one, 0
+ * when it is not. */
+struct tool_source;
+int tool_source_option(struct tool_source *src, int c);
+
+/* Handles what getopt_long returned as `c` when it is not one of the
+ * subcommand's own options: a source option (applied to `src`; returns
+ * -1, parsing goes on), -h/--help (prints help(); returns the exit
+ * status), or an error (tool_option_error()).  Returns -1 to go on, else
+ * the exit status the subcommand returns at once. */
+int tool_source_other(struct tool_source *src, int c, char **argv,
+                      const char *help_ref, void (*help)(void));
+
+/* What getopt_long (with opterr = 0 and a leading ':' in the short
+ * options) returned for an option it did not accept, as a usage error:
+ * a missing argument (':'), an unknown short option, or an unknown or
+ * misused long one.  Returns TOOL_EXIT_USAGE. */
+int tool_option_error(const char *help, int c, char **argv);
 
 /* ------------------------------------------------------------------ */
 /* output.c                                                             */
@@ -251,6 +303,16 @@ int tool_signal_count(void);
 void tool_progress_begin(struct tool_source *src);
 void tool_progress_tick(const struct tool_source *src);
 void tool_progress_end(void);
+
+/* A pid: `len` decimal digits only, 1 .. INT_MAX.  Returns it, or 0. */
+pid_t tool_parse_pid(const char *s, size_t len);
+
+/* The pid in a file name of the form [DIR/]<pid>.events, else 0. */
+pid_t tool_pid_of_path(const char *path);
+
+/* The name of live process `pid` (its /proc/PID/comm) into `name`
+ * (`size` bytes), or an empty string. */
+void tool_process_name(pid_t pid, char *name, size_t size);
 
 /* Whether process `pid` has exited (a zombie counts as exited). */
 int tool_process_gone(pid_t pid);

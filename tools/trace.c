@@ -63,6 +63,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "events.h"
 #include "tool.h"
 #include "trace.h"
 
@@ -144,8 +145,19 @@ static const char *escape_name(char *buf, const char *raw,
   return buf;
 }
 
+/* escape_name() of the file's name for id `id` of kind `k`, or of `raw`
+ * when the callback gave it. */
+static const char *event_name(char *buf, const struct trace *t,
+                              enum tool_name_kind k, int id,
+                              const char *raw) {
+  if (!raw) raw = tool_file_name(t->src->cursor, k, id);
+  return escape_name(buf, raw, tool_name_fallback[k], id);
+}
+
 static const char *slice_name(char *buf, const struct slice *s) {
-  return escape_name(buf, s->raw, s->user ? "user_" : "phase_", s->id);
+  return escape_name(
+      buf, s->raw, tool_name_fallback[s->user ? TOOL_NAME_USER : TOOL_NAME_PHASE],
+      s->id);
 }
 
 /* ------------------------------------------------------------------ */
@@ -263,10 +275,7 @@ static void lost_instant(struct trace *t, int domain, struct domain *d,
   struct trace_event ev;
   init_event(&ev, TRACE_INSTANT, domain, ts, "eventring", "lost events");
   arg_uint(&ev, "count", d->lost);
-  arg_str(&ev, "unit",
-          eventring_cursor_lost_unit(t->src->cursor) == EVENTRING_LOST_EVENTS
-              ? "events"
-              : "words");
+  arg_str(&ev, "unit", tool_lost_unit(t->src->cursor));
   arg_synthetic(&ev, "lost events");
   emit(t, &ev);
   d->lost = 0;
@@ -366,18 +375,18 @@ static int on_slice_end(struct trace *t, int domain, uint64_t ts,
   return go_on(t);
 }
 
-static int on_begin(void *data, int domain, uint64_t ts, int phase) {
-  struct trace *t = data;
+static struct slice phase_slice(const struct trace *t, int phase) {
   struct slice s = {0, phase,
-                    eventring_cursor_phase_name(t->src->cursor, phase)};
-  return on_slice_begin(t, domain, ts, s);
+                    tool_file_name(t->src->cursor, TOOL_NAME_PHASE, phase)};
+  return s;
+}
+
+static int on_begin(void *data, int domain, uint64_t ts, int phase) {
+  return on_slice_begin(data, domain, ts, phase_slice(data, phase));
 }
 
 static int on_end(void *data, int domain, uint64_t ts, int phase) {
-  struct trace *t = data;
-  struct slice s = {0, phase,
-                    eventring_cursor_phase_name(t->src->cursor, phase)};
-  return on_slice_end(t, domain, ts, s);
+  return on_slice_end(data, domain, ts, phase_slice(data, phase));
 }
 
 static int on_user_span(void *data, int domain, uint64_t ts, int id,
@@ -403,9 +412,7 @@ static int on_counter(void *data, int domain, uint64_t ts, int counter,
   struct trace *t = data;
   if (!at(t, domain, &ts)) return go_on(t);
   struct trace_event ev;
-  const char *n = escape_name(
-      t->name, eventring_cursor_counter_name(t->src->cursor, counter),
-      "counter_", counter);
+  const char *n = event_name(t->name, t, TOOL_NAME_COUNTER, counter, NULL);
   init_event(&ev, TRACE_COUNTER, domain, ts, "counter",
              counter_name(t, n, domain));
   arg_uint(&ev, "value", value);
@@ -419,7 +426,7 @@ static int on_user_int(void *data, int domain, uint64_t ts, int id,
   if (!at(t, domain, &ts)) return go_on(t);
   struct trace_event ev;
   init_event(&ev, TRACE_COUNTER, domain, ts, "user",
-             counter_name(t, escape_name(t->name, name, "user_", id),
+             counter_name(t, event_name(t->name, t, TOOL_NAME_USER, id, name),
                           domain));
   arg_int(&ev, "value", value);
   emit(t, &ev);
@@ -462,8 +469,7 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   if (!d) return go_on(t);
   struct trace_event ev;
   init_event(&ev, TRACE_INSTANT, domain, ts, "lifecycle",
-             escape_name(t->name, eventring_lifecycle_name(kind),
-                         "lifecycle_", kind));
+             event_name(t->name, t, TOOL_NAME_LIFECYCLE, kind, NULL));
   if (has_data) arg_int(&ev, "value", value);
   emit(t, &ev);
   if (kind == EVENTRING_LIFECYCLE_DOMAIN_TERMINATE) {
@@ -484,7 +490,7 @@ static int on_user_unit(void *data, int domain, uint64_t ts, int id,
   if (!at(t, domain, &ts)) return go_on(t);
   struct trace_event ev;
   init_event(&ev, TRACE_INSTANT, domain, ts, "user",
-             escape_name(t->name, name, "user_", id));
+             event_name(t->name, t, TOOL_NAME_USER, id, name));
   emit(t, &ev);
   return go_on(t);
 }
@@ -494,22 +500,15 @@ static int on_user_custom(void *data, int domain, uint64_t ts, int id,
   struct trace *t = data;
   if (!at(t, domain, &ts)) return go_on(t);
   /* The payload as `dump` prints it, without the quotes. */
-  size_t n = 0;
-  FILE *m = fmemopen(t->payload, sizeof t->payload, "w");
-  if (m) {
-    tool_put_ocaml_string(m, bytes, len);
-    long pos = ftell(m);
-    fclose(m);
-    n = pos >= 2 && (size_t)pos <= sizeof t->payload ? (size_t)pos : 0;
-  }
+  size_t n = tool_ocaml_string_str(t->payload, sizeof t->payload, bytes, len);
   struct trace_event ev;
   init_event(&ev, TRACE_INSTANT, domain, ts, "user",
-             escape_name(t->name, name, "user_", id));
+             event_name(t->name, t, TOOL_NAME_USER, id, name));
   struct trace_arg *a = &ev.args[ev.nargs++];
   a->key = "payload";
   a->type = TRACE_ARG_STR;
-  a->s = n ? t->payload + 1 : "";
-  a->len = n ? n - 2 : 0;
+  a->s = t->payload;
+  a->len = n;
   emit(t, &ev);
   return go_on(t);
 }
@@ -629,14 +628,10 @@ static void help(void) {
 }
 
 int tool_trace(int argc, char **argv) {
-  enum { OPT_DIR = 256, OPT_PID, OPT_OCAML50, OPT_FORMAT };
+  enum { OPT_FORMAT = TOOL_OPT_OWN };
   static const struct option longopts[] = {
-      {"dir", required_argument, NULL, OPT_DIR},
-      {"pid", required_argument, NULL, OPT_PID},
-      {"follow", no_argument, NULL, 'f'},
-      {"ocaml50", no_argument, NULL, OPT_OCAML50},
+      TOOL_SOURCE_OPTIONS,
       {"format", required_argument, NULL, OPT_FORMAT},
-      {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
   struct tool_source src;
@@ -645,12 +640,7 @@ int tool_trace(int argc, char **argv) {
   opterr = 0;
   int c;
   while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
-    switch (c) {
-    case OPT_DIR: src.dir = optarg; break;
-    case OPT_PID: src.pid_arg = optarg; break;
-    case 'f': src.follow = 1; break;
-    case OPT_OCAML50: src.ocaml50 = 1; break;
-    case OPT_FORMAT:
+    if (c == OPT_FORMAT) {
       if (!strcmp(optarg, "json"))
         json = 1;
       else if (!strcmp(optarg, "fuchsia"))
@@ -659,18 +649,9 @@ int tool_trace(int argc, char **argv) {
         return tool_usage_error(HELP_REF,
                                 "unknown format '%s' (fuchsia or json)",
                                 optarg);
-      break;
-    case 'h':
-      help();
-      return tool_output_finish();
-    case ':':
-      return tool_usage_error(HELP_REF, "option '%s' needs an argument",
-                              argv[optind - 1]);
-    default:
-      if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
-        return tool_usage_error(HELP_REF, "unknown option '-%c'", optopt);
-      return tool_usage_error(HELP_REF, "invalid option '%s'",
-                              argv[optind - 1]);
+    } else {
+      int rc = tool_source_other(&src, c, argv, HELP_REF, help);
+      if (rc >= 0) return rc;
     }
   }
   if (optind >= argc)
@@ -692,7 +673,10 @@ int tool_trace(int argc, char **argv) {
   }
 
   struct trace *t = calloc(1, sizeof *t);
-  eventring_callbacks *cb = eventring_callbacks_create();
+  static const struct tool_handlers handlers = {
+      on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
+      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost};
+  eventring_callbacks *cb = tool_callbacks_new(&handlers);
   if (t) t->wself = json ? trace_json_new(&t->w) : trace_fuchsia_new(&t->w);
   if (!t || !cb || !t->wself) {
     tool_error("out of memory");
@@ -714,17 +698,6 @@ int tool_trace(int argc, char **argv) {
   char pname[NAME_MAX_ESCAPED];
   process_name(&src, pname, sizeof pname);
   t->w.begin(t->wself, t->out, t->pid, pname);
-
-  eventring_callbacks_set_runtime_begin(cb, on_begin);
-  eventring_callbacks_set_runtime_end(cb, on_end);
-  eventring_callbacks_set_runtime_counter(cb, on_counter);
-  eventring_callbacks_set_alloc(cb, on_alloc);
-  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
-  eventring_callbacks_set_user_unit(cb, on_user_unit);
-  eventring_callbacks_set_user_int(cb, on_user_int);
-  eventring_callbacks_set_user_span(cb, on_user_span);
-  eventring_callbacks_set_user_custom(cb, on_user_custom);
-  eventring_callbacks_set_lost_events(cb, on_lost);
 
   /* A read error keeps what was read: the trace up to the bad event is
    * still worth having, and the error line says it is incomplete. */
