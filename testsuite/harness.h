@@ -199,20 +199,27 @@ static ER_UNUSED void er_stderr_begin(struct er_capture *c) {
   ck_assert_int_ge(dup2(fileno(c->tmp), STDERR_FILENO), 0);
 }
 
+/* Everything written to the temporary file `f` (malloc'd,
+ * NUL-terminated); closes `f`. */
+static ER_UNUSED char *er_read_stream(FILE *f) {
+  fflush(f);
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  ck_assert_int_ge(n, 0);
+  char *s = malloc((size_t)n + 1);
+  ck_assert_ptr_nonnull(s);
+  rewind(f);
+  size_t got = fread(s, 1, (size_t)n, f);
+  s[got] = '\0';
+  fclose(f);
+  return s;
+}
+
 static ER_UNUSED char *er_stderr_end(struct er_capture *c) {
   fflush(stderr);
   dup2(c->saved_fd, STDERR_FILENO);
   close(c->saved_fd);
-  fseek(c->tmp, 0, SEEK_END);
-  long n = ftell(c->tmp);
-  if (n < 0) n = 0;
-  char *s = malloc((size_t)n + 1);
-  ck_assert_ptr_nonnull(s);
-  rewind(c->tmp);
-  size_t got = fread(s, 1, (size_t)n, c->tmp);
-  s[got] = '\0';
-  fclose(c->tmp);
-  return s;
+  return er_read_stream(c->tmp);
 }
 
 /* Number of '\n'-terminated lines in `s`. */

@@ -29,6 +29,7 @@
 
 #include "eventring.h"
 #include "ring_format.h"
+#include "testlib.h"
 
 #define CRAFT_DOMAINS 2
 #define CRAFT_RING_WORDS (UINT64_C(1) << 17)
@@ -199,32 +200,11 @@ static __attribute__((unused)) void craft_update(const struct craft *c, const ch
 /* ------------------------------------------------------------------ */
 /* Running programs (the tool, helper programs), bounded in time.       */
 
-#define LAT_RUN_TIMEOUT 20.0
-
-static __attribute__((unused)) double lat_now(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 struct lat_run {
   int status; /* exit status, or -1 when killed after the timeout or by a
                * signal */
   char *out, *err;
 };
-
-static __attribute__((unused)) char *lat_slurp(FILE *f) {
-  fflush(f);
-  long n = ftell(f);
-  ck_assert_int_ge(n, 0);
-  char *s = malloc((size_t)n + 1);
-  ck_assert_ptr_nonnull(s);
-  rewind(f);
-  size_t got = fread(s, 1, (size_t)n, f);
-  s[got] = '\0';
-  fclose(f);
-  return s;
-}
 
 /* Starts argv[0] (NULL-terminated argv) with stdout and stderr going to
  * the temporary files *out and *err. */
@@ -232,53 +212,23 @@ static __attribute__((unused)) pid_t lat_start(char *const argv[], FILE **out, F
   *out = tmpfile();
   *err = tmpfile();
   ck_assert(*out && *err);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDONLY);
-    dup2(null, 0);
-    dup2(fileno(*out), 1);
-    dup2(fileno(*err), 2);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  return pid;
+  return er_spawn(argv, ER_FD_NULL, fileno(*out), fileno(*err), NULL, 0);
 }
 
 static __attribute__((unused)) struct lat_run lat_finish(pid_t pid, FILE *out, FILE *err) {
   struct lat_run r = {-1, NULL, NULL};
-  double deadline = lat_now() + LAT_RUN_TIMEOUT;
-  int st;
-  for (;;) {
-    pid_t w = waitpid(pid, &st, WNOHANG);
-    if (w == pid) break;
-    if (lat_now() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      st = -1;
-      break;
-    }
-    struct timespec ms = {0, 2000000};
-    nanosleep(&ms, NULL);
-  }
+  int st = er_wait_for(pid, ER_RUN_TIMEOUT);
   if (st != -1 && WIFEXITED(st)) r.status = WEXITSTATUS(st);
-  fseek(out, 0, SEEK_END);
-  fseek(err, 0, SEEK_END);
-  r.out = lat_slurp(out);
-  r.err = lat_slurp(err);
+  r.out = er_read_stream(out);
+  r.err = er_read_stream(err);
   return r;
-}
-
-static __attribute__((unused)) const char *lat_tool(void) {
-  const char *t = getenv("EVENTRING_TEST_TOOL");
-  return t && *t && access(t, X_OK) == 0 ? t : NULL;
 }
 
 /* Runs the tool with `args` (NULL-terminated, without argv[0]). */
 static __attribute__((unused)) struct lat_run lat_run_tool(const char *const *args) {
   char *argv[32];
   size_t n = 0;
-  argv[n++] = (char *)lat_tool();
+  argv[n++] = (char *)er_tool_path();
   for (; args[n - 1]; n++) {
     ck_assert_uint_lt(n, 31);
     argv[n] = (char *)args[n - 1];

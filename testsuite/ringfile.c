@@ -344,9 +344,8 @@ static long long ocaml_int(uint64_t w) {
   return (long long)((int64_t)(w << 1) >> 1);
 }
 
-/* Prints `s` as OCaml's Printf "%S" would: in double quotes, with the
- * escapes of String.escaped. */
-static void print_ocaml_string(FILE *out, const unsigned char *s, size_t n) {
+void rf_print_ocaml_string(FILE *out, const void *bytes, size_t n) {
+  const unsigned char *s = bytes;
   fputc('"', out);
   for (size_t i = 0; i < n; i++) {
     unsigned c = s[i];
@@ -394,7 +393,7 @@ void rf_print_event(FILE *out, const struct rf_file *f,
       return;
     case ER_UEV_CUSTOM:
       fprintf(out, "kind=user_custom name=%s value=", name);
-      print_ocaml_string(out, ev->custom, ev->custom_len);
+      rf_print_ocaml_string(out, ev->custom, ev->custom_len);
       fputc('\n', out);
       return;
     }

@@ -68,6 +68,11 @@ const char *rf_ext_name(const struct rf_file *f, int kind, unsigned id);
 void rf_print_event(FILE *out, const struct rf_file *f,
                     const struct rf_event *ev, int phases50);
 
+/* Prints the `n` bytes at `bytes` as OCaml's Printf "%S" would (the
+ * vectors' user_custom values): in double quotes, with the escapes of
+ * String.escaped. */
+void rf_print_ocaml_string(FILE *out, const void *bytes, size_t n);
+
 /* Counts events of one kind in a domain (is_user, type, id; id -1 = any;
  * domain -1 = every domain). */
 size_t rf_count(const struct rf_file *f, int domain, int is_user,

@@ -9,6 +9,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "testlib.h"
 
 /* Each case starts from a real file -- one eventring writes here (2
  * domains, 1024-word rings) or OCaml 5.2's ocaml5-basic vector -- changes
@@ -668,12 +669,7 @@ static void make_bases(void) {
   const char *data = er_env_dir("EVENTRING_TEST_DATA");
   have_ocaml = 0;
   if (data) {
-    snprintf(base_path[OCAML], PATH_MAX, "%s/ocaml5-basic.events", base_dir);
-    char cmd[3 * PATH_MAX];
-    snprintf(cmd, sizeof cmd, "gzip -dc '%s/ocaml5-basic.events.gz' > '%s'",
-             data, base_path[OCAML]);
-    ck_assert_int_eq(system(cmd), 0);
-    have_ocaml = 1;
+    have_ocaml = er_unpack_vector(base_dir, "ocaml5-basic", base_path[OCAML]);
   }
 }
 

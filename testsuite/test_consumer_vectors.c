@@ -7,6 +7,7 @@
 
 #include "eventring.h"
 #include "harness.h"
+#include "testlib.h"
 
 /* The vectors' .expected files hold OCaml's read_poll output: one line per
  * event and one per lost_events report, in the order the callbacks ran.
@@ -18,30 +19,10 @@
 #define MAX_POLLS 200000 /* far more than any vector needs, even 1 by 1 */
 #define TIME_LIMIT 20    /* seconds for one whole read */
 
-struct lines {
-  char **v;
-  size_t n;
-};
-
-static void lines_free(struct lines *l) {
-  for (size_t i = 0; i < l->n; i++) free(l->v[i]);
-  free(l->v);
-  l->v = NULL;
-  l->n = 0;
-}
-
-static void lines_push(struct lines *l, const char *s) {
-  l->v = realloc(l->v, (l->n + 1) * sizeof *l->v);
-  ck_assert_ptr_nonnull(l->v);
-  l->v[l->n] = strdup(s);
-  ck_assert_ptr_nonnull(l->v[l->n]);
-  l->n++;
-}
-
 /* What the callbacks saw. */
 struct seen {
   const eventring_cursor *c;
-  struct lines lines;
+  struct er_lines lines;
   size_t events;          /* event callbacks run (lost reports excluded) */
   uint64_t lost;          /* sum of lost counts */
   int stop_every;         /* event callbacks return 0 (stop) when set */
@@ -55,7 +36,7 @@ static long long ocaml_int(uint64_t w) {
 }
 
 static int add_line(struct seen *s, const char *line) {
-  lines_push(&s->lines, line);
+  er_lines_push(&s->lines, line, strlen(line));
   s->events++;
   return !s->stop_every;
 }
@@ -161,23 +142,9 @@ static int on_custom(void *data, int dom, uint64_t ts, int id,
   size_t blen = 0;
   FILE *m = open_memstream(&buf, &blen);
   ck_assert_ptr_nonnull(m);
-  fprintf(m, "domain=%d ts=%" PRIu64 " kind=user_custom name=%s value=\"",
-          dom, ts, name);
-  const unsigned char *b = bytes;
-  for (size_t i = 0; i < len; i++) {
-    switch (b[i]) {
-    case '"': fputs("\\\"", m); break;
-    case '\\': fputs("\\\\", m); break;
-    case '\n': fputs("\\n", m); break;
-    case '\t': fputs("\\t", m); break;
-    case '\r': fputs("\\r", m); break;
-    case '\b': fputs("\\b", m); break;
-    default:
-      if (b[i] >= ' ' && b[i] <= '~') fputc(b[i], m);
-      else fprintf(m, "\\%03u", b[i]);
-    }
-  }
-  fputc('"', m);
+  fprintf(m, "domain=%d ts=%" PRIu64 " kind=user_custom name=%s value=", dom,
+          ts, name);
+  rf_print_ocaml_string(m, bytes, len);
   fclose(m);
   int r = add_line(s, buf);
   free(buf);
@@ -189,7 +156,7 @@ static int on_lost(void *data, int dom, uint64_t count) {
   char buf[128];
   snprintf(buf, sizeof buf, "domain=%d kind=lost_events value=%" PRIu64, dom,
            count);
-  lines_push(&s->lines, buf);
+  er_lines_push(&s->lines, buf, strlen(buf));
   s->lost += count;
   return !s->stop_on_lost;
 }
@@ -211,45 +178,11 @@ static eventring_callbacks *all_callbacks(void) {
 }
 
 /* Event and lost_events lines of an .expected file, in order. */
-static struct lines read_expected(const char *path) {
-  struct lines l = {0};
-  FILE *fp = fopen(path, "r");
-  ck_assert_msg(fp != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t n;
-  while ((n = getline(&line, &cap, fp)) > 0) {
-    if (line[n - 1] == '\n') line[--n] = '\0';
-    if (strncmp(line, "domain=", 7) == 0) lines_push(&l, line);
-  }
-  free(line);
-  fclose(fp);
+static struct er_lines read_expected(const char *path) {
+  struct er_lines all = er_lines_read(path);
+  struct er_lines l = er_lines_starting(&all, "domain=");
+  er_lines_free(&all);
   return l;
-}
-
-static int is_ring_stop(const char *line) {
-  return strstr(line, " kind=lifecycle name=ring_stop value=") != NULL;
-}
-
-static void compare_lines(const char *what, const struct lines *got,
-                          const struct lines *want) {
-  size_t n = got->n < want->n ? got->n : want->n;
-  for (size_t i = 0; i < n; i++) {
-    const char *g = got->v[i], *w = want->v[i];
-    if (is_ring_stop(w)) {
-      ck_assert_msg(is_ring_stop(g), "%s line %zu:\n  got  %s\n  want %s",
-                    what, i, g, w);
-      size_t prefix = (size_t)(strstr(w, "value=") - w);
-      ck_assert_msg(strncmp(g, w, prefix) == 0 && !strcmp(g + prefix,
-                                                          "value=-"),
-                    "%s line %zu:\n  got  %s\n  want %s", what, i, g, w);
-      continue;
-    }
-    ck_assert_msg(strcmp(g, w) == 0, "%s line %zu:\n  got  %s\n  want %s",
-                  what, i, g, w);
-  }
-  ck_assert_msg(got->n == want->n, "%s: %zu lines, OCaml printed %zu", what,
-                got->n, want->n);
 }
 
 /* Decompresses data/NAME.events.gz into a temp dir; the path goes to
@@ -258,15 +191,9 @@ static int unpack(const char *name, char *path, size_t n, char *expected,
                   size_t en) {
   const char *data = er_env_dir("EVENTRING_TEST_DATA");
   if (!data) return 0;
-  const char *dir = er_tmpdir();
-  snprintf(path, n, "%s/%s.events", dir, name);
+  ck_assert_uint_ge(n, PATH_MAX);
   snprintf(expected, en, "%s/%s.expected", data, name);
-  char cmd[3 * PATH_MAX];
-  snprintf(cmd, sizeof cmd, "gzip -dc '%s/%s.events.gz' > '%s'", data, name,
-           path);
-  int rc = system(cmd);
-  ck_assert_msg(rc == 0, "'%s' failed with status %d", cmd, rc);
-  return 1;
+  return er_unpack_vector(er_tmpdir(), name, path);
 }
 
 static eventring_cursor *open_vector(const char *path, int ocaml50) {
@@ -312,7 +239,7 @@ static void check_vector(const char *name, int ocaml50) {
   char path[PATH_MAX], expected[PATH_MAX];
   if (!unpack(name, path, sizeof path, expected, sizeof expected))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
-  struct lines want = read_expected(expected);
+  struct er_lines want = read_expected(expected);
   ck_assert_msg(want.n > 300, "%s has only %zu lines", expected, want.n);
   size_t want_events = 0;
   uint64_t want_lost = 0;
@@ -333,12 +260,12 @@ static void check_vector(const char *name, int ocaml50) {
   ck_assert_uint_eq(s.lost, want_lost);
   ck_assert_int_eq(s.ring_stops, 1);
   ck_assert_int_eq(s.ring_stop_has_data, 0);
-  compare_lines(name, &s.lines, &want);
+  er_lines_compare(name, &s.lines, &want, 1);
   size_t nlines = s.lines.n;
   ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 0), 0);
   ck_assert_uint_eq(s.lines.n, nlines);
   eventring_cursor_free(c);
-  lines_free(&s.lines);
+  er_lines_free(&s.lines);
 
   /* 2. Every event callback stops the poll: each poll delivers exactly
    * one event, the next poll continues with the next one, and nothing is
@@ -347,9 +274,9 @@ static void check_vector(const char *name, int ocaml50) {
   s = (struct seen){.c = c, .stop_every = 1};
   size_t polls = drain(c, cb, &s, 0);
   ck_assert_uint_ge(polls, want_events);
-  compare_lines(name, &s.lines, &want);
+  er_lines_compare(name, &s.lines, &want, 1);
   eventring_cursor_free(c);
-  lines_free(&s.lines);
+  er_lines_free(&s.lines);
 
   /* 3. max_events bounds each poll; only the last ones fall short. */
   const size_t maxes[] = {1, 7, 64, 1000};
@@ -372,9 +299,9 @@ static void check_vector(const char *name, int ocaml50) {
     }
     ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, maxes[k]), 0);
     ck_assert_uint_eq(s.events, want_events);
-    compare_lines(name, &s.lines, &want);
+    er_lines_compare(name, &s.lines, &want, 1);
     eventring_cursor_free(c);
-    lines_free(&s.lines);
+    er_lines_free(&s.lines);
   }
 
   /* 4. Only the callbacks that are set run; the others' events still
@@ -388,24 +315,12 @@ static void check_vector(const char *name, int ocaml50) {
   eventring_cursor_free(c);
 
   eventring_callbacks_free(cb);
-  lines_free(&want);
+  er_lines_free(&want);
   unlink(path);
 }
 
-START_TEST(test_ocaml52_basic) { check_vector("ocaml5-basic", 1); }
-END_TEST
-
-START_TEST(test_ocaml52_multidomain) { check_vector("ocaml5-multidomain", 1); }
-END_TEST
-
-START_TEST(test_ocaml52_wrapped) { check_vector("ocaml5-wrapped", 1); }
-END_TEST
-
-START_TEST(test_ocaml54_basic) { check_vector("ocaml54-basic", 0); }
-END_TEST
-
-START_TEST(test_ocaml54_multidomain) {
-  check_vector("ocaml54-multidomain", 0);
+START_TEST(test_vector) {
+  check_vector(er_vectors[_i], er_vector_ocaml50(er_vectors[_i]));
 }
 END_TEST
 
@@ -429,7 +344,7 @@ START_TEST(test_stop_on_lost) {
   ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 0), 0);
   eventring_cursor_free(c);
   eventring_callbacks_free(cb);
-  lines_free(&s.lines);
+  er_lines_free(&s.lines);
   unlink(path);
 }
 END_TEST
@@ -444,11 +359,12 @@ START_TEST(test_numbering_default) {
   eventring_cursor *c = open_vector(path, 0);
   struct seen s = {.c = c};
   ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 0), 690);
-  struct lines want = read_expected(expected);
+  struct er_lines want = read_expected(expected);
   ck_assert_uint_eq(s.lines.n, want.n);
   size_t differ = 0;
   for (size_t i = 0; i < want.n; i++)
-    differ += strcmp(s.lines.v[i], want.v[i]) != 0 && !is_ring_stop(want.v[i]);
+    differ +=
+        strcmp(s.lines.v[i], want.v[i]) != 0 && !er_is_ring_stop(want.v[i]);
   ck_assert_msg(differ > 100, "only %zu lines differ", differ);
   ck_assert_str_eq(eventring_cursor_phase_name(c, 10), "major_mark");
   eventring_cursor_set_ocaml50(c, 1);
@@ -457,19 +373,15 @@ START_TEST(test_numbering_default) {
   ck_assert_ptr_null(eventring_cursor_phase_name(c, -1));
   eventring_cursor_free(c);
   eventring_callbacks_free(cb);
-  lines_free(&s.lines);
-  lines_free(&want);
+  er_lines_free(&s.lines);
+  er_lines_free(&want);
   unlink(path);
 }
 END_TEST
 
 static TCase *tc_vectors(void) {
   TCase *tc = er_tcase("vectors");
-  tcase_add_test(tc, test_ocaml52_basic);
-  tcase_add_test(tc, test_ocaml52_multidomain);
-  tcase_add_test(tc, test_ocaml52_wrapped);
-  tcase_add_test(tc, test_ocaml54_basic);
-  tcase_add_test(tc, test_ocaml54_multidomain);
+  tcase_add_loop_test(tc, test_vector, 0, ER_NVECTORS);
   tcase_add_test(tc, test_stop_on_lost);
   tcase_add_test(tc, test_numbering_default);
   return tc;

@@ -2,6 +2,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "testlib.h"
 
 /* After a failed start, tracing is simply off: no path, probes do
  * nothing, stop says it was not started, and a start in a good
@@ -35,23 +36,6 @@ static void assert_off_then_recovers(void) {
   ck_assert_uint_eq(rf_count(&f, -1, 1, ER_UEV_INT, id), 1);
   rf_close(&f);
   er_rmdir(good);
-}
-
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs(text, f);
-  ck_assert_int_eq(fclose(f), 0);
-}
-
-static void assert_content(const char *path, const char *text) {
-  char buf[256];
-  FILE *f = fopen(path, "r");
-  ck_assert_ptr_nonnull(f);
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  ck_assert_str_eq(buf, text);
 }
 
 START_TEST(test_missing_dir) {
@@ -94,12 +78,12 @@ START_TEST(test_existing_file) {
   char dir[64], path[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
   er_ring_path(path, sizeof path, dir);
-  write_file(path, "not a ring file\n");
+  er_write_text(path, "not a ring file\n", 0);
   ck_assert_int_eq(eventring_start(), -EEXIST);
-  assert_content(path, "not a ring file\n");
+  er_assert_content(path, "not a ring file\n");
   assert_off_then_recovers();
   /* The recovery ran in another directory; this one is as it was. */
-  assert_content(path, "not a ring file\n");
+  er_assert_content(path, "not a ring file\n");
   er_rmdir(dir);
 }
 END_TEST
@@ -109,11 +93,11 @@ START_TEST(test_symlink_to_file) {
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
   er_ring_path(path, sizeof path, dir);
   snprintf(target, sizeof target, "%s/target", dir);
-  write_file(target, "precious\n");
+  er_write_text(target, "precious\n", 0);
   ck_assert_int_eq(symlink(target, path), 0);
   int rc = eventring_start();
   ck_assert_msg(rc == -EEXIST || rc == -ELOOP, "start returned %d", rc);
-  assert_content(target, "precious\n");
+  er_assert_content(target, "precious\n");
   struct stat st;
   ck_assert_int_eq(lstat(path, &st), 0);
   ck_assert(S_ISLNK(st.st_mode));

@@ -15,346 +15,89 @@
 
 #include "harness.h"
 #include "ring_format.h"
-
-/* Every child process (the tool, the helper programs) is waited for at
- * most this long before it is killed and the test fails. */
-#define RUN_TIMEOUT 20.0
-
-/* ------------------------------------------------------------------ */
-/* Running programs.                                                    */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* Starts argv[0] with the given descriptors as stdin, stdout, stderr (-1:
- * /dev/null) and the test's environment. */
-static pid_t spawn_in(char *const argv[], int in_fd, int out_fd, int err_fd) {
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDWR);
-    dup2(in_fd >= 0 ? in_fd : null, STDIN_FILENO);
-    dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO);
-    dup2(err_fd >= 0 ? err_fd : null, STDERR_FILENO);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  return pid;
-}
-
-static pid_t spawn(char *const argv[], int out_fd, int err_fd) {
-  return spawn_in(argv, -1, out_fd, err_fd);
-}
-
-/* Waits for `pid` for at most `seconds`; kills it on timeout.  Returns
- * the wait status, or -1 on timeout. */
-static int wait_for(pid_t pid, double seconds) {
-  double deadline = now_s() + seconds;
-  for (;;) {
-    int st;
-    pid_t r = waitpid(pid, &st, WNOHANG);
-    if (r == pid) return st;
-    ck_assert_msg(r == 0, "waitpid: %s", strerror(errno));
-    if (now_s() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      return -1;
-    }
-    struct timespec ms = {0, 5000000};
-    nanosleep(&ms, NULL);
-  }
-}
-
-/* The whole content of `path` (malloc'd, NUL-terminated). */
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "r");
-  ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&buf, &len);
-  ck_assert_ptr_nonnull(m);
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, n, m);
-  fclose(f);
-  fclose(m);
-  return buf;
-}
-
-static const char *tool_path(void) {
-  const char *t = getenv("EVENTRING_TEST_TOOL");
-  return t && *t && access(t, X_OK) == 0 ? t : NULL;
-}
-
-#define NEED_TOOL()                                                       \
-  do {                                                                    \
-    if (!tool_path()) ER_SKIP("EVENTRING_TEST_TOOL is not set");          \
-  } while (0)
-
-struct run {
-  int status; /* wait status; -1 when it had to be killed */
-  char *out, *err;
-};
-
-/* Starts the tool with `args` (NULL-terminated, without argv[0]), its
- * output going to files in `dir`, and returns without waiting. */
-static pid_t start_tool(const char *dir, const char *const *args,
-                        char *outp, char *errp) {
-  static int seq;
-  snprintf(outp, PATH_MAX, "%s/out.%d", dir, seq);
-  snprintf(errp, PATH_MAX, "%s/err.%d", dir, seq++);
-  int out = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  int err = open(errp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  ck_assert(out >= 0 && err >= 0);
-  char *argv[16];
-  size_t n = 0;
-  argv[n++] = (char *)tool_path();
-  for (; args[n - 1] && n < 15; n++) argv[n] = (char *)args[n - 1];
-  argv[n] = NULL;
-  pid_t pid = spawn(argv, out, err);
-  close(out);
-  close(err);
-  return pid;
-}
-
-static struct run finish_tool(pid_t pid, const char *outp, const char *errp,
-                              double seconds) {
-  struct run r;
-  r.status = wait_for(pid, seconds);
-  r.out = slurp(outp);
-  r.err = slurp(errp);
-  unlink(outp);
-  unlink(errp);
-  return r;
-}
-
-/* Runs the tool to its end (bounded by RUN_TIMEOUT). */
-static struct run run_tool(const char *dir, const char *const *args) {
-  char outp[PATH_MAX], errp[PATH_MAX];
-  pid_t pid = start_tool(dir, args, outp, errp);
-  return finish_tool(pid, outp, errp, RUN_TIMEOUT);
-}
-
-static void run_free(struct run *r) {
-  free(r->out);
-  free(r->err);
-}
-
-static int exit_code(const struct run *r) {
-  ck_assert_msg(r->status != -1, "the tool did not finish in time");
-  ck_assert_msg(WIFEXITED(r->status), "the tool died of signal %d",
-                WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0);
-  return WEXITSTATUS(r->status);
-}
-
-/* The run succeeded: exit status 0 and nothing on stderr. */
-static void assert_ok(const struct run *r) {
-  int code = exit_code(r);
-  ck_assert_msg(code == 0 && r->err[0] == '\0',
-                "exit status %d, stderr: %s", code, r->err);
-}
+#include "testlib.h"
 
 /* ------------------------------------------------------------------ */
 /* Lines.                                                               */
 
-struct lines {
-  char **v;
-  size_t n;
-};
-
-static void lines_push(struct lines *l, const char *s, size_t len) {
-  l->v = realloc(l->v, (l->n + 1) * sizeof *l->v);
-  ck_assert_ptr_nonnull(l->v);
-  l->v[l->n] = strndup(s, len);
-  ck_assert_ptr_nonnull(l->v[l->n]);
-  l->n++;
-}
-
-static struct lines split(const char *s) {
-  struct lines l = {0};
-  while (*s) {
-    const char *nl = strchr(s, '\n');
-    size_t len = nl ? (size_t)(nl - s) : strlen(s);
-    lines_push(&l, s, len);
-    s += len + (nl != NULL);
-  }
-  return l;
-}
-
-static void lines_free(struct lines *l) {
-  for (size_t i = 0; i < l->n; i++) free(l->v[i]);
-  free(l->v);
-  l->v = NULL;
-  l->n = 0;
-}
-
-/* The lines of `all` that start with `prefix`. */
-static struct lines starting(const struct lines *all, const char *prefix) {
-  struct lines l = {0};
-  for (size_t i = 0; i < all->n; i++)
-    if (!strncmp(all->v[i], prefix, strlen(prefix)))
-      lines_push(&l, all->v[i], strlen(all->v[i]));
-  return l;
-}
-
-static size_t count_events(const struct lines *l) {
+static size_t count_events(const struct er_lines *l) {
   size_t n = 0;
   for (size_t i = 0; i < l->n; i++)
     n += !strncmp(l->v[i], "domain=", 7) && strstr(l->v[i], " ts=") != NULL;
   return n;
 }
 
-/* A field " key=N" of a SUMMARY line (or "SUMMARY key=N"). */
-static uint64_t field(const char *line, const char *key) {
-  char pat[64];
-  snprintf(pat, sizeof pat, " %s=", key);
-  const char *p = strstr(line, pat);
-  ck_assert_msg(p != NULL, "no %s in: %s", key, line);
-  return strtoull(p + strlen(pat), NULL, 10);
-}
-
 /* The output ends with exactly one SUMMARY line whose total is the number
  * of event lines; returns that line. */
-static const char *check_summary(const struct lines *out) {
+static const char *check_summary(const struct er_lines *out) {
   ck_assert_msg(out->n > 0, "no output");
   const char *last = out->v[out->n - 1];
   ck_assert_msg(!strncmp(last, "SUMMARY total=", 14),
                 "the last line is not the summary: %s", last);
-  struct lines s = starting(out, "SUMMARY");
+  struct er_lines s = er_lines_starting(out, "SUMMARY");
   ck_assert_uint_eq(s.n, 1);
-  lines_free(&s);
-  ck_assert_uint_eq(field(last, "total"), count_events(out));
+  er_lines_free(&s);
+  ck_assert_uint_eq(er_field(last, "total"), count_events(out));
   return last;
-}
-
-static int is_ring_stop(const char *line) {
-  return strstr(line, " kind=lifecycle name=ring_stop value=") != NULL;
-}
-
-/* `got` equals `want` line for line; ring_stop lines only up to "value="
- * (OCaml 5.2's reader prints a stale word there, we print "-"). */
-static void compare(const char *name, const struct lines *got,
-                    const struct lines *want) {
-  size_t n = got->n < want->n ? got->n : want->n;
-  for (size_t i = 0; i < n; i++) {
-    const char *g = got->v[i], *w = want->v[i];
-    if (is_ring_stop(w)) {
-      ck_assert_msg(is_ring_stop(g) && !strncmp(g, w, strstr(w, "value=") - w),
-                    "%s line %zu:\n  got  %s\n  want %s", name, i, g, w);
-      ck_assert_msg(!strcmp(strstr(g, "value="), "value=-"),
-                    "%s: ring_stop printed with a value: %s", name, g);
-      continue;
-    }
-    ck_assert_msg(!strcmp(g, w), "%s line %zu:\n  got  %s\n  want %s", name,
-                  i, g, w);
-  }
-  ck_assert_msg(got->n == want->n, "%s: %zu lines, expected %zu", name,
-                got->n, want->n);
-}
-
-/* stderr holds exactly one line, starting "eventring: " and containing
- * `what` (when not NULL). */
-static void assert_one_error_line(const struct run *r, const char *what) {
-  ck_assert_msg(!strncmp(r->err, "eventring: ", 11) &&
-                    er_count_lines(r->err) == 1 &&
-                    r->err[strlen(r->err) - 1] == '\n',
-                "stderr is not one 'eventring: ' line: [%s]", r->err);
-  if (what)
-    ck_assert_msg(strstr(r->err, what) != NULL, "stderr lacks '%s': %s",
-                  what, r->err);
 }
 
 /* ------------------------------------------------------------------ */
 /* The OCaml 5 vectors.                                                 */
 
-/* Decompresses data/NAME.events.gz into `dir`; returns 0 when there is
- * no data directory. */
-static int unpack_vector(const char *dir, const char *name, char *path) {
-  const char *data = er_env_dir("EVENTRING_TEST_DATA");
-  if (!data) return 0;
-  snprintf(path, PATH_MAX, "%s/%s.events", dir, name);
-  char cmd[3 * PATH_MAX];
-  snprintf(cmd, sizeof cmd, "gzip -dc '%s/%s.events.gz' > '%s'", data, name,
-           path);
-  int rc = system(cmd);
-  ck_assert_msg(rc == 0, "'%s' failed with status %d", cmd, rc);
-  return 1;
-}
-
 /* Every line of data/NAME.expected. */
-static struct lines expected_lines(const char *name) {
+static struct er_lines expected_lines(const char *name) {
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/%s.expected",
            er_env_dir("EVENTRING_TEST_DATA"), name);
-  char *text = slurp(path);
-  struct lines l = split(text);
-  free(text);
-  return l;
+  return er_lines_read(path);
 }
 
 static void check_vector(const char *name, int ocaml50) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  if (!unpack_vector(dir, name, path))
+  if (!er_unpack_vector(dir, name, path))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
   const char *args[] = {"dump", ocaml50 ? "--ocaml50" : path,
                         ocaml50 ? path : NULL, NULL};
-  struct run r = run_tool(dir, args);
-  assert_ok(&r);
-  struct lines out = split(r.out);
-  struct lines exp_all = expected_lines(name);
-  struct lines got = starting(&out, "domain=");
-  struct lines want = starting(&exp_all, "domain=");
+  struct er_run r = er_run_tool(dir, args, 0);
+  er_assert_status(&r, 0);
+  struct er_lines out = er_lines_split(r.out);
+  struct er_lines exp_all = expected_lines(name);
+  struct er_lines got = er_lines_starting(&out, "domain=");
+  struct er_lines want = er_lines_starting(&exp_all, "domain=");
   ck_assert_msg(want.n > 100, "%s: only %zu lines expected", name, want.n);
-  compare(name, &got, &want);
+  er_lines_compare(name, &got, &want, 1);
   const char *sum = check_summary(&out);
-  struct lines esum = starting(&exp_all, "SUMMARY");
+  struct er_lines esum = er_lines_starting(&exp_all, "SUMMARY");
   ck_assert_uint_ge(esum.n, 1);
-  ck_assert_uint_eq(field(sum, "lost_events_total"),
-                    field(esum.v[0], "lost_events_total"));
-  ck_assert_uint_eq(field(sum, "lost_events_calls"),
-                    field(esum.v[0], "lost_events_calls"));
+  ck_assert_uint_eq(er_field(sum, "lost_events_total"),
+                    er_field(esum.v[0], "lost_events_total"));
+  ck_assert_uint_eq(er_field(sum, "lost_events_calls"),
+                    er_field(esum.v[0], "lost_events_calls"));
   ck_assert_msg(strstr(sum, " lost_unit=words") != NULL, "%s", sum);
-  lines_free(&esum);
-  lines_free(&want);
-  lines_free(&got);
-  lines_free(&exp_all);
-  lines_free(&out);
-  run_free(&r);
+  er_lines_free(&esum);
+  er_lines_free(&want);
+  er_lines_free(&got);
+  er_lines_free(&exp_all);
+  er_lines_free(&out);
+  er_run_free(&r);
   unlink(path);
 }
 
-START_TEST(test_vector_ocaml52_basic) { check_vector("ocaml5-basic", 1); }
-END_TEST
-
-START_TEST(test_vector_ocaml52_multidomain) {
-  check_vector("ocaml5-multidomain", 1);
-}
-END_TEST
-
-START_TEST(test_vector_ocaml52_wrapped) { check_vector("ocaml5-wrapped", 1); }
-END_TEST
-
-START_TEST(test_vector_ocaml54_basic) { check_vector("ocaml54-basic", 0); }
-END_TEST
-
-START_TEST(test_vector_ocaml54_multidomain) {
-  check_vector("ocaml54-multidomain", 0);
+START_TEST(test_vector) {
+  check_vector(er_vectors[_i], er_vector_ocaml50(er_vectors[_i]));
 }
 END_TEST
 
 /* A file that turns out corrupt in the middle: the events of the good
  * rings are printed, then one error line, no summary, status 1. */
 START_TEST(test_corrupt_midway) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
   const char *name = "ocaml54-multidomain";
-  if (!unpack_vector(dir, name, path))
+  if (!er_unpack_vector(dir, name, path))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
   /* Zero the header of the first event of domain 2: a length of 0. */
   int fd = open(path, O_RDWR);
@@ -372,22 +115,22 @@ START_TEST(test_corrupt_midway) {
   ck_assert_int_eq(pwrite(fd, &zero, 8, at), 8);
   close(fd);
 
-  struct run r = run_tool(dir, (const char *[]){"dump", path, NULL});
-  ck_assert_int_eq(exit_code(&r), 1);
-  assert_one_error_line(&r, path);
-  assert_one_error_line(&r, "malformed");
-  struct lines out = split(r.out);
-  struct lines exp_all = expected_lines(name);
-  struct lines want = {0};
+  struct er_run r = er_run_tool(dir, (const char *[]){"dump", path, NULL}, 0);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
+  er_assert_one_error(&r, path);
+  er_assert_one_error(&r, "malformed");
+  struct er_lines out = er_lines_split(r.out);
+  struct er_lines exp_all = expected_lines(name);
+  struct er_lines want = {0};
   for (size_t i = 0; i < exp_all.n; i++)
     if (!strncmp(exp_all.v[i], "domain=", 7) &&
         strncmp(exp_all.v[i], "domain=2 ", 9))
-      lines_push(&want, exp_all.v[i], strlen(exp_all.v[i]));
-  compare(name, &out, &want);
-  lines_free(&want);
-  lines_free(&exp_all);
-  lines_free(&out);
-  run_free(&r);
+      er_lines_push(&want, exp_all.v[i], strlen(exp_all.v[i]));
+  er_lines_compare(name, &out, &want, 1);
+  er_lines_free(&want);
+  er_lines_free(&exp_all);
+  er_lines_free(&out);
+  er_run_free(&r);
 }
 END_TEST
 
@@ -405,8 +148,8 @@ static int write_own_file(const char *dir, char *path, pid_t *pid_out) {
   char prog[PATH_MAX];
   snprintf(prog, sizeof prog, "%s/i_dump_writer", progs);
   char *argv[] = {prog, NULL};
-  pid_t pid = spawn(argv, -1, -1);
-  int st = wait_for(pid, RUN_TIMEOUT);
+  pid_t pid = er_spawn(argv, -1, -1, -1, NULL, 0);
+  int st = er_wait_for(pid, ER_RUN_TIMEOUT);
   unsetenv("OCAMLRUNPARAM");
   ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
                 "i_dump_writer failed (status %d)", st);
@@ -418,10 +161,10 @@ static int write_own_file(const char *dir, char *path, pid_t *pid_out) {
 /* The event lines of domain `d`, without "domain=D " and the timestamp
  * (so "kind=... name=... value=..."); lost_events lines as
  * "kind=lost_events value=N". */
-static struct lines domain_lines(const struct lines *out, int d) {
+static struct er_lines domain_lines(const struct er_lines *out, int d) {
   char prefix[32];
   snprintf(prefix, sizeof prefix, "domain=%d ", d);
-  struct lines l = {0};
+  struct er_lines l = {0};
   for (size_t i = 0; i < out->n; i++) {
     const char *s = out->v[i];
     if (strncmp(s, prefix, strlen(prefix))) continue;
@@ -431,13 +174,13 @@ static struct lines domain_lines(const struct lines *out, int d) {
       ck_assert_ptr_nonnull(sp);
       s = sp + 1;
     }
-    lines_push(&l, s, strlen(s));
+    er_lines_push(&l, s, strlen(s));
   }
   return l;
 }
 
 START_TEST(test_own_file) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
   pid_t pid;
@@ -446,9 +189,9 @@ START_TEST(test_own_file) {
   struct rf_file f;
   er_open_ring(path, &f);
 
-  struct run r = run_tool(dir, (const char *[]){"dump", path, NULL});
-  assert_ok(&r);
-  struct lines out = split(r.out);
+  struct er_run r = er_run_tool(dir, (const char *[]){"dump", path, NULL}, 0);
+  er_assert_status(&r, 0);
+  struct er_lines out = er_lines_split(r.out);
   const char *sum = check_summary(&out);
   ck_assert_msg(strstr(sum, " lost_unit=events") != NULL, "%s", sum);
 
@@ -478,7 +221,7 @@ START_TEST(test_own_file) {
     snprintf(want[n++], 160, "kind=runtime_end name=major_slice value=-");
     snprintf(want[n++], 160,
              "kind=lifecycle name=domain_terminate value=%ld", (long)pid);
-    struct lines got = domain_lines(&out, k);
+    struct er_lines got = domain_lines(&out, k);
     ck_assert_msg(got.n == (size_t)n, "domain %d: %zu lines, expected %d", k,
                   got.n, n);
     for (int i = 0; i < n; i++)
@@ -486,13 +229,13 @@ START_TEST(test_own_file) {
                     "domain %d line %d:\n  got  %s\n  want %s", k, i,
                     got.v[i], want[i]);
     ck_assert_uint_eq(f.rings[k].written, (uint64_t)n);
-    lines_free(&got);
+    er_lines_free(&got);
   }
 
   /* Domain 0 wrapped: one loss report, then consecutive ints up to 2000,
    * then ring_stop; the loss and the events read add up to every event
    * the ring ever had. */
-  struct lines d0 = domain_lines(&out, 0);
+  struct er_lines d0 = domain_lines(&out, 0);
   ck_assert_uint_ge(d0.n, 3);
   uint64_t lost;
   ck_assert_msg(sscanf(d0.v[0], "kind=lost_events value=%" SCNu64, &lost) == 1,
@@ -511,26 +254,26 @@ START_TEST(test_own_file) {
   ck_assert_uint_eq(lost + delivered, f.rings[0].written);
   /* What was lost is ring_start and the ints below the first one read. */
   ck_assert_uint_eq(lost, (uint64_t)first + 1);
-  ck_assert_uint_eq(field(sum, "lost_events_total"), lost);
-  ck_assert_uint_eq(field(sum, "lost_events_calls"), 1);
-  ck_assert_uint_eq(field(sum, "alloc"), 3);
-  ck_assert_uint_eq(field(sum, "user_custom"), 6);
-  lines_free(&d0);
+  ck_assert_uint_eq(er_field(sum, "lost_events_total"), lost);
+  ck_assert_uint_eq(er_field(sum, "lost_events_calls"), 1);
+  ck_assert_uint_eq(er_field(sum, "alloc"), 3);
+  ck_assert_uint_eq(er_field(sum, "user_custom"), 6);
+  er_lines_free(&d0);
 
   /* The same file under a name that gives no pid, with --follow: read to
    * ring_stop, which is there already, and the same listing. */
   char copy[PATH_MAX];
   snprintf(copy, sizeof copy, "%s/copy.events", dir);
   ck_assert_int_eq(rename(path, copy), 0);
-  struct run r2 =
-      run_tool(dir, (const char *[]){"dump", "--follow", copy, NULL});
-  assert_ok(&r2);
+  struct er_run r2 =
+      er_run_tool(dir, (const char *[]){"dump", "--follow", copy, NULL}, 0);
+  er_assert_status(&r2, 0);
   ck_assert_str_eq(r2.out, r.out);
-  run_free(&r2);
+  er_run_free(&r2);
 
   rf_close(&f);
-  lines_free(&out);
-  run_free(&r);
+  er_lines_free(&out);
+  er_run_free(&r);
 }
 END_TEST
 
@@ -547,13 +290,13 @@ static pid_t start_live(int *go) {
   ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
   ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
   char *argv[] = {prog, NULL};
-  pid_t pid = spawn_in(argv, in[0], p[1], -1);
+  pid_t pid = er_spawn(argv, in[0], p[1], -1, NULL, 0);
   close(p[1]);
   close(in[0]);
   *go = in[1];
   struct pollfd pfd = {p[0], POLLIN, 0};
   char buf[16] = {0};
-  ck_assert_msg(poll(&pfd, 1, (int)(RUN_TIMEOUT * 1000)) == 1,
+  ck_assert_msg(poll(&pfd, 1, (int)(ER_RUN_TIMEOUT * 1000)) == 1,
                 "dump_live did not start");
   ck_assert_msg(read(p[0], buf, sizeof buf - 1) > 0 &&
                     !strncmp(buf, "ready", 5),
@@ -562,40 +305,11 @@ static pid_t start_live(int *go) {
   return pid;
 }
 
-/* Waits until process `pid` has `path` open, so that the file's removal
- * afterwards cannot race with the opening. */
-static void wait_open(pid_t pid, const char *path) {
-  char fddir[64];
-  snprintf(fddir, sizeof fddir, "/proc/%ld/fd", (long)pid);
-  double deadline = now_s() + RUN_TIMEOUT;
-  for (;;) {
-    DIR *d = opendir(fddir);
-    ck_assert_msg(d != NULL, "%s: %s (did the tool fail?)", fddir,
-                  strerror(errno));
-    struct dirent *e;
-    int found = 0;
-    while (!found && (e = readdir(d)) != NULL) {
-      char link[PATH_MAX], target[PATH_MAX];
-      snprintf(link, sizeof link, "%s/%s", fddir, e->d_name);
-      ssize_t n = readlink(link, target, sizeof target - 1);
-      if (n > 0) {
-        target[n] = '\0';
-        found = !strcmp(target, path);
-      }
-    }
-    closedir(d);
-    if (found) return;
-    ck_assert_msg(now_s() < deadline, "the tool never opened %s", path);
-    struct timespec ms = {0, 2000000};
-    nanosleep(&ms, NULL);
-  }
-}
-
 /* `by_pid`: name the process with --dir/--pid (else by its file name).
  * `reap_first`: wait for the child before the tool; otherwise the child
  * stays a zombie until the tool has ended, which it must notice. */
 static void follow_live(int by_pid, int reap_first) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *tracing = getenv("EVENTRING_TRACING");
   if (!er_env_dir("EVENTRING_TEST_PROGS") || (tracing && !strcmp(tracing, "no")))
     ER_SKIP("no helper programs, or a build without tracing");
@@ -611,21 +325,21 @@ static void follow_live(int by_pid, int reap_first) {
   const char *a_pid[] = {"dump", "--follow", "--dir", dir, "--pid", pidstr,
                          NULL};
   const char *a_file[] = {"dump", "-f", path, NULL};
-  pid_t tool = start_tool(dir, by_pid ? a_pid : a_file, outp, errp);
-  wait_open(tool, path);
+  pid_t tool = er_start_tool(dir, by_pid ? a_pid : a_file, 0, outp, errp);
+  er_wait_open(tool, path);
   close(go);
   int cst = 0;
-  if (reap_first) cst = wait_for(child, RUN_TIMEOUT);
-  struct run r = finish_tool(tool, outp, errp, RUN_TIMEOUT);
-  if (!reap_first) cst = wait_for(child, RUN_TIMEOUT);
+  if (reap_first) cst = er_wait_for(child, ER_RUN_TIMEOUT);
+  struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
+  if (!reap_first) cst = er_wait_for(child, ER_RUN_TIMEOUT);
   ck_assert_msg(cst != -1 && WIFEXITED(cst) && WEXITSTATUS(cst) == 0,
                 "dump_live failed (status %d)", cst);
-  assert_ok(&r);
+  er_assert_status(&r, 0);
 
-  struct lines out = split(r.out);
+  struct er_lines out = er_lines_split(r.out);
   const char *sum = check_summary(&out);
-  ck_assert_uint_eq(field(sum, "lost_events_calls"), 0);
-  struct lines d0 = domain_lines(&out, 0);
+  ck_assert_uint_eq(er_field(sum, "lost_events_calls"), 0);
+  struct er_lines d0 = domain_lines(&out, 0);
   ck_assert_uint_ge(d0.n, 4);
   ck_assert_msg(!strncmp(d0.v[0], "kind=lifecycle name=ring_start value=", 37),
                 "%s", d0.v[0]);
@@ -641,9 +355,9 @@ static void follow_live(int by_pid, int reap_first) {
   snprintf(last, sizeof last, "kind=user_int name=live.last value=%ld", ticks);
   ck_assert_str_eq(d0.v[d0.n - 2], last);
   ck_assert_str_eq(d0.v[d0.n - 1], "kind=lifecycle name=ring_stop value=-");
-  lines_free(&d0);
-  lines_free(&out);
-  run_free(&r);
+  er_lines_free(&d0);
+  er_lines_free(&out);
+  er_run_free(&r);
 }
 
 START_TEST(test_follow_pid) { follow_live(1, 1); }
@@ -659,13 +373,14 @@ END_TEST
  * line mentioning `what`. */
 static void expect_failure(const char *dir, const char *const *args,
                            int code, const char *what) {
-  struct run r = run_tool(dir, args);
-  ck_assert_msg(exit_code(&r) == code, "%s %s: exit status %d, expected %d",
-                args[0] ? args[0] : "(no argument)",
-                args[0] && args[1] ? args[1] : "", exit_code(&r), code);
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(
+      er_exit_code(&r, "the tool") == code,
+      "%s %s: exit status %d, expected %d", args[0] ? args[0] : "(no argument)",
+      args[0] && args[1] ? args[1] : "", er_exit_code(&r, "the tool"), code);
   ck_assert_msg(r.out[0] == '\0', "stdout: %s", r.out);
-  assert_one_error_line(&r, what);
-  run_free(&r);
+  er_assert_one_error(&r, what);
+  er_run_free(&r);
 }
 
 static void write_file(const char *path, const void *bytes, size_t len) {
@@ -676,7 +391,7 @@ static void write_file(const char *path, const void *bytes, size_t len) {
 }
 
 START_TEST(test_bad_input) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char p[PATH_MAX];
 
@@ -706,7 +421,7 @@ START_TEST(test_bad_input) {
 END_TEST
 
 START_TEST(test_bad_usage) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   expect_failure(dir, (const char *[]){NULL}, 2, NULL);
   expect_failure(dir, (const char *[]){"frobnicate", NULL}, 2, "frobnicate");
@@ -732,7 +447,7 @@ START_TEST(test_bad_usage) {
 END_TEST
 
 START_TEST(test_help_and_version) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   const char *const cases[][3] = {
       {"--help", NULL, "Usage: eventring"},
@@ -740,11 +455,11 @@ START_TEST(test_help_and_version) {
       {"--version", NULL, "eventring "},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    struct run r = run_tool(dir, cases[i]);
-    assert_ok(&r);
+    struct er_run r = er_run_tool(dir, cases[i], 0);
+    er_assert_status(&r, 0);
     ck_assert_msg(!strncmp(r.out, cases[i][2], strlen(cases[i][2])),
                   "%s: %s", cases[i][0], r.out);
-    run_free(&r);
+    er_run_free(&r);
   }
 }
 END_TEST
@@ -752,10 +467,10 @@ END_TEST
 /* A reader that goes away (`eventring dump ... | head`) ends the tool
  * quietly: no message, the status a shell shows for SIGPIPE. */
 START_TEST(test_closed_pipe) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  if (!unpack_vector(dir, "ocaml54-multidomain", path))
+  if (!er_unpack_vector(dir, "ocaml54-multidomain", path))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
   struct stat st;
   ck_assert_int_eq(stat(path, &st), 0);
@@ -765,23 +480,23 @@ START_TEST(test_closed_pipe) {
   snprintf(errp, sizeof errp, "%s/pipe.err", dir);
   int err = open(errp, O_WRONLY | O_CREAT | O_TRUNC, 0600);
   ck_assert_int_ge(err, 0);
-  char *argv[] = {(char *)tool_path(), "dump", path, NULL};
-  pid_t pid = spawn(argv, p[1], err);
+  char *argv[] = {(char *)er_tool_path(), "dump", path, NULL};
+  pid_t pid = er_spawn(argv, -1, p[1], err, NULL, 0);
   close(p[1]);
   close(err);
   /* Read the start of the listing (well under the 64 KiB a pipe holds,
    * while the listing is larger), then hang up. */
   char buf[100];
   struct pollfd pfd = {p[0], POLLIN, 0};
-  ck_assert_int_eq(poll(&pfd, 1, (int)(RUN_TIMEOUT * 1000)), 1);
+  ck_assert_int_eq(poll(&pfd, 1, (int)(ER_RUN_TIMEOUT * 1000)), 1);
   ck_assert_int_gt(read(p[0], buf, sizeof buf), 0);
   close(p[0]);
-  int status = wait_for(pid, RUN_TIMEOUT);
+  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
   ck_assert_msg(status != -1, "the tool did not finish in time");
   ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 141,
                 "status %d (signal %d)", WIFEXITED(status) ? WEXITSTATUS(status) : -1,
                 WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-  char *e = slurp(errp);
+  char *e = er_slurp(errp, NULL);
   ck_assert_msg(e[0] == '\0', "stderr: %s", e);
   free(e);
 }
@@ -789,11 +504,7 @@ END_TEST
 
 static TCase *tc_vectors(void) {
   TCase *tc = er_tcase("vectors");
-  tcase_add_test(tc, test_vector_ocaml52_basic);
-  tcase_add_test(tc, test_vector_ocaml52_multidomain);
-  tcase_add_test(tc, test_vector_ocaml52_wrapped);
-  tcase_add_test(tc, test_vector_ocaml54_basic);
-  tcase_add_test(tc, test_vector_ocaml54_multidomain);
+  tcase_add_loop_test(tc, test_vector, 0, ER_NVECTORS);
   tcase_add_test(tc, test_corrupt_midway);
   return tc;
 }

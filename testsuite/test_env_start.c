@@ -4,6 +4,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "testlib.h"
 
 /* One run of progs/envstart: its pid, exit status and captured output. */
 struct run {
@@ -11,20 +12,6 @@ struct run {
   int status;
   char *out, *err;
 };
-
-static char *slurp(FILE *f) {
-  fflush(f);
-  fseek(f, 0, SEEK_END);
-  long n = ftell(f);
-  ck_assert_int_ge(n, 0);
-  char *s = malloc((size_t)n + 1);
-  ck_assert_ptr_nonnull(s);
-  rewind(f);
-  size_t got = fread(s, 1, (size_t)n, f);
-  s[got] = '\0';
-  fclose(f);
-  return s;
-}
 
 /* Runs progs/envstart with the current environment.  When `squat_dir` is
  * set, the child first creates a regular file where its ring file would
@@ -56,24 +43,13 @@ static void run_envstart(struct run *r, const char *squat_dir) {
   }
   r->pid = pid;
   ck_assert_int_eq(waitpid(pid, &r->status, 0), pid);
-  r->out = slurp(out);
-  r->err = slurp(err);
+  r->out = er_read_stream(out);
+  r->err = er_read_stream(err);
 }
 
 static void assert_exit0(const struct run *r) {
   ck_assert_msg(WIFEXITED(r->status) && WEXITSTATUS(r->status) == 0,
                 "envstart status 0x%x, stderr: %s", r->status, r->err);
-}
-
-static int count_files(const char *dir) {
-  DIR *d = opendir(dir);
-  ck_assert_ptr_nonnull(d);
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL)
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-  closedir(d);
-  return n;
 }
 
 /* Skips unless the helper programs were built (make check sets this). */
@@ -138,7 +114,7 @@ START_TEST(test_start_preserved) {
   assert_exit0(&r);
   ck_assert_str_eq(r.err, "");
   check_run_file(dir, &r, 65536);
-  ck_assert_int_eq(count_files(dir), 1);
+  ck_assert_int_eq(er_count_entries(dir, ""), 1);
   free(r.out);
   free(r.err);
   er_rmdir(dir);
@@ -159,7 +135,7 @@ START_TEST(test_start_removed_at_exit) {
   snprintf(want, sizeof want, "active=1 path=%s\n", path);
   ck_assert_str_eq(r.out, want);
   /* ... and its exit took the file away. */
-  ck_assert_int_eq(count_files(dir), 0);
+  ck_assert_int_eq(er_count_entries(dir, ""), 0);
   free(r.out);
   free(r.err);
   er_rmdir(dir);
@@ -184,7 +160,7 @@ START_TEST(test_start_missing_dir) {
   assert_exit0(&r);
   assert_one_warning(r.err);
   ck_assert_str_eq(r.out, "active=0 path=-\n");
-  ck_assert_int_eq(count_files(dir), 0);
+  ck_assert_int_eq(er_count_entries(dir, ""), 0);
   free(r.out);
   free(r.err);
   er_rmdir(dir);
@@ -225,7 +201,7 @@ START_TEST(test_no_start_variable) {
   assert_exit0(&r);
   ck_assert_str_eq(r.err, "");
   ck_assert_str_eq(r.out, "active=0 path=-\n");
-  ck_assert_int_eq(count_files(dir), 0);
+  ck_assert_int_eq(er_count_entries(dir, ""), 0);
   free(r.out);
   free(r.err);
   er_rmdir(dir);

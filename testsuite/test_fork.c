@@ -5,6 +5,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "testlib.h"
 
 static int val_id;
 
@@ -128,17 +129,6 @@ static void check_child(const char *dir, pid_t child, int ring) {
   rf_close(&f);
 }
 
-static int count_files(const char *dir) {
-  DIR *d = opendir(dir);
-  ck_assert_ptr_nonnull(d);
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL)
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-  closedir(d);
-  return n;
-}
-
 static void run_fork_test(pid_t (*do_fork)(void), int records_parent) {
   char dir[64];
   char *path = start_preserved(dir, sizeof dir);
@@ -155,7 +145,7 @@ static void run_fork_test(pid_t (*do_fork)(void), int records_parent) {
 
   check_parent(path, records_parent ? child : 0);
   check_child(dir, child, 0);
-  ck_assert_int_eq(count_files(dir), 2);
+  ck_assert_int_eq(er_count_entries(dir, ""), 2);
   free(path);
   er_rmdir(dir);
 }
@@ -235,7 +225,7 @@ static void run_fork_untraced(pid_t (*do_fork)(void)) {
     exit(0);
   }
   wait_ok(child);
-  ck_assert_int_eq(count_files(dir), 0);
+  ck_assert_int_eq(er_count_entries(dir, ""), 0);
   er_rmdir(dir);
 }
 
@@ -259,7 +249,7 @@ START_TEST(test_fork_after_stop) {
     exit(0);
   }
   wait_ok(child);
-  ck_assert_int_eq(count_files(dir), 1);
+  ck_assert_int_eq(er_count_entries(dir, ""), 1);
   ck_assert_int_eq(access(path, F_OK), 0);
   free(path);
   er_rmdir(dir);

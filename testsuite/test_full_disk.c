@@ -16,6 +16,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "testlib.h"
 
 /* The traced process runs in a grandchild of Check's runner: this test's
  * process makes a private mount namespace, mounts the tmpfs, forks the
@@ -26,12 +27,6 @@
 #define RUN_TIMEOUT 20.0
 #define EVENTS_PER_THREAD 500
 #define MAX_THREADS 16
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 #define NEED_MOUNT()                                                     \
   do {                                                                   \
@@ -136,12 +131,12 @@ static struct outcome run_writer(const char *mnt, const char *log_dir,
     alarm((unsigned)RUN_TIMEOUT);
     writer(nthreads);
   }
-  double deadline = now_s() + RUN_TIMEOUT + 5;
+  double deadline = er_now() + RUN_TIMEOUT + 5;
   int st;
   for (;;) {
     pid_t r = waitpid(pid, &st, WNOHANG);
     if (r == pid) break;
-    if (now_s() > deadline) {
+    if (er_now() > deadline) {
       kill(pid, SIGKILL);
       waitpid(pid, &st, 0);
       st = -1;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "harness.h"
+#include "testlib.h"
 
 /* A unit test of the tool's own object: compiled in. */
 #include "../tools/histogram.c"
@@ -74,10 +75,7 @@ static void check_distribution(const char *what, uint64_t *v, size_t n) {
 /* A small xorshift generator: the same numbers on every run. */
 static uint64_t rng_state = 88172645463325252ull;
 static uint64_t rnd(void) {
-  rng_state ^= rng_state << 13;
-  rng_state ^= rng_state >> 7;
-  rng_state ^= rng_state << 17;
-  return rng_state;
+  return er_xorshift(&rng_state);
 }
 
 START_TEST(test_empty) {
@@ -107,12 +105,7 @@ START_TEST(test_uniform_with_outliers) {
   size_t n = 10000 + 3;
   uint64_t *v = malloc(n * sizeof *v);
   for (size_t i = 0; i < 10000; i++) v[i] = (i + 1) * 1000;
-  for (size_t i = 9999; i > 0; i--) {
-    size_t j = rnd() % (i + 1);
-    uint64_t t = v[i];
-    v[i] = v[j];
-    v[j] = t;
-  }
+  er_shuffle(v, 10000, &rng_state);
   v[10000] = 1;                        /* 1 ns */
   v[10001] = UINT64_C(3600000000000);  /* an hour */
   v[10002] = UINT64_C(36000000000000); /* ten hours */

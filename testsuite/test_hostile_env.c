@@ -15,60 +15,15 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "testlib.h"
 
 #define NOBODY 65534
 #define RUN_TIMEOUT 20.0
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static const char *prog_path(const char *name) {
-  static char p[PATH_MAX];
-  const char *dir = er_env_dir("EVENTRING_TEST_PROGS");
-  if (!dir) return NULL;
-  snprintf(p, sizeof p, "%s/%s", dir, name);
-  return access(p, X_OK) == 0 ? p : NULL;
-}
-
-#define NEED_TRACING()                                                  \
-  do {                                                                  \
-    const char *tr_ = getenv("EVENTRING_TRACING");                      \
-    if (tr_ && !strcmp(tr_, "no")) ER_SKIP("a build without tracing");  \
+#define NEED_TRACING() \
+  do { \
+    if (er_tracing_off()) ER_SKIP("a build without tracing"); \
   } while (0)
-
-static void write_file(const char *path, const char *text) {
-  FILE *f = fopen(path, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs(text, f);
-  ck_assert_int_eq(fclose(f), 0);
-}
-
-static void assert_content(const char *path, const char *text) {
-  char buf[256];
-  FILE *f = fopen(path, "r");
-  ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  ck_assert_str_eq(buf, text);
-}
-
-/* Number of entries of `dir` whose name ends in ".events". */
-static int count_events_files(const char *dir) {
-  DIR *d = opendir(dir);
-  ck_assert_ptr_nonnull(d);
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL) {
-    size_t k = strlen(e->d_name);
-    if (k > 7 && !strcmp(e->d_name + k - 7, ".events")) n++;
-  }
-  closedir(d);
-  return n;
-}
 
 /* After a refused start: off, and every probe a no-op. */
 static void assert_untraced(void) {
@@ -97,7 +52,7 @@ START_TEST(test_planted_symlink) {
   er_ring_path(path, sizeof path, dir);
   /* The victim's file lives elsewhere; the attacker's link points at it. */
   snprintf(target, sizeof target, "%s/victim", dir);
-  write_file(target, "the victim's data\n");
+  er_write_text(target, "the victim's data\n", 0);
   ck_assert_int_eq(chmod(target, 0600), 0);
   ck_assert_int_eq(symlink(target, path), 0);
   if (geteuid() == 0) ck_assert_int_eq(lchown(path, NOBODY, NOBODY), 0);
@@ -107,7 +62,7 @@ START_TEST(test_planted_symlink) {
   int rc = eventring_start();
   ck_assert_msg(rc == -EEXIST || rc == -ELOOP, "start returned %d", rc);
   assert_untraced();
-  assert_content(target, "the victim's data\n");
+  er_assert_content(target, "the victim's data\n");
   struct stat after, l;
   ck_assert_int_eq(stat(target, &after), 0);
   ck_assert_int_eq(after.st_size, before.st_size);
@@ -125,12 +80,12 @@ START_TEST(test_planted_file) {
   const char *dir = shared_dir();
   char path[PATH_MAX];
   er_ring_path(path, sizeof path, dir);
-  write_file(path, "attacker's bait\n");
+  er_write_text(path, "attacker's bait\n", 0);
   ck_assert_int_eq(chmod(path, 0666), 0);
   if (geteuid() == 0) ck_assert_int_eq(chown(path, NOBODY, NOBODY), 0);
   ck_assert_int_eq(eventring_start(), -EEXIST);
   assert_untraced();
-  assert_content(path, "attacker's bait\n");
+  er_assert_content(path, "attacker's bait\n");
   struct stat st;
   ck_assert_int_eq(stat(path, &st), 0);
   ck_assert_int_eq(st.st_mode & 07777, 0666);
@@ -144,14 +99,14 @@ END_TEST
  * is known before it execs, so the link is planted at its exact path. */
 START_TEST(test_planted_link_env_start) {
   NEED_TRACING();
-  const char *prog = prog_path("fault_setuid");
+  const char *prog = er_prog_path("fault_setuid");
   if (!prog) ER_SKIP("EVENTRING_TEST_PROGS has no fault_setuid");
   const char *dir = shared_dir();
   char target[PATH_MAX], outp[PATH_MAX], errp[PATH_MAX];
   snprintf(target, sizeof target, "%s/victim", dir);
   snprintf(outp, sizeof outp, "%s/out", dir);
   snprintf(errp, sizeof errp, "%s/err", dir);
-  write_file(target, "untouched\n");
+  er_write_text(target, "untouched\n", 0);
   setenv("OCAML_RUNTIME_EVENTS_START", "1", 1);
   int go[2];
   ck_assert_int_eq(pipe(go), 0);
@@ -190,7 +145,7 @@ START_TEST(test_planted_link_env_start) {
   ck_assert_ptr_nonnull(fgets(line, sizeof line, f));
   fclose(f);
   ck_assert_msg(strstr(line, " path=- ") != NULL, "stdout: %s", line);
-  assert_content(target, "untouched\n");
+  er_assert_content(target, "untouched\n");
   unsetenv("OCAML_RUNTIME_EVENTS_START");
   er_rmdir(dir);
 }
@@ -244,14 +199,14 @@ static struct prog_out run_setuid_prog(const char *prog, const char *mode,
   char buf[PATH_MAX + 128];
   size_t n = 0;
   ssize_t k;
-  double deadline = now_s() + RUN_TIMEOUT;
+  double deadline = er_now() + RUN_TIMEOUT;
   while (n + 1 < sizeof buf && (k = read(p[0], buf + n, sizeof buf - 1 - n)) > 0)
     n += (size_t)k;
   buf[n] = '\0';
   close(p[0]);
   int st;
   ck_assert_int_eq(waitpid(pid, &st, 0), pid);
-  ck_assert(now_s() < deadline);
+  ck_assert(er_now() < deadline);
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s %s: status %d",
                 prog, mode, st);
   struct prog_out o;
@@ -278,7 +233,7 @@ static void copy_file(const char *from, const char *to, mode_t mode) {
 
 START_TEST(test_setuid_ignores_environment) {
   NEED_TRACING();
-  const char *prog = prog_path("fault_setuid");
+  const char *prog = er_prog_path("fault_setuid");
   if (!prog) ER_SKIP("EVENTRING_TEST_PROGS has no fault_setuid");
   if (geteuid() != 0) ER_SKIP("needs root to install a setuid program");
   char bin[64];
@@ -313,15 +268,15 @@ START_TEST(test_setuid_ignores_environment) {
   ck_assert_int_eq(o.euid, 0);
   ck_assert_msg(strncmp(o.path, tdir, strlen(tdir)) == 0, "path %s", o.path);
   ck_assert_str_eq(o.words, "1024");
-  ck_assert_int_eq(count_events_files(tdir), 1);
+  ck_assert_int_eq(er_count_entries(tdir, ".events"), 1);
   ck_assert_int_eq(unlink(o.path), 0);
 
   /* Setuid: OCAML_RUNTIME_EVENTS_START is not seen; nothing anywhere. */
   o = run_setuid_prog(suid, "env", cwd);
   ck_assert_int_eq(o.euid, NOBODY);
   ck_assert_str_eq(o.path, "-");
-  ck_assert_int_eq(count_events_files(tdir), 0);
-  ck_assert_int_eq(count_events_files(cwd), 0);
+  ck_assert_int_eq(er_count_entries(tdir, ".events"), 0);
+  ck_assert_int_eq(er_count_entries(cwd, ".events"), 0);
 
   /* Setuid, starting by itself: not in tdir but in its working
    * directory, default ring size, and removed when it stops (PRESERVE is
@@ -330,14 +285,14 @@ START_TEST(test_setuid_ignores_environment) {
   ck_assert_str_eq(o.rc, "0");
   ck_assert_msg(strncmp(o.path, "./", 2) == 0, "path %s", o.path);
   ck_assert_str_eq(o.words, "65536");
-  ck_assert_int_eq(count_events_files(tdir), 0);
-  ck_assert_int_eq(count_events_files(cwd), 0);
+  ck_assert_int_eq(er_count_entries(tdir, ".events"), 0);
+  ck_assert_int_eq(er_count_entries(cwd, ".events"), 0);
 
   /* The plain program starting by itself obeys every variable. */
   o = run_setuid_prog(plain, "start", cwd);
   ck_assert_str_eq(o.rc, "0");
   ck_assert_msg(strncmp(o.path, tdir, strlen(tdir)) == 0, "path %s", o.path);
-  ck_assert_int_eq(count_events_files(tdir), 1);
+  ck_assert_int_eq(er_count_entries(tdir, ".events"), 1);
   unlink(o.path);
   unsetenv("OCAML_RUNTIME_EVENTS_START");
   er_rmdir(bin);
@@ -377,7 +332,7 @@ START_TEST(test_directory_path_too_long) {
   ck_assert_int_eq(eventring_start(), -ENAMETOOLONG);
   assert_untraced();
   free(lng);
-  ck_assert_int_eq(count_events_files(keep), 0);
+  ck_assert_int_eq(er_count_entries(keep, ".events"), 0);
   er_rmdir(keep);
 }
 END_TEST
@@ -388,18 +343,18 @@ START_TEST(test_directory_not_a_directory) {
   char keep[64], file[PATH_MAX];
   snprintf(keep, sizeof keep, "%s", dir);
   snprintf(file, sizeof file, "%s/plain", keep);
-  write_file(file, "x");
+  er_write_text(file, "x", 0);
   setenv("OCAML_RUNTIME_EVENTS_DIR", file, 1);
   ck_assert_int_eq(eventring_start(), -ENOTDIR);
   assert_untraced();
-  assert_content(file, "x");
+  er_assert_content(file, "x");
   /* An empty value means the working directory, as unset does. */
   char old[PATH_MAX];
   ck_assert_ptr_nonnull(getcwd(old, sizeof old));
   ck_assert_int_eq(chdir(keep), 0);
   setenv("OCAML_RUNTIME_EVENTS_DIR", "", 1);
   ck_assert_int_eq(eventring_start(), 0);
-  ck_assert_int_eq(count_events_files(keep), 1);
+  ck_assert_int_eq(er_count_entries(keep, ".events"), 1);
   ck_assert_int_eq(eventring_stop(), 0);
   ck_assert_int_eq(chdir(old), 0);
   er_rmdir(keep);

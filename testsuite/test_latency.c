@@ -14,11 +14,6 @@
 /* The bound the tool documents (HIST_RELATIVE_ERROR). */
 #include "../tools/histogram.h"
 
-#define NEED_TOOL()                                                      \
-  do {                                                                   \
-    if (!lat_tool()) ER_SKIP("EVENTRING_TEST_TOOL is not set");          \
-  } while (0)
-
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
   return x < y ? -1 : x > y;
@@ -65,18 +60,13 @@ static void check_report(const char *json, uint64_t *v, size_t n) {
   ck_assert_uint_eq(json_u64(pct, "100"), v[n - 1]);
 }
 
+/* The shuffle's generator state: the same order on every run. */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-static uint64_t rnd(void) {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
 
 /* 10,000 pauses of 1 .. 10,000 us in random order on domain 0, each with
  * a phase nested in it, and outliers on domain 1 (1 ns, 1 s, an hour). */
 START_TEST(test_known_distribution) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/known.events", dir);
@@ -85,12 +75,7 @@ START_TEST(test_known_distribution) {
   size_t n = 10000 + 3;
   uint64_t *v = malloc(n * sizeof *v);
   for (size_t i = 0; i < 10000; i++) v[i] = (i + 1) * 1000;
-  for (size_t i = 9999; i > 0; i--) {
-    size_t j = rnd() % (i + 1);
-    uint64_t t = v[i];
-    v[i] = v[j];
-    v[j] = t;
-  }
+  er_shuffle(v, 10000, &rng);
   uint64_t ts = 1000000000;
   craft_lifecycle(&c, 0, ts, EVENTRING_LIFECYCLE_RING_START, 42);
   for (size_t i = 0; i < 10000; i++) {
@@ -129,7 +114,7 @@ END_TEST
 
 /* Only outermost phases are pauses, however deep the nesting. */
 START_TEST(test_nested) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/nested.events", dir);
@@ -163,7 +148,7 @@ END_TEST
  * from its start has an end without begin (unmatched) and a pause left
  * open at the end (unfinished). */
 START_TEST(test_start_cut) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/cut.events", dir);
@@ -228,7 +213,7 @@ static int is_sleep_call(long nr) {
  * the test publishes a head beyond them, as a writer overwriting events
  * the reader had not reached, and then new events. */
 START_TEST(test_gap) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   pid_t writer = fork();
   ck_assert_int_ge(writer, 0);
@@ -246,16 +231,16 @@ START_TEST(test_gap) {
   craft_begin(&c, 0, ts + 200, PH_MINOR_LOCAL_ROOTS);
   craft_write(&c, path);
 
-  char *argv[] = {(char *)lat_tool(), "latency", "--json", "--follow", path,
-                  NULL};
+  char *argv[] = {
+      (char *)er_tool_path(), "latency", "--json", "--follow", path, NULL};
   FILE *out, *err;
   pid_t tool = lat_start(argv, &out, &err);
   /* Wait until it sleeps: it has read all there is (it sleeps only after
    * a poll that found nothing). */
-  double deadline = lat_now() + 10;
+  double deadline = er_now() + 10;
   long nr;
   while (!is_sleep_call(nr = blocked_in(tool)) && nr != -2 &&
-         lat_now() < deadline) {
+         er_now() < deadline) {
     struct timespec ms = {0, 1000000};
     nanosleep(&ms, NULL);
   }
@@ -294,7 +279,7 @@ END_TEST
 
 /* A file with no pause at all. */
 START_TEST(test_empty) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/empty.events", dir);
@@ -338,23 +323,18 @@ static void expected_pauses(const char *expected, uint64_t *count,
 }
 
 START_TEST(test_ocaml5_vectors) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *data = er_env_dir("EVENTRING_TEST_DATA");
   if (!data) ER_SKIP("EVENTRING_TEST_DATA is not set");
   const char *dir = er_tmpdir();
-  static const char *const names[] = {"ocaml5-basic", "ocaml5-multidomain",
-                                      "ocaml5-wrapped", "ocaml54-basic",
-                                      "ocaml54-multidomain"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    char gz[PATH_MAX], file[PATH_MAX], exp[PATH_MAX], cmd[3 * PATH_MAX];
-    snprintf(gz, sizeof gz, "%s/%s.events.gz", data, names[i]);
-    snprintf(file, sizeof file, "%s/%s.events", dir, names[i]);
+  const char *const *names = er_vectors;
+  for (size_t i = 0; i < ER_NVECTORS; i++) {
+    char file[PATH_MAX], exp[PATH_MAX];
+    ck_assert(er_unpack_vector(dir, names[i], file));
     snprintf(exp, sizeof exp, "%s/%s.expected", data, names[i]);
-    snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, file);
-    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
     uint64_t count, open;
     expected_pauses(exp, &count, &open);
-    int is52 = !strncmp(names[i], "ocaml5-", 7);
+    int is52 = er_vector_ocaml50(names[i]);
     struct lat_run r = latency_json(file, is52 ? "--ocaml50" : NULL);
     ck_assert_msg(json_u64(r.out, "pauses") == count,
                   "%s: %" PRIu64 " pauses, OCaml's reading has %" PRIu64,
@@ -373,7 +353,7 @@ END_TEST
 /* A C program through the public API: lat_phases writes 300 minor
  * pauses, each with a nested phase, and 20 major slices. */
 START_TEST(test_c_program) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
   if (!progs) ER_SKIP("EVENTRING_TEST_PROGS is not set");
   const char *dir = er_tmpdir();
@@ -400,7 +380,7 @@ END_TEST
 
 /* Bad usage is one line and status 2. */
 START_TEST(test_usage) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *a1[] = {"latency", NULL};
   struct lat_run r = lat_run_tool(a1);
   ck_assert_int_eq(r.status, 2);

@@ -8,6 +8,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "testlib.h"
 
 static uint64_t round_up(uint64_t v, uint64_t to) {
   return (v + to - 1) / to * to;
@@ -235,39 +236,21 @@ START_TEST(test_restart_after_stop) {
 }
 END_TEST
 
-static void write_file(const char *path, const char *text) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0644);
-  ck_assert_int_ge(fd, 0);
-  ck_assert_int_eq(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-  close(fd);
-}
-
-static void assert_file_is(const char *path, const char *text) {
-  char buf[256];
-  int fd = open(path, O_RDONLY);
-  ck_assert_int_ge(fd, 0);
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  ck_assert_int_ge(n, 0);
-  buf[n] = '\0';
-  ck_assert_str_eq(buf, text);
-}
-
 START_TEST(test_existing_file_untouched) {
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
   er_ring_path(path, sizeof path, dir);
-  write_file(path, "not a ring file\n");
+  er_write_text(path, "not a ring file\n", 1);
   int rc = eventring_start();
   ck_assert_msg(rc == -EEXIST, "start over a file: %d (%s)", rc,
                 eventring_strerror(rc));
   ck_assert_ptr_null(eventring_path());
   ck_assert_int_eq(eventring_is_active(), 0);
-  assert_file_is(path, "not a ring file\n");
+  er_assert_content(path, "not a ring file\n");
   /* Probes while not started write nowhere, and stop says so. */
   eventring_begin(EVENTRING_PHASE_MINOR);
   ck_assert_int_eq(eventring_stop(), EVENTRING_E_NOTSTARTED);
-  assert_file_is(path, "not a ring file\n");
+  er_assert_content(path, "not a ring file\n");
   er_rmdir(dir);
 }
 END_TEST
@@ -277,13 +260,13 @@ START_TEST(test_symlink_not_followed) {
   char path[PATH_MAX], target[PATH_MAX], dangling[PATH_MAX];
   er_ring_path(path, sizeof path, dir);
   snprintf(target, sizeof target, "%s/target", dir);
-  write_file(target, "victim\n");
+  er_write_text(target, "victim\n", 1);
   ck_assert_int_eq(symlink(target, path), 0);
   int rc = eventring_start();
   ck_assert_msg(rc == -EEXIST || rc == -ELOOP, "start over a symlink: %d (%s)",
                 rc, eventring_strerror(rc));
   ck_assert_ptr_null(eventring_path());
-  assert_file_is(target, "victim\n");
+  er_assert_content(target, "victim\n");
   struct stat st;
   ck_assert_int_eq(lstat(path, &st), 0);
   ck_assert(S_ISLNK(st.st_mode));

@@ -21,108 +21,22 @@
 #include <time.h>
 
 #include "harness.h"
+#include "testlib.h"
 
 #define WRITER_ROUNDS 20
 #define WRITER_FLOOD 10000
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-/* A process started by the test: its pid, the write end of its stdin
- * (closing it ends the helpers), the read end of its stdout. */
-struct proc {
-  pid_t pid;
-  int in, out;
-};
-
-/* Starts argv[0] with stdin and stdout on pipes (stdout to `out_file`
- * instead when given, stderr too), `env` (NAME=VALUE, NULL-terminated)
- * added to the environment.  It is killed if this process dies. */
-static struct proc start(char *const argv[], char *const env[],
-                         const char *out_file) {
-  int in[2], out[2];
-  ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
-  ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    dup2(in[0], 0);
-    if (out_file) {
-      int fd = open(out_file, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-      if (fd < 0) _exit(127);
-      dup2(fd, 1);
-      dup2(fd, 2);
-    } else {
-      dup2(out[1], 1);
-    }
-    for (int i = 0; env && env[i]; i++) putenv(env[i]);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  return (struct proc){pid, in[1], out[0]};
-}
-
-/* Waits up to `timeout` seconds for the process to exit; returns its
- * wait status, or -1 after killing it. */
-static int finish(struct proc *p, double timeout) {
-  if (p->in >= 0) close(p->in);
-  if (p->out >= 0) close(p->out);
-  p->in = p->out = -1;
-  if (p->pid <= 0) return -1;
-  double end = now_s() + timeout;
-  int st;
-  for (;;) {
-    pid_t r = waitpid(p->pid, &st, WNOHANG);
-    if (r == p->pid) break;
-    if (now_s() > end) {
-      kill(p->pid, SIGKILL);
-      waitpid(p->pid, &st, 0);
-      p->pid = 0;
-      return -1;
-    }
-    sleep_ms(10);
-  }
-  p->pid = 0;
-  return st;
-}
-
 /* Reads one line from the process's stdout within `timeout` seconds. */
-static int read_line(struct proc *p, char *buf, size_t n, double timeout) {
-  size_t k = 0;
-  double end = now_s() + timeout;
-  while (k + 1 < n) {
-    struct pollfd pf = {.fd = p->out, .events = POLLIN};
-    int left = (int)((end - now_s()) * 1000);
-    if (left <= 0 || poll(&pf, 1, left) <= 0) break;
-    if (read(p->out, buf + k, 1) != 1) break;
-    if (buf[k] == '\n') {
-      buf[k] = '\0';
-      return 0;
-    }
-    k++;
-  }
-  buf[k] = '\0';
-  return -1;
+static int read_line(struct er_pipe_proc *p, char *buf, size_t n,
+                     double timeout) {
+  return er_read_line(p->out, buf, n, timeout) == 0 ? 0 : -1;
 }
 
 static const char *progs_dir(void) { return er_env_dir("EVENTRING_TEST_PROGS"); }
 static const char *tool_path(void) { return er_env_dir("EVENTRING_TEST_TOOL"); }
 
 /* Starts mon_writer traced in `dir`, waits for "ready PID". */
-static struct proc start_writer(const char *dir, const char *extra) {
+static struct er_pipe_proc start_writer(const char *dir, const char *extra) {
   static char dirvar[128], path[PATH_MAX];
   snprintf(dirvar, sizeof dirvar, "OCAML_RUNTIME_EVENTS_DIR=%s", dir);
   snprintf(path, sizeof path, "%s/mon_writer", progs_dir());
@@ -134,7 +48,7 @@ static struct proc start_writer(const char *dir, const char *extra) {
    * while the known rounds fit in domain 0's. */
   char *env[] = {"OCAML_RUNTIME_EVENTS_START=1", dirvar, "OCAMLRUNPARAM=e=12",
                  NULL};
-  struct proc p = start(argv, env, NULL);
+  struct er_pipe_proc p = er_pipe_start(argv, env, NULL);
   char line[64];
   ck_assert_msg(read_line(&p, line, sizeof line, 10) == 0 &&
                     !strncmp(line, "ready ", 6),
@@ -145,8 +59,8 @@ static struct proc start_writer(const char *dir, const char *extra) {
 
 /* Starts the exporter with `args` (after "metrics --listen 127.0.0.1:0")
  * and returns its port, read from the line it prints. */
-static struct proc start_exporter(char *const args[], const char *log,
-                                  int *port, int stdin_pipe) {
+static struct er_pipe_proc start_exporter(char *const args[], const char *log,
+                                          int *port, int stdin_pipe) {
   char *argv[32];
   int n = 0;
   argv[n++] = (char *)tool_path();
@@ -155,14 +69,14 @@ static struct proc start_exporter(char *const args[], const char *log,
   argv[n++] = "127.0.0.1:0";
   for (int i = 0; args[i] && n < 31; i++) argv[n++] = args[i];
   argv[n] = NULL;
-  struct proc p = start(argv, NULL, log);
+  struct er_pipe_proc p = er_pipe_start(argv, NULL, log);
   if (!stdin_pipe) {
     /* Nothing to read; the pipe stays open so that a spawned command
      * sees no EOF. */
   }
   *port = 0;
-  double end = now_s() + 10;
-  while (now_s() < end && !*port) {
+  double end = er_now() + 10;
+  while (er_now() < end && !*port) {
     FILE *f = fopen(log, "r");
     char line[512];
     while (f && fgets(line, sizeof line, f)) {
@@ -175,7 +89,7 @@ static struct proc start_exporter(char *const args[], const char *log,
       p.pid = 0;
       break;
     }
-    if (!*port) sleep_ms(20);
+    if (!*port) er_sleep_ms(20);
   }
   ck_assert_msg(*port > 0, "the exporter did not start listening (see %s)",
                 log);
@@ -363,13 +277,13 @@ static void check_format(const char *body) {
 /* Scrapes until `series` is present with the value `want` (the reader
  * runs in the background), up to 10 s; returns the last body. */
 static char *scrape_until(int port, const char *series, double want) {
-  double end = now_s() + 10;
+  double end = er_now() + 10;
   for (;;) {
     char *body = scrape(port);
     double v;
-    if ((sample(body, series, &v) && v == want) || now_s() > end) return body;
+    if ((sample(body, series, &v) && v == want) || er_now() > end) return body;
     free(body);
-    sleep_ms(50);
+    er_sleep_ms(50);
   }
 }
 
@@ -455,7 +369,7 @@ START_TEST(test_pid_values) {
   char d[64], log[128], ring[PATH_MAX];
   snprintf(d, sizeof d, "%s", dir);
   snprintf(log, sizeof log, "%s/exporter.log", d);
-  struct proc w = start_writer(d, NULL);
+  struct er_pipe_proc w = start_writer(d, NULL);
   er_ring_path_for(ring, sizeof ring, d, w.pid);
   uint64_t lost = evicted_in(ring);
   ck_assert_uint_gt(lost, 0);
@@ -464,7 +378,7 @@ START_TEST(test_pid_values) {
   snprintf(pid, sizeof pid, "%ld", (long)w.pid);
   char *args[] = {"--pid", pid, "--dir", d, NULL};
   int port;
-  struct proc e = start_exporter(args, log, &port, 0);
+  struct er_pipe_proc e = start_exporter(args, log, &port, 0);
 
   char s[256];
   snprintf(s, sizeof s,
@@ -492,10 +406,10 @@ START_TEST(test_pid_values) {
   free(b2);
 
   /* The writer exits: so does the exporter, successfully. */
-  int ws = finish(&w, 10);
+  int ws = er_pipe_finish(&w, 10);
   ck_assert_msg(ws != -1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
                 "mon_writer status %d", ws);
-  int es = finish(&e, 10);
+  int es = er_pipe_finish(&e, 10);
   ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 0,
                 "exporter status %d", es);
 }
@@ -510,7 +424,7 @@ START_TEST(test_command) {
   snprintf(path, sizeof path, "%s/mon_writer", progs_dir());
   char *args[] = {"--", path, "20", "0", NULL};
   int port;
-  struct proc e = start_exporter(args, log, &port, 1);
+  struct er_pipe_proc e = start_exporter(args, log, &port, 1);
   char *body = scrape_until(port, "eventring_rings", 1);
   /* The spawned command's pid is in the labels; find it. */
   const char *p = strstr(body, "eventring_events_read_total{pid=\"");
@@ -525,7 +439,7 @@ START_TEST(test_command) {
   check_values(body, pid, "mon_writer");
   free(body);
   /* Closing the tool's stdin closes the command's: both end, 0. */
-  int es = finish(&e, 10);
+  int es = er_pipe_finish(&e, 10);
   ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 0,
                 "exporter status %d", es);
 }
@@ -542,14 +456,14 @@ START_TEST(test_dir) {
   snprintf(log, sizeof log, "%s/exporter.log", ld);
   char *args[] = {"--dir", d, "--keep", "0.3", NULL};
   int port;
-  struct proc e = start_exporter(args, log, &port, 0);
+  struct er_pipe_proc e = start_exporter(args, log, &port, 0);
   char *body = scrape_until(port, "eventring_rings", 0);
   ck_assert_double_eq(need(body, "eventring_rings"), 0);
   check_format(body);
   free(body);
 
-  struct proc w1 = start_writer(d, NULL);
-  struct proc w2 = start_writer(d, NULL);
+  struct er_pipe_proc w1 = start_writer(d, NULL);
+  struct er_pipe_proc w2 = start_writer(d, NULL);
   char s[256];
   snprintf(s, sizeof s,
            "eventring_user_mon_queue_depth{pid=\"%ld\",program=\"mon_writer\","
@@ -561,7 +475,7 @@ START_TEST(test_dir) {
   free(body);
 
   /* w1 exits (its file goes): after --keep it is no longer exported. */
-  int ws = finish(&w1, 10);
+  int ws = er_pipe_finish(&w1, 10);
   ck_assert_msg(ws != -1 && WIFEXITED(ws), "mon_writer status %d", ws);
   body = scrape_until(port, "eventring_rings", 1);
   ck_assert_double_eq(need(body, "eventring_rings"), 1);
@@ -570,9 +484,9 @@ START_TEST(test_dir) {
   check_values(body, w2.pid, "mon_writer");
   free(body);
 
-  finish(&w2, 10);
+  er_pipe_finish(&w2, 10);
   kill(e.pid, SIGTERM);
-  int es = finish(&e, 10);
+  int es = er_pipe_finish(&e, 10);
   ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 128 + SIGTERM,
                 "exporter status %d", es);
 }
@@ -596,8 +510,8 @@ START_TEST(test_usage) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *argv[10] = {(char *)tool_path()};
     for (int k = 0; cases[i].args[k]; k++) argv[k + 1] = cases[i].args[k];
-    struct proc p = start(argv, NULL, log);
-    int st = finish(&p, 10);
+    struct er_pipe_proc p = er_pipe_start(argv, NULL, log);
+    int st = er_pipe_finish(&p, 10);
     ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == cases[i].status,
                   "case %zu: status %d", i, st);
     FILE *f = fopen(log, "r");
@@ -707,12 +621,12 @@ START_TEST(test_prometheus) {
 
   /* A writer that goes on pausing while Prometheus scrapes, so that the
    * rate() of its histogram is defined. */
-  struct proc w = start_writer(d, "live");
+  struct er_pipe_proc w = start_writer(d, "live");
   char pid[16];
   snprintf(pid, sizeof pid, "%ld", (long)w.pid);
   char *args[] = {"--pid", pid, "--dir", d, NULL};
   int port;
-  struct proc e = start_exporter(args, log, &port, 0);
+  struct er_pipe_proc e = start_exporter(args, log, &port, 0);
 
   FILE *f = fopen(cfg, "w");
   ck_assert_ptr_nonnull(f);
@@ -734,14 +648,14 @@ START_TEST(test_prometheus) {
            pport);
   char *pargv[] = {(char *)prom, a_cfg, a_data, a_listen, "--log.level=warn",
                    NULL};
-  struct proc p = start(pargv, NULL, plog);
+  struct er_pipe_proc p = er_pipe_start(pargv, NULL, plog);
 
   /* Until Prometheus has scraped the exporter successfully and the
    * histogram has moved between two scrapes (bounded). */
   char resp[4096] = "";
-  double v = 0, end = now_s() + 40;
+  double v = 0, end = er_now() + 40;
   int up = 0;
-  while (now_s() < end) {
+  while (er_now() < end) {
     int st;
     ck_assert_msg(waitpid(p.pid, &st, WNOHANG) == 0,
                   "prometheus exited (see %s)", plog);
@@ -750,7 +664,7 @@ START_TEST(test_prometheus) {
     if (up && query(pport, "increase(eventring_gc_pause_seconds_count[1m])",
                     &n, NULL, 0) && n > 0)
       break;
-    sleep_ms(250);
+    er_sleep_ms(250);
   }
   ck_assert_msg(up, "Prometheus never scraped the exporter: %s", resp);
 
@@ -791,9 +705,9 @@ START_TEST(test_prometheus) {
                 "event label: %s", resp);
 
   kill(p.pid, SIGTERM);
-  finish(&p, 15);
-  finish(&w, 10);
-  finish(&e, 10);
+  er_pipe_finish(&p, 15);
+  er_pipe_finish(&w, 10);
+  er_pipe_finish(&e, 10);
   nftw(data, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 END_TEST

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "harness.h"
+#include "testlib.h"
 
 /* The vectors' .expected files were printed by OCaml's read_poll, which
  * walks domain 0's ring to its tail, then domain 1's, and so on (the
@@ -13,46 +14,20 @@
  * is a stale word in 5.2 (FORMAT.md's quirk), so only its prefix up to
  * "value=" is compared. */
 
-struct lines {
-  char **v;
-  size_t n;
-};
-
-static void lines_free(struct lines *l) {
-  for (size_t i = 0; i < l->n; i++) free(l->v[i]);
-  free(l->v);
-}
-
-static void lines_push(struct lines *l, const char *s, size_t len) {
-  l->v = realloc(l->v, (l->n + 1) * sizeof *l->v);
-  ck_assert_ptr_nonnull(l->v);
-  l->v[l->n] = strndup(s, len);
-  ck_assert_ptr_nonnull(l->v[l->n]);
-  l->n++;
-}
-
 /* Event lines of an .expected file, in order. */
-static struct lines read_expected(const char *path) {
-  struct lines l = {0};
-  FILE *fp = fopen(path, "r");
-  ck_assert_msg(fp != NULL, "cannot open %s", path);
-  char *line = NULL;
-  size_t cap = 0;
-  ssize_t n;
-  while ((n = getline(&line, &cap, fp)) > 0) {
-    if (line[n - 1] == '\n') line[--n] = '\0';
-    if (strncmp(line, "domain=", 7) != 0 || strstr(line, " kind=lost_events"))
-      continue;
-    lines_push(&l, line, (size_t)n);
-  }
-  free(line);
-  fclose(fp);
+static struct er_lines read_expected(const char *path) {
+  struct er_lines all = er_lines_read(path), l = {0};
+  for (size_t i = 0; i < all.n; i++)
+    if (!strncmp(all.v[i], "domain=", 7) &&
+        !strstr(all.v[i], " kind=lost_events"))
+      er_lines_push(&l, all.v[i], strlen(all.v[i]));
+  er_lines_free(&all);
   return l;
 }
 
 /* Our decode printed in domain order, one line per event. */
-static struct lines print_decoded(const struct rf_file *f, int phases50) {
-  struct lines l = {0};
+static struct er_lines print_decoded(const struct rf_file *f, int phases50) {
+  struct er_lines l = {0};
   for (uint64_t d = 0; d < f->max_domains; d++) {
     const struct rf_ring *r = &f->rings[d];
     for (size_t i = 0; i < r->nevents; i++) {
@@ -64,7 +39,7 @@ static struct lines print_decoded(const struct rf_file *f, int phases50) {
       fclose(m);
       ck_assert_msg(len > 0 && buf[len - 1] == '\n',
                     "rf_print_event printed no line");
-      lines_push(&l, buf, len - 1);
+      er_lines_push(&l, buf, len - 1);
       free(buf);
     }
   }
@@ -77,39 +52,11 @@ static int open_vector(const char *name, struct rf_file *f, char *tmp,
                        size_t tmpn, char *expected, size_t expn) {
   const char *data = er_env_dir("EVENTRING_TEST_DATA");
   if (!data) return 0;
-  const char *dir = er_tmpdir();
-  snprintf(tmp, tmpn, "%s/%s.events", dir, name);
+  ck_assert_uint_ge(tmpn, PATH_MAX);
   snprintf(expected, expn, "%s/%s.expected", data, name);
-  char cmd[3 * PATH_MAX];
-  snprintf(cmd, sizeof cmd, "gzip -dc '%s/%s.events.gz' > '%s'", data, name,
-           tmp);
-  int rc = system(cmd);
-  ck_assert_msg(rc == 0, "'%s' failed with status %d", cmd, rc);
+  er_unpack_vector(er_tmpdir(), name, tmp);
   er_open_ring(tmp, f);
   return 1;
-}
-
-static int is_ring_stop(const char *line) {
-  return strstr(line, " kind=lifecycle name=ring_stop value=") != NULL;
-}
-
-/* Compares `got` with `want` line for line from the start of both. */
-static void compare_lines(const char *name, const struct lines *got,
-                          const struct lines *want) {
-  size_t n = got->n < want->n ? got->n : want->n;
-  for (size_t i = 0; i < n; i++) {
-    const char *g = got->v[i], *w = want->v[i];
-    if (is_ring_stop(w)) {
-      size_t prefix = strstr(w, "value=") - w + strlen("value=");
-      ck_assert_msg(strncmp(g, w, prefix) == 0,
-                    "%s event %zu:\n  got  %s\n  want %s", name, i, g, w);
-      continue;
-    }
-    ck_assert_msg(strcmp(g, w) == 0, "%s event %zu:\n  got  %s\n  want %s",
-                  name, i, g, w);
-  }
-  ck_assert_msg(got->n == want->n, "%s: decoded %zu events, OCaml read %zu",
-                name, got->n, want->n);
 }
 
 static void check_vector(const char *name, int phases50) {
@@ -118,12 +65,12 @@ static void check_vector(const char *name, int phases50) {
   if (!open_vector(name, &f, tmp, sizeof tmp, expected, sizeof expected))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
   ck_assert_int_eq(f.has_ext, 0); /* OCaml writes no extension block */
-  struct lines want = read_expected(expected);
-  struct lines got = print_decoded(&f, phases50);
+  struct er_lines want = read_expected(expected);
+  struct er_lines got = print_decoded(&f, phases50);
   ck_assert_msg(want.n > 100, "%s has only %zu event lines", expected, want.n);
-  compare_lines(name, &got, &want);
-  lines_free(&want);
-  lines_free(&got);
+  er_lines_compare(name, &got, &want, 0);
+  er_lines_free(&want);
+  er_lines_free(&got);
   rf_close(&f);
   unlink(tmp);
   rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
@@ -155,15 +102,15 @@ START_TEST(test_numbering_matters) {
   if (!open_vector("ocaml5-basic", &f, tmp, sizeof tmp, expected,
                    sizeof expected))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
-  struct lines want = read_expected(expected);
-  struct lines got = print_decoded(&f, 0);
+  struct er_lines want = read_expected(expected);
+  struct er_lines got = print_decoded(&f, 0);
   ck_assert_uint_eq(got.n, want.n);
   size_t differ = 0;
   for (size_t i = 0; i < got.n; i++)
-    differ += strcmp(got.v[i], want.v[i]) != 0 && !is_ring_stop(want.v[i]);
+    differ += strcmp(got.v[i], want.v[i]) != 0 && !er_is_ring_stop(want.v[i]);
   ck_assert_msg(differ > 10, "only %zu lines differ with 5.3+ names", differ);
-  lines_free(&want);
-  lines_free(&got);
+  er_lines_free(&want);
+  er_lines_free(&got);
   rf_close(&f);
   unlink(tmp);
   rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
@@ -193,14 +140,14 @@ START_TEST(test_ocaml52_wrapped) {
   ck_assert_uint_eq(rf_count(&f, 0, 1, 1, -1), 5000 - 4662);
   ck_assert_uint_eq(rf_count(&f, -1, 1, 4, -1), 1);
 
-  struct lines want = read_expected(expected);
-  struct lines got = print_decoded(&f, 1);
+  struct er_lines want = read_expected(expected);
+  struct er_lines got = print_decoded(&f, 1);
   ck_assert_str_eq(want.v[0],
                    "domain=0 ts=1300819377514 kind=user_int name=t.int "
                    "value=4663");
-  compare_lines("ocaml5-wrapped", &got, &want);
-  lines_free(&want);
-  lines_free(&got);
+  er_lines_compare("ocaml5-wrapped", &got, &want, 0);
+  er_lines_free(&want);
+  er_lines_free(&got);
   rf_close(&f);
   unlink(tmp);
   rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));

@@ -17,95 +17,25 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "testlib.h"
 
-/* progs/fault_writer.c describes the events checked here.  Every helper
- * process is waited for at most this long, then killed. */
-#define RUN_TIMEOUT 20.0
+/* progs/fault_writer.c describes the events checked here. */
 #define MAX_DOM 16
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-static const char *prog_path(const char *name) {
-  static char p[PATH_MAX];
-  const char *dir = er_env_dir("EVENTRING_TEST_PROGS");
-  if (!dir) return NULL;
-  snprintf(p, sizeof p, "%s/%s", dir, name);
-  return access(p, X_OK) == 0 ? p : NULL;
-}
-
-static const char *tool_path(void) {
-  const char *t = getenv("EVENTRING_TEST_TOOL");
-  return t && *t && access(t, X_OK) == 0 ? t : NULL;
-}
-
-#define NEED_WRITER()                                                   \
-  do {                                                                  \
-    const char *tr_ = getenv("EVENTRING_TRACING");                      \
-    if (tr_ && !strcmp(tr_, "no")) ER_SKIP("a build without tracing");  \
-    if (!prog_path("fault_writer"))                                     \
-      ER_SKIP("EVENTRING_TEST_PROGS has no fault_writer");              \
+#define NEED_WRITER()                                                      \
+  do {                                                                     \
+    if (er_tracing_off()) ER_SKIP("a build without tracing");              \
+    if (!er_prog_path("fault_writer"))                                     \
+      ER_SKIP("EVENTRING_TEST_PROGS has no fault_writer");                 \
   } while (0)
-
-/* Starts argv with stdout to `out_fd` (a pipe end or a file; -1 for
- * /dev/null) and stderr to `err_fd` (-1: ours). */
-static pid_t spawn(char *const argv[], int out_fd, int err_fd) {
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, STDIN_FILENO);
-    dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO);
-    if (err_fd >= 0) dup2(err_fd, STDERR_FILENO);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  return pid;
-}
-
-/* Waits for pid at most `seconds`; kills it on timeout and returns -1. */
-static int wait_for(pid_t pid, double seconds) {
-  double deadline = now_s() + seconds;
-  for (;;) {
-    int st;
-    pid_t r = waitpid(pid, &st, WNOHANG);
-    if (r == pid) return st;
-    ck_assert_msg(r == 0, "waitpid: %s", strerror(errno));
-    if (now_s() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      return -1;
-    }
-    nap_ms(5);
-  }
-}
 
 /* Reads one line from fd within `seconds` (fails the test otherwise). */
 static void read_line(int fd, char *buf, size_t cap, double seconds) {
-  size_t n = 0;
-  double deadline = now_s() + seconds;
-  while (n + 1 < cap) {
-    struct pollfd p = {fd, POLLIN, 0};
-    int left = (int)((deadline - now_s()) * 1000);
-    ck_assert_msg(left > 0, "no line from the helper within %.0f s", seconds);
-    int r = poll(&p, 1, left);
-    if (r < 0 && errno == EINTR) continue;
-    ck_assert_int_ge(r, 0);
-    if (r == 0) continue;
-    ssize_t k = read(fd, buf + n, 1);
-    ck_assert_msg(k == 1, "helper closed its output before a line");
-    if (buf[n] == '\n') break;
-    n++;
-  }
-  buf[n] = '\0';
+  int rc = er_read_line(fd, buf, cap, seconds);
+  ck_assert_msg(rc != -1, "no line from the helper within %.0f s", seconds);
+  ck_assert_msg(rc == 0,
+                "helper closed its output before a line (or its "
+                "line did not fit)");
 }
 
 /* ------------------------------------------------------------------ */
@@ -305,32 +235,19 @@ static void read_with_cursor(const char *path, struct check *c) {
 static int read_with_dump(const char *dir, const char *const *args,
                           struct check *c, char *err_text, size_t err_cap) {
   check_init(c);
-  char outp[PATH_MAX], errp[PATH_MAX];
-  static int seq;
-  snprintf(outp, sizeof outp, "%s/dump.out.%d", dir, seq);
-  snprintf(errp, sizeof errp, "%s/dump.err.%d", dir, seq++);
-  int out = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  int err = open(errp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  ck_assert(out >= 0 && err >= 0);
-  char *argv[16];
-  int k = 0;
-  argv[k++] = (char *)tool_path();
-  argv[k++] = "dump";
-  for (; *args && k < 15; args++) argv[k++] = (char *)*args;
+  const char *argv[16] = {"dump"};
+  size_t k = 1;
+  for (; *args; args++) {
+    ck_assert_uint_lt(k, 15);
+    argv[k++] = *args;
+  }
   argv[k] = NULL;
-  pid_t pid = spawn(argv, out, err);
-  close(out);
-  close(err);
-  int st = wait_for(pid, RUN_TIMEOUT);
+  struct er_run r = er_run_tool(dir, argv, 0);
+  int st = r.status;
   ck_assert_msg(st != -1, "eventring dump did not end");
+  snprintf(err_text, err_cap, "%s", r.err);
 
-  FILE *e = fopen(errp, "r");
-  ck_assert_ptr_nonnull(e);
-  size_t ne = fread(err_text, 1, err_cap - 1, e);
-  err_text[ne] = '\0';
-  fclose(e);
-
-  FILE *f = fopen(outp, "r");
+  FILE *f = fmemopen(r.out, strlen(r.out), "r");
   ck_assert_ptr_nonnull(f);
   char *line = NULL;
   size_t cap = 0;
@@ -378,6 +295,7 @@ static int read_with_dump(const char *dir, const char *const *args,
   }
   free(line);
   fclose(f);
+  er_run_free(&r);
   if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
     ck_assert_msg(summary_total != UINT64_MAX, "dump printed no SUMMARY");
     ck_assert_uint_eq(summary_total, total);
@@ -433,7 +351,7 @@ static void check_dead_file(const char *dir, const char *path, int nthreads) {
   ck_assert_int_eq(busy, nthreads);
   rf_close(&f);
 
-  if (!tool_path()) {
+  if (!er_tool_path()) {
     er_note_skip("EVENTRING_TEST_TOOL is not set: dump not checked");
     return;
   }
@@ -458,13 +376,13 @@ static pid_t start_writer(const char *const *args, char *path, size_t cap) {
   ck_assert_int_eq(pipe2(p, O_CLOEXEC), 0);
   char *argv[8];
   int k = 0;
-  argv[k++] = (char *)prog_path("fault_writer");
+  argv[k++] = (char *)er_prog_path("fault_writer");
   for (; *args && k < 7; args++) argv[k++] = (char *)*args;
   argv[k] = NULL;
-  pid_t pid = spawn(argv, p[1], -1);
+  pid_t pid = er_spawn(argv, ER_FD_NULL, p[1], ER_FD_KEEP, NULL, 0);
   close(p[1]);
   char line[PATH_MAX + 16];
-  read_line(p[0], line, sizeof line, RUN_TIMEOUT);
+  read_line(p[0], line, sizeof line, ER_RUN_TIMEOUT);
   close(p[0]);
   ck_assert_msg(strncmp(line, "ready ", 6) == 0, "helper said: %s", line);
   size_t n = strlen(line + 6);
@@ -479,9 +397,9 @@ START_TEST(test_sigkill_mid_stream) {
   char path[PATH_MAX];
   const char *args[] = {"run", "4", NULL};
   pid_t pid = start_writer(args, path, sizeof path);
-  nap_ms(30); /* the writers are in full flow */
+  er_sleep_ms(30); /* the writers are in full flow */
   ck_assert_int_eq(kill(pid, SIGKILL), 0);
-  int st = wait_for(pid, RUN_TIMEOUT);
+  int st = er_wait_for(pid, ER_RUN_TIMEOUT);
   ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %d", st);
   check_dead_file(dir, path, 4);
   er_rmdir(dir);
@@ -507,7 +425,7 @@ START_TEST(test_sigsegv_mid_stream) {
   char path[PATH_MAX];
   const char *args[] = {"segv", "3", "30", NULL};
   pid_t pid = start_writer(args, path, sizeof path);
-  int st = wait_for(pid, RUN_TIMEOUT);
+  int st = er_wait_for(pid, ER_RUN_TIMEOUT);
   ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGSEGV, "status %d", st);
   check_dead_file(dir, path, 3);
   er_rmdir(dir);
@@ -522,11 +440,11 @@ static void run_short(const char *dir, const char *const *args, char *path,
                       size_t cap) {
   char *argv[8];
   int k = 0;
-  argv[k++] = (char *)prog_path("fault_writer");
+  argv[k++] = (char *)er_prog_path("fault_writer");
   for (; *args && k < 7; args++) argv[k++] = (char *)*args;
   argv[k] = NULL;
-  pid_t pid = spawn(argv, -1, -1);
-  int st = wait_for(pid, RUN_TIMEOUT);
+  pid_t pid = er_spawn(argv, ER_FD_NULL, -1, ER_FD_KEEP, NULL, 0);
+  int st = er_wait_for(pid, ER_RUN_TIMEOUT);
   ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "status %d", st);
   er_ring_path_for(path, cap, dir, pid);
   ck_assert_msg(access(path, F_OK) == 0, "%s is missing", path);
@@ -564,7 +482,7 @@ static void short_case(const char *mode, long pairs, int stopped) {
   struct check c;
   read_with_cursor(path, &c);
   check_short(&c, pid_of(path), pairs, stopped, "cursor");
-  if (tool_path()) {
+  if (er_tool_path()) {
     char err[1024];
     const char *dargs[] = {path, NULL};
     int st = read_with_dump(dir, dargs, &c, err, sizeof err);
@@ -590,11 +508,11 @@ END_TEST
  * the private directory removed. */
 static void spawn_case(const char *mode, long pairs) {
   NEED_WRITER();
-  if (!tool_path()) ER_SKIP("EVENTRING_TEST_TOOL is not set");
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char n[16];
   snprintf(n, sizeof n, "%ld", pairs);
-  const char *args[] = {"--", prog_path("fault_writer"), mode, n, NULL};
+  const char *args[] = {"--", er_prog_path("fault_writer"), mode, n, NULL};
   char err[1024];
   struct check c;
   setenv("TMPDIR", dir, 1);
@@ -680,7 +598,7 @@ START_TEST(test_stuck_thread_at_teardown) {
   int dom = -1;
   pthread_t th;
   ck_assert_int_eq(pthread_create(&th, NULL, stuck_writer, &dom), 0);
-  while (__atomic_load_n(&dom, __ATOMIC_SEQ_CST) < 0) nap_ms(1);
+  while (__atomic_load_n(&dom, __ATOMIC_SEQ_CST) < 0) er_sleep_ms(1);
   __atomic_store_n(&stuck_dropped_off,
                    (int64_t)(meta[ER_META_HEADERS_OFFSET] +
                              (uint64_t)dom * meta[ER_META_RING_HEADER_SIZE] +
@@ -690,8 +608,8 @@ START_TEST(test_stuck_thread_at_teardown) {
    * nothing else).  Some sanitizers defer signals to safe points, where
    * none ever does: then the case is skipped. */
   int landed = 0;
-  double deadline = now_s() + 5;
-  while (!landed && now_s() < deadline) {
+  double deadline = er_now() + 5;
+  while (!landed && er_now() < deadline) {
     pthread_kill(th, SIGUSR1);
     struct pollfd p = {stuck_report[0], POLLIN, 0};
     landed = poll(&p, 1, 2) == 1;
@@ -706,9 +624,9 @@ START_TEST(test_stuck_thread_at_teardown) {
    * line on stderr, the mapping left in place, the slot retired. */
   struct er_capture cap;
   er_stderr_begin(&cap);
-  double t0 = now_s();
+  double t0 = er_now();
   int rc = eventring_stop();
-  double took = now_s() - t0;
+  double took = er_now() - t0;
   char *err = er_stderr_end(&cap);
   ck_assert_int_eq(rc, 0);
   ck_assert_msg(took >= 1.9 && took < 10, "stop took %.2f s", took);
@@ -722,7 +640,7 @@ START_TEST(test_stuck_thread_at_teardown) {
    * with tracing off) and exits. */
   char c = 1;
   ck_assert_int_eq(write(stuck_release[1], &c, 1), 1);
-  nap_ms(20);
+  er_sleep_ms(20);
   __atomic_store_n(&stuck_stop, 1, __ATOMIC_SEQ_CST);
   ck_assert_int_eq(pthread_join(th, NULL), 0);
 

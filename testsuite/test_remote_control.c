@@ -15,6 +15,7 @@
 
 #include "eventring.h"
 #include "harness.h"
+#include "testlib.h"
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -22,63 +23,25 @@ static uint64_t now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-struct proc {
-  pid_t pid;
-  int in, out;
-};
-
 /* Starts mon_loop traced in `dir` with OCAML_RUNTIME_EVENTS_START=start;
  * it dies with this process, and exits when its stdin closes. */
-static struct proc start_loop(const char *dir, const char *start) {
+static struct er_pipe_proc start_loop(const char *dir, const char *start) {
   const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
-  char path[PATH_MAX];
+  char path[PATH_MAX], startvar[64], dirvar[PATH_MAX];
   snprintf(path, sizeof path, "%s/mon_loop", progs);
-  int in[2], out[2];
-  ck_assert_int_eq(pipe2(in, O_CLOEXEC), 0);
-  ck_assert_int_eq(pipe2(out, O_CLOEXEC), 0);
-  pid_t parent = getpid();
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    if (getppid() != parent) _exit(127);
-    dup2(in[0], 0);
-    dup2(out[1], 1);
-    setenv("OCAML_RUNTIME_EVENTS_START", start, 1);
-    setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
-    execl(path, path, (char *)NULL);
-    _exit(127);
-  }
-  close(in[0]);
-  close(out[1]);
-  struct proc p = {pid, in[1], out[0]};
-  char line[64] = "";
-  size_t k = 0;
-  struct pollfd pf = {.fd = p.out, .events = POLLIN};
-  while (k + 1 < sizeof line && poll(&pf, 1, 10000) > 0 &&
-         read(p.out, line + k, 1) == 1 && line[k] != '\n')
-    k++;
-  line[k] = '\0';
+  snprintf(startvar, sizeof startvar, "OCAML_RUNTIME_EVENTS_START=%s", start);
+  snprintf(dirvar, sizeof dirvar, "OCAML_RUNTIME_EVENTS_DIR=%s", dir);
+  char *argv[] = {path, NULL};
+  char *env[] = {startvar, dirvar, NULL};
+  struct er_pipe_proc p = er_pipe_start(argv, env, NULL);
+  char line[64];
+  er_read_line(p.out, line, sizeof line, 10);
   ck_assert_msg(!strncmp(line, "ready ", 6), "mon_loop: '%s'", line);
   return p;
 }
 
-static int stop_loop(struct proc *p) {
-  close(p->in);
-  close(p->out);
-  int st = -1;
-  for (int i = 0; i < 1000; i++) {
-    if (waitpid(p->pid, &st, WNOHANG) == p->pid) return st;
-    sleep_ms(10);
-  }
-  kill(p->pid, SIGKILL);
-  waitpid(p->pid, &st, 0);
-  return -1;
+static int stop_loop(struct er_pipe_proc *p) {
+  return er_pipe_finish(p, 10);
 }
 
 /* Runs `eventring ARGS...` with stderr captured in `errbuf`; returns the
@@ -111,16 +74,8 @@ static int run_tool(char *const args[], char *errbuf, size_t n,
   }
   errbuf[len] = '\0';
   close(err[0]);
-  int st;
-  for (int i = 0;; i++) {
-    if (waitpid(pid, &st, WNOHANG) == pid) break;
-    if (i > 1000) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      return -1;
-    }
-    sleep_ms(10);
-  }
+  int st = er_wait_for(pid, 10);
+  if (st == -1) return -1;
   if (took_ns) *took_ns = now_ns() - t0;
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
@@ -198,13 +153,13 @@ START_TEST(test_pause_resume_tool) {
     ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
   char d[64];
   snprintf(d, sizeof d, "%s", er_tmpdir());
-  struct proc p = start_loop(d, "1");
+  struct er_pipe_proc p = start_loop(d, "1");
   eventring_cursor *c;
   ck_assert_int_eq(eventring_cursor_open(&c, d, p.pid), 0);
   eventring_callbacks *cb = callbacks();
   struct seen s = {calloc(MAX_EV, sizeof(struct ev)), 0};
   ck_assert_ptr_nonnull(s.ev);
-  sleep_ms(50);
+  er_sleep_ms(50);
   drain(c, cb, &s);
   ck_assert_int_gt(ints_after(&s, 0), 0);
 
@@ -216,7 +171,7 @@ START_TEST(test_pause_resume_tool) {
   ck_assert_int_eq(run_tool(pause_args, err, sizeof err, &took), 0);
   ck_assert_str_eq(err, "");
   uint64_t after_pause = now_ns();
-  sleep_ms(100);
+  er_sleep_ms(100);
   drain(c, cb, &s);
   uint64_t pause_ts = last_of(&s, EVENTRING_LIFECYCLE_RING_PAUSE);
   ck_assert_uint_gt(pause_ts, 0);
@@ -229,7 +184,7 @@ START_TEST(test_pause_resume_tool) {
          took / 1e6, (double)(pause_ts - t0) / 1e6);
 
   ck_assert_int_eq(run_tool(resume_args, err, sizeof err, NULL), 0);
-  sleep_ms(50);
+  er_sleep_ms(50);
   drain(c, cb, &s);
   uint64_t resume_ts = last_of(&s, EVENTRING_LIFECYCLE_RING_RESUME);
   ck_assert_uint_gt(resume_ts, pause_ts);
@@ -256,7 +211,7 @@ START_TEST(test_pause_latency) {
   if (!er_env_dir("EVENTRING_TEST_PROGS")) ER_SKIP("EVENTRING_TEST_PROGS unset");
   char d[64];
   snprintf(d, sizeof d, "%s", er_tmpdir());
-  struct proc p = start_loop(d, "1");
+  struct er_pipe_proc p = start_loop(d, "1");
   eventring_cursor *c;
   ck_assert_int_eq(eventring_cursor_open(&c, d, p.pid), 0);
   eventring_callbacks *cb = callbacks();
@@ -265,7 +220,7 @@ START_TEST(test_pause_latency) {
   enum { N = 30 };
   double lat[N], rtt[N];
   for (int i = 0; i < N; i++) {
-    sleep_ms(5);
+    er_sleep_ms(5);
     uint64_t t0 = now_ns();
     ck_assert_int_eq(eventring_remote_pause(d, p.pid), 0);
     uint64_t t1 = now_ns();
@@ -306,13 +261,13 @@ START_TEST(test_start_paused) {
     ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
   char d[64];
   snprintf(d, sizeof d, "%s", er_tmpdir());
-  struct proc p = start_loop(d, "paused");
+  struct er_pipe_proc p = start_loop(d, "paused");
   eventring_cursor *c;
   ck_assert_int_eq(eventring_cursor_open(&c, d, p.pid), 0);
   eventring_callbacks *cb = callbacks();
   struct seen s = {calloc(MAX_EV, sizeof(struct ev)), 0};
   ck_assert_ptr_nonnull(s.ev);
-  sleep_ms(100);
+  er_sleep_ms(100);
   drain(c, cb, &s);
   ck_assert_int_eq(s.n, 2);
   ck_assert_int_eq(s.ev[0].kind, EVENTRING_LIFECYCLE_RING_START);
@@ -322,7 +277,7 @@ START_TEST(test_start_paused) {
   snprintf(pid, sizeof pid, "%ld", (long)p.pid);
   char *resume_args[] = {"resume", pid, "--dir", d, NULL};
   ck_assert_int_eq(run_tool(resume_args, err, sizeof err, NULL), 0);
-  sleep_ms(50);
+  er_sleep_ms(50);
   drain(c, cb, &s);
   uint64_t resume_ts = last_of(&s, EVENTRING_LIFECYCLE_RING_RESUME);
   ck_assert_uint_gt(resume_ts, 0);
@@ -361,7 +316,7 @@ START_TEST(test_errors) {
   ck_assert_int_eq(eventring_remote_pause(d, 2147483647), -ENOENT);
 
   /* A stopped process does not answer: a bounded wait, then an error. */
-  struct proc p = start_loop(d, "1");
+  struct er_pipe_proc p = start_loop(d, "1");
   char pid[16];
   snprintf(pid, sizeof pid, "%ld", (long)p.pid);
   kill(p.pid, SIGSTOP);

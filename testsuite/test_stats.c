@@ -7,11 +7,6 @@
 #include "harness.h"
 #include "lat_craft.h"
 
-#define NEED_TOOL()                                                      \
-  do {                                                                   \
-    if (!lat_tool()) ER_SKIP("EVENTRING_TEST_TOOL is not set");          \
-  } while (0)
-
 static struct lat_run stats_json(const char *path, const char *extra) {
   const char *args[] = {"stats", "--json", path, extra, NULL};
   struct lat_run r = lat_run_tool(args);
@@ -80,7 +75,7 @@ static void check_against_dump(const char *path, const char *extra,
 /* A crafted file: phase times, counters in two domains, user events, an
  * alloc event, a lost start. */
 START_TEST(test_crafted) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/crafted.events", dir);
@@ -181,20 +176,15 @@ START_TEST(test_crafted) {
 END_TEST
 
 START_TEST(test_ocaml5_vectors) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *data = er_env_dir("EVENTRING_TEST_DATA");
   if (!data) ER_SKIP("EVENTRING_TEST_DATA is not set");
   const char *dir = er_tmpdir();
-  static const char *const names[] = {"ocaml5-basic", "ocaml5-multidomain",
-                                      "ocaml5-wrapped", "ocaml54-basic",
-                                      "ocaml54-multidomain"};
-  for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-    char gz[PATH_MAX], file[PATH_MAX], cmd[3 * PATH_MAX];
-    snprintf(gz, sizeof gz, "%s/%s.events.gz", data, names[i]);
-    snprintf(file, sizeof file, "%s/%s.events", dir, names[i]);
-    snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, file);
-    ck_assert_msg(system(cmd) == 0, "%s failed", cmd);
-    const char *opt = !strncmp(names[i], "ocaml5-", 7) ? "--ocaml50" : NULL;
+  const char *const *names = er_vectors;
+  for (size_t i = 0; i < ER_NVECTORS; i++) {
+    char file[PATH_MAX];
+    ck_assert(er_unpack_vector(dir, names[i], file));
+    const char *opt = er_vector_ocaml50(names[i]) ? "--ocaml50" : NULL;
     struct lat_run r = stats_json(file, opt);
     check_against_dump(file, opt, r.out);
     if (strstr(names[i], "wrapped")) {
@@ -235,7 +225,7 @@ static pid_t run_prog(const char *name, const char *arg) {
 /* A C program, its ring small enough to wrap: lost events are exact
  * event counts, read + lost is every event written. */
 START_TEST(test_c_program_wrapped) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_PROGS"))
     ER_SKIP("EVENTRING_TEST_PROGS is not set");
   const char *dir = er_tmpdir();
@@ -269,7 +259,7 @@ END_TEST
 
 /* The same program without wrapping: every count is known. */
 START_TEST(test_c_program) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_PROGS"))
     ER_SKIP("EVENTRING_TEST_PROGS is not set");
   const char *dir = er_tmpdir();
@@ -300,7 +290,7 @@ END_TEST
 
 /* The instrumented variant's allocation buckets, summed over flushes. */
 START_TEST(test_alloc_totals) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_PROGS"))
     ER_SKIP("EVENTRING_TEST_PROGS is not set");
   const char *dir = er_tmpdir();

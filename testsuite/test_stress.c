@@ -11,6 +11,7 @@
 #include "harness.h"
 #include "progs/stress_check.h"
 #include "ring_format.h"
+#include "testlib.h"
 
 extern char **environ;
 
@@ -31,12 +32,6 @@ static struct st_ids ids;
 static eventring_callbacks *cb;
 static int stop_writers;  /* atomic: the fixed writers end */
 static int custom_errors; /* atomic: eventring_write_custom() failures */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
 
 static void sleep_us(long us) {
   struct timespec ts = {us / 1000000, (us % 1000000) * 1000};
@@ -386,7 +381,7 @@ static void fork_and_check(const char *dir, int k, int log2,
   static struct st_reader rd;
   st_reader_init(&rd, pid, getpid(), ST_MAX_WRITERS);
   int status = 0, gone = 0;
-  double t0 = now_s();
+  double t0 = er_now();
   for (unsigned long n = 0;; n++) {
     if (!gone && waitpid(pid, &status, WNOHANG) == pid) gone = 1;
     int r = eventring_cursor_poll(cur, cb, &rd, gone ? 0 : poll_limit(n));
@@ -397,7 +392,7 @@ static void fork_and_check(const char *dir, int k, int log2,
       if (gone) break;
       sched_yield();
     }
-    ck_assert_msg(now_s() - t0 < 60, "child %ld runs on", (long)pid);
+    ck_assert_msg(er_now() - t0 < 60, "child %ld runs on", (long)pid);
   }
   eventring_cursor_free(cur);
   ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
@@ -439,17 +434,6 @@ static void fork_and_check(const char *dir, int k, int log2,
 /* ------------------------------------------------------------------ */
 /* The test.                                                            */
 
-static int dir_is_empty(const char *dir) {
-  DIR *d = opendir(dir);
-  ck_assert_ptr_nonnull(d);
-  int n = 0;
-  struct dirent *e;
-  while ((e = readdir(d)) != NULL)
-    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
-  closedir(d);
-  return n == 0;
-}
-
 START_TEST(test_under_load) {
   const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
   if (!progs) ER_SKIP("EVENTRING_TEST_PROGS is not set");
@@ -485,12 +469,13 @@ START_TEST(test_under_load) {
   static uint64_t next_seq[ST_MAX_WRITERS];
   struct totals t = {0};
   unsigned next_ephemeral = 0;
-  double deadline = now_s() + seconds;
+  double deadline = er_now() + seconds;
 
-  while (now_s() < deadline) {
+  while (er_now() < deadline) {
     unsigned i = t.cycles++;
     const char *dir = dirs[i % NDIRS];
-    ck_assert_msg(dir_is_empty(dir), "%s: files left from a cycle", dir);
+    ck_assert_msg(er_count_entries(dir, "") == 0, "%s: files left from a cycle",
+                  dir);
     int log2 = ring_log2[i % (sizeof ring_log2 / sizeof ring_log2[0])];
     char param[32];
     snprintf(param, sizeof param, "e=%d,d=%d", log2, NSLOTS);

@@ -14,102 +14,18 @@
 #include <unistd.h>
 
 #include "harness.h"
-
-/* Every child process (the tool, the helper programs) is waited for at
- * most this long before it is killed and the test fails. */
-#define RUN_TIMEOUT 20.0
+#include "testlib.h"
 
 /* ------------------------------------------------------------------ */
 /* Running programs.                                                    */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void nap_ms(long ms) {
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-  nanosleep(&ts, NULL);
-}
-
-/* Starts argv[0] (searched in PATH) with stdout and stderr going to the
- * given descriptors (-1: /dev/null), stdin from /dev/null. */
-static pid_t spawn(char *const argv[], int out_fd, int err_fd) {
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    int null = open("/dev/null", O_RDWR);
-    dup2(null, STDIN_FILENO);
-    dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO);
-    dup2(err_fd >= 0 ? err_fd : null, STDERR_FILENO);
-    execvp(argv[0], argv);
-    _exit(127);
-  }
-  return pid;
-}
-
-/* Waits for `pid` for at most `seconds`; kills it on timeout.  Returns
- * the wait status, or -1 on timeout. */
-static int wait_for(pid_t pid, double seconds) {
-  double deadline = now_s() + seconds;
-  for (;;) {
-    int st;
-    pid_t r = waitpid(pid, &st, WNOHANG);
-    if (r == pid) return st;
-    ck_assert_msg(r == 0, "waitpid: %s", strerror(errno));
-    if (now_s() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      return -1;
-    }
-    nap_ms(5);
-  }
-}
-
-/* The whole content of `path` (malloc'd, NUL-terminated). */
-static char *slurp(const char *path) {
-  FILE *f = fopen(path, "r");
-  ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *m = open_memstream(&buf, &len);
-  ck_assert_ptr_nonnull(m);
-  char chunk[65536];
-  size_t n;
-  while ((n = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, n, m);
-  fclose(f);
-  fclose(m);
-  return buf;
-}
-
-static const char *tool_path(void) {
-  const char *t = getenv("EVENTRING_TEST_TOOL");
-  return t && *t && access(t, X_OK) == 0 ? t : NULL;
-}
-
-/* The path of helper program `name`, or NULL without helper programs. */
-static const char *prog_path(const char *name) {
-  static char p[PATH_MAX];
-  const char *dir = er_env_dir("EVENTRING_TEST_PROGS");
-  if (!dir) return NULL;
-  snprintf(p, sizeof p, "%s/%s", dir, name);
-  return access(p, X_OK) == 0 ? p : NULL;
-}
-
 /* Skips unless the tool and spawn_child are there and tracing is on. */
-#define NEED_ALL()                                                          \
-  do {                                                                      \
-    const char *tr_ = getenv("EVENTRING_TRACING");                          \
-    if (!tool_path()) ER_SKIP("EVENTRING_TEST_TOOL is not set");            \
-    if (!prog_path("spawn_child")) ER_SKIP("no helper programs");           \
-    if (tr_ && !strcmp(tr_, "no")) ER_SKIP("a build without tracing");      \
+#define NEED_ALL()                                                         \
+  do {                                                                     \
+    if (!er_tool_path()) ER_SKIP("EVENTRING_TEST_TOOL is not set");        \
+    if (!er_prog_path("spawn_child")) ER_SKIP("no helper programs");       \
+    if (er_tracing_off()) ER_SKIP("a build without tracing");              \
   } while (0)
-
-struct run {
-  int status; /* wait status; -1 when it had to be killed */
-  char *out, *err;
-};
 
 /* Starts the tool with `args` (NULL-terminated, without argv[0]), its
  * output going to files in `dir`, and returns without waiting.  The
@@ -117,58 +33,15 @@ struct run {
  * and can be seen to go away. */
 static pid_t start_tool(const char *dir, const char *const *args,
                         char *outp, char *errp) {
-  static int seq;
-  snprintf(outp, PATH_MAX, "%s/out.%d", dir, seq);
-  snprintf(errp, PATH_MAX, "%s/err.%d", dir, seq++);
-  int out = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  int err = open(errp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  ck_assert(out >= 0 && err >= 0);
-  char *argv[24];
-  size_t n = 0;
-  argv[n++] = (char *)tool_path();
-  for (; args[n - 1] && n < 23; n++) argv[n] = (char *)args[n - 1];
-  argv[n] = NULL;
   setenv("TMPDIR", dir, 1);
-  pid_t pid = spawn(argv, out, err);
-  close(out);
-  close(err);
-  return pid;
+  return er_start_tool(dir, args, ER_SPAWN_PATH, outp, errp);
 }
 
-static struct run finish_tool(pid_t pid, const char *outp, const char *errp) {
-  struct run r;
-  r.status = wait_for(pid, RUN_TIMEOUT);
-  r.out = slurp(outp);
-  r.err = slurp(errp);
-  unlink(outp);
-  unlink(errp);
-  return r;
-}
-
-static struct run run_tool(const char *dir, const char *const *args) {
+/* Runs the tool to its end (bounded by ER_RUN_TIMEOUT). */
+static struct er_run run_tool(const char *dir, const char *const *args) {
   char outp[PATH_MAX], errp[PATH_MAX];
   pid_t pid = start_tool(dir, args, outp, errp);
-  return finish_tool(pid, outp, errp);
-}
-
-static void run_free(struct run *r) {
-  free(r->out);
-  free(r->err);
-}
-
-static int exit_code(const struct run *r) {
-  ck_assert_msg(r->status != -1, "the tool did not finish in time");
-  ck_assert_msg(WIFEXITED(r->status), "the tool died of signal %d",
-                WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0);
-  return WEXITSTATUS(r->status);
-}
-
-/* The tool exited with `code` and printed nothing on stderr. */
-static void assert_status(const struct run *r, int code) {
-  int got = exit_code(r);
-  ck_assert_msg(got == code && r->err[0] == '\0',
-                "exit status %d (expected %d), stderr: %s", got, code,
-                r->err);
+  return er_finish(pid, outp, errp, ER_RUN_TIMEOUT);
 }
 
 /* No private directory of the tool is left in `dir`. */
@@ -242,10 +115,10 @@ static void check_exit(int code) {
   const char *dir = er_tmpdir();
   char codes[16];
   snprintf(codes, sizeof codes, "%d", code);
-  struct run r = run_tool(
-      dir, (const char *[]){"dump", "--", prog_path("spawn_child"), "exit",
-                            codes, NULL});
-  assert_status(&r, code);
+  struct er_run r =
+      run_tool(dir, (const char *[]){"dump", "--", er_prog_path("spawn_child"),
+                                     "exit", codes, NULL});
+  er_assert_status(&r, code);
   ck_assert_int_eq(check_listing(r.out, 1), 100);
   /* The child saw the tracing variables and a private directory. */
   ck_assert_int_eq(user_int(r.out, "spawn.start"), 1);
@@ -260,7 +133,7 @@ static void check_exit(int code) {
   ck_assert_int_eq(count(r.out, "kind=user_span name=spawn.work value=end"), 1);
   ck_assert_int_eq(count(r.out, "name=ring_stop"), 1);
   assert_no_private_dir(dir);
-  run_free(&r);
+  er_run_free(&r);
 }
 
 START_TEST(test_exit_0) { check_exit(0); }
@@ -274,32 +147,32 @@ END_TEST
 START_TEST(test_killed) {
   NEED_ALL();
   const char *dir = er_tmpdir();
-  struct run r = run_tool(
-      dir, (const char *[]){"dump", "--", prog_path("spawn_child"), "kill",
-                            NULL});
-  assert_status(&r, 128 + SIGKILL);
+  struct er_run r =
+      run_tool(dir, (const char *[]){"dump", "--", er_prog_path("spawn_child"),
+                                     "kill", NULL});
+  er_assert_status(&r, 128 + SIGKILL);
   ck_assert_int_eq(check_listing(r.out, 1), 100);
   ck_assert_int_eq(count(r.out, "name=ring_stop"), 0);
   ck_assert_int_eq(count(r.out, "kind=user_span name=spawn.work value=end"), 1);
   assert_no_private_dir(dir);
-  run_free(&r);
+  er_run_free(&r);
 }
 END_TEST
 
 START_TEST(test_threads) {
   NEED_ALL();
   const char *dir = er_tmpdir();
-  struct run r = run_tool(
-      dir, (const char *[]){"dump", "--", prog_path("spawn_child"), "threads",
-                            "4", NULL});
-  assert_status(&r, 0);
+  struct er_run r =
+      run_tool(dir, (const char *[]){"dump", "--", er_prog_path("spawn_child"),
+                                     "threads", "4", NULL});
+  er_assert_status(&r, 0);
   check_listing(r.out, 0);
   ck_assert_int_eq(count(r.out, " name=spawn.seq "), 400);
   ck_assert_int_eq(count(r.out, "name=domain_spawn"),
                    count(r.out, "name=domain_terminate"));
   ck_assert_int_ge(count(r.out, "name=domain_spawn"), 1);
   assert_no_private_dir(dir);
-  run_free(&r);
+  er_run_free(&r);
 }
 END_TEST
 
@@ -311,63 +184,52 @@ START_TEST(test_wrapper) {
   const char *dir = er_tmpdir();
   char script[PATH_MAX + 64];
   snprintf(script, sizeof script, "'%s' exit 5; exit 6",
-           prog_path("spawn_child"));
-  struct run r =
-      run_tool(dir, (const char *[]){"dump", "--", "/bin/sh", "-c", script,
-                                     NULL});
-  assert_status(&r, 6);
+           er_prog_path("spawn_child"));
+  struct er_run r = run_tool(
+      dir, (const char *[]){"dump", "--", "/bin/sh", "-c", script, NULL});
+  er_assert_status(&r, 6);
   ck_assert_int_eq(check_listing(r.out, 1), 100);
   assert_no_private_dir(dir);
-  run_free(&r);
+  er_run_free(&r);
 }
 END_TEST
-
-/* stderr holds exactly one line, starting "eventring: " and containing
- * `what`. */
-static void assert_one_error_line(const struct run *r, const char *what) {
-  ck_assert_msg(!strncmp(r->err, "eventring: ", 11) &&
-                    er_count_lines(r->err) == 1,
-                "stderr is not one 'eventring: ' line: [%s]", r->err);
-  ck_assert_msg(strstr(r->err, what) != NULL, "stderr lacks '%s': %s", what,
-                r->err);
-}
 
 START_TEST(test_cannot_run) {
   NEED_ALL();
   const char *dir = er_tmpdir();
-  struct run r = run_tool(
+  struct er_run r = run_tool(
       dir, (const char *[]){"dump", "--", "/nonexistent/prog", "a", NULL});
-  ck_assert_int_eq(exit_code(&r), 127);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 127);
   ck_assert_str_eq(r.err, "eventring: cannot run /nonexistent/prog: No such "
                           "file or directory\n");
   ck_assert_str_eq(r.out, "");
-  run_free(&r);
+  er_run_free(&r);
 
   /* Found but not executable. */
   r = run_tool(dir, (const char *[]){"dump", "--", dir, NULL});
-  ck_assert_int_eq(exit_code(&r), 126);
-  assert_one_error_line(&r, "cannot run");
-  run_free(&r);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 126);
+  er_assert_one_error(&r, "cannot run");
+  er_run_free(&r);
 
   /* A program that is not traced: it ends without a ring file. */
   r = run_tool(dir, (const char *[]){"dump", "--", "/bin/sh", "-c", "exit 0",
                                      NULL});
-  ck_assert_int_eq(exit_code(&r), 1);
-  assert_one_error_line(&r, "made no ring file");
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
+  er_assert_one_error(&r, "made no ring file");
   ck_assert_str_eq(r.out, "");
-  run_free(&r);
+  er_run_free(&r);
 
   /* Usage: nothing after "--", or two sources. */
   r = run_tool(dir, (const char *[]){"dump", "--", NULL});
-  ck_assert_int_eq(exit_code(&r), 2);
-  assert_one_error_line(&r, "--");
-  run_free(&r);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
+  er_assert_one_error(&r, "--");
+  er_run_free(&r);
   r = run_tool(dir, (const char *[]){"dump", "x.events", "--", "true", NULL});
-  ck_assert_int_eq(exit_code(&r), 2);
-  run_free(&r);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
+  er_run_free(&r);
   r = run_tool(dir, (const char *[]){"dump", "--pid", "1", "--", "true", NULL});
-  ck_assert_int_eq(exit_code(&r), 2);
-  run_free(&r);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
+  er_run_free(&r);
   assert_no_private_dir(dir);
 }
 END_TEST
@@ -379,13 +241,13 @@ END_TEST
  * ring file. */
 static pid_t start_traced(const char *dir, const char *seconds) {
   setenv("OCAML_RUNTIME_EVENTS_START", "1", 1);
-  char *argv[] = {(char *)prog_path("spawn_child"), "run", (char *)seconds,
+  char *argv[] = {(char *)er_prog_path("spawn_child"), "run", (char *)seconds,
                   NULL};
-  pid_t pid = spawn(argv, -1, -1);
+  pid_t pid = er_spawn(argv, -1, -1, -1, NULL, ER_SPAWN_PATH);
   unsetenv("OCAML_RUNTIME_EVENTS_START");
   char path[PATH_MAX];
   er_ring_path_for(path, sizeof path, dir, pid);
-  double deadline = now_s() + RUN_TIMEOUT;
+  double deadline = er_now() + ER_RUN_TIMEOUT;
   /* The version word is written last: once it reads 1 the header is
    * complete. */
   for (;;) {
@@ -397,8 +259,8 @@ static pid_t start_traced(const char *dir, const char *seconds) {
       close(fd);
     }
     if (version == 1) break;
-    ck_assert_msg(now_s() < deadline, "%s never appeared", path);
-    nap_ms(2);
+    ck_assert_msg(er_now() < deadline, "%s never appeared", path);
+    er_sleep_ms(2);
   }
   return pid;
 }
@@ -411,21 +273,21 @@ START_TEST(test_pid_live) {
   snprintf(pids, sizeof pids, "%ld", (long)child);
 
   /* A snapshot of the live file... */
-  struct run r = run_tool(
+  struct er_run r = run_tool(
       dir, (const char *[]){"dump", "--dir", dir, "--pid", pids, NULL});
-  assert_status(&r, 0);
+  er_assert_status(&r, 0);
   check_listing(r.out, 1);
   ck_assert_int_eq(count(r.out, "name=ring_start"), 1);
-  run_free(&r);
+  er_run_free(&r);
 
   /* ...and the whole of it, followed until the process has exited (it
    * stays a zombie until we reap it below, which counts as exited). */
   r = run_tool(dir, (const char *[]){"dump", "--follow", "--pid", pids, NULL});
-  assert_status(&r, 0);
+  er_assert_status(&r, 0);
   ck_assert_int_gt(check_listing(r.out, 1), 10);
   ck_assert_int_eq(count(r.out, "name=ring_stop"), 1);
-  run_free(&r);
-  int st = wait_for(child, RUN_TIMEOUT);
+  er_run_free(&r);
+  int st = er_wait_for(child, ER_RUN_TIMEOUT);
   ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
                 "spawn_child: status %d", st);
 }
@@ -434,15 +296,15 @@ END_TEST
 START_TEST(test_pid_missing) {
   NEED_ALL();
   const char *dir = er_tmpdir();
-  struct run r = run_tool(
+  struct er_run r = run_tool(
       dir, (const char *[]){"dump", "--dir", dir, "--pid", "999999999", NULL});
-  ck_assert_int_eq(exit_code(&r), 1);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
   char want[PATH_MAX];
   snprintf(want, sizeof want, "eventring: no ring file for pid 999999999 in %s",
            dir);
-  assert_one_error_line(&r, want);
+  er_assert_one_error(&r, want);
   ck_assert_str_eq(r.out, "");
-  run_free(&r);
+  er_run_free(&r);
 }
 END_TEST
 
@@ -453,18 +315,19 @@ END_TEST
  * listing shows the child's events. */
 static pid_t start_long_run(const char *dir, const char *extra, char *outp,
                             char *errp) {
-  pid_t tool = start_tool(
-      dir, (const char *[]){"dump", "--", prog_path("spawn_child"), "run", "10",
-                            extra, NULL},
-      outp, errp);
-  double deadline = now_s() + RUN_TIMEOUT;
+  pid_t tool =
+      start_tool(dir,
+                 (const char *[]){"dump", "--", er_prog_path("spawn_child"),
+                                  "run", "10", extra, NULL},
+                 outp, errp);
+  double deadline = er_now() + ER_RUN_TIMEOUT;
   for (;;) {
-    char *out = slurp(outp);
+    char *out = er_slurp(outp, NULL);
     int seen = strstr(out, "name=spawn.seq") != NULL;
     free(out);
     if (seen) break;
-    ck_assert_msg(now_s() < deadline, "no events from the spawned program");
-    nap_ms(10);
+    ck_assert_msg(er_now() < deadline, "no events from the spawned program");
+    er_sleep_ms(10);
   }
   return tool;
 }
@@ -477,15 +340,15 @@ START_TEST(test_sigint) {
   const char *dir = er_tmpdir();
   char outp[PATH_MAX], errp[PATH_MAX];
   pid_t tool = start_long_run(dir, NULL, outp, errp);
-  double t0 = now_s();
+  double t0 = er_now();
   ck_assert_int_eq(kill(tool, SIGINT), 0);
-  struct run r = finish_tool(tool, outp, errp);
-  assert_status(&r, 128 + SIGINT);
-  ck_assert_msg(now_s() - t0 < 8.0, "the tool did not stop at SIGINT");
+  struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
+  er_assert_status(&r, 128 + SIGINT);
+  ck_assert_msg(er_now() - t0 < 8.0, "the tool did not stop at SIGINT");
   ck_assert_int_gt(check_listing(r.out, 1), 0);
   ck_assert_int_eq(count(r.out, "name=ring_stop"), 0);
   assert_no_private_dir(dir);
-  run_free(&r);
+  er_run_free(&r);
 }
 END_TEST
 
@@ -496,13 +359,13 @@ START_TEST(test_sigint_twice) {
   char outp[PATH_MAX], errp[PATH_MAX];
   pid_t tool = start_long_run(dir, "ignore-int", outp, errp);
   ck_assert_int_eq(kill(tool, SIGINT), 0);
-  nap_ms(100);
+  er_sleep_ms(100);
   ck_assert_int_eq(kill(tool, SIGINT), 0);
-  struct run r = finish_tool(tool, outp, errp);
-  assert_status(&r, 128 + SIGKILL);
+  struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
+  er_assert_status(&r, 128 + SIGKILL);
   ck_assert_int_gt(check_listing(r.out, 1), 0);
   assert_no_private_dir(dir);
-  run_free(&r);
+  er_run_free(&r);
 }
 END_TEST
 
@@ -515,22 +378,22 @@ static char *run_under_pty(const char *dir) {
   char cmd[4 * PATH_MAX], outp[PATH_MAX], ttyp[PATH_MAX];
   snprintf(outp, sizeof outp, "%s/pty.out", dir);
   snprintf(ttyp, sizeof ttyp, "%s/pty.tty", dir);
-  snprintf(cmd, sizeof cmd, "'%s' dump -- '%s' run 1.2 > '%s'", tool_path(),
-           prog_path("spawn_child"), outp);
+  snprintf(cmd, sizeof cmd, "'%s' dump -- '%s' run 1.2 > '%s'", er_tool_path(),
+           er_prog_path("spawn_child"), outp);
   int fd = open(ttyp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   ck_assert_int_ge(fd, 0);
   setenv("SHELL", "/bin/sh", 1);
   setenv("TMPDIR", dir, 1);
   char *argv[] = {"script", "-qfec", cmd, "/dev/null", NULL};
-  pid_t pid = spawn(argv, fd, -1);
+  pid_t pid = er_spawn(argv, -1, fd, -1, NULL, ER_SPAWN_PATH);
   close(fd);
-  int st = wait_for(pid, RUN_TIMEOUT);
+  int st = er_wait_for(pid, ER_RUN_TIMEOUT);
   ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
                 "script: status %d", st);
-  char *out = slurp(outp);
+  char *out = er_slurp(outp, NULL);
   check_listing(out, 1);
   free(out);
-  return slurp(ttyp);
+  return er_slurp(ttyp, NULL);
 }
 
 static int have_script(void) {
@@ -557,13 +420,13 @@ END_TEST
 START_TEST(test_progress_piped) {
   NEED_ALL();
   const char *dir = er_tmpdir();
-  struct run r = run_tool(
-      dir, (const char *[]){"dump", "--", prog_path("spawn_child"), "run",
-                            "1.2", NULL});
+  struct er_run r =
+      run_tool(dir, (const char *[]){"dump", "--", er_prog_path("spawn_child"),
+                                     "run", "1.2", NULL});
   /* assert_status checks that stderr stayed empty. */
-  assert_status(&r, 0);
+  er_assert_status(&r, 0);
   check_listing(r.out, 1);
-  run_free(&r);
+  er_run_free(&r);
 }
 END_TEST
 

@@ -52,59 +52,10 @@
 #endif
 
 #include "harness.h"
-
-#define RUN_TIMEOUT 20.0
+#include "testlib.h"
 
 /* ------------------------------------------------------------------ */
 /* Running programs.                                                    */
-
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
-  }
-}
-
-static pid_t spawn_fds(char *const argv[], int in_fd, int out_fd, int err_fd) {
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    /* A shell that runs the tests in the background ignores SIGINT for
-     * them, and an ignored signal stays ignored across exec: the tool
-     * must see Ctrl-C as a user's terminal sends it. */
-    signal(SIGINT, SIG_DFL);
-    int null = open("/dev/null", O_RDWR);
-    dup2(in_fd >= 0 ? in_fd : null, STDIN_FILENO);
-    dup2(out_fd >= 0 ? out_fd : null, STDOUT_FILENO);
-    dup2(err_fd >= 0 ? err_fd : null, STDERR_FILENO);
-    execv(argv[0], argv);
-    _exit(127);
-  }
-  return pid;
-}
-
-/* Waits for `pid` for at most `seconds`, then kills it.  Returns the wait
- * status, or -1 on timeout. */
-static int wait_for(pid_t pid, double seconds) {
-  double deadline = now_s() + seconds;
-  for (;;) {
-    int st;
-    pid_t r = waitpid(pid, &st, WNOHANG);
-    if (r == pid) return st;
-    ck_assert_msg(r == 0, "waitpid: %s", strerror(errno));
-    if (now_s() > deadline) {
-      kill(pid, SIGKILL);
-      waitpid(pid, &st, 0);
-      return -1;
-    }
-    sleep_ms(5);
-  }
-}
 
 struct blob {
   char *p;
@@ -112,85 +63,15 @@ struct blob {
 };
 
 static struct blob slurp(const char *path) {
-  struct blob b = {NULL, 0};
-  FILE *f = fopen(path, "r");
-  ck_assert_msg(f != NULL, "%s: %s", path, strerror(errno));
-  FILE *m = open_memstream(&b.p, &b.n);
-  ck_assert_ptr_nonnull(m);
-  char chunk[65536];
-  size_t k;
-  while ((k = fread(chunk, 1, sizeof chunk, f)) > 0) fwrite(chunk, 1, k, m);
-  fclose(f);
-  fclose(m);
+  struct blob b;
+  b.p = er_slurp(path, &b.n);
   return b;
-}
-
-static const char *tool_path(void) {
-  const char *t = getenv("EVENTRING_TEST_TOOL");
-  return t && *t && access(t, X_OK) == 0 ? t : NULL;
-}
-
-#define NEED_TOOL()                                                       \
-  do {                                                                    \
-    if (!tool_path()) ER_SKIP("EVENTRING_TEST_TOOL is not set");          \
-  } while (0)
-
-struct run {
-  int status;
-  char *out, *err;
-};
-
-static pid_t start_tool(const char *dir, const char *const *args, char *outp,
-                        char *errp) {
-  static int seq;
-  snprintf(outp, PATH_MAX, "%s/stdout.%d", dir, seq);
-  snprintf(errp, PATH_MAX, "%s/stderr.%d", dir, seq++);
-  int out = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  int err = open(errp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-  ck_assert(out >= 0 && err >= 0);
-  char *argv[32];
-  size_t n = 0;
-  argv[n++] = (char *)tool_path();
-  for (; args[n - 1] && n < 31; n++) argv[n] = (char *)args[n - 1];
-  argv[n] = NULL;
-  pid_t pid = spawn_fds(argv, -1, out, err);
-  close(out);
-  close(err);
-  return pid;
-}
-
-static struct run finish_tool(pid_t pid, const char *outp, const char *errp) {
-  struct run r;
-  r.status = wait_for(pid, RUN_TIMEOUT);
-  r.out = slurp(outp).p;
-  r.err = slurp(errp).p;
-  unlink(outp);
-  unlink(errp);
-  return r;
-}
-
-static struct run run_tool(const char *dir, const char *const *args) {
-  char outp[PATH_MAX], errp[PATH_MAX];
-  pid_t pid = start_tool(dir, args, outp, errp);
-  return finish_tool(pid, outp, errp);
-}
-
-static void run_free(struct run *r) {
-  free(r->out);
-  free(r->err);
-}
-
-static int exit_code(const struct run *r) {
-  ck_assert_msg(r->status != -1, "the tool did not finish in time");
-  ck_assert_msg(WIFEXITED(r->status), "the tool died of signal %d",
-                WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0);
-  return WEXITSTATUS(r->status);
 }
 
 /* Exit status 0; stderr empty or, for a ring that lost events, only the
  * one summary line of the losses. */
-static void assert_ok(const struct run *r) {
-  int code = exit_code(r);
+static void assert_ok(const struct er_run *r) {
+  int code = er_exit_code(r, "the tool");
   int quiet = r->err[0] == '\0' ||
               (er_count_lines(r->err) == 1 && strstr(r->err, " lost ("));
   ck_assert_msg(code == 0 && quiet, "exit status %d, stderr: %s", code,
@@ -208,33 +89,25 @@ struct dumpref {
   size_t npayloads;
 };
 
-static uint64_t field(const char *line, const char *key) {
-  char pat[64];
-  snprintf(pat, sizeof pat, " %s=", key);
-  const char *p = strstr(line, pat);
-  ck_assert_msg(p != NULL, "no %s in: %s", key, line);
-  return strtoull(p + strlen(pat), NULL, 10);
-}
-
 static struct dumpref dump_of(const char *dir, const char *path) {
   const char *args[] = {"dump", path, NULL};
-  struct run r = run_tool(dir, args);
+  struct er_run r = er_run_tool(dir, args, ER_SPAWN_SIGINT);
   assert_ok(&r);
   struct dumpref d;
   memset(&d, 0, sizeof d);
   const char *sum = strstr(r.out, "SUMMARY total=");
   ck_assert_msg(sum != NULL, "dump printed no summary");
-  d.total = field(sum, "total");
-  d.begin = field(sum, "runtime_begin");
-  d.end = field(sum, "runtime_end");
-  d.counter = field(sum, "runtime_counter");
-  d.alloc = field(sum, "alloc");
-  d.lifecycle = field(sum, "lifecycle");
-  d.user_int = field(sum, "user_int");
-  d.user_span = field(sum, "user_span");
-  d.user_unit = field(sum, "user_unit");
-  d.user_custom = field(sum, "user_custom");
-  d.lost_total = field(sum, "lost_events_total");
+  d.total = er_field(sum, "total");
+  d.begin = er_field(sum, "runtime_begin");
+  d.end = er_field(sum, "runtime_end");
+  d.counter = er_field(sum, "runtime_counter");
+  d.alloc = er_field(sum, "alloc");
+  d.lifecycle = er_field(sum, "lifecycle");
+  d.user_int = er_field(sum, "user_int");
+  d.user_span = er_field(sum, "user_span");
+  d.user_unit = er_field(sum, "user_unit");
+  d.user_custom = er_field(sum, "user_custom");
+  d.lost_total = er_field(sum, "lost_events_total");
   for (char *line = r.out; line && *line;) {
     char *nl = strchr(line, '\n');
     if (nl) *nl = '\0';
@@ -248,7 +121,7 @@ static struct dumpref dump_of(const char *dir, const char *path) {
     }
     line = nl ? nl + 1 : NULL;
   }
-  run_free(&r);
+  er_run_free(&r);
   return d;
 }
 
@@ -693,10 +566,10 @@ static void read_json(const struct blob *b, struct trace *t,
 #endif /* HAVE_JSONC_H */
 
 /* Whether JSON output can be checked here; skips the test if not. */
-#define NEED_JSONC()                                                      \
-  do {                                                                    \
-    if (!json_available())                                                \
-      ER_SKIP("json-c is not available (apt-get install libjson-c-dev)"); \
+#define NEED_JSONC()                                                       \
+  do {                                                                     \
+    if (!json_available())                                                 \
+      ER_SKIP("json-c is not available (apt-get install libjson-c-dev)");  \
   } while (0)
 
 static int json_available(void) {
@@ -933,9 +806,9 @@ static void read_fxt(const struct blob *b, struct trace *t, const char *what) {
 
 /* Runs `eventring trace OUT --format FMT SOURCE...` (`src`, NULL-
  * terminated) in `dir` and reads OUT into `t`.  Returns the run. */
-static struct run trace_run(const char *dir, const char *fmt,
-                            const char *const *src, struct trace *t,
-                            struct blob *raw) {
+static struct er_run trace_run(const char *dir, const char *fmt,
+                               const char *const *src, struct trace *t,
+                               struct blob *raw) {
   char out[PATH_MAX];
   snprintf(out, sizeof out, "%s/trace.%s", dir, fmt);
   unlink(out);
@@ -943,7 +816,7 @@ static struct run trace_run(const char *dir, const char *fmt,
   int n = 4;
   for (; *src && n < 31; src++) args[n++] = *src;
   args[n] = NULL;
-  struct run r = run_tool(dir, args);
+  struct er_run r = er_run_tool(dir, args, ER_SPAWN_SIGINT);
   memset(t, 0, sizeof *t);
   if (access(out, F_OK) != 0) return r;
   struct blob b = slurp(out);
@@ -967,13 +840,13 @@ static void check_both(const char *dir, const char *path,
                        const struct dumpref *d, struct trace *json,
                        struct trace *fxt) {
   const char *src[] = {path, NULL};
-  struct run r = trace_run(dir, "fuchsia", src, fxt, NULL);
+  struct er_run r = trace_run(dir, "fuchsia", src, fxt, NULL);
   assert_ok(&r);
-  run_free(&r);
+  er_run_free(&r);
   struct counts cf = check_trace(fxt, d, "fuchsia");
   r = trace_run(dir, "json", src, json, NULL);
   assert_ok(&r);
-  run_free(&r);
+  er_run_free(&r);
   struct counts cj = check_trace(json, d, "json");
   ck_assert_uint_eq(cf.real, cj.real);
   ck_assert_uint_eq(cf.synthetic, cj.synthetic);
@@ -986,35 +859,19 @@ static void check_both(const char *dir, const char *path,
 /* ------------------------------------------------------------------ */
 /* The OCaml 5 vectors.                                                 */
 
-static int unpack_vector(const char *dir, const char *name, char *path) {
-  const char *data = er_env_dir("EVENTRING_TEST_DATA");
-  if (!data) return 0;
-  snprintf(path, PATH_MAX, "%s/%s.events", dir, name);
-  char cmd[3 * PATH_MAX];
-  snprintf(cmd, sizeof cmd, "gzip -dc '%s/%s.events.gz' > '%s'", data, name,
-           path);
-  int rc = system(cmd);
-  ck_assert_msg(rc == 0, "'%s' failed with status %d", cmd, rc);
-  return 1;
-}
-
-static const char *const vectors[] = {"ocaml5-basic", "ocaml5-multidomain",
-                                      "ocaml5-wrapped", "ocaml54-basic",
-                                      "ocaml54-multidomain"};
-
 START_TEST(test_vector) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   NEED_JSONC();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  if (!unpack_vector(dir, vectors[_i], path))
+  if (!er_unpack_vector(dir, er_vectors[_i], path))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
   struct dumpref d = dump_of(dir, path);
   ck_assert_uint_gt(d.total, 100);
   struct trace json, fxt;
   check_both(dir, path, &d, &json, &fxt);
   /* The process is named after the file when nothing better is known. */
-  ck_assert_msg(strstr(json.process, vectors[_i]) != NULL, "process %s",
+  ck_assert_msg(strstr(json.process, er_vectors[_i]) != NULL, "process %s",
                 json.process);
   if (d.lost_total) {
     /* The wrapped vector: its gap is marked on the track. */
@@ -1049,8 +906,8 @@ static void write_post(const char *dir, char *path) {
   setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
   setenv("OCAMLRUNPARAM", "e=10", 1);
   char *argv[] = {prog, "post", NULL};
-  pid_t pid = spawn_fds(argv, -1, -1, -1);
-  int st = wait_for(pid, RUN_TIMEOUT);
+  pid_t pid = er_spawn(argv, -1, -1, -1, NULL, ER_SPAWN_SIGINT);
+  int st = er_wait_for(pid, ER_RUN_TIMEOUT);
   ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
                 "i_trace_writer failed: status %d", st);
   unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
@@ -1062,7 +919,7 @@ static void write_post(const char *dir, char *path) {
 #define TRACK(k) ((uint64_t)(k) + 1)
 
 START_TEST(test_own_file) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   NEED_JSONC();
   char prog[PATH_MAX];
   NEED_WRITER(prog);
@@ -1119,7 +976,7 @@ END_TEST
 /* A live writer whose ring wraps between two reads: spans open before the
  * gap are closed at it and their ends after it open at the cut. */
 START_TEST(test_live_gap) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   NEED_JSONC();
   char prog[PATH_MAX];
   NEED_WRITER(prog);
@@ -1132,7 +989,7 @@ START_TEST(test_live_gap) {
     int to_w[2], from_w[2];
     ck_assert(pipe2(to_w, O_CLOEXEC) == 0 && pipe2(from_w, O_CLOEXEC) == 0);
     char *argv[] = {prog, "live", NULL};
-    pid_t w = spawn_fds(argv, to_w[0], from_w[1], -1);
+    pid_t w = er_spawn(argv, to_w[0], from_w[1], -1, NULL, ER_SPAWN_SIGINT);
     close(to_w[0]);
     close(from_w[1]);
     char line[16] = "";
@@ -1145,17 +1002,17 @@ START_TEST(test_live_gap) {
     snprintf(out, sizeof out, "%s/live.json", dir);
     const char *args[] = {"trace",  out,   "--format", "json", "--follow",
                           "--pid", pidarg, "--dir",   dir,    NULL};
-    pid_t tool = start_tool(dir, args, outp, errp);
-    sleep_ms(300 << attempt);
+    pid_t tool = er_start_tool(dir, args, ER_SPAWN_SIGINT, outp, errp);
+    er_sleep_ms(300 << attempt);
     ck_assert(write(to_w[1], "go\n", 3) == 3);
     close(to_w[1]);
-    int st = wait_for(w, RUN_TIMEOUT);
+    int st = er_wait_for(w, ER_RUN_TIMEOUT);
     close(from_w[0]);
     ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
                   "i_trace_writer live failed: status %d", st);
-    struct run r = finish_tool(tool, outp, errp);
+    struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
     assert_ok(&r);
-    run_free(&r);
+    er_run_free(&r);
     struct blob b = slurp(out);
     struct trace t;
     memset(&t, 0, sizeof t);
@@ -1197,7 +1054,7 @@ static int has_tmp(const char *dir) {
 /* Ctrl-C on the tool following a writer that never ends: a complete,
  * valid file with every open span closed, and no temporary file left. */
 START_TEST(test_interrupt) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   char prog[PATH_MAX];
   NEED_WRITER(prog);
   const char *dir = er_tmpdir();
@@ -1207,7 +1064,7 @@ START_TEST(test_interrupt) {
     int to_w[2], from_w[2];
     ck_assert(pipe2(to_w, O_CLOEXEC) == 0 && pipe2(from_w, O_CLOEXEC) == 0);
     char *argv[] = {prog, "hold", NULL};
-    pid_t w = spawn_fds(argv, to_w[0], from_w[1], -1);
+    pid_t w = er_spawn(argv, to_w[0], from_w[1], -1, NULL, ER_SPAWN_SIGINT);
     close(to_w[0]);
     close(from_w[1]);
     char line[16] = "";
@@ -1218,20 +1075,20 @@ START_TEST(test_interrupt) {
     snprintf(out, sizeof out, "%s/int.%s", dir, fmts[f]);
     const char *args[] = {"trace",   out,    "--format", fmts[f], "--follow",
                           "--pid", pidarg, "--dir",    dir,     NULL};
-    pid_t tool = start_tool(dir, args, outp, errp);
+    pid_t tool = er_start_tool(dir, args, ER_SPAWN_SIGINT, outp, errp);
     /* Until its handlers are in place a SIGINT would kill it: wait for
      * the temporary file, made after the source is open. */
-    for (int i = 0; i < 2000 && !has_tmp(dir); i++) sleep_ms(5);
-    sleep_ms(100);
+    for (int i = 0; i < 2000 && !has_tmp(dir); i++) er_sleep_ms(5);
+    er_sleep_ms(100);
     kill(tool, SIGINT);
-    struct run r = finish_tool(tool, outp, errp);
+    struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
     close(to_w[1]); /* the writer ends */
-    wait_for(w, RUN_TIMEOUT);
+    er_wait_for(w, ER_RUN_TIMEOUT);
     close(from_w[0]);
-    int code = exit_code(&r);
+    int code = er_exit_code(&r, "the tool");
     ck_assert_msg(code == 128 + SIGINT || code == 0,
                   "exit status %d, stderr %s", code, r.err);
-    run_free(&r);
+    er_run_free(&r);
     struct blob b = slurp(out);
     struct trace t;
     memset(&t, 0, sizeof t);
@@ -1257,7 +1114,7 @@ END_TEST
 
 /* `eventring trace OUT -- CMD`: the process is named after the program. */
 START_TEST(test_spawn) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   NEED_JSONC();
   char prog[PATH_MAX];
   NEED_WRITER(prog);
@@ -1265,10 +1122,10 @@ START_TEST(test_spawn) {
   setenv("OCAMLRUNPARAM", "e=10", 1);
   const char *src[] = {"--", prog, "post", NULL};
   struct trace t;
-  struct run r = trace_run(dir, "json", src, &t, NULL);
+  struct er_run r = trace_run(dir, "json", src, &t, NULL);
   unsetenv("OCAMLRUNPARAM");
   assert_ok(&r);
-  run_free(&r);
+  er_run_free(&r);
   check_trace(&t, NULL, "spawn json");
   ck_assert_str_eq(t.process, "i_trace_writer");
   ck_assert_int_eq(t.ntracks, 4);
@@ -1278,10 +1135,10 @@ END_TEST
 
 /* A ring file without a single event still gives complete files. */
 START_TEST(test_zero_events) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  if (!unpack_vector(dir, "ocaml5-basic", path))
+  if (!er_unpack_vector(dir, "ocaml5-basic", path))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
   /* Empty every ring: head = tail = 0 (OCaml's files keep nothing else
    * about a ring's content). */
@@ -1299,9 +1156,9 @@ START_TEST(test_zero_events) {
   const char *src[] = {path, NULL};
   struct trace t;
   struct blob raw;
-  struct run r = trace_run(dir, "fuchsia", src, &t, &raw);
+  struct er_run r = trace_run(dir, "fuchsia", src, &t, &raw);
   assert_ok(&r);
-  run_free(&r);
+  er_run_free(&r);
   check_trace(&t, &d, "empty fuchsia");
   ck_assert_uint_eq(t.n, 0);
   ck_assert_uint_gt(raw.n, 16);
@@ -1310,7 +1167,7 @@ START_TEST(test_zero_events) {
   if (json_available()) {
     r = trace_run(dir, "json", src, &t, NULL);
     assert_ok(&r);
-    run_free(&r);
+    er_run_free(&r);
     check_trace(&t, &d, "empty json");
     ck_assert_uint_eq(t.n, 0);
     trace_free(&t);
@@ -1322,16 +1179,8 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Bad usage and bad files: one line, the documented status, no OUT.     */
 
-static void assert_one_error_line(const struct run *r, const char *what) {
-  ck_assert_msg(!strncmp(r->err, "eventring: ", 11) &&
-                    er_count_lines(r->err) == 1,
-                "stderr is not one 'eventring: ' line: [%s]", r->err);
-  ck_assert_msg(strstr(r->err, what) != NULL, "stderr lacks '%s': %s", what,
-                r->err);
-}
-
 START_TEST(test_errors) {
-  NEED_TOOL();
+  ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char out[PATH_MAX], missing[PATH_MAX], bad[PATH_MAX];
   snprintf(out, sizeof out, "%s/o.fxt", dir);
@@ -1339,36 +1188,36 @@ START_TEST(test_errors) {
   snprintf(bad, sizeof bad, "%s/nodir/o.fxt", dir);
 
   const char *a1[] = {"trace", out, "--format", "xml", missing, NULL};
-  struct run r = run_tool(dir, a1);
-  ck_assert_int_eq(exit_code(&r), 2);
-  assert_one_error_line(&r, "unknown format");
-  run_free(&r);
+  struct er_run r = er_run_tool(dir, a1, ER_SPAWN_SIGINT);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
+  er_assert_one_error(&r, "unknown format");
+  er_run_free(&r);
 
   const char *a2[] = {"trace", NULL};
-  r = run_tool(dir, a2);
-  ck_assert_int_eq(exit_code(&r), 2);
-  assert_one_error_line(&r, "OUT");
-  run_free(&r);
+  r = er_run_tool(dir, a2, ER_SPAWN_SIGINT);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
+  er_assert_one_error(&r, "OUT");
+  er_run_free(&r);
 
   const char *a3[] = {"trace", out, missing, NULL};
-  r = run_tool(dir, a3);
-  ck_assert_int_eq(exit_code(&r), 1);
-  assert_one_error_line(&r, "nope.events");
-  run_free(&r);
+  r = er_run_tool(dir, a3, ER_SPAWN_SIGINT);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
+  er_assert_one_error(&r, "nope.events");
+  er_run_free(&r);
   ck_assert_int_ne(access(out, F_OK), 0);
 
   char vec[PATH_MAX];
-  if (unpack_vector(dir, "ocaml5-basic", vec)) {
+  if (er_unpack_vector(dir, "ocaml5-basic", vec)) {
     const char *a4[] = {"trace", bad, vec, NULL};
-    r = run_tool(dir, a4);
-    ck_assert_int_eq(exit_code(&r), 1);
-    assert_one_error_line(&r, "nodir");
-    run_free(&r);
+    r = er_run_tool(dir, a4, ER_SPAWN_SIGINT);
+    ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
+    er_assert_one_error(&r, "nodir");
+    er_run_free(&r);
     /* OUT the ring file itself would destroy it. */
     const char *a5[] = {"trace", vec, vec, NULL};
-    r = run_tool(dir, a5);
-    ck_assert_int_eq(exit_code(&r), 2);
-    run_free(&r);
+    r = er_run_tool(dir, a5, ER_SPAWN_SIGINT);
+    ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
+    er_run_free(&r);
     struct dumpref d = dump_of(dir, vec);
     ck_assert_uint_gt(d.total, 100);
     dumpref_free(&d);
@@ -1378,8 +1227,7 @@ END_TEST
 
 static TCase *tc_vectors(void) {
   TCase *tc = er_tcase("vectors");
-  tcase_add_loop_test(tc, test_vector, 0,
-                      (int)(sizeof vectors / sizeof vectors[0]));
+  tcase_add_loop_test(tc, test_vector, 0, ER_NVECTORS);
   return tc;
 }
 
