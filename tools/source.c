@@ -201,6 +201,13 @@ static int open_named(struct tool_source *src, const char *help) {
     tool_error("%s: %s", src->path, eventring_strerror(r));
     return TOOL_EXIT_INPUT;
   }
+  /* A process armed but paused records while we read it, and is paused
+   * again when we are done (tool_source_close). */
+  if (!src->file && eventring_remote_state(dir, src->pid) == 1 &&
+      eventring_remote_resume(dir, src->pid) == 0) {
+    src->resumed = 1;
+    src->ctl_dir = dir;
+  }
   return TOOL_EXIT_OK;
 }
 
@@ -220,6 +227,8 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
   src->end_ns = 0;
   src->child_reaped = 0;
   src->child_status = 0;
+  src->resumed = 0;
+  src->ctl_dir = NULL;
   if (nargs > 1)
     return tool_usage_error(help, "too many arguments (one ring file at most)");
   src->file = nargs == 1 ? args[0] : NULL;
@@ -250,6 +259,11 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
 
 void tool_source_close(struct tool_source *src) {
   tool_progress_end();
+  if (src->resumed) {
+    /* The process may have exited meanwhile: nothing to pause then. */
+    eventring_remote_pause(src->ctl_dir, src->pid);
+    src->resumed = 0;
+  }
   eventring_cursor_free(src->cursor);
   src->cursor = NULL;
   if (src->cmd) tool_spawn_cleanup(src, 2.0);

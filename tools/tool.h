@@ -206,6 +206,12 @@ struct tool_source {
    * which wrote no ring_stop. */
   int child_reaped;
   int child_status;
+  /* --pid on a process whose tracing was paused (e.g. started with
+   * OCAML_RUNTIME_EVENTS_START=paused): it is resumed for as long as the
+   * source is open and paused again when it closes; ctl_dir is the
+   * directory of its ring file. */
+  int resumed;
+  const char *ctl_dir;
 };
 
 /* Called by main() with the subcommand's argc/argv (argv[0] is its name)
