@@ -290,6 +290,52 @@ START_TEST(test_start_paused) {
 }
 END_TEST
 
+/* A process started armed but paused records while a reader attached
+ * with --pid reads it, and is paused again afterwards. */
+START_TEST(test_attach_resumes_paused) {
+  if (!er_env_dir("EVENTRING_TEST_PROGS") || !er_env_dir("EVENTRING_TEST_TOOL"))
+    ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  char d[64];
+  snprintf(d, sizeof d, "%s", er_tmpdir());
+  struct er_pipe_proc p = start_loop(d, "paused");
+  ck_assert_int_eq(eventring_remote_state(d, p.pid), 1);
+
+  char pid[16];
+  snprintf(pid, sizeof pid, "%ld", (long)p.pid);
+  const char *args[] = {"dump", "--pid", pid, "--dir", d, NULL};
+  struct er_run r = er_run_tool(d, args, 0);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 0);
+  er_run_free(&r);
+  ck_assert_int_eq(eventring_remote_state(d, p.pid), 1);
+
+  /* The file says so: start, paused, resumed for the reader, paused. */
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open(&c, d, p.pid), 0);
+  eventring_callbacks *cb = callbacks();
+  struct seen s = {calloc(MAX_EV, sizeof(struct ev)), 0};
+  ck_assert_ptr_nonnull(s.ev);
+  drain(c, cb, &s);
+  int want[] = {EVENTRING_LIFECYCLE_RING_START, EVENTRING_LIFECYCLE_RING_PAUSE,
+                EVENTRING_LIFECYCLE_RING_RESUME, EVENTRING_LIFECYCLE_RING_PAUSE};
+  int k = 0;
+  for (int i = 0; i < s.n; i++)
+    /* Ring state changes only (the control thread's slot also has its
+     * domain_spawn). */
+    if (s.ev[i].kind >= EVENTRING_LIFECYCLE_RING_START &&
+        s.ev[i].kind <= EVENTRING_LIFECYCLE_RING_RESUME) {
+      ck_assert_int_lt(k, 4);
+      ck_assert_int_eq(s.ev[i].kind, want[k++]);
+    }
+  ck_assert_int_eq(k, 4);
+  /* Nothing was recorded while the process was paused. */
+  ck_assert_int_eq(ints_between(&s, 0, last_of(&s, EVENTRING_LIFECYCLE_RING_RESUME)), 0);
+  stop_loop(&p);
+  free(s.ev);
+  eventring_callbacks_free(cb);
+  eventring_cursor_free(c);
+}
+END_TEST
+
 /* One line on stderr starting "eventring: " and containing `word`. */
 static void check_error(const char *err, const char *word) {
   ck_assert_msg(!strncmp(err, "eventring: ", 11), "stderr: %s", err);
@@ -365,6 +411,7 @@ static TCase *tc_control(void) {
   tcase_add_test(tc, test_pause_resume_tool);
   tcase_add_test(tc, test_pause_latency);
   tcase_add_test(tc, test_start_paused);
+  tcase_add_test(tc, test_attach_resumes_paused);
   tcase_add_test(tc, test_errors);
   return tc;
 }
