@@ -537,7 +537,8 @@ static int check_head_past_tail(const uint64_t *hdr, uint64_t head,
 /* Reads one domain's ring up to the tail it finds first, until the
  * poll's limit is reached or a callback stops it.  Returns 0 or
  * EVENTRING_E_CORRUPT. */
-static int read_ring(struct poll_state *ps, int domain) {
+static inline __attribute__((always_inline)) int
+read_ring(struct poll_state *ps, int domain) {
   eventring_cursor *c = ps->c;
   struct ring_pos *rp = &c->rings[domain];
   const uint64_t *hdr = (const uint64_t *)(c->map + c->headers_off +
@@ -611,36 +612,40 @@ static int read_ring(struct poll_state *ps, int domain) {
     }
 
     /* Decode the whole events of the copy.  The copy ends at the tail
-     * unless CHUNK cut it (`whole`); the ring's end lies at `first` in it
-     * when the copy wrapped, and no event may straddle it. */
+     * unless CHUNK cut it (`whole`); when it wrapped, the ring's end lies
+     * at `first` in it and no event may straddle that.  So the copy is
+     * decoded as up to two segments, [off, first) and [first, n), each
+     * with one bound: an event running past its segment's end straddles
+     * the ring's end, runs past the tail, or continues in the next
+     * copy. */
     const uint64_t *buf = c->buf;
     const int whole = pos + n == tail;
-    const uint64_t wrap = first < n ? first : UINT64_MAX;
-    while (off < n) {
-      unsigned len = ER_HDR_LEN(buf[off]);
-      if (ER_UNLIKELY(len == 0 || (off < wrap && off + len > wrap))) {
-        err = EVENTRING_E_CORRUPT;
-        goto out;
-      }
-      if (ER_UNLIKELY(off + len > n)) {
-        if (whole) { /* runs past the tail */
+    uint64_t seg_end = first < n && off < first ? first : n;
+    for (;;) {
+      while (off < seg_end) {
+        unsigned len = ER_HDR_LEN(buf[off]);
+        if (ER_UNLIKELY(len == 0 || off + len > seg_end)) {
+          /* Past the copy's end, not the ring's: the next copy has it. */
+          if (len != 0 && seg_end == n && !whole) goto next_copy;
           err = EVENTRING_E_CORRUPT;
           goto out;
         }
-        break; /* continues in the next copy */
+        int r = deliver(ps, domain, buf + off, len);
+        if (ER_UNLIKELY(r < 0)) {
+          err = r;
+          goto out;
+        }
+        off += len;
+        pos += len;
+        if (ER_LIKELY(r == 0)) {
+          events++;
+          if (ER_UNLIKELY(++delivered >= max || ps->stop)) goto next_copy;
+        }
       }
-      int r = deliver(ps, domain, buf + off, len);
-      if (r < 0) {
-        err = r;
-        goto out;
-      }
-      off += len;
-      pos += len;
-      if (r == 0) {
-        events++;
-        if (++delivered >= max || ps->stop) break;
-      }
+      if (seg_end == n) break;
+      seg_end = n; /* the second segment, from the ring's start */
     }
+  next_copy:;
   }
 out:
   rp->pos = pos;
