@@ -142,6 +142,36 @@ for ml in "$tests"/*.ml; do
   done
 done
 
+# dune: a project whose executable names the package in (libraries ...)
+# builds through the same staged package and starts tracing (skipped,
+# and not counted, where dune is not installed).
+dune_project() {
+  d=$work/dune-project-test
+  mkdir -p "$d" || return 1
+  printf '(lang dune 2.9)\n' >"$d/dune-project"
+  printf '(executable (name p) (libraries runtime_events))\n' >"$d/dune"
+  printf '%s\n' 'let () =' '  Runtime_events.start ();' \
+    '  match Runtime_events.path () with' \
+    '  | Some _ -> print_endline "started"' \
+    '  | None -> print_endline "no path"' >"$d/p.ml"
+  (cd "$d" && dune build --root . ./p.exe) >"$d/build.log" 2>&1 || {
+    echo "dune build failed:"; cat "$d/build.log"; return 1; }
+  mkdir -p "$d/rings"
+  out=$(OCAML_RUNTIME_EVENTS_DIR=$d/rings OCAML_RUNTIME_EVENTS_PRESERVE=1 \
+        "$d/_build/default/p.exe") || { echo "p.exe failed"; return 1; }
+  [ "$out" = started ] || { echo "p.exe printed: $out"; return 1; }
+  set -- "$d"/rings/*.events
+  [ -f "$1" ] || { echo "no ring file"; return 1; }
+}
+if [ -z "${OCAML_TESTS:-}" ] && command -v dune >/dev/null 2>&1; then
+  if dune_project; then
+    echo "PASS: dune (libraries runtime_events)"; pass=$((pass + 1))
+  else
+    echo "FAIL: dune (libraries runtime_events)"; fail=$((fail + 1))
+    failed="$failed dune"
+  fi
+fi
+
 if [ -n "$failed" ]; then echo "ocaml failed:$failed"; fi
 echo "ocaml: $pass passed, $fail failed"
 if [ $fail -ne 0 ]; then exit 1; fi
