@@ -262,11 +262,8 @@ int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
     if (!live) return EVENTRING_E_NOTSTARTED;
   } else {
     if (pid < 0) return EVENTRING_E_INVAL;
-    if (!dir) dir = secure_getenv("OCAML_RUNTIME_EVENTS_DIR");
-    if (!dir || !*dir) dir = ".";
-    int n = snprintf(path, sizeof path, "%s/%ld.events", dir,
-                     (long)(pid ? pid : getpid()));
-    if (n < 0 || (size_t)n >= sizeof path) return -ENAMETOOLONG;
+    int n = er_file_path(path, sizeof path, dir, pid ? pid : getpid());
+    if (n) return n;
   }
   return eventring_cursor_open_file(out, path);
 }

@@ -117,11 +117,9 @@ static int start_locked(void) {
   if (er_iload_rlx(&er_st.live)) return 0;
   unsigned log2, max_domains;
   read_params(&log2, &max_domains);
-  const char *dir = secure_getenv("OCAML_RUNTIME_EVENTS_DIR");
-  if (!dir || !*dir) dir = ".";
   er_barrier_init();
   er_clock_init();
-  int r = er_file_create(dir, log2, max_domains);
+  int r = er_file_create(log2, max_domains);
   if (r) return r;
   er_st.preserve = secure_getenv("OCAML_RUNTIME_EVENTS_PRESERVE") != NULL;
 

@@ -64,8 +64,6 @@ static __thread uint64_t noslot_epoch
 static pthread_key_t exit_key;
 static int barrier_cmd;
 
-struct er_domain *er_self(void) { return self; }
-
 static void on_thread_exit(void *p) {
   /* Runs at thread exit, while the thread's TLS is still there. */
   if (p && self == p) eventring_domain_release();
@@ -118,7 +116,7 @@ struct er_domain *er_attach_locked(int spawn_event) {
   return NULL;
 }
 
-void er_release_locked(struct er_domain *d) {
+static void release_slot_locked(struct er_domain *d) {
   d->owned = 0;
   d->spawn_pending = 0;
   er_store_rlx(&er_st.free_epoch, er_load_rlx(&er_st.free_epoch) + 1);
@@ -232,7 +230,7 @@ static void leave_slot_locked(void) {
   if (!d) return;
   if (d->owned == 1)
     eventring_lifecycle(EVENTRING_LIFECYCLE_DOMAIN_TERMINATE, getpid());
-  if (--d->owned == 0) er_release_locked(d);
+  if (--d->owned == 0) release_slot_locked(d);
   self = NULL;
   pthread_setspecific(exit_key, NULL);
 }

@@ -85,11 +85,15 @@ extern ER_HIDDEN struct er_domain er_domains[ER_DOMAINS_LIMIT];
 extern ER_HIDDEN int er_need_fence;
 
 /* ring.c: the file and the writer. */
-/* Creates and maps `<dir>/<pid>.events`; under the lock, not live.
+/* The ring file of process `pid` in `dir`: `<dir>/<pid>.events`, dir NULL
+ * or empty meaning OCAML_RUNTIME_EVENTS_DIR, else the current directory.
+ * Returns 0, or -ENAMETOOLONG when it does not fit in `size` bytes. */
+ER_HIDDEN int er_file_path(char *buf, size_t size, const char *dir,
+                           pid_t pid);
+/* Creates and maps this process's ring file; under the lock, not live.
  * Returns 0 or a negated errno value; er_st.path names the file either
  * way. */
-ER_HIDDEN int er_file_create(const char *dir, unsigned log2,
-                             unsigned max_domains);
+ER_HIDDEN int er_file_create(unsigned log2, unsigned max_domains);
 /* Unmaps (unless a stuck probe may still write) and closes the file, and
  * removes it when asked; under the lock, with no probe running. */
 ER_HIDDEN void er_file_drop(int unlink_it, int unmap_it);
@@ -101,12 +105,10 @@ ER_HIDDEN void er_warn(const char *fmt, ...)
 /* domain.c: slots, entering and leaving probes (the inline part is in
  * writer.h), stopping the world. */
 ER_HIDDEN struct er_domain *er_attach_locked(int spawn_event);
-ER_HIDDEN void er_release_locked(struct er_domain *d);
 ER_HIDDEN int er_stop_world(void);   /* under lock; 0 when quiescent */
 ER_HIDDEN void er_barrier_init(void);
 ER_HIDDEN void er_domains_after_fork(void);
 ER_HIDDEN void er_domains_init(void);
-ER_HIDDEN struct er_domain *er_self(void);
 
 /* ring.c: a custom event (er_emit, for the others, is in writer.h). */
 ER_HIDDEN int er_emit_custom(int id, const void *bytes, size_t len);

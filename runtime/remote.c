@@ -145,11 +145,9 @@ void er_remote_after_fork(void) {
 static int map_control(const char *dir, pid_t pid, uint64_t **out) {
   *out = NULL;
   if (pid <= 0) return EVENTRING_E_INVAL;
-  if (!dir) dir = secure_getenv("OCAML_RUNTIME_EVENTS_DIR");
-  if (!dir || !*dir) dir = ".";
   char path[PATH_MAX];
-  int n = snprintf(path, sizeof path, "%s/%ld.events", dir, (long)pid);
-  if (n < 0 || (size_t)n >= sizeof path) return -ENAMETOOLONG;
+  int n = er_file_path(path, sizeof path, dir, pid);
+  if (n) return n;
   int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return -errno;
   int err = 0;

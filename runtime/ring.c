@@ -78,10 +78,16 @@ static void put_name(unsigned char *slot, size_t slot_bytes,
   memset(slot + n, 0, slot_bytes - n);
 }
 
-int er_file_create(const char *dir, unsigned log2, unsigned max_domains) {
-  int n = snprintf(er_st.path, sizeof er_st.path, "%s/%ld.events", dir,
-                   (long)getpid());
-  if (n < 0 || (size_t)n >= sizeof er_st.path) return -ENAMETOOLONG;
+int er_file_path(char *buf, size_t size, const char *dir, pid_t pid) {
+  if (!dir) dir = secure_getenv("OCAML_RUNTIME_EVENTS_DIR");
+  if (!dir || !*dir) dir = ".";
+  int n = snprintf(buf, size, "%s/%ld.events", dir, (long)pid);
+  return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+}
+
+int er_file_create(unsigned log2, unsigned max_domains) {
+  int n = er_file_path(er_st.path, sizeof er_st.path, NULL, getpid());
+  if (n) return n;
 
   unsigned n_names =
       eventring__n_phases_53 + eventring__n_counters + eventring__n_lifecycle;
