@@ -148,48 +148,70 @@ static int ints_between(const struct seen *s, uint64_t a, uint64_t b) {
   return n;
 }
 
+/* What most tests watch: mon_loop traced in a fresh directory, and a
+ * cursor on its file with the callbacks above. */
+struct watch {
+  char dir[64], pid[16];
+  struct er_pipe_proc p;
+  eventring_cursor *c;
+  eventring_callbacks *cb;
+  struct seen s;
+};
+
+static void watch_start(struct watch *w, const char *start) {
+  snprintf(w->dir, sizeof w->dir, "%s", er_tmpdir());
+  w->p = start_loop(w->dir, start);
+  snprintf(w->pid, sizeof w->pid, "%ld", (long)w->p.pid);
+  ck_assert_int_eq(eventring_cursor_open(&w->c, w->dir, w->p.pid), 0);
+  w->cb = callbacks();
+  w->s = (struct seen){calloc(MAX_EV, sizeof(struct ev)), 0};
+  ck_assert_ptr_nonnull(w->s.ev);
+}
+
+/* Ends mon_loop and frees the rest; returns mon_loop's status. */
+static int watch_end(struct watch *w) {
+  int st = stop_loop(&w->p);
+  free(w->s.ev);
+  eventring_callbacks_free(w->cb);
+  eventring_cursor_free(w->c);
+  return st;
+}
+
 START_TEST(test_pause_resume_tool) {
   if (!er_env_dir("EVENTRING_TEST_PROGS") || !er_env_dir("EVENTRING_TEST_TOOL"))
     ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
-  char d[64];
-  snprintf(d, sizeof d, "%s", er_tmpdir());
-  struct er_pipe_proc p = start_loop(d, "1");
-  eventring_cursor *c;
-  ck_assert_int_eq(eventring_cursor_open(&c, d, p.pid), 0);
-  eventring_callbacks *cb = callbacks();
-  struct seen s = {calloc(MAX_EV, sizeof(struct ev)), 0};
-  ck_assert_ptr_nonnull(s.ev);
+  struct watch w;
+  watch_start(&w, "1");
   er_sleep_ms(50);
-  drain(c, cb, &s);
-  ck_assert_int_gt(ints_after(&s, 0), 0);
+  drain(w.c, w.cb, &w.s);
+  ck_assert_int_gt(ints_after(&w.s, 0), 0);
 
-  char pid[16], err[512];
-  snprintf(pid, sizeof pid, "%ld", (long)p.pid);
-  char *pause_args[] = {"pause", pid, "--dir", d, NULL};
-  char *resume_args[] = {"resume", "--pid", pid, "--dir", d, NULL};
+  char err[512];
+  char *pause_args[] = {"pause", w.pid, "--dir", w.dir, NULL};
+  char *resume_args[] = {"resume", "--pid", w.pid, "--dir", w.dir, NULL};
   uint64_t took, t0 = now_ns();
   ck_assert_int_eq(run_tool(pause_args, err, sizeof err, &took), 0);
   ck_assert_str_eq(err, "");
   uint64_t after_pause = now_ns();
   er_sleep_ms(100);
-  drain(c, cb, &s);
-  uint64_t pause_ts = last_of(&s, EVENTRING_LIFECYCLE_RING_PAUSE);
+  drain(w.c, w.cb, &w.s);
+  uint64_t pause_ts = last_of(&w.s, EVENTRING_LIFECYCLE_RING_PAUSE);
   ck_assert_uint_gt(pause_ts, 0);
   /* Recorded before the command returned... */
   ck_assert_uint_le(pause_ts, after_pause);
   /* ...and nothing from the program since. */
-  ck_assert_int_eq(ints_after(&s, pause_ts), 0);
+  ck_assert_int_eq(ints_after(&w.s, pause_ts), 0);
   printf("eventring pause: command took %.3f ms; request to ring_pause "
          "(incl. process start) %.3f ms\n",
          took / 1e6, (double)(pause_ts - t0) / 1e6);
 
   ck_assert_int_eq(run_tool(resume_args, err, sizeof err, NULL), 0);
   er_sleep_ms(50);
-  drain(c, cb, &s);
-  uint64_t resume_ts = last_of(&s, EVENTRING_LIFECYCLE_RING_RESUME);
+  drain(w.c, w.cb, &w.s);
+  uint64_t resume_ts = last_of(&w.s, EVENTRING_LIFECYCLE_RING_RESUME);
   ck_assert_uint_gt(resume_ts, pause_ts);
-  ck_assert_int_eq(ints_between(&s, pause_ts, resume_ts), 0);
-  ck_assert_int_gt(ints_after(&s, resume_ts), 0);
+  ck_assert_int_eq(ints_between(&w.s, pause_ts, resume_ts), 0);
+  ck_assert_int_gt(ints_after(&w.s, resume_ts), 0);
 
   /* Both are idempotent: a second pause records one more ring_pause at
    * most, and returns 0. */
@@ -197,60 +219,45 @@ START_TEST(test_pause_resume_tool) {
   ck_assert_int_eq(run_tool(pause_args, err, sizeof err, NULL), 0);
   ck_assert_int_eq(run_tool(resume_args, err, sizeof err, NULL), 0);
 
-  int st = stop_loop(&p);
+  int st = watch_end(&w);
   ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
                 "mon_loop status %d", st);
-  free(s.ev);
-  eventring_callbacks_free(cb);
-  eventring_cursor_free(c);
 }
 END_TEST
+
+static int cmp_double(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return (x > y) - (x < y);
+}
 
 /* The library's calls, many times: the latency the issue asks about. */
 START_TEST(test_pause_latency) {
   if (!er_env_dir("EVENTRING_TEST_PROGS")) ER_SKIP("EVENTRING_TEST_PROGS unset");
-  char d[64];
-  snprintf(d, sizeof d, "%s", er_tmpdir());
-  struct er_pipe_proc p = start_loop(d, "1");
-  eventring_cursor *c;
-  ck_assert_int_eq(eventring_cursor_open(&c, d, p.pid), 0);
-  eventring_callbacks *cb = callbacks();
-  struct seen s = {calloc(MAX_EV, sizeof(struct ev)), 0};
-  ck_assert_ptr_nonnull(s.ev);
+  struct watch w;
+  watch_start(&w, "1");
   enum { N = 30 };
   double lat[N], rtt[N];
   for (int i = 0; i < N; i++) {
     er_sleep_ms(5);
     uint64_t t0 = now_ns();
-    ck_assert_int_eq(eventring_remote_pause(d, p.pid), 0);
+    ck_assert_int_eq(eventring_remote_pause(w.dir, w.p.pid), 0);
     uint64_t t1 = now_ns();
-    drain(c, cb, &s);
-    uint64_t ts = last_of(&s, EVENTRING_LIFECYCLE_RING_PAUSE);
+    drain(w.c, w.cb, &w.s);
+    uint64_t ts = last_of(&w.s, EVENTRING_LIFECYCLE_RING_PAUSE);
     ck_assert_uint_ge(ts, t0);
-    ck_assert_int_eq(ints_after(&s, ts), 0);
+    ck_assert_int_eq(ints_after(&w.s, ts), 0);
     lat[i] = (double)(ts - t0) / 1e3;
     rtt[i] = (double)(t1 - t0) / 1e3;
-    ck_assert_int_eq(eventring_remote_resume(d, p.pid), 0);
-    s.n = 0; /* only the latest matter */
+    ck_assert_int_eq(eventring_remote_resume(w.dir, w.p.pid), 0);
+    w.s.n = 0; /* only the latest matter */
   }
   /* Sorted, for the median and the maximum. */
-  for (int i = 1; i < N; i++)
-    for (int j = i; j > 0 && lat[j] < lat[j - 1]; j--) {
-      double t = lat[j];
-      lat[j] = lat[j - 1], lat[j - 1] = t;
-    }
-  for (int i = 1; i < N; i++)
-    for (int j = i; j > 0 && rtt[j] < rtt[j - 1]; j--) {
-      double t = rtt[j];
-      rtt[j] = rtt[j - 1], rtt[j - 1] = t;
-    }
+  qsort(lat, N, sizeof lat[0], cmp_double);
+  qsort(rtt, N, sizeof rtt[0], cmp_double);
   printf("pause latency (request to ring_pause, %d runs): median %.1f us, "
          "max %.1f us; call returned after median %.1f us, max %.1f us\n",
          N, lat[N / 2], lat[N - 1], rtt[N / 2], rtt[N - 1]);
-  stop_loop(&p);
-  free(s.ev);
-  eventring_callbacks_free(cb);
-  eventring_cursor_free(c);
+  watch_end(&w);
 }
 END_TEST
 
@@ -259,34 +266,24 @@ END_TEST
 START_TEST(test_start_paused) {
   if (!er_env_dir("EVENTRING_TEST_PROGS") || !er_env_dir("EVENTRING_TEST_TOOL"))
     ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
-  char d[64];
-  snprintf(d, sizeof d, "%s", er_tmpdir());
-  struct er_pipe_proc p = start_loop(d, "paused");
-  eventring_cursor *c;
-  ck_assert_int_eq(eventring_cursor_open(&c, d, p.pid), 0);
-  eventring_callbacks *cb = callbacks();
-  struct seen s = {calloc(MAX_EV, sizeof(struct ev)), 0};
-  ck_assert_ptr_nonnull(s.ev);
+  struct watch w;
+  watch_start(&w, "paused");
   er_sleep_ms(100);
-  drain(c, cb, &s);
-  ck_assert_int_eq(s.n, 2);
-  ck_assert_int_eq(s.ev[0].kind, EVENTRING_LIFECYCLE_RING_START);
-  ck_assert_int_eq(s.ev[1].kind, EVENTRING_LIFECYCLE_RING_PAUSE);
+  drain(w.c, w.cb, &w.s);
+  ck_assert_int_eq(w.s.n, 2);
+  ck_assert_int_eq(w.s.ev[0].kind, EVENTRING_LIFECYCLE_RING_START);
+  ck_assert_int_eq(w.s.ev[1].kind, EVENTRING_LIFECYCLE_RING_PAUSE);
 
-  char pid[16], err[512];
-  snprintf(pid, sizeof pid, "%ld", (long)p.pid);
-  char *resume_args[] = {"resume", pid, "--dir", d, NULL};
+  char err[512];
+  char *resume_args[] = {"resume", w.pid, "--dir", w.dir, NULL};
   ck_assert_int_eq(run_tool(resume_args, err, sizeof err, NULL), 0);
   er_sleep_ms(50);
-  drain(c, cb, &s);
-  uint64_t resume_ts = last_of(&s, EVENTRING_LIFECYCLE_RING_RESUME);
+  drain(w.c, w.cb, &w.s);
+  uint64_t resume_ts = last_of(&w.s, EVENTRING_LIFECYCLE_RING_RESUME);
   ck_assert_uint_gt(resume_ts, 0);
-  ck_assert_int_eq(ints_between(&s, 0, resume_ts), 0);
-  ck_assert_int_gt(ints_after(&s, resume_ts), 0);
-  stop_loop(&p);
-  free(s.ev);
-  eventring_callbacks_free(cb);
-  eventring_cursor_free(c);
+  ck_assert_int_eq(ints_between(&w.s, 0, resume_ts), 0);
+  ck_assert_int_gt(ints_after(&w.s, resume_ts), 0);
+  watch_end(&w);
 }
 END_TEST
 
@@ -295,44 +292,33 @@ END_TEST
 START_TEST(test_attach_resumes_paused) {
   if (!er_env_dir("EVENTRING_TEST_PROGS") || !er_env_dir("EVENTRING_TEST_TOOL"))
     ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
-  char d[64];
-  snprintf(d, sizeof d, "%s", er_tmpdir());
-  struct er_pipe_proc p = start_loop(d, "paused");
-  ck_assert_int_eq(eventring_remote_state(d, p.pid), 1);
+  struct watch w;
+  watch_start(&w, "paused");
+  ck_assert_int_eq(eventring_remote_state(w.dir, w.p.pid), 1);
 
-  char pid[16];
-  snprintf(pid, sizeof pid, "%ld", (long)p.pid);
-  const char *args[] = {"dump", "--pid", pid, "--dir", d, NULL};
-  struct er_run r = er_run_tool(d, args, 0);
+  const char *args[] = {"dump", "--pid", w.pid, "--dir", w.dir, NULL};
+  struct er_run r = er_run_tool(w.dir, args, 0);
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 0);
   er_run_free(&r);
-  ck_assert_int_eq(eventring_remote_state(d, p.pid), 1);
+  ck_assert_int_eq(eventring_remote_state(w.dir, w.p.pid), 1);
 
   /* The file says so: start, paused, resumed for the reader, paused. */
-  eventring_cursor *c;
-  ck_assert_int_eq(eventring_cursor_open(&c, d, p.pid), 0);
-  eventring_callbacks *cb = callbacks();
-  struct seen s = {calloc(MAX_EV, sizeof(struct ev)), 0};
-  ck_assert_ptr_nonnull(s.ev);
-  drain(c, cb, &s);
+  drain(w.c, w.cb, &w.s);
   int want[] = {EVENTRING_LIFECYCLE_RING_START, EVENTRING_LIFECYCLE_RING_PAUSE,
                 EVENTRING_LIFECYCLE_RING_RESUME, EVENTRING_LIFECYCLE_RING_PAUSE};
   int k = 0;
-  for (int i = 0; i < s.n; i++)
+  for (int i = 0; i < w.s.n; i++)
     /* Ring state changes only (the control thread's slot also has its
      * domain_spawn). */
-    if (s.ev[i].kind >= EVENTRING_LIFECYCLE_RING_START &&
-        s.ev[i].kind <= EVENTRING_LIFECYCLE_RING_RESUME) {
+    if (w.s.ev[i].kind >= EVENTRING_LIFECYCLE_RING_START &&
+        w.s.ev[i].kind <= EVENTRING_LIFECYCLE_RING_RESUME) {
       ck_assert_int_lt(k, 4);
-      ck_assert_int_eq(s.ev[i].kind, want[k++]);
+      ck_assert_int_eq(w.s.ev[i].kind, want[k++]);
     }
   ck_assert_int_eq(k, 4);
   /* Nothing was recorded while the process was paused. */
-  ck_assert_int_eq(ints_between(&s, 0, last_of(&s, EVENTRING_LIFECYCLE_RING_RESUME)), 0);
-  stop_loop(&p);
-  free(s.ev);
-  eventring_callbacks_free(cb);
-  eventring_cursor_free(c);
+  ck_assert_int_eq(ints_between(&w.s, 0, last_of(&w.s, EVENTRING_LIFECYCLE_RING_RESUME)), 0);
+  watch_end(&w);
 }
 END_TEST
 
