@@ -52,7 +52,9 @@ enum {
  *
  *   WRITTEN  events (padding excluded) before TAIL, i.e. ever written;
  *            stored before TAIL, so it is never behind the TAIL a reader
- *            loaded earlier.
+ *            loaded earlier.  A writer killed between the two stores
+ *            leaves it one ahead (the event it was committing, which was
+ *            never published).
  *   DROPPED  events this domain could not write (a probe from a signal
  *            handler that interrupted a probe on the same thread).
  *   PSEQ     how many times the writer has moved HEAD.  Move k stores the
