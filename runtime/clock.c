@@ -85,6 +85,12 @@ static void publish(uint64_t tsc1, uint64_t ns1, uint64_t tsc2, uint64_t ns2) {
 }
 
 void er_clock_init(void) {
+  /* Once per process: a forked child keeps its parent's calibration (the
+   * same TSC and clock), which matters because the child calls this from
+   * its fork handler, where fopen() and malloc() may deadlock. */
+  static int decided;
+  if (decided) return;
+  decided = 1;
   const char *force = secure_getenv("OCAML_RUNTIME_EVENTS_CLOCK");
   int use = !(force && strcmp(force, "monotonic") == 0) &&
             file_says("/sys/devices/system/clock" "source/clocksource0/"

@@ -21,6 +21,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/futex.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,7 @@ static pthread_mutex_t watcher_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t watcher;
 static int watcher_running; /* under watcher_lock */
 static int watcher_quit;    /* atomic: asks the watcher to return */
+static int watcher_up;      /* atomic: the watcher is running */
 static uint64_t *watched;   /* the extension block it serves */
 
 static void *watch(void *arg) {
@@ -59,6 +61,7 @@ static void *watch(void *arg) {
   int *ack = ctl_word(ext, ER_EXT_CTL_ACK);
   int seen = er_iload_acq(req);
   er_istore_rel(ack, seen);
+  er_istore_rel(&watcher_up, 1);
   while (!er_iload_acq(&watcher_quit)) {
     int v = er_iload_acq(req);
     if (v == seen) {
@@ -89,7 +92,13 @@ void er_remote_start(uint64_t *ext) {
     pthread_attr_t attr;
     pthread_attr_init(&attr);
     pthread_attr_setstacksize(&attr, 64 * 1024);
+    er_istore_rlx(&watcher_up, 0);
     if (pthread_create(&watcher, &attr, watch, ext) == 0) {
+      /* Return only once the thread runs: a fork() right after the start
+       * must not catch it half-created (its creation takes locks, e.g.
+       * a sanitizer's allocator's, that the child would inherit held). */
+      for (int i = 0; i < 100000 && !er_iload_acq(&watcher_up); i++)
+        sched_yield();
       watcher_running = 1;
       watched = ext;
       er_istore_rel(ctl_word(ext, ER_EXT_CTL_WATCHER), 1);

@@ -20,7 +20,8 @@
  * reader that finds the generation changed under it reads again.  Each
  * domain also never lets its timestamps go backwards (a recalibration may
  * step the mapping back by a few nanoseconds).
- * OCAML_RUNTIME_EVENTS_CLOCK=monotonic forces clock_gettime().
+ * OCAML_RUNTIME_EVENTS_CLOCK=monotonic, read when tracing first starts in
+ * the process, forces clock_gettime().
  */
 #ifndef EVENTRING_WRITER_H
 #define EVENTRING_WRITER_H
