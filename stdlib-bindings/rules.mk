@@ -23,7 +23,22 @@ OCB = stdlib-bindings
 OCAML_SRCDIR = $(srcdir)/stdlib-bindings
 OCAML_STAGE = $(OCB)/stage
 OCAML_PKGDIR = $(OCAML_STAGE)/runtime_events
-OCAML_INSTALL_DIR = $(prefix)/lib/ocaml
+# Where `make install` puts the package: findlib's own destination when it
+# lies below the prefix (with the default prefix, /usr/local, Debian's
+# findlib installs into /usr/local/lib/ocaml/VERSION, which it searches),
+# else $(prefix)/lib/ocaml, to be added to OCAMLPATH.  Either may be set on
+# the command line.
+OCAML_FINDLIB_DESTDIR := $(if $(OCAMLFIND),$(shell $(OCAMLFIND) printconf destdir 2>/dev/null))
+OCAML_INSTALL_DIR = $(if $(filter $(prefix)/%,$(OCAML_FINDLIB_DESTDIR)),$(OCAML_FINDLIB_DESTDIR),$(prefix)/lib/ocaml)
+# The plain-bytecode DLL goes where `ocamlfind install` would put it: the
+# destination's stublibs directory when the compiler's ld.conf lists it (so
+# that ocamlrun finds it for every program, including dune's, which do not
+# carry the META's -dllpath), else the package directory, where ocamlc finds
+# it at link time and the -dllpath that ocamlfind passes finds it at run time.
+OCAML_LDCONF_DIRS = $(if $(OCAML_WHERE),$(shell cat '$(OCAML_WHERE)/ld.conf' 2>/dev/null))
+OCAML_STUBLIBS = $(OCAML_INSTALL_DIR)/stublibs
+OCAML_DLL_IN_STUBLIBS = $(filter $(OCAML_STUBLIBS),$(OCAML_LDCONF_DIRS))
+OCAML_DLL_DIR = $(if $(OCAML_DLL_IN_STUBLIBS),$(OCAML_STUBLIBS),$(OCAML_INSTALL_DIR)/runtime_events)
 
 # C libraries every program of the package links after the archive, as
 # -cclib options (ATOMIC_LIBS: libatomic_ops when configured with it).
@@ -47,11 +62,10 @@ OCAML_LIBS = $(OCB)/libeventring_ocaml.a $(OCB)/dllruntime_events_stubs.so \
 	$(OCB)/runtime_events.cma $(OCB)/runtime_events.cmxa \
 	$(OCB)/runtime_events.a
 # What the package directory holds (installed and staged alike).
-OCAML_PKG_FILES = $(OCB)/META $(OCAML_SRCDIR)/runtime_events.mli \
+OCAML_PKG_FILES = $(OCAML_SRCDIR)/runtime_events.mli \
 	$(OCB)/runtime_events.cmi $(OCB)/runtime_events.cmx \
 	$(OCB)/runtime_events.cma $(OCB)/runtime_events.cmxa \
 	$(OCB)/runtime_events.a $(OCB)/libeventring_ocaml.a \
-	$(OCB)/dllruntime_events_stubs.so \
 	$(OCB)/runtime_events_auto.cmi $(OCB)/runtime_events_auto.cmo \
 	$(OCB)/runtime_events_auto.cmx $(OCB)/runtime_events_auto.o
 
@@ -60,7 +74,7 @@ OCAML_PKG_FILES = $(OCB)/META $(OCAML_SRCDIR)/runtime_events.mli \
 ifneq ($(OCAMLFIND),)
 
 all: ocaml-all
-ocaml-all: $(OCAML_LIBS) $(OCAML_OBJS) $(OCB)/META
+ocaml-all: $(OCAML_LIBS) $(OCAML_OBJS)
 
 $(OCB)/runtime_events_stubs.o: $(OCAML_SRCDIR)/runtime_events_stubs.c \
 		$(srcdir)/runtime/eventring.h Makefile
@@ -112,20 +126,16 @@ $(OCB)/runtime_events.cmxa: $(OCB)/runtime_events.cmx $(OCAML_SRCDIR)/rules.mk
 		$(OCB)/runtime_events.cmx \
 		$(OCAML_CCLIBS) $(OCAML_CCOPTS)
 
-# @PKGDIR@ is where the package's DLL lives once installed, so that plain
+# @DLLDIR@ is where the package's DLL lives once installed, so that plain
 # bytecode programs find it without CAML_LD_LIBRARY_PATH.
 OCAML_META_SED = sed -e 's|[@]VERSION[@]|$(VERSION)|g' \
-	-e 's|[@]PKGDIR[@]|$(1)|g'
-
-$(OCB)/META: $(OCAML_SRCDIR)/META.in Makefile
-	@mkdir -p $(@D)
-	$(call OCAML_META_SED,$(OCAML_INSTALL_DIR)/runtime_events) $< > $@.tmp
-	mv $@.tmp $@
+	-e 's|[@]DLLDIR[@]|$(1)|g'
 
 # The staged copy: the package as installed, below the build directory.
 ocaml-stage: ocaml-all
 	@rm -rf $(OCAML_PKGDIR); mkdir -p $(OCAML_PKGDIR)
-	@cp $(filter-out $(OCB)/META,$(OCAML_PKG_FILES)) $(OCAML_PKGDIR)/
+	@cp $(OCAML_PKG_FILES) \
+		$(OCB)/dllruntime_events_stubs.so $(OCAML_PKGDIR)/
 	@$(call OCAML_META_SED,$(CURDIR)/$(OCAML_PKGDIR)) \
 		$(OCAML_SRCDIR)/META.in > $(OCAML_PKGDIR)/META
 
@@ -134,8 +144,24 @@ ocaml-install: ocaml-all
 	$(INSTALL) -d $(DESTDIR)$(OCAML_INSTALL_DIR)
 	$(OCAMLFIND) remove -destdir $(DESTDIR)$(OCAML_INSTALL_DIR) \
 		runtime_events >/dev/null 2>&1 || true
+	@# META names the DLL's directory, which depends on prefix and
+	@# OCAML_INSTALL_DIR as given to this very `make install`.
+	@mkdir -p $(OCB)/install
+	$(call OCAML_META_SED,$(OCAML_DLL_DIR)) $(OCAML_SRCDIR)/META.in \
+		> $(OCB)/install/META
+ifneq ($(OCAML_DLL_IN_STUBLIBS),)
+	$(INSTALL) -d $(DESTDIR)$(OCAML_STUBLIBS)
 	$(OCAMLFIND) install -destdir $(DESTDIR)$(OCAML_INSTALL_DIR) \
-		-ldconf ignore runtime_events -nodll $(OCAML_PKG_FILES)
+		-ldconf ignore runtime_events $(OCB)/install/META \
+		$(OCAML_PKG_FILES) -dll $(OCB)/dllruntime_events_stubs.so
+else
+	$(OCAMLFIND) install -destdir $(DESTDIR)$(OCAML_INSTALL_DIR) \
+		-ldconf ignore runtime_events $(OCB)/install/META \
+		$(OCAML_PKG_FILES) -nodll $(OCB)/dllruntime_events_stubs.so
+	@echo "note: $(OCAML_STUBLIBS) is not in $(OCAML_WHERE)/ld.conf, so"
+	@echo "  dllruntime_events_stubs.so is in the package directory: bytecode"
+	@echo "  linked by ocamlfind finds it; dune's needs CAML_LD_LIBRARY_PATH=$(OCAML_DLL_DIR)"
+endif
 
 uninstall: ocaml-uninstall
 ocaml-uninstall:
@@ -177,7 +203,7 @@ testsuite/ocaml-tests: $(srcdir)/testsuite/ocaml/run.sh Makefile
 
 clean: ocaml-clean
 ocaml-clean:
-	rm -rf $(OCB)/stage
+	rm -rf $(OCB)/stage $(OCB)/install
 	rm -f $(OCB)/*.cm[ioxa] $(OCB)/*.cmxa $(OCB)/*.o $(OCB)/*.a \
 		$(OCB)/*.so $(OCB)/META $(OCB)/META.tmp
 	rm -f testsuite/ocaml-tests bench/bench_ocaml_reader
