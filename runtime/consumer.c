@@ -42,6 +42,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "numbering.h"
 
 /* Words copied out of a ring per batch: enough to amortise the fence and
  * the reload of head, small enough to stay in L2. */
@@ -76,7 +77,9 @@ struct eventring_cursor {
   uint64_t headers_off, data_off, custom_off;
   int ours;                 /* eventring's extension block is present */
   int numbering;            /* ER_PHASES_OCAML53 or _OCAML50 */
-  int forced50;             /* set by eventring_cursor_set_ocaml50() */
+  int forced;               /* ER_PHASES_* set by the caller, or 0 */
+  int basis;                /* EVENTRING_NUMBERING_GUESSED, ... */
+  struct er_numbering *infer; /* OCaml 5's files: numbering.c's evidence */
   /* Name tables from the file (ours) or built in. */
   char *ext_names;          /* n_phases + n_counters slots of name_bytes */
   unsigned n_phases, n_counters, name_bytes;
@@ -165,6 +168,21 @@ static int read_ext(eventring_cursor *c, uint64_t size) {
 
 static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size);
 
+/* Lets numbering.c weigh what the rings of an OCaml 5 file hold beyond
+ * what it saw before, and takes its verdict.  The mapping must cover the
+ * rings (checked by setup(), and before each poll).  Returns 0 or
+ * -ENOMEM. */
+static int infer_numbering(eventring_cursor *c) {
+  if (!c->infer && !(c->infer = er_numbering_new(c->max_domains)))
+    return -ENOMEM;
+  struct er_rings r = {c->map,        c->max_domains, c->ring_words,
+                       c->ring_bytes, c->hdr_bytes,   c->headers_off,
+                       c->data_off};
+  er_numbering_scan(c->infer, &r);
+  c->numbering = er_numbering_verdict(c->infer, &c->basis);
+  return 0;
+}
+
 static int open_fd(eventring_cursor **out, int fd) {
   *out = NULL;
   struct stat st;
@@ -228,6 +246,8 @@ static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size) {
     err = -ENOMEM;
     goto fail;
   }
+  c->basis = EVENTRING_NUMBERING_FROM_FILE;
+  if (!c->ours && (err = infer_numbering(c)) != 0) goto fail;
   *out = c;
   return 0;
 
@@ -295,13 +315,30 @@ void eventring_cursor_free(eventring_cursor *c) {
   free(c->buf);
   free(c->ext_names);
   free(c->rings);
+  er_numbering_free(c->infer);
   free(c);
 }
 
-int eventring_cursor_set_ocaml50(eventring_cursor *c, int yes) {
-  if (!c) return EVENTRING_E_INVAL;
-  c->forced50 = yes != 0;
+int eventring_cursor_set_numbering(eventring_cursor *c, int numbering) {
+  if (!c || (numbering != EVENTRING_NUMBERING_AUTO &&
+             numbering != EVENTRING_NUMBERING_OCAML50 &&
+             numbering != EVENTRING_NUMBERING_OCAML53))
+    return EVENTRING_E_INVAL;
+  /* The public values are the extension block's (ER_PHASES_*). */
+  c->forced = numbering;
   return 0;
+}
+
+int eventring_cursor_set_ocaml50(eventring_cursor *c, int yes) {
+  return eventring_cursor_set_numbering(
+      c, yes ? EVENTRING_NUMBERING_OCAML50 : EVENTRING_NUMBERING_AUTO);
+}
+
+int eventring_cursor_numbering(const eventring_cursor *c, int *basis) {
+  if (!c) return EVENTRING_E_INVAL;
+  int forced = c->forced && !c->ours;
+  if (basis) *basis = forced ? EVENTRING_NUMBERING_FORCED : c->basis;
+  return forced ? c->forced : c->numbering;
 }
 
 int eventring_cursor_lost_unit(const eventring_cursor *c) {
@@ -319,7 +356,7 @@ const char *eventring_cursor_phase_name(const eventring_cursor *c,
     return (unsigned)phase < c->n_phases
                ? c->ext_names + (size_t)phase * c->name_bytes
                : NULL;
-  if (c->forced50 || c->numbering == ER_PHASES_OCAML50)
+  if (eventring_cursor_numbering(c, NULL) == ER_PHASES_OCAML50)
     return (unsigned)phase < eventring__n_phases_50
                ? eventring__phase_names_50[phase]
                : NULL;
@@ -662,6 +699,9 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
       (fstat(c->fd, &st) < 0 || (uint64_t)st.st_size < c->map_bytes)) {
     r = EVENTRING_E_CORRUPT;
   } else {
+    /* Too little evidence so far: look at what is new before naming it. */
+    if (c->infer && !c->forced && c->basis == EVENTRING_NUMBERING_GUESSED)
+      infer_numbering(c);
     struct poll_state ps = {c, cb, data, max_events, 0, 0};
     for (uint64_t d = 0; d < c->max_domains && !ps.stop; d++) {
       if (c->rings[d].broken) continue;

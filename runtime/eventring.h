@@ -303,9 +303,44 @@ EVENTRING_API int eventring_cursor_open_file(eventring_cursor **out,
 EVENTRING_API void eventring_cursor_free(eventring_cursor *cursor);
 
 /* Files written by OCaml 5.0-5.2 number phases differently from 5.3+
- * (doc/FORMAT.md).  eventring's own files say which numbering they use;
- * for other files the cursor assumes 5.3+ unless told otherwise here.
- * Returns 0. */
+ * under the same format version (doc/FORMAT.md).  eventring's own files
+ * say which numbering they use, and the cursor follows them whatever it
+ * is told here.  For a file written by OCaml 5 itself the cursor infers
+ * the numbering from how the phases nest (doc/FORMAT.md, "Telling the
+ * numberings apart"): from what the rings hold when it opens and, while
+ * that is too little to decide, from what each poll finds, so that the
+ * names it gives may change once, from the 5.3+ default to what the
+ * evidence shows.  These force one: */
+#define EVENTRING_NUMBERING_AUTO 0    /* infer it (the default) */
+#define EVENTRING_NUMBERING_OCAML50 50 /* OCaml 5.0-5.2 */
+#define EVENTRING_NUMBERING_OCAML53 53 /* OCaml 5.3 and later */
+
+/* Sets the numbering of phase ids for a file that does not record it:
+ * EVENTRING_NUMBERING_AUTO, _OCAML50 or _OCAML53.  Returns 0, or
+ * EVENTRING_E_INVAL for another value or a NULL cursor. */
+EVENTRING_API int eventring_cursor_set_numbering(eventring_cursor *cursor,
+                                                 int numbering);
+
+/* How the cursor came by its numbering: */
+#define EVENTRING_NUMBERING_CONFLICTING (-1) /* the phases fit neither;
+                                                the one they fit better */
+#define EVENTRING_NUMBERING_GUESSED 0   /* too few phase events to tell:
+                                           the 5.3+ default */
+#define EVENTRING_NUMBERING_INFERRED 1  /* the phases rule the other out */
+#define EVENTRING_NUMBERING_FROM_FILE 2 /* eventring's file records it */
+#define EVENTRING_NUMBERING_FORCED 3    /* set by the caller */
+
+/* Returns the numbering that eventring_cursor_phase_name() uses now,
+ * EVENTRING_NUMBERING_OCAML50 or _OCAML53, and stores in *basis (unless
+ * basis is NULL) how it was chosen, one of the values above: greater than
+ * 0 when it is certain.  Returns EVENTRING_E_INVAL for a NULL cursor. */
+EVENTRING_API int eventring_cursor_numbering(const eventring_cursor *cursor,
+                                             int *basis);
+
+/* The same as eventring_cursor_set_numbering() with
+ * EVENTRING_NUMBERING_OCAML50 when `yes` is nonzero, and with
+ * EVENTRING_NUMBERING_AUTO when it is 0.  Returns 0, or EVENTRING_E_INVAL
+ * for a NULL cursor. */
 EVENTRING_API int eventring_cursor_set_ocaml50(eventring_cursor *cursor,
                                                int yes);
 
