@@ -36,6 +36,8 @@
  *                                   the cycles of one Gc.full_major merge.
  *     Every hook calls the hook that was installed before it.
  *
+ *   - fork_parent on Unix.fork (and any fork of the process), below.
+ *
  *   - The consumer: read_poll drives eventring_cursor_poll() with C
  *     trampolines that call the OCaml callbacks through caml_callback*_exn.
  *     Nothing is allocated per event on the hot paths: timestamps are OCaml
@@ -49,10 +51,14 @@
 #define CAML_NAME_SPACE
 #define CAML_INTERNALS
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <caml/alloc.h>
 #include <caml/callback.h>
@@ -211,6 +217,101 @@ static void h_major_gc(void) {
   if (prev_major_gc) prev_major_gc();
 }
 
+/* ------------------------------------------------------------------ */
+/* fork_parent on Unix.fork.                                            */
+
+/* OCaml 5's Unix.fork writes fork_parent, with the child's pid, into the
+ * parent's ring; eventring's fork handlers write only the child's side
+ * (ring_start and fork_child in the child's new file).  4.13 gives the
+ * parent no hook after fork(), and the other places the event could come
+ * from are all wrong somewhere:
+ *
+ *   - a pthread_atfork parent handler runs in the parent once fork()
+ *     returns, but is not told the child's pid;
+ *   - defining unix_fork ourselves (or -Wl,--wrap=fork) depends on the
+ *     order in which the linker meets our archive and libunix.a, and
+ *     cannot work for plain bytecode, where ocamlrun finds unix_fork in
+ *     dllunix.so;
+ *   - the child writing fork_parent into its parent's ring (the mapping
+ *     is still there in the child) makes a second writer of a ring that
+ *     has exactly one, the parent's thread, which is writing on.
+ *
+ * So the child tells the parent its pid through a pipe made just before
+ * the fork: the child handler writes getpid() (async-signal-safe calls
+ * only), and the parent handler waits for it and writes fork_parent from
+ * the thread that forked, the ring's own writer.  Every fork of the
+ * process is covered, in native code and both kinds of bytecode.  A child
+ * that dies before writing closes the pipe, and the parent, whose own
+ * copy of the write end is closed first, reads end-of-file and writes
+ * nothing; a child held stopped (a debugger) is waited for FORK_WAIT_MS
+ * at most, after which the event is left out rather than made up.
+ *
+ * The cost, a pipe and a wait for the child to run its fork handlers, is
+ * only paid while tracing is active (not paused): otherwise no pipe is
+ * made and the handlers return at once.  fork_mutex keeps two threads'
+ * forks from sharing the pipe; it is taken before eventring's own
+ * prepare handler takes its lock (prepare handlers run in the reverse
+ * order of registration) and released after eventring's handlers ran. */
+#define FORK_WAIT_MS 2000
+
+static pthread_mutex_t fork_mutex = PTHREAD_MUTEX_INITIALIZER;
+static int fork_pipe[2] = {-1, -1};
+
+static void close_fork_pipe(void) {
+  for (int i = 0; i < 2; i++) {
+    if (fork_pipe[i] >= 0) close(fork_pipe[i]);
+    fork_pipe[i] = -1;
+  }
+}
+
+static void fork_prepare(void) {
+  pthread_mutex_lock(&fork_mutex);
+  /* O_CLOEXEC: a program spawned meanwhile by another thread must not
+   * hold the write end open. */
+  if (EVENTRING__ON() && pipe2(fork_pipe, O_CLOEXEC) != 0)
+    fork_pipe[0] = fork_pipe[1] = -1;
+}
+
+/* Also runs when fork() failed: the write end closed here is then the
+ * only one, and the read sees end-of-file at once. */
+static void fork_parent_handler(void) {
+  pid_t child = 0;
+  if (fork_pipe[0] >= 0) {
+    close(fork_pipe[1]);
+    fork_pipe[1] = -1;
+    struct pollfd p = {.fd = fork_pipe[0], .events = POLLIN};
+    int r;
+    do r = poll(&p, 1, FORK_WAIT_MS);
+    while (r < 0 && errno == EINTR);
+    ssize_t n = 0;
+    if (r > 0) {
+      do n = read(fork_pipe[0], &child, sizeof child);
+      while (n < 0 && errno == EINTR);
+    }
+    if (n != (ssize_t)sizeof child) child = 0;
+  }
+  close_fork_pipe();
+  pthread_mutex_unlock(&fork_mutex);
+  if (child > 0 && EVENTRING__ON()) {
+    /* An OCaml thread (one that joined slot 0) writes there, as its other
+     * events do.  A C thread of the program keeps the slot it has: making
+     * it join slot 0 would give that ring a writer outside the runtime
+     * lock. */
+    if (joined) join0();
+    eventring_lifecycle(EVENTRING_LIFECYCLE_FORK_PARENT, child);
+  }
+}
+
+static void fork_child_handler(void) {
+  if (fork_pipe[1] >= 0) {
+    pid_t me = getpid();
+    ssize_t n = write(fork_pipe[1], &me, sizeof me);
+    (void)n; /* the parent reads a short write as no pid */
+  }
+  close_fork_pipe();
+  pthread_mutex_unlock(&fork_mutex);
+}
+
 /* Called once from the module's initialisation, with the runtime lock. */
 CAMLprim value caml_eventring_ml_init(value unit) {
   (void)unit;
@@ -232,6 +333,9 @@ CAMLprim value caml_eventring_ml_init(value unit) {
     caml_finalise_end_hook = h_final_end;
     caml_major_gc_hook = h_major_gc;
     in_cycle = 0;
+    /* Registered after eventring's own handlers (its constructor ran
+     * first), so the parent and child handlers above run after them. */
+    pthread_atfork(fork_prepare, fork_parent_handler, fork_child_handler);
   }
   /* The main thread takes slot 0 before any other thread can. */
   join0();

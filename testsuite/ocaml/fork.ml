@@ -1,6 +1,7 @@
 (* Unix.fork in a traced program: the child writes into a ring file of its
    own, which begins with ring_start and fork_child (the parent's pid), and
-   the parent's file goes on. *)
+   the parent's file goes on with fork_parent (the child's pid), as OCaml 5
+   writes them. *)
 
 module R = Runtime_events
 
