@@ -40,6 +40,10 @@
 #define PH_MINOR_LOCAL_ROOTS 12
 #define PH_MAJOR_SLICE 27
 #define PH_MAJOR_MARK 10
+/* The phases OCaml 4.13's GC hooks write as empty marker spans. */
+#define PH_MAJOR_GC_CYCLE_DOMAINS 23
+#define PH_MAJOR_GC_PHASE_CHANGE 24
+#define PH_MAJOR_FINISH_CYCLE 28
 #define CT_MINOR_PROMOTED 4
 #define CT_MINOR_ALLOCATED 5
 

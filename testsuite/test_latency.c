@@ -207,6 +207,132 @@ static int is_sleep_call(long nr) {
   return 0;
 }
 
+/* Writes, from `ts` on domain 0, the markers of OCaml 4.13's GC hooks
+ * around pauses of known durations, with phase ids `cycle`, `change` and
+ * `finish` (major_gc_cycle_domains, major_gc_phase_change and
+ * major_finish_cycle in the file's numbering).  Pauses: a minor of 2 us
+ * with markers nested in it; a major_finish_cycle of 70 us with a phase
+ * nested in it (real work, as OCaml 5 writes it); a minor of 300 ns with
+ * nothing nested (an empty span of another phase is a pause); and
+ * major_slice phases of 5 us.  Markers: 7 empty outermost spans of 10 to
+ * 30 ns, which are no pauses.  Returns the durations in v[0..4]. */
+static void craft_markers(struct craft *c, uint64_t ts, unsigned cycle,
+                          unsigned change, unsigned finish, unsigned slice,
+                          uint64_t v[5]) {
+  size_t n = 0;
+  /* As Gc.full_major on the normal runtime: a cycle starts and marking
+   * ends outside any slice. */
+  craft_begin(c, 0, ts, cycle);
+  craft_end(c, 0, ts + 10, cycle);
+  craft_begin(c, 0, ts + 20, change);
+  craft_end(c, 0, ts + 40, change);
+  craft_begin(c, 0, ts + 100, PH_MINOR);
+  craft_begin(c, 0, ts + 200, cycle);
+  craft_end(c, 0, ts + 210, cycle);
+  craft_end(c, 0, ts + 2100, PH_MINOR);
+  v[n++] = 2000;
+  ts += 10000;
+  craft_begin(c, 0, ts, finish);
+  craft_begin(c, 0, ts + 1000, PH_MAJOR_MARK);
+  craft_end(c, 0, ts + 60000, PH_MAJOR_MARK);
+  craft_end(c, 0, ts + 70000, finish);
+  v[n++] = 70000;
+  ts += 100000;
+  craft_begin(c, 0, ts, finish);
+  craft_end(c, 0, ts + 30, finish);
+  craft_begin(c, 0, ts + 100, PH_MINOR);
+  craft_end(c, 0, ts + 400, PH_MINOR);
+  v[n++] = 300;
+  ts += 1000;
+  for (int i = 0; i < 2; i++) {
+    craft_begin(c, 0, ts, slice);
+    craft_end(c, 0, ts + 5000, slice);
+    v[n++] = 5000;
+    craft_begin(c, 0, ts + 6000, change);
+    craft_end(c, 0, ts + 6010, change);
+    craft_counter(c, 0, ts + 6020, CT_MINOR_PROMOTED, 1);
+    craft_begin(c, 0, ts + 7000, cycle);
+    craft_end(c, 0, ts + 7020, cycle);
+    ts += 10000;
+  }
+}
+
+/* Empty outermost spans of the marker phases are not pauses: the count,
+ * min and percentiles are those of the real pauses, in `eventring
+ * latency` and in `eventring stats`'s GC time; the markers are counted
+ * apart.  A file from OCaml 5.0-5.2 read with --ocaml50 names the same
+ * phases with other ids, and the ids that are markers in 5.3's numbering
+ * are then ordinary phases. */
+START_TEST(test_markers) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], path50[PATH_MAX];
+  snprintf(path, sizeof path, "%s/markers.events", dir);
+  snprintf(path50, sizeof path50, "%s/markers50.events", dir);
+  uint64_t v[5];
+  struct craft c;
+  craft_init(&c);
+  craft_markers(&c, 100000, PH_MAJOR_GC_CYCLE_DOMAINS,
+                PH_MAJOR_GC_PHASE_CHANGE, PH_MAJOR_FINISH_CYCLE,
+                PH_MAJOR_SLICE, v);
+  craft_write(&c, path);
+  craft_free(&c);
+  /* OCaml 5.0-5.2: 20 major_gc_cycle_domains, 21 major_gc_phase_change,
+   * 25 major_finish_cycle, 24 major_slice. */
+  craft_init(&c);
+  craft_markers(&c, 100000, 20, 21, 25, 24, v);
+  craft_write(&c, path50);
+  craft_free(&c);
+
+  struct lat_run r = latency_json(path, NULL);
+  check_report(r.out, v, 5);
+  ck_assert_uint_eq(json_u64(r.out, "markers"), 7);
+  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
+  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
+  lat_run_free(&r);
+
+  r = latency_json(path50, "--ocaml50");
+  check_report(r.out, v, 5);
+  ck_assert_uint_eq(json_u64(r.out, "markers"), 7);
+  lat_run_free(&r);
+
+  /* Read with 5.3's numbering, 20, 21 and 25 are major_ephe_mark,
+   * major_ephe_sweep and major_gc_stw, whose empty spans are pauses (the
+   * shortest 10 ns), and 24, the major slices, reads as
+   * major_gc_phase_change: markers are told by name. */
+  r = latency_json(path50, NULL);
+  ck_assert_uint_eq(json_u64(r.out, "pauses"), 10);
+  ck_assert_uint_eq(json_u64(r.out, "markers"), 2);
+  ck_assert_uint_eq(json_u64(r.out, "min_ns"), 10);
+  lat_run_free(&r);
+
+  const char *text[] = {"latency", path, NULL};
+  r = lat_run_tool(text);
+  lat_assert_ok(&r);
+  ck_assert_msg(strstr(r.out, "GC pauses: 5 ") != NULL, "%s", r.out);
+  const char *min = strstr(r.out, "\n  min ");
+  char num[32] = "", unit[8] = "";
+  ck_assert_msg(min && sscanf(min, " min %31s %7s", num, unit) == 2 &&
+                    !strcmp(num, "300") && !strcmp(unit, "ns"),
+                "%s", r.out);
+  lat_run_free(&r);
+
+  const char *stats[] = {"stats", "--json", path, NULL};
+  r = lat_run_tool(stats);
+  lat_assert_ok(&r);
+  const char *gc = json_at(r.out, "gc");
+  ck_assert_uint_eq(json_u64(gc, "pauses"), 5);
+  ck_assert_uint_eq(json_u64(gc, "total_ns"), 2000 + 70000 + 300 + 2 * 5000);
+  ck_assert_uint_eq(json_u64(gc, "markers"), 7);
+  /* The markers are still phases, counted as such. */
+  const char *ph = json_named(r.out, "phases", "major_gc_phase_change");
+  ck_assert_msg(ph != NULL, "%s", r.out);
+  ck_assert_uint_eq(json_u64(ph, "count"), 3);
+  ck_assert_uint_eq(json_u64(ph, "completed"), 3);
+  lat_run_free(&r);
+}
+END_TEST
+
 /* A loss in the middle of a pause, as a live reader meets it: the tool
  * follows a file whose writer (a child that only sleeps) lives; once it
  * has read the first events and waits for more (it sleeps in nanosleep),
@@ -411,6 +537,7 @@ static TCase *tc_crafted(void) {
   tcase_add_test(tc, test_start_cut);
   tcase_add_test(tc, test_gap);
   tcase_add_test(tc, test_empty);
+  tcase_add_test(tc, test_markers);
   return tc;
 }
 

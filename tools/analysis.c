@@ -23,15 +23,18 @@ struct pause_domain {
   uint64_t deeper; /* open begins beyond STACK_MAX */
   int unsure;      /* a cut came before: the true depth is unknown */
   int cut_counted; /* this stretch's cut pause has been counted */
+  int top_nested;  /* a phase began inside the outermost open one */
   uint64_t *prov;  /* provisional pauses (durations) while unsure */
   size_t nprov, capprov;
   struct frame stack[STACK_MAX];
 };
 
-int pauses_init(struct pauses *p, int ndomains, pause_fn on_pause, void *arg) {
+int pauses_init(struct pauses *p, const eventring_cursor *names, int ndomains,
+                pause_fn on_pause, void *arg) {
   memset(p, 0, sizeof *p);
   p->on_pause = on_pause;
   p->arg = arg;
+  p->names = names;
   p->ndomains = ndomains > 0 ? ndomains : 0;
   p->domains =
       calloc(p->ndomains ? (size_t)p->ndomains : 1, sizeof *p->domains);
@@ -88,9 +91,24 @@ static void provisional(struct pauses *p, int domain, struct pause_domain *d,
   if (d->nprov >= PAUSES_PROVISIONAL_MAX) confirm(p, domain, d);
 }
 
+/* Whether `phase` names one of the phases that the OCaml 4.13 bindings
+ * write as empty spans to mark an instant (analysis.h). */
+static int marker_phase(const struct pauses *p, int phase) {
+  static const char *const markers[] = {
+      "major_gc_cycle_domains", "major_gc_phase_change", "major_finish_cycle"};
+  const char *name = eventring_cursor_phase_name(p->names, phase);
+  if (!name) return 0;
+  for (size_t i = 0; i < sizeof markers / sizeof markers[0]; i++)
+    if (!strcmp(name, markers[i])) return 1;
+  return 0;
+}
+
 void pauses_begin(struct pauses *p, int domain, uint64_t ts, int phase) {
   struct pause_domain *d = dom(p, domain);
   if (!d) return;
+  /* Whether the outermost phase has anything nested in it decides, at
+   * its end, whether it may be a marker. */
+  d->top_nested = d->depth > 0 || d->deeper > 0;
   if (d->depth < STACK_MAX && d->deeper == 0) {
     d->stack[d->depth].phase = phase;
     d->stack[d->depth].ts = ts;
@@ -130,7 +148,9 @@ int pauses_end(struct pauses *p, int domain, uint64_t ts, int phase,
   *start = d->stack[j].ts;
   if (j == 0) {
     uint64_t duration = ts >= *start ? ts - *start : 0;
-    if (d->unsure)
+    if (!d->top_nested && marker_phase(p, phase))
+      p->markers++;
+    else if (d->unsure)
       provisional(p, domain, d, duration);
     else
       report(p, domain, duration);

@@ -4,9 +4,24 @@
  *
  * A pause is an outermost runtime phase of a domain: it starts with a
  * begin event at nesting depth 0 and ends with the end event that brings
- * the depth back to 0.  The tracker follows the nesting of each domain
- * with a stack of open phases and deals with what a flight recorder does
- * to it:
+ * the depth back to 0.  One exception: an outermost span of
+ * major_gc_cycle_domains, major_gc_phase_change or major_finish_cycle
+ * with no phase nested in it is a marker, not a pause.  The OCaml 4.13
+ * bindings' GC hooks on the normal runtime write these phases as empty
+ * spans (a begin and its end back to back) to mark an instant: the start
+ * of a major cycle, the end of marking, the end of the cycle
+ * (doc/ocaml4-mapping.md); outside a slice, after Gc.full_major for
+ * instance, they are outermost, and their few nanoseconds between two
+ * clock reads would read as the shortest GC pauses.  OCaml 5 writes the
+ * same phases as real work, but always nested in stw_leader, stw_handler
+ * or major_slice (its test vectors never have one outermost), so the rule
+ * leaves its pauses alone.  The phase is recognised by its name in the
+ * file's numbering (eventring_cursor_phase_name), not by its id, which
+ * means something else in OCaml 5.0-5.2's files.  Markers are counted
+ * apart.
+ *
+ * The tracker follows the nesting of each domain with a stack of open
+ * phases and deals with what a flight recorder does to it:
  *
  *   - A cut (lost events, which include the oldest events of a wrapped
  *     ring, and ring_pause, after which nothing is recorded until
@@ -60,19 +75,23 @@ struct pauses {
   uint64_t cut;        /* pauses dropped because of a cut */
   uint64_t unfinished; /* pauses open at the end of reading or of a thread */
   uint64_t unmatched;  /* ends that matched no begin, outside a cut */
+  uint64_t markers;    /* outermost marker spans, which are no pauses */
   /* Set after pauses_init() for a live reader (see above). */
   int live;
   /* Internal. */
   pause_fn on_pause;
   void *arg;
+  const eventring_cursor *names; /* names the phases, for markers */
   int ndomains;
   struct pause_domain **domains; /* allocated on first use */
   int oom;                       /* an allocation failed */
 };
 
-/* Sets up a tracker for domains 0 .. ndomains - 1.  Returns 0, or -1 when
- * out of memory. */
-int pauses_init(struct pauses *p, int ndomains, pause_fn on_pause, void *arg);
+/* Sets up a tracker for domains 0 .. ndomains - 1 of the file that
+ * `names` reads, which names the phases (whatever numbering is set on it
+ * when the events come).  Returns 0, or -1 when out of memory. */
+int pauses_init(struct pauses *p, const eventring_cursor *names, int ndomains,
+                pause_fn on_pause, void *arg);
 void pauses_free(struct pauses *p);
 
 void pauses_begin(struct pauses *p, int domain, uint64_t ts, int phase);

@@ -1,7 +1,8 @@
 /* latency.c -- `eventring latency`: the distribution of GC pause times.
  *
- * A pause is an outermost runtime phase of a domain (analysis.h: how
- * nesting, lost events and pauses left open are handled).  Every pause's
+ * A pause is an outermost runtime phase of a domain, but for the empty
+ * marker spans of OCaml 4.13's GC hooks (analysis.h: which those are, and
+ * how nesting, lost events and pauses left open are handled).  Every pause's
  * duration goes into a histogram with bounded relative error
  * (histogram.h), and the report gives, as olly's does, the number of
  * pauses, the mean, standard deviation, minimum and maximum (exact), and
@@ -28,10 +29,11 @@
  *    "percentiles": {"50": N, "75": N, "90": N, "99": N, "99.9": N,
  *                    "99.99": N, "100": N},
  *    "relative_error": X, "cut": N, "unfinished": N, "unmatched_ends": N,
- *    "lost": N, "lost_unit": "events"|"words"}
+ *    "markers": N, "lost": N, "lost_unit": "events"|"words"}
  *
  * where min_ns .. percentiles are null when there is no pause, and
- * relative_error is the histogram's bound on the percentiles' error.
+ * relative_error is the histogram's bound on the percentiles' error, and
+ * markers counts the outermost marker spans, which are not pauses.
  */
 #include <getopt.h>
 #include <inttypes.h>
@@ -146,9 +148,9 @@ static void print_json(const struct latency *l) {
   printf(", \"relative_error\": ");
   analysis_json_double(stdout, HIST_RELATIVE_ERROR);
   printf(", \"cut\": %" PRIu64 ", \"unfinished\": %" PRIu64
-         ", \"unmatched_ends\": %" PRIu64 ", \"lost\": %" PRIu64
-         ", \"lost_unit\": \"%s\"}\n",
-         p->cut, p->unfinished, p->unmatched, l->src->lost_total,
+         ", \"unmatched_ends\": %" PRIu64 ", \"markers\": %" PRIu64
+         ", \"lost\": %" PRIu64 ", \"lost_unit\": \"%s\"}\n",
+         p->cut, p->unfinished, p->unmatched, p->markers, l->src->lost_total,
          tool_lost_unit(l->src->cursor));
 }
 
@@ -175,8 +177,8 @@ int tool_latency(int argc, char **argv) {
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   l.hist = hist_create();
   if (!cb || !l.hist ||
-      pauses_init(&l.pauses, eventring_cursor_max_domains(src.cursor), on_pause,
-                  &l) < 0) {
+      pauses_init(&l.pauses, src.cursor,
+                  eventring_cursor_max_domains(src.cursor), on_pause, &l) < 0) {
     tool_error("out of memory");
     rc = TOOL_EXIT_INPUT;
     goto out;

@@ -264,7 +264,7 @@ static struct target *target_new(eventring_cursor *c, int own,
   t->nd = eventring_cursor_max_domains(c);
   if (t->nd < 1) t->nd = 1;
   t->lost_words = eventring_cursor_lost_unit(c) == EVENTRING_LOST_WORDS;
-  if (pauses_init(&t->pauses, t->nd, on_pause, t) < 0) {
+  if (pauses_init(&t->pauses, c, t->nd, on_pause, t) < 0) {
     pauses_free(&t->pauses);
     free(t);
     return NULL;

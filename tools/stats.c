@@ -5,8 +5,9 @@
  *     the total, mean and maximum time.  Nested phases count for
  *     themselves: a minor collection inside a major slice adds to both.
  *   - The wall time, from the first to the last timestamp of any domain,
- *     and the time spent in GC: the sum of the pauses (outermost phases,
- *     as `eventring latency` counts them), per domain and in total, with
+ *     and the time spent in GC: the sum of the pauses (outermost phases
+ *     but markers, as `eventring latency` counts them; "markers" says how
+ *     many were left out), per domain and in total, with
  *     its share: of the wall time for each domain, and of the wall time
  *     times the number of domains that have events for the total, so
  *     that domains collecting at once never add up past 100 %.
@@ -22,7 +23,7 @@
  *
  *   {"wall_ns": N, "first_ts": N, "last_ts": N,
  *    "gc": {"total_ns": N, "share": X, "pauses": N, "cut": N,
- *           "unfinished": N, "unmatched_ends": N,
+ *           "unfinished": N, "unmatched_ends": N, "markers": N,
  *           "domains": [{"domain": D, "pauses": N, "total_ns": N,
  *                        "share": X}, ...]},
  *    "phases": [{"name": S, "count": N, "completed": N, "total_ns": N,
@@ -397,9 +398,9 @@ static void print_json(const struct stats *s, const struct named_phase *ph,
   fprintf(o,
           ", \"pauses\": %" PRIu64 ", \"cut\": %" PRIu64
           ", \"unfinished\": %" PRIu64 ", \"unmatched_ends\": %" PRIu64
-          ", \"domains\": [",
+          ", \"markers\": %" PRIu64 ", \"domains\": [",
           s->pauses.count, s->pauses.cut, s->pauses.unfinished,
-          s->pauses.unmatched);
+          s->pauses.unmatched, s->pauses.markers);
   const char *sep = "";
   for (int d = 0; d < s->ndomains; d++) {
     const struct domain_stat *ds = &s->domains[d];
@@ -513,7 +514,7 @@ int tool_stats(int argc, char **argv) {
     s->domains = calloc((size_t)s->ndomains + 1, sizeof *s->domains);
   }
   if (!cb || !s || !s->domains ||
-      pauses_init(&s->pauses, s->ndomains, on_pause, s) < 0) {
+      pauses_init(&s->pauses, s->src->cursor, s->ndomains, on_pause, s) < 0) {
     tool_error("out of memory");
     rc = TOOL_EXIT_INPUT;
     goto out;
