@@ -211,6 +211,8 @@ static const char options_help[] =
     "  -f, --follow   keep reading until the writing process has exited\n"
     "  --ocaml50      number phases as OCaml 5.0-5.2 did (for files those\n"
     "                 versions wrote; eventring's files name their own)\n"
+    "  --ocaml53      number phases as OCaml 5.3+ does (default for both:\n"
+    "                 inferred from the file)\n"
     "  -h, --help     print this help and exit\n";
 
 void analysis_help(const char *name, const char *what) {

@@ -652,6 +652,8 @@ static void help(void) {
       "  -f, --follow   keep reading until the writing process has exited\n"
       "                 (always done for a COMMAND, which is run traced)\n"
       "  --ocaml50      number phases as OCaml 5.0-5.2 did\n"
+      "  --ocaml53      number phases as OCaml 5.3+ does (default: inferred\n"
+      "                 from the file)\n"
       "  -h, --help     print this help and exit\n"
       "\n"
       "Exit status: 0 success, 1 unreadable input or unwritable output, "

@@ -210,6 +210,8 @@ static void help(void) {
       "ring_stop)\n"
       "  --ocaml50      number phases as OCaml 5.0-5.2 did (for files those\n"
       "                 versions wrote; eventring's files name their own)\n"
+      "  --ocaml53      number phases as OCaml 5.3+ does (default for both:\n"
+      "                 inferred from the file)\n"
       "  -h, --help     print this help and exit\n"
       "\n"
       "Exit status: 0 success, 1 unreadable or malformed input, 2 bad "

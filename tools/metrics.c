@@ -83,6 +83,8 @@ static void help(void) {
       "  --keep SECONDS      with --dir alone: how long a process's series\n"
       "                      stay after its file is gone (default 60)\n"
       "  --ocaml50           number phases as OCaml 5.0-5.2 did\n"
+      "  --ocaml53           number phases as OCaml 5.3+ does (default:\n"
+      "                      inferred from the file)\n"
       "  -h, --help          print this help and exit\n"
       "\n"
       "Runs until the process (or COMMAND) exits, or with --dir alone until\n"
@@ -229,7 +231,7 @@ static struct {
   pthread_mutex_t lock;
   struct target *targets; /* under lock */
   int lock_per_event;     /* single source: callbacks take the lock */
-  int ocaml50;
+  int numbering; /* --ocaml50/--ocaml53: EVENTRING_NUMBERING_* */
   struct refused *refused;
 } M = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -270,7 +272,7 @@ static struct target *target_new(eventring_cursor *c, int own,
     return NULL;
   }
   t->pauses.live = 1;
-  eventring_cursor_set_ocaml50(c, M.ocaml50);
+  eventring_cursor_set_numbering(c, M.numbering);
   return t;
 }
 
@@ -1135,6 +1137,7 @@ int tool_metrics(int argc, char **argv) {
       {"pid", required_argument, NULL, TOOL_OPT_PID},
       {"keep", required_argument, NULL, OPT_KEEP},
       {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},
+      {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
@@ -1166,7 +1169,7 @@ int tool_metrics(int argc, char **argv) {
                             "are followed with --pid or --dir)",
                             argv[optind]);
   int dir_mode = src.dir && !src.pid_arg;
-  M.ocaml50 = src.ocaml50;
+  M.numbering = tool_source_numbering(&src);
 
   /* Listen first: a port in use is reported before a command is run. */
   int usage;

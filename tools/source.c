@@ -110,18 +110,49 @@ int tool_source_option(struct tool_source *src, int c) {
   case TOOL_OPT_PID: src->pid_arg = optarg; return 1;
   case 'f': src->follow = 1; return 1;
   case TOOL_OPT_OCAML50: src->ocaml50 = 1; return 1;
+  case TOOL_OPT_OCAML53: src->ocaml53 = 1; return 1;
   default: return 0;
   }
 }
 
 int tool_source_other(struct tool_source *src, int c, char **argv,
                       const char *help_ref, void (*help)(void)) {
-  if (tool_source_option(src, c)) return -1;
+  if (tool_source_option(src, c)) {
+    if (src->ocaml50 && src->ocaml53)
+      return tool_usage_error(help_ref, "--ocaml50 and --ocaml53 contradict "
+                                        "each other (give one)");
+    return -1;
+  }
   if (c == 'h') {
     help();
     return tool_output_finish();
   }
   return tool_option_error(help_ref, c, argv);
+}
+
+int tool_source_numbering(const struct tool_source *src) {
+  return src->ocaml50   ? EVENTRING_NUMBERING_OCAML50
+         : src->ocaml53 ? EVENTRING_NUMBERING_OCAML53
+                        : EVENTRING_NUMBERING_AUTO;
+}
+
+/* One line when the phase events of an OCaml 5 file could not tell its
+ * numbering (eventring's own files record theirs): the phase names shown
+ * are then a guess, and the user is the one who knows the OCaml version.
+ * A snapshot is judged when it opens, a followed file once it has been
+ * read, since the cursor goes on looking while the writer writes. */
+static void warn_numbering(const struct tool_source *src) {
+  int basis;
+  int n = eventring_cursor_numbering(src->cursor, &basis);
+  if (basis == EVENTRING_NUMBERING_GUESSED)
+    tool_error("%s: cannot tell OCaml 5.0-5.2 from 5.3+ phase numbering "
+               "(too few phase events); assuming 5.3+, use --ocaml50 or "
+               "--ocaml53 to choose", src->path);
+  else if (basis == EVENTRING_NUMBERING_CONFLICTING)
+    tool_error("%s: the phase events fit neither OCaml 5.0-5.2's nor 5.3+'s "
+               "phase numbering; assuming %s, use --ocaml50 or --ocaml53 to "
+               "choose", src->path,
+               n == EVENTRING_NUMBERING_OCAML50 ? "5.0-5.2" : "5.3+");
 }
 
 pid_t tool_parse_pid(const char *s, size_t len) {
@@ -252,7 +283,8 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
     tool_source_close(src);
     return rc;
   }
-  eventring_cursor_set_ocaml50(src->cursor, src->ocaml50);
+  eventring_cursor_set_numbering(src->cursor, tool_source_numbering(src));
+  if (!src->follow && !src->cmd) warn_numbering(src);
   tool_progress_begin(src);
   return TOOL_EXIT_OK;
 }
@@ -410,5 +442,6 @@ int tool_source_read(struct tool_source *src, const eventring_callbacks *cb,
     nanosleep(&ts, NULL);
   }
   tool_progress_end();
+  if (following) warn_numbering(src);
   return TOOL_EXIT_OK;
 }

@@ -77,7 +77,8 @@ int tool_resume(int argc, char **argv);
 
 /* The values getopt_long returns for the source options; a subcommand's
  * own long options take values from TOOL_OPT_OWN on. */
-enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OWN };
+enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OCAML53,
+       TOOL_OPT_OWN };
 
 /* The long options of every subcommand that reads a source, and --help,
  * for its `struct option` table (with "fh" in its short options). */
@@ -86,13 +87,20 @@ enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OWN };
       {"pid", required_argument, NULL, TOOL_OPT_PID},                      \
       {"follow", no_argument, NULL, 'f'},                                  \
       {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},                    \
+      {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},                    \
       {"help", no_argument, NULL, 'h'}
 
-/* Applies a source option (--dir, --pid, -f/--follow, --ocaml50) that
+/* Applies a source option (--dir, --pid, -f/--follow, --ocaml50,
+ * --ocaml53) that
  * getopt_long returned as `c` to `src`.  Returns 1 when `c` was one, 0
  * when it is not. */
 struct tool_source;
 int tool_source_option(struct tool_source *src, int c);
+
+/* The phase numbering that --ocaml50 or --ocaml53 force, for
+ * eventring_cursor_set_numbering(): EVENTRING_NUMBERING_AUTO without
+ * either. */
+int tool_source_numbering(const struct tool_source *src);
 
 /* Handles what getopt_long returned as `c` when it is not one of the
  * subcommand's own options: a source option (applied to `src`; returns
@@ -167,6 +175,7 @@ struct tool_source {
   const char *pid_arg;/* --pid, or NULL */
   int follow;         /* --follow (implied for a spawned command) */
   int ocaml50;        /* --ocaml50 */
+  int ocaml53;        /* --ocaml53 */
   /* Set by tool_source_open(). */
   char path[4096];    /* the file read, for messages */
   pid_t pid;          /* the writer's pid, 0 when unknown */

@@ -618,6 +618,8 @@ static void help(void) {
       "                 else the current directory)\n"
       "  -f, --follow   keep reading until the writing process has exited\n"
       "  --ocaml50      number phases as OCaml 5.0-5.2 did\n"
+      "  --ocaml53      number phases as OCaml 5.3+ does (default: inferred\n"
+      "                 from the file)\n"
       "  -h, --help     print this help and exit\n"
       "\n"
       "Slices whose begin or end the ring lost are closed or opened at the\n"
