@@ -196,12 +196,14 @@ static int unpack(const char *name, char *path, size_t n, char *expected,
   return er_unpack_vector(er_tmpdir(), name, path);
 }
 
+/* Opens a vector; `ocaml50` 1 forces the 5.0-5.2 numbering, 0 leaves
+ * the cursor to infer it, -1 calls no setter at all. */
 static eventring_cursor *open_vector(const char *path, int ocaml50) {
   eventring_cursor *c = NULL;
   int rc = eventring_cursor_open_file(&c, path);
   ck_assert_msg(rc == 0, "open %s: %s", path, eventring_strerror(rc));
   ck_assert_ptr_nonnull(c);
-  ck_assert_int_eq(eventring_cursor_set_ocaml50(c, ocaml50), 0);
+  if (ocaml50 >= 0) ck_assert_int_eq(eventring_cursor_set_ocaml50(c, ocaml50), 0);
   ck_assert_int_eq(eventring_cursor_lost_unit(c), EVENTRING_LOST_WORDS);
   ck_assert_int_eq(eventring_cursor_max_domains(c), 128);
   return c;
@@ -324,6 +326,34 @@ START_TEST(test_vector) {
 }
 END_TEST
 
+/* With no flag at all the cursor tells 5.2's files from 5.4's by how
+ * their phases nest, certain of it when it opens, and decodes each
+ * exactly as OCaml's own consumer did. */
+START_TEST(test_vector_inferred) {
+  const char *name = er_vectors[_i];
+  char path[PATH_MAX], expected[PATH_MAX];
+  if (!unpack(name, path, sizeof path, expected, sizeof expected))
+    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  struct er_lines want = read_expected(expected);
+  eventring_callbacks *cb = all_callbacks();
+  eventring_cursor *c = open_vector(path, -1);
+  int basis = 99;
+  ck_assert_int_eq(eventring_cursor_numbering(c, &basis),
+                   er_vector_ocaml50(name) ? EVENTRING_NUMBERING_OCAML50
+                                           : EVENTRING_NUMBERING_OCAML53);
+  ck_assert_int_eq(basis, EVENTRING_NUMBERING_INFERRED);
+  struct seen s = {.c = c};
+  int r = eventring_cursor_poll(c, cb, &s, 0);
+  ck_assert_msg(r >= 0, "poll: %s", eventring_strerror(r));
+  er_lines_compare(name, &s.lines, &want, 1);
+  eventring_cursor_free(c);
+  eventring_callbacks_free(cb);
+  er_lines_free(&s.lines);
+  er_lines_free(&want);
+  unlink(path);
+}
+END_TEST
+
 /* The wrapped vector begins with a loss of 14002 words: a lost callback
  * returning 0 ends the poll right after it, with no event delivered, and
  * the next poll delivers the events without reporting the loss again. */
@@ -349,14 +379,16 @@ START_TEST(test_stop_on_lost) {
 }
 END_TEST
 
-/* The same 5.2 file read with the default (5.3+) numbering names phases
- * differently: set_ocaml50 is what makes the vectors match. */
-START_TEST(test_numbering_default) {
+/* The same 5.2 file read with the 5.3+ numbering forced names phases
+ * differently: the numbering is what makes the vectors match. */
+START_TEST(test_numbering_forced53) {
   char path[PATH_MAX], expected[PATH_MAX];
   if (!unpack("ocaml5-basic", path, sizeof path, expected, sizeof expected))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
   eventring_callbacks *cb = all_callbacks();
-  eventring_cursor *c = open_vector(path, 0);
+  eventring_cursor *c = open_vector(path, -1);
+  ck_assert_int_eq(
+      eventring_cursor_set_numbering(c, EVENTRING_NUMBERING_OCAML53), 0);
   struct seen s = {.c = c};
   ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 0), 690);
   struct er_lines want = read_expected(expected);
@@ -383,7 +415,8 @@ static TCase *tc_vectors(void) {
   TCase *tc = er_tcase("vectors");
   tcase_add_loop_test(tc, test_vector, 0, ER_NVECTORS);
   tcase_add_test(tc, test_stop_on_lost);
-  tcase_add_test(tc, test_numbering_default);
+  tcase_add_loop_test(tc, test_vector_inferred, 0, ER_NVECTORS);
+  tcase_add_test(tc, test_numbering_forced53);
   return tc;
 }
 

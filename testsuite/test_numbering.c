@@ -1,0 +1,459 @@
+/* Tests that readers infer the phase numbering of OCaml 5's files (5.0-5.2 or 5.3+) from how phases nest, warn once when the evidence is too thin, and obey --ocaml50/--ocaml53. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "lat_craft.h"
+
+/* Phase ids of the two numberings (doc/FORMAT.md). */
+#define P50_MINOR 10
+#define P50_STW_LEADER 32
+#define P53_MINOR 11
+#define P53_STW_LEADER 35
+#define P_MAJOR 6 /* the same in both */
+
+#define WARNING_TAIL                                                    \
+  ": cannot tell OCaml 5.0-5.2 from 5.3+ phase numbering (too few "     \
+  "phase events); assuming 5.3+, use --ocaml50 or --ocaml53 to choose\n"
+
+static void craft_path(char *path, size_t n) {
+  /* No <pid>.events name: the tool must not take it for a live process. */
+  snprintf(path, n, "%s/crafted.events", er_tmpdir());
+}
+
+/* Domain 0 starts tracing: what follows nests from an empty stack. */
+static void craft_start(struct craft *c) {
+  craft_init(c);
+  craft_lifecycle(c, 0, 1000, EVENTRING_LIFECYCLE_RING_START, 42);
+}
+
+/* A stop-the-world minor collection: stw_leader { minor }, with the ids
+ * `leader` and `minor`. */
+static void craft_stw_minor(struct craft *c, uint64_t ts, unsigned leader,
+                            unsigned minor) {
+  craft_begin(c, 0, ts, leader);
+  craft_begin(c, 0, ts + 10, minor);
+  craft_end(c, 0, ts + 20, minor);
+  craft_end(c, 0, ts + 30, leader);
+}
+
+static eventring_cursor *open_path(const char *path) {
+  eventring_cursor *c = NULL;
+  int rc = eventring_cursor_open_file(&c, path);
+  ck_assert_msg(rc == 0, "open %s: %s", path, eventring_strerror(rc));
+  return c;
+}
+
+static void assert_numbering(const char *path, int want, int want_basis) {
+  eventring_cursor *c = open_path(path);
+  int basis = 99;
+  ck_assert_int_eq(eventring_cursor_numbering(c, &basis), want);
+  ck_assert_int_eq(basis, want_basis);
+  eventring_cursor_free(c);
+}
+
+/* `eventring dump PATH [OPT1 [OPT2]]`; the caller has checked that the
+ * tool is there (ER_NEED_TOOL). */
+static struct er_run dump(const char *path, const char *opt1,
+                          const char *opt2) {
+  const char *args[] = {"dump", path, opt1, opt2, NULL};
+  if (!opt1) args[2] = NULL;
+  return er_run_tool(er_tmpdir(), args, 0);
+}
+
+/* Exit status 0 and the one warning line on stderr. */
+static void assert_warned(const struct er_run *r, const char *path) {
+  ck_assert_int_eq(er_exit_code(r, "the tool"), 0);
+  char want[PATH_MAX + 256];
+  snprintf(want, sizeof want, "eventring: %s" WARNING_TAIL, path);
+  ck_assert_str_eq(r->err, want);
+}
+
+/* ------------------------------------------------------------------ */
+/* Thin evidence: a guess, and one warning.                             */
+
+/* Only counters: no phase at all. */
+START_TEST(test_only_counters) {
+  ER_NEED_TOOL();
+  struct craft c;
+  craft_start(&c);
+  craft_counter(&c, 0, 2000, CT_MINOR_PROMOTED, 7);
+  craft_counter(&c, 0, 2100, CT_MINOR_ALLOCATED, 9);
+  char path[PATH_MAX];
+  craft_path(path, sizeof path);
+  craft_write(&c, path);
+  craft_free(&c);
+  assert_numbering(path, EVENTRING_NUMBERING_OCAML53,
+                   EVENTRING_NUMBERING_GUESSED);
+  struct er_run r = dump(path, NULL, NULL);
+  assert_warned(&r, path);
+  /* It is still read. */
+  ck_assert_ptr_nonnull(strstr(r.out, "name=minor_promoted value=7"));
+  ck_assert_ptr_nonnull(strstr(r.out, "name=minor_allocated value=9"));
+  er_run_free(&r);
+}
+END_TEST
+
+/* One begin/end pair of a phase both numberings allow there (major, id
+ * 6 in both, outside any stop-the-world section). */
+START_TEST(test_one_neutral_pair) {
+  ER_NEED_TOOL();
+  struct craft c;
+  craft_start(&c);
+  craft_begin(&c, 0, 2000, P_MAJOR);
+  craft_end(&c, 0, 2100, P_MAJOR);
+  char path[PATH_MAX];
+  craft_path(path, sizeof path);
+  craft_write(&c, path);
+  craft_free(&c);
+  assert_numbering(path, EVENTRING_NUMBERING_OCAML53,
+                   EVENTRING_NUMBERING_GUESSED);
+  struct er_run r = dump(path, NULL, NULL);
+  assert_warned(&r, path);
+  ck_assert_ptr_nonnull(strstr(r.out, "kind=runtime_begin name=major "));
+  er_run_free(&r);
+  /* Choosing silences it. */
+  r = dump(path, "--ocaml53", NULL);
+  er_assert_status(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  er_run_free(&r);
+}
+END_TEST
+
+/* After lost events nothing is known of what was open before: a minor
+ * collection with no stop-the-world section around it may sit in one
+ * begun before the loss, so it rules nothing out. */
+START_TEST(test_unknown_context_is_no_evidence) {
+  struct craft c;
+  craft_init(&c);
+  craft_skip(&c, 0, 5000);
+  craft_begin(&c, 0, 2000, P53_MINOR);
+  craft_end(&c, 0, 2100, P53_MINOR);
+  char path[PATH_MAX];
+  craft_path(path, sizeof path);
+  craft_write(&c, path);
+  craft_free(&c);
+  assert_numbering(path, EVENTRING_NUMBERING_OCAML53,
+                   EVENTRING_NUMBERING_GUESSED);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Decisive evidence.                                                   */
+
+/* stw_leader { minor } in 5.0-5.2's ids reads under 5.3+ as a minor
+ * step (minor_leave_barrier) outside any stop-the-world section. */
+START_TEST(test_impossible_under_53) {
+  ER_NEED_TOOL();
+  struct craft c;
+  craft_start(&c);
+  craft_stw_minor(&c, 2000, P50_STW_LEADER, P50_MINOR);
+  char path[PATH_MAX];
+  craft_path(path, sizeof path);
+  craft_write(&c, path);
+  craft_free(&c);
+  assert_numbering(path, EVENTRING_NUMBERING_OCAML50,
+                   EVENTRING_NUMBERING_INFERRED);
+  struct er_run r = dump(path, NULL, NULL);
+  er_assert_status(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  ck_assert_ptr_nonnull(strstr(r.out, "kind=runtime_begin name=stw_leader "));
+  ck_assert_ptr_nonnull(strstr(r.out, "kind=runtime_begin name=minor "));
+  er_run_free(&r);
+}
+END_TEST
+
+/* And the other way: 5.3's stw_leader (35) is 5.0's minor_remembered_set. */
+START_TEST(test_impossible_under_50) {
+  ER_NEED_TOOL();
+  struct craft c;
+  craft_start(&c);
+  craft_stw_minor(&c, 2000, P53_STW_LEADER, P53_MINOR);
+  char path[PATH_MAX];
+  craft_path(path, sizeof path);
+  craft_write(&c, path);
+  craft_free(&c);
+  assert_numbering(path, EVENTRING_NUMBERING_OCAML53,
+                   EVENTRING_NUMBERING_INFERRED);
+  struct er_run r = dump(path, NULL, NULL);
+  er_assert_status(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  ck_assert_ptr_nonnull(strstr(r.out, "kind=runtime_begin name=stw_leader "));
+  ck_assert_ptr_nonnull(strstr(r.out, "kind=runtime_begin name=minor "));
+  er_run_free(&r);
+}
+END_TEST
+
+/* Ids that only 5.3+ has: a counter from 17 on, a phase from 44 on. */
+START_TEST(test_ids_beyond_50) {
+  char path[PATH_MAX];
+  craft_path(path, sizeof path);
+  struct craft c;
+  craft_init(&c);
+  craft_counter(&c, 0, 2000, EVENTRING_COUNTER_MAJOR_HEAP_WORDS, 1);
+  craft_write(&c, path);
+  craft_free(&c);
+  assert_numbering(path, EVENTRING_NUMBERING_OCAML53,
+                   EVENTRING_NUMBERING_INFERRED);
+  craft_init(&c);
+  craft_begin(&c, 1, 2000, 48); /* empty_minor */
+  craft_write(&c, path);
+  craft_free(&c);
+  assert_numbering(path, EVENTRING_NUMBERING_OCAML53,
+                   EVENTRING_NUMBERING_INFERRED);
+}
+END_TEST
+
+/* A stop-the-world section nested in another is impossible even where
+ * the nesting below is unknown (after a loss): ids 34 { 35 } are 5.0's
+ * minor_finalizers_admin { minor_remembered_set }, fine inside a minor
+ * collection begun before the loss, and 5.3's stw_handler { stw_leader },
+ * which no runtime does. */
+START_TEST(test_nested_stw_after_loss) {
+  struct craft c;
+  craft_init(&c);
+  craft_skip(&c, 0, 5000);
+  craft_begin(&c, 0, 2000, 34);
+  craft_begin(&c, 0, 2010, 35);
+  craft_end(&c, 0, 2020, 35);
+  craft_end(&c, 0, 2030, 34);
+  char path[PATH_MAX];
+  craft_path(path, sizeof path);
+  craft_write(&c, path);
+  craft_free(&c);
+  assert_numbering(path, EVENTRING_NUMBERING_OCAML50,
+                   EVENTRING_NUMBERING_INFERRED);
+}
+END_TEST
+
+/* Evidence against both: the numbering with less, and the tool says the
+ * events fit neither. */
+START_TEST(test_conflicting) {
+  ER_NEED_TOOL();
+  struct craft c;
+  craft_start(&c);
+  craft_stw_minor(&c, 2000, P50_STW_LEADER, P50_MINOR);
+  craft_stw_minor(&c, 3000, P50_STW_LEADER, P50_MINOR);
+  craft_counter(&c, 0, 4000, EVENTRING_COUNTER_MAJOR_HEAP_WORDS, 1);
+  char path[PATH_MAX];
+  craft_path(path, sizeof path);
+  craft_write(&c, path);
+  craft_free(&c);
+  assert_numbering(path, EVENTRING_NUMBERING_OCAML50,
+                   EVENTRING_NUMBERING_CONFLICTING);
+  struct er_run r = dump(path, NULL, NULL);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 0);
+  char want[PATH_MAX + 256];
+  snprintf(want, sizeof want,
+           "eventring: %s: the phase events fit neither OCaml 5.0-5.2's nor "
+           "5.3+'s phase numbering; assuming 5.0-5.2, use --ocaml50 or "
+           "--ocaml53 to choose\n",
+           path);
+  ck_assert_str_eq(r.err, want);
+  er_run_free(&r);
+}
+END_TEST
+
+/* A live file: too little at open, decided by what a later poll finds,
+ * and the events of that poll already carry the decided names. */
+START_TEST(test_refined_while_live) {
+  struct craft c;
+  craft_start(&c);
+  craft_counter(&c, 0, 2000, CT_MINOR_PROMOTED, 1);
+  char path[PATH_MAX];
+  craft_path(path, sizeof path);
+  craft_write(&c, path);
+  eventring_cursor *cur = open_path(path);
+  int basis;
+  ck_assert_int_eq(eventring_cursor_numbering(cur, &basis),
+                   EVENTRING_NUMBERING_OCAML53);
+  ck_assert_int_eq(basis, EVENTRING_NUMBERING_GUESSED);
+  eventring_callbacks *none = eventring_callbacks_create();
+  ck_assert_int_eq(eventring_cursor_poll(cur, none, NULL, 0), 2);
+  ck_assert_int_eq(eventring_cursor_numbering(cur, &basis),
+                   EVENTRING_NUMBERING_OCAML53);
+  ck_assert_int_eq(basis, EVENTRING_NUMBERING_GUESSED);
+  /* The writer goes on: a 5.0-5.2 minor collection. */
+  craft_stw_minor(&c, 3000, P50_STW_LEADER, P50_MINOR);
+  craft_update(&c, path, 0);
+  ck_assert_int_eq(eventring_cursor_poll(cur, none, NULL, 0), 4);
+  ck_assert_int_eq(eventring_cursor_numbering(cur, &basis),
+                   EVENTRING_NUMBERING_OCAML50);
+  ck_assert_int_eq(basis, EVENTRING_NUMBERING_INFERRED);
+  ck_assert_str_eq(eventring_cursor_phase_name(cur, P50_STW_LEADER),
+                   "stw_leader");
+  /* Once decided it stays: 5.3's ids later do not flip it back. */
+  craft_stw_minor(&c, 4000, P53_STW_LEADER, P53_MINOR);
+  craft_update(&c, path, 0);
+  ck_assert_int_eq(eventring_cursor_poll(cur, none, NULL, 0), 4);
+  ck_assert_int_eq(eventring_cursor_numbering(cur, &basis),
+                   EVENTRING_NUMBERING_OCAML50);
+  ck_assert_int_eq(basis, EVENTRING_NUMBERING_INFERRED);
+  eventring_callbacks_free(none);
+  eventring_cursor_free(cur);
+  craft_free(&c);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Forcing.                                                             */
+
+START_TEST(test_api_force) {
+  struct craft c;
+  craft_start(&c);
+  craft_stw_minor(&c, 2000, P50_STW_LEADER, P50_MINOR);
+  char path[PATH_MAX];
+  craft_path(path, sizeof path);
+  craft_write(&c, path);
+  craft_free(&c);
+  eventring_cursor *cur = open_path(path);
+  int basis;
+  ck_assert_int_eq(
+      eventring_cursor_set_numbering(cur, EVENTRING_NUMBERING_OCAML53), 0);
+  ck_assert_int_eq(eventring_cursor_numbering(cur, &basis),
+                   EVENTRING_NUMBERING_OCAML53);
+  ck_assert_int_eq(basis, EVENTRING_NUMBERING_FORCED);
+  ck_assert_str_eq(eventring_cursor_phase_name(cur, P50_STW_LEADER),
+                   "minor_leave_barrier");
+  /* Back to automatic: the inference made at open. */
+  ck_assert_int_eq(
+      eventring_cursor_set_numbering(cur, EVENTRING_NUMBERING_AUTO), 0);
+  ck_assert_int_eq(eventring_cursor_numbering(cur, &basis),
+                   EVENTRING_NUMBERING_OCAML50);
+  ck_assert_int_eq(basis, EVENTRING_NUMBERING_INFERRED);
+  /* set_ocaml50 keeps its meaning: 1 forces 5.0-5.2, 0 is automatic. */
+  ck_assert_int_eq(eventring_cursor_set_ocaml50(cur, 1), 0);
+  ck_assert_int_eq(eventring_cursor_numbering(cur, &basis),
+                   EVENTRING_NUMBERING_OCAML50);
+  ck_assert_int_eq(basis, EVENTRING_NUMBERING_FORCED);
+  ck_assert_int_eq(eventring_cursor_set_ocaml50(cur, 0), 0);
+  ck_assert_int_eq(basis = 99, 99);
+  eventring_cursor_numbering(cur, &basis);
+  ck_assert_int_eq(basis, EVENTRING_NUMBERING_INFERRED);
+  ck_assert_int_eq(eventring_cursor_set_numbering(cur, 52), EVENTRING_E_INVAL);
+  ck_assert_int_eq(eventring_cursor_set_numbering(NULL, 0), EVENTRING_E_INVAL);
+  ck_assert_int_eq(eventring_cursor_numbering(NULL, &basis), EVENTRING_E_INVAL);
+  eventring_cursor_free(cur);
+}
+END_TEST
+
+/* eventring's own files record their numbering: forcing does not rename
+ * them, and they never draw the warning. */
+START_TEST(test_own_file) {
+  ER_NEED_TOOL();
+  char dir[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
+  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
+  ck_assert_int_eq(eventring_start(), 0);
+  eventring_begin(EVENTRING_PHASE_MINOR);
+  eventring_end(EVENTRING_PHASE_MINOR);
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s", eventring_path());
+  eventring_cursor *cur = open_path(path);
+  int basis;
+  ck_assert_int_eq(eventring_cursor_numbering(cur, &basis),
+                   EVENTRING_NUMBERING_OCAML53);
+  ck_assert_int_eq(basis, EVENTRING_NUMBERING_FROM_FILE);
+  eventring_cursor_set_numbering(cur, EVENTRING_NUMBERING_OCAML50);
+  ck_assert_int_eq(eventring_cursor_numbering(cur, &basis),
+                   EVENTRING_NUMBERING_OCAML53);
+  ck_assert_int_eq(basis, EVENTRING_NUMBERING_FROM_FILE);
+  ck_assert_str_eq(eventring_cursor_phase_name(cur, EVENTRING_PHASE_MINOR),
+                   "minor");
+  eventring_cursor_free(cur);
+  ck_assert_int_eq(eventring_stop(), 0);
+  /* Two phase events, which tell nothing, and no warning. */
+  struct er_run r = dump(path, NULL, NULL);
+  er_assert_status(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  ck_assert_ptr_nonnull(strstr(r.out, "kind=runtime_begin name=minor "));
+  er_run_free(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The tool on the OCaml 5 vectors, with no option.                     */
+
+static void check_vector_tool(const char *name, const char *opt,
+                              int want_equal) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], exp_path[PATH_MAX];
+  if (!er_unpack_vector(dir, name, path))
+    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  snprintf(exp_path, sizeof exp_path, "%s/%s.expected",
+           er_env_dir("EVENTRING_TEST_DATA"), name);
+  struct er_run r = dump(path, opt, NULL);
+  er_assert_status(&r, 0);
+  ck_assert_str_eq(r.err, "");
+  struct er_lines out = er_lines_split(r.out);
+  struct er_lines all = er_lines_read(exp_path);
+  struct er_lines got = er_lines_starting(&out, "domain=");
+  struct er_lines want = er_lines_starting(&all, "domain=");
+  ck_assert_uint_eq(got.n, want.n);
+  if (want_equal) {
+    er_lines_compare(name, &got, &want, 1);
+  } else {
+    size_t differ = 0;
+    for (size_t i = 0; i < got.n; i++)
+      differ += strcmp(got.v[i], want.v[i]) != 0 && !er_is_ring_stop(want.v[i]);
+    ck_assert_msg(differ > 10, "%s: only %zu lines differ", name, differ);
+  }
+  er_lines_free(&got);
+  er_lines_free(&want);
+  er_lines_free(&all);
+  er_lines_free(&out);
+  er_run_free(&r);
+  unlink(path);
+}
+
+START_TEST(test_vectors_no_option) {
+  check_vector_tool(er_vectors[_i], NULL, 1);
+}
+END_TEST
+
+/* --ocaml53 on a 5.2 file forces 5.3+'s names (wrong ones, as asked). */
+START_TEST(test_ocaml53_forces) {
+  check_vector_tool("ocaml5-basic", "--ocaml53", 0);
+  check_vector_tool("ocaml54-basic", "--ocaml53", 1);
+}
+END_TEST
+
+START_TEST(test_both_options) {
+  ER_NEED_TOOL();
+  const char *args[] = {"dump", "--ocaml50", "--ocaml53", "x.events", NULL};
+  struct er_run r = er_run_tool(er_tmpdir(), args, 0);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
+  er_assert_one_error(&r, "--ocaml50 and --ocaml53 contradict each other");
+  ck_assert_str_eq(r.out, "");
+  er_run_free(&r);
+}
+END_TEST
+
+static TCase *tc_infer(void) {
+  TCase *tc = er_tcase("infer");
+  tcase_add_test(tc, test_only_counters);
+  tcase_add_test(tc, test_one_neutral_pair);
+  tcase_add_test(tc, test_unknown_context_is_no_evidence);
+  tcase_add_test(tc, test_impossible_under_53);
+  tcase_add_test(tc, test_impossible_under_50);
+  tcase_add_test(tc, test_ids_beyond_50);
+  tcase_add_test(tc, test_nested_stw_after_loss);
+  tcase_add_test(tc, test_conflicting);
+  tcase_add_test(tc, test_refined_while_live);
+  return tc;
+}
+
+static TCase *tc_force(void) {
+  TCase *tc = er_tcase("force");
+  tcase_add_test(tc, test_api_force);
+  tcase_add_test(tc, test_own_file);
+  tcase_add_loop_test(tc, test_vectors_no_option, 0, ER_NVECTORS);
+  tcase_add_test(tc, test_ocaml53_forces);
+  tcase_add_test(tc, test_both_options);
+  return tc;
+}
+
+ER_TEST_MAIN("numbering", tc_infer, tc_force)
