@@ -80,6 +80,7 @@ struct eventring_cursor {
   int forced;               /* ER_PHASES_* set by the caller, or 0 */
   int basis;                /* EVENTRING_NUMBERING_GUESSED, ... */
   struct er_numbering *infer; /* OCaml 5's files: numbering.c's evidence */
+  pid_t writer_pid;         /* from the extension block, 0: unknown */
   /* Name tables from the file (ours) or built in. */
   char *ext_names;          /* n_phases + n_counters slots of name_bytes */
   unsigned n_phases, n_counters, name_bytes;
@@ -141,6 +142,7 @@ static int read_ext(eventring_cursor *c, uint64_t size) {
   for (int i = 0; i < ER_EXT_WORDS; i++) x[i] = load(c->map + ext_off + 8 * i);
   if (x[ER_EXT_MAGIC_W] != ER_EXT_MAGIC) return 0;
   if (x[ER_EXT_VERSION_W] != ER_EXT_VERSION) return EVENTRING_E_VERSION;
+  c->writer_pid = x[ER_EXT_PID] <= INT_MAX ? (pid_t)x[ER_EXT_PID] : 0;
   uint64_t ext_end, names_end;
   uint64_t np = x[ER_EXT_N_PHASES], nc = x[ER_EXT_N_COUNTERS];
   uint64_t nl = x[ER_EXT_N_LIFECYCLE], slot = x[ER_EXT_NAME_SLOT];
@@ -163,6 +165,55 @@ static int read_ext(eventring_cursor *c, uint64_t size) {
   memcpy(c->ext_names, c->map + x[ER_EXT_NAMES_OFFSET], bytes);
   for (uint64_t i = 0; i < np + nc; i++)
     if (!memchr(c->ext_names + i * slot, 0, slot)) return EVENTRING_E_CORRUPT;
+  return 0;
+}
+
+/* The most a writer leaves between the ring headers and the rings, and
+ * between the rings and the name slots: eventring aligns the rings to a
+ * page (64 KiB at most), OCaml 5 leaves nothing. */
+#define MAX_GAP 65536
+
+/* Whether the metadata words 1-7 describe a layout a writer could have
+ * made, whatever the file's size: a text file, an executable or zeros do
+ * not, a ring file of another version most likely does.  The gaps are
+ * bounded so that a header whose offsets are wild is not taken for that
+ * of a truncated file. */
+static int meta_plausible(const uint64_t *m) {
+  uint64_t headers_end, rings_end;
+  return m[ER_META_MAX_DOMAINS] >= 1 &&
+         m[ER_META_MAX_DOMAINS] <= MAX_DOMAINS_READ &&
+         m[ER_META_RING_HEADER_SIZE] >= ER_RING_HEADER_MIN_BYTES &&
+         m[ER_META_RING_HEADER_SIZE] % 8 == 0 &&
+         m[ER_META_RING_HEADER_SIZE] <= 4096 &&
+         is_pow2(m[ER_META_RING_SIZE_ELEMENTS]) &&
+         m[ER_META_RING_SIZE_ELEMENTS] >= 2 &&
+         m[ER_META_RING_SIZE_ELEMENTS] <= (UINT64_C(1) << MAX_RING_LOG2) &&
+         m[ER_META_RING_SIZE_BYTES] == m[ER_META_RING_SIZE_ELEMENTS] * 8 &&
+         m[ER_META_HEADERS_OFFSET] >= 64 && m[ER_META_HEADERS_OFFSET] % 8 == 0 &&
+         m[ER_META_DATA_OFFSET] % 8 == 0 &&
+         m[ER_META_CUSTOM_EVENTS_OFFSET] % 8 == 0 &&
+         fits(m[ER_META_HEADERS_OFFSET], m[ER_META_MAX_DOMAINS],
+              m[ER_META_RING_HEADER_SIZE], m[ER_META_DATA_OFFSET],
+              &headers_end) &&
+         m[ER_META_DATA_OFFSET] - headers_end <= MAX_GAP &&
+         fits(m[ER_META_DATA_OFFSET], m[ER_META_MAX_DOMAINS],
+              m[ER_META_RING_SIZE_BYTES], m[ER_META_CUSTOM_EVENTS_OFFSET],
+              &rings_end) &&
+         m[ER_META_CUSTOM_EVENTS_OFFSET] - rings_end <= MAX_GAP;
+}
+
+int er_check_meta(const uint64_t *meta, uint64_t size) {
+  if (size < ER_META_WORDS * 8)
+    return size >= 8 && meta[ER_META_VERSION] == ER_FORMAT_VERSION
+               ? EVENTRING_E_TRUNCATED
+               : EVENTRING_E_NOTRINGFILE;
+  int plausible = meta_plausible(meta);
+  if (meta[ER_META_VERSION] != ER_FORMAT_VERSION)
+    return plausible ? EVENTRING_E_VERSION : EVENTRING_E_NOTRINGFILE;
+  if (!plausible) return EVENTRING_E_CORRUPT;
+  if (!fits(meta[ER_META_CUSTOM_EVENTS_OFFSET], ER_NAME_SLOTS,
+            ER_NAME_SLOT_BYTES, size, NULL))
+    return EVENTRING_E_TRUNCATED;
   return 0;
 }
 
@@ -192,8 +243,14 @@ static int open_fd(eventring_cursor **out, int fd) {
    * (or the superuser) may read it, as the 0600 mode says. */
   if (st.st_uid != geteuid() && geteuid() != 0) return -EPERM;
   uint64_t size = (uint64_t)st.st_size;
-  if (size < ER_META_WORDS * 8 || size > (uint64_t)SIZE_MAX)
-    return EVENTRING_E_CORRUPT;
+  if (size < ER_META_WORDS * 8) {
+    /* Too short to map usefully, but what it holds says whether it is a
+     * ring file cut short or something else. */
+    uint64_t meta[ER_META_WORDS] = {0};
+    if (pread(fd, meta, (size_t)size, 0) < 0) return -errno;
+    return er_check_meta(meta, size);
+  }
+  if (size > (uint64_t)SIZE_MAX) return EVENTRING_E_CORRUPT;
 
   eventring_cursor *c = calloc(1, sizeof *c);
   if (!c) return -ENOMEM;
@@ -215,11 +272,9 @@ static int open_fd(eventring_cursor **out, int fd) {
 static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size) {
   uint64_t meta[ER_META_WORDS];
   for (int i = 0; i < ER_META_WORDS; i++) meta[i] = load(c->map + 8 * i);
-  int err = EVENTRING_E_CORRUPT;
-  if (meta[ER_META_VERSION] != ER_FORMAT_VERSION) {
-    err = EVENTRING_E_VERSION;
-    goto fail;
-  }
+  /* er_check_meta() has checked every value copied below. */
+  int err = er_check_meta(meta, size);
+  if (err) goto fail;
   c->max_domains = meta[ER_META_MAX_DOMAINS];
   c->hdr_bytes = meta[ER_META_RING_HEADER_SIZE];
   c->ring_bytes = meta[ER_META_RING_SIZE_BYTES];
@@ -227,16 +282,6 @@ static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size) {
   c->headers_off = meta[ER_META_HEADERS_OFFSET];
   c->data_off = meta[ER_META_DATA_OFFSET];
   c->custom_off = meta[ER_META_CUSTOM_EVENTS_OFFSET];
-  if (c->max_domains < 1 || c->max_domains > MAX_DOMAINS_READ ||
-      c->hdr_bytes < ER_RING_HEADER_MIN_BYTES || c->hdr_bytes % 8 ||
-      c->hdr_bytes > 4096 || !is_pow2(c->ring_words) || c->ring_words < 4 ||
-      c->ring_words > (UINT64_C(1) << MAX_RING_LOG2) ||
-      c->ring_bytes != c->ring_words * 8 || c->headers_off < 64 ||
-      c->headers_off % 8 || c->data_off % 8 || c->custom_off % 8 ||
-      !fits(c->headers_off, c->max_domains, c->hdr_bytes, c->data_off, NULL) ||
-      !fits(c->data_off, c->max_domains, c->ring_bytes, c->custom_off, NULL) ||
-      !fits(c->custom_off, ER_NAME_SLOTS, ER_NAME_SLOT_BYTES, size, NULL))
-    goto fail;
   c->numbering = ER_PHASES_OCAML53;
   if ((err = read_ext(c, size)) != 0) goto fail;
   c->rings = calloc((size_t)c->max_domains, sizeof *c->rings);
@@ -294,7 +339,12 @@ int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
 int er_cursor_open_image(eventring_cursor **out, const void *bytes,
                          size_t len) {
   *out = NULL;
-  if (len < ER_META_WORDS * 8 || (uintptr_t)bytes % 8) return EVENTRING_E_CORRUPT;
+  if ((uintptr_t)bytes % 8) return EVENTRING_E_INVAL;
+  if (len < ER_META_WORDS * 8) {
+    uint64_t meta[ER_META_WORDS] = {0};
+    memcpy(meta, bytes, len);
+    return er_check_meta(meta, len);
+  }
   eventring_cursor *c = calloc(1, sizeof *c);
   if (!c) return -ENOMEM;
   c->fd = -1;
@@ -343,6 +393,10 @@ int eventring_cursor_numbering(const eventring_cursor *c, int *basis) {
 
 int eventring_cursor_lost_unit(const eventring_cursor *c) {
   return c && c->ours ? EVENTRING_LOST_EVENTS : EVENTRING_LOST_WORDS;
+}
+
+pid_t eventring_cursor_writer_pid(const eventring_cursor *c) {
+  return c ? c->writer_pid : 0;
 }
 
 int eventring_cursor_max_domains(const eventring_cursor *c) {
@@ -717,4 +771,26 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
   }
   er_store_rel(&c->busy, 0);
   return r;
+}
+
+/* ------------------------------------------------------------------ */
+/* The program name of eventring's files (ER_EXT_FLAG_PROGRAM).         */
+
+const char *eventring_cursor_program(const eventring_cursor *c) {
+  if (!c || !c->ours) return NULL;
+  /* read_ext() checked the fixed part and the name tables against the
+   * block's size when the cursor opened; the name after them is checked
+   * here, against the same size, as nothing else reads it. */
+  const unsigned char *x = c->map + ER_META_WORDS * 8;
+  if (!(load(x + 8 * ER_EXT_FLAGS) & ER_EXT_FLAG_PROGRAM)) return NULL;
+  uint64_t n = load(x + 8 * ER_EXT_N_PHASES) + load(x + 8 * ER_EXT_N_COUNTERS) +
+               load(x + 8 * ER_EXT_N_LIFECYCLE);
+  uint64_t at, end;
+  if (!fits(load(x + 8 * ER_EXT_NAMES_OFFSET), n, load(x + 8 * ER_EXT_NAME_SLOT),
+            UINT64_MAX, &at) ||
+      !fits(at, 1, ER_EXT_PROGRAM_BYTES, c->headers_off, &end) ||
+      end > ER_META_WORDS * 8 + load(x + 8 * ER_EXT_SIZE))
+    return NULL;
+  const char *name = (const char *)c->map + at;
+  return memchr(name, 0, ER_EXT_PROGRAM_BYTES) ? name : NULL;
 }

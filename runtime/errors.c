@@ -25,6 +25,13 @@ const char *eventring_strerror(int err) {
     return "not a ring file: not a regular file";
   case EVENTRING_E_TIMEDOUT:
     return "the traced process did not answer in time";
+  case EVENTRING_E_NOTRINGFILE: return "not a ring file";
+  case EVENTRING_E_TRUNCATED:
+    return "truncated ring file: shorter than its header says";
+  case EVENTRING_E_NOCONTROL:
+    return "the ring file has no remote control: OCaml 5's runtime wrote "
+           "it, and pausing or resuming from outside needs eventring's "
+           "runtime";
   default: break;
   }
   /* Negated errno values: strerror() of glibc returns a static string for

@@ -51,7 +51,11 @@ enum eventring_error {
   EVENTRING_E_CORRUPT = -1009,     /* a ring file is malformed */
   EVENTRING_E_VERSION = -1010,     /* a ring file has another version */
   EVENTRING_E_NOTRING = -1011,     /* not a regular file (FIFO, directory) */
-  EVENTRING_E_TIMEDOUT = -1012     /* the traced process did not answer */
+  EVENTRING_E_TIMEDOUT = -1012,    /* the traced process did not answer */
+  EVENTRING_E_NOTRINGFILE = -1013, /* a regular file, but not a ring file */
+  EVENTRING_E_TRUNCATED = -1014,   /* shorter than its header says */
+  EVENTRING_E_NOCONTROL = -1015    /* a ring file without remote control
+                                      (OCaml 5's runtime wrote it) */
 };
 
 /* Returns a static, human-readable description of `err`, which is an
@@ -183,7 +187,7 @@ EVENTRING_API const char *eventring_lifecycle_name(int kind);
 /* Creates `<dir>/<pid>.events` (dir from OCAML_RUNTIME_EVENTS_DIR, else
  * the current directory) and starts tracing; writes ring_start.  Ring size
  * and slot count come from OCAMLRUNPARAM (`e=`, `d=`), read at every start
- * (clamped to [10, 26] and [1, 4096], d lowered further so that the file's
+ * (clamped to [1, 26] and [1, 4096], d lowered further so that the file's
  * apparent size stays within 64 GiB; each adjustment prints one warning
  * line).  Returns 0 on success or when already started; a negative error
  * otherwise (-EEXIST when a file or link is already at the path, -ENOENT,
@@ -204,6 +208,20 @@ EVENTRING_API void eventring_resume(void);
 /* 1 when started and not paused, else 0. */
 EVENTRING_API int eventring_is_active(void);
 
+/* Flight recorder: writes what this process's rings hold now to the new
+ * file `path`, as a compact ring file (the same format, every ring
+ * sized to what it holds, with the name tables, the pid and the program
+ * name; doc/FORMAT.md), while other threads go on writing: an event they
+ * overwrite during the copy is counted as lost in the snapshot, never
+ * copied torn.  The file is created as the ring file is (mode 0600, never
+ * over an existing file or through a symbolic link), and removed again
+ * when the snapshot fails.  Not async-signal-safe (it allocates); never
+ * aborts.  Returns 0, EVENTRING_E_NOTSTARTED when tracing is not started,
+ * EVENTRING_E_INVAL for a NULL or empty path, -EEXIST, -ENOSPC and other
+ * negated errno values for the file, or an error of the cursor that
+ * reads the rings (EVENTRING_E_CORRUPT). */
+EVENTRING_API int eventring_snapshot(const char *path);
+
 /* The ring file's path, or NULL when not started.  The string stays valid
  * until the next eventring_stop(). */
 EVENTRING_API const char *eventring_path(void);
@@ -223,10 +241,13 @@ EVENTRING_API pid_t eventring_fork(void);
  * while tracing has its own file but no remote control (no thread may be
  * started in a fork handler) until it stops and starts tracing again.
  * Returns 0, -ENOENT
- * (no ring file), -EPERM, EVENTRING_E_NOTRING, EVENTRING_E_NOTSTARTED (the
- * process does not serve requests: it stopped tracing, or was not built
- * with this eventring), EVENTRING_E_TIMEDOUT (no answer within a second:
- * the process is gone or stopped). */
+ * (no ring file), -EPERM, EVENTRING_E_NOTRING (not a regular file),
+ * EVENTRING_E_NOTRINGFILE, EVENTRING_E_VERSION, EVENTRING_E_TRUNCATED or
+ * EVENTRING_E_CORRUPT (not a usable ring file), EVENTRING_E_NOCONTROL (a
+ * ring file written by OCaml 5's runtime, which has no remote control),
+ * EVENTRING_E_NOTSTARTED (the process does not serve requests: it stopped
+ * tracing), EVENTRING_E_TIMEDOUT (no answer within a second: the process
+ * is gone or stopped). */
 EVENTRING_API int eventring_remote_pause(const char *dir, pid_t pid);
 EVENTRING_API int eventring_remote_resume(const char *dir, pid_t pid);
 
@@ -279,8 +300,11 @@ EVENTRING_API int eventring_register(const char *name, int type);
 /* A cursor reads every domain's ring of one file, from the oldest      */
 /* event still there, and never trusts the file: every header, offset,  */
 /* length and id is checked against the file's real size, and a bad     */
-/* file gives EVENTRING_E_CORRUPT (a version other than 1:              */
-/* EVENTRING_E_VERSION), never a crash.  Many cursors may read one file */
+/* file gives an error, never a crash: EVENTRING_E_NOTRINGFILE (it does */
+/* not start with a ring file's header), EVENTRING_E_VERSION (it does,  */
+/* with a version other than 1), EVENTRING_E_TRUNCATED (shorter than    */
+/* its header says) or EVENTRING_E_CORRUPT (anything else that does not */
+/* add up).  Many cursors may read one file                             */
 /* at once; one cursor must not be polled by two threads at once (the   */
 /* second gets EVENTRING_E_BUSY).                                       */
 
@@ -290,7 +314,8 @@ typedef struct eventring_callbacks eventring_callbacks;
 /* Opens a cursor on the ring file `<dir>/<pid>.events`; `dir` NULL means
  * OCAML_RUNTIME_EVENTS_DIR or the current directory, `pid` 0 means this
  * process (whose tracing must be started).  Returns 0 and sets *out, or a
- * negative error (-ENOENT, EVENTRING_E_CORRUPT, EVENTRING_E_VERSION, ...).
+ * negative error (-ENOENT, EVENTRING_E_NOTRING, EVENTRING_E_NOTRINGFILE,
+ * EVENTRING_E_VERSION, EVENTRING_E_TRUNCATED, EVENTRING_E_CORRUPT, ...).
  * The cursor keeps the file open: it reads what remains after the writer
  * has exited or removed the file. */
 EVENTRING_API int eventring_cursor_open(eventring_cursor **out,
@@ -363,6 +388,16 @@ EVENTRING_API const char *eventring_cursor_user_name(
 
 /* Number of domain slots of the file. */
 EVENTRING_API int eventring_cursor_max_domains(const eventring_cursor *c);
+
+/* The pid of the process that wrote the file, as eventring's files record
+ * it in their extension block, or 0 when the file does not say (OCaml 5's
+ * files).  The process may have exited since, and its pid been reused. */
+EVENTRING_API pid_t eventring_cursor_writer_pid(const eventring_cursor *c);
+
+/* The name of the program that wrote the file (at most 63 bytes), as
+ * eventring's files record it, or NULL when the file does not say (OCaml
+ * 5's files, and those of earlier eventring versions).  Valid while the cursor is. */
+EVENTRING_API const char *eventring_cursor_program(const eventring_cursor *c);
 
 /* Callbacks.  Each receives the `data` given to eventring_cursor_poll(),
  * the domain (slot) and the timestamp (CLOCK_MONOTONIC nanoseconds), and
@@ -496,8 +531,10 @@ static inline void eventring_write_span(int id, int is_end) {
 }
 
 /* Returns 0 (also while tracing is off), EVENTRING_E_TOOBIG when `len`
- * exceeds EVENTRING_MAX_CUSTOM_BYTES, EVENTRING_E_INVAL for an id that is
- * not registered (checked while tracing is on). */
+ * exceeds EVENTRING_MAX_CUSTOM_BYTES or the event is longer than this
+ * file's rings (OCAMLRUNPARAM e= below 10; the event is then counted in
+ * the ring's DROPPED word), EVENTRING_E_INVAL for an id that is not
+ * registered (checked while tracing is on). */
 static inline int eventring_write_custom(int id, const void *bytes,
                                          size_t len) {
   if (len > EVENTRING_MAX_CUSTOM_BYTES) return EVENTRING_E_TOOBIG;

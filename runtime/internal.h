@@ -120,6 +120,16 @@ ER_HIDDEN void er_remote_start(uint64_t *ext);
 ER_HIDDEN void er_remote_stop(void);
 ER_HIDDEN void er_remote_after_fork(void);
 
+/* consumer.c: what a ring file's metadata header (`meta`, the first 8
+ * words, zero-padded when the file is shorter) must be, for the cursor and
+ * remote control alike.  `size` is the file's size.  Returns 0 for a
+ * version 1 header whose layout fits in the file, EVENTRING_E_NOTRINGFILE
+ * when the words do not look like a ring file's header at all,
+ * EVENTRING_E_VERSION when they do but with another version,
+ * EVENTRING_E_TRUNCATED when the file is shorter than the header says, or
+ * EVENTRING_E_CORRUPT. */
+ER_HIDDEN int er_check_meta(const uint64_t *meta, uint64_t size);
+
 /* consumer.c: a cursor on a ring file image in memory (for the fuzzer). */
 ER_HIDDEN int er_cursor_open_image(eventring_cursor **out, const void *bytes,
                                    size_t len);

@@ -159,26 +159,34 @@ static int map_control(const char *dir, pid_t pid, uint64_t **out) {
   if (n) return n;
   int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return -errno;
-  int err = 0;
   struct stat st;
-  uint64_t *map = MAP_FAILED;
+  uint64_t meta[ER_META_WORDS] = {0};
+  int err = 0;
   if (fstat(fd, &st) < 0) err = -errno;
   else if (!S_ISREG(st.st_mode)) err = EVENTRING_E_NOTRING;
   else if (st.st_uid != geteuid() && geteuid() != 0) err = -EPERM;
-  else if ((uint64_t)st.st_size < CONTROL_BYTES) err = EVENTRING_E_CORRUPT;
-  else {
+  else if (pread(fd, meta, sizeof meta, 0) < 0) err = -errno;
+  /* The consumer's checks, so that a file that is no ring file, or one
+   * of another version, is called what it is.  A good header implies a
+   * file far larger than its first page. */
+  else err = er_check_meta(meta, (uint64_t)st.st_size);
+  uint64_t *map = MAP_FAILED;
+  if (!err) {
     map = mmap(NULL, CONTROL_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) err = -errno;
   }
   close(fd); /* the mapping stays */
   if (err) return err;
   uint64_t *ext = map + ER_META_WORDS;
+  /* A good header without eventring's extension block: OCaml 5's runtime
+   * wrote the file, and it has neither control words nor a thread that
+   * serves them. */
   if (er_load_acq(&map[ER_META_VERSION]) != ER_FORMAT_VERSION ||
       er_load_acq(&ext[ER_EXT_MAGIC_W]) != ER_EXT_MAGIC ||
       er_load_rlx(&map[ER_META_HEADERS_OFFSET]) <
           8 * (ER_META_WORDS + ER_EXT_WORDS)) {
     munmap(map, CONTROL_BYTES);
-    return EVENTRING_E_NOTRING;
+    return EVENTRING_E_NOCONTROL;
   }
   *out = map;
   return 0;

@@ -301,6 +301,7 @@ struct mcase {
 #define C_OWN(f, w) {#f, OWN, f, w, 0}
 #define C_OCAML(f, w) {"ocaml/" #f, OCAML, f, w, 0}
 #define CORRUPT EVENTRING_E_CORRUPT
+#define TRUNCATED EVENTRING_E_TRUNCATED
 
 static const struct mcase cases[] = {
     C_OWN(version0, EVENTRING_E_VERSION),
@@ -340,7 +341,7 @@ static const struct mcase cases[] = {
     C_OWN(custom_unaligned, CORRUPT),
     C_OWN(custom_on_data, CORRUPT),
     C_OWN(custom_at_eof, CORRUPT),
-    C_OWN(custom_near_eof, CORRUPT),
+    C_OWN(custom_near_eof, TRUNCATED),
     C_OWN(custom_2e63, CORRUPT),
     C_OWN(custom_wraps, CORRUPT),
     C_OCAML(custom_at_eof, CORRUPT),
@@ -416,23 +417,23 @@ static const struct mcase cases[] = {
     C_OWN(custom_pad_255, CORRUPT),
     C_OWN(custom_no_payload, CORRUPT),
     C_OCAML(custom_pad_8, CORRUPT),
-    C_OWN(size_0, CORRUPT),
-    C_OWN(size_10, CORRUPT),
-    C_OWN(size_63, CORRUPT),
-    C_OWN(size_64, CORRUPT),
-    C_OWN(size_100, CORRUPT),
-    C_OWN(size_4096, CORRUPT),
-    C_OWN(size_headers, CORRUPT),
-    C_OWN(size_data, CORRUPT),
-    C_OWN(size_custom, CORRUPT),
-    C_OWN(size_custom_plus_100, CORRUPT),
-    C_OWN(size_names_minus_8, CORRUPT),
-    C_OWN(size_names_minus_1, CORRUPT),
-    C_OCAML(size_64, CORRUPT),
-    C_OCAML(size_4096, CORRUPT),
-    C_OCAML(size_data, CORRUPT),
-    C_OCAML(size_custom, CORRUPT),
-    C_OCAML(size_names_minus_1, CORRUPT),
+    C_OWN(size_0, EVENTRING_E_NOTRINGFILE),
+    C_OWN(size_10, TRUNCATED),
+    C_OWN(size_63, TRUNCATED),
+    C_OWN(size_64, TRUNCATED),
+    C_OWN(size_100, TRUNCATED),
+    C_OWN(size_4096, TRUNCATED),
+    C_OWN(size_headers, TRUNCATED),
+    C_OWN(size_data, TRUNCATED),
+    C_OWN(size_custom, TRUNCATED),
+    C_OWN(size_custom_plus_100, TRUNCATED),
+    C_OWN(size_names_minus_8, TRUNCATED),
+    C_OWN(size_names_minus_1, TRUNCATED),
+    C_OCAML(size_64, TRUNCATED),
+    C_OCAML(size_4096, TRUNCATED),
+    C_OCAML(size_data, TRUNCATED),
+    C_OCAML(size_custom, TRUNCATED),
+    C_OCAML(size_names_minus_1, TRUNCATED),
 };
 #define NCASES ((int)(sizeof cases / sizeof cases[0]))
 

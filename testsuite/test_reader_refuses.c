@@ -262,7 +262,7 @@ START_TEST(test_plain_errors) {
   int fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0600);
   ck_assert_int_ge(fd, 0);
   close(fd);
-  ck_assert_int_eq(try_open(p), EVENTRING_E_CORRUPT);
+  ck_assert_int_eq(try_open(p), EVENTRING_E_NOTRINGFILE);
   eventring_cursor *c = NULL;
   ck_assert_int_eq(eventring_cursor_open_file(&c, NULL), EVENTRING_E_INVAL);
   ck_assert_int_eq(eventring_cursor_open_file(NULL, p), EVENTRING_E_INVAL);
