@@ -187,7 +187,7 @@ EVENTRING_API const char *eventring_lifecycle_name(int kind);
 /* Creates `<dir>/<pid>.events` (dir from OCAML_RUNTIME_EVENTS_DIR, else
  * the current directory) and starts tracing; writes ring_start.  Ring size
  * and slot count come from OCAMLRUNPARAM (`e=`, `d=`), read at every start
- * (clamped to [1, 26] and [1, 4096], d lowered further so that the file's
+ * (clamped to [10, 26] and [1, 4096], d lowered further so that the file's
  * apparent size stays within 64 GiB; each adjustment prints one warning
  * line).  Returns 0 on success or when already started; a negative error
  * otherwise (-EEXIST when a file or link is already at the path, -ENOENT,
@@ -207,20 +207,6 @@ EVENTRING_API void eventring_resume(void);
 
 /* 1 when started and not paused, else 0. */
 EVENTRING_API int eventring_is_active(void);
-
-/* Flight recorder: writes what this process's rings hold now to the new
- * file `path`, as a compact ring file (the same format, every ring
- * sized to what it holds, with the name tables, the pid and the program
- * name; doc/FORMAT.md), while other threads go on writing: an event they
- * overwrite during the copy is counted as lost in the snapshot, never
- * copied torn.  The file is created as the ring file is (mode 0600, never
- * over an existing file or through a symbolic link), and removed again
- * when the snapshot fails.  Not async-signal-safe (it allocates); never
- * aborts.  Returns 0, EVENTRING_E_NOTSTARTED when tracing is not started,
- * EVENTRING_E_INVAL for a NULL or empty path, -EEXIST, -ENOSPC and other
- * negated errno values for the file, or an error of the cursor that
- * reads the rings (EVENTRING_E_CORRUPT). */
-EVENTRING_API int eventring_snapshot(const char *path);
 
 /* The ring file's path, or NULL when not started.  The string stays valid
  * until the next eventring_stop(). */
@@ -394,11 +380,6 @@ EVENTRING_API int eventring_cursor_max_domains(const eventring_cursor *c);
  * files).  The process may have exited since, and its pid been reused. */
 EVENTRING_API pid_t eventring_cursor_writer_pid(const eventring_cursor *c);
 
-/* The name of the program that wrote the file (at most 63 bytes), as
- * eventring's files record it, or NULL when the file does not say (OCaml
- * 5's files, and those of earlier eventring versions).  Valid while the cursor is. */
-EVENTRING_API const char *eventring_cursor_program(const eventring_cursor *c);
-
 /* Callbacks.  Each receives the `data` given to eventring_cursor_poll(),
  * the domain (slot) and the timestamp (CLOCK_MONOTONIC nanoseconds), and
  * returns nonzero to go on or 0 to end the poll after this event (as in
@@ -531,10 +512,8 @@ static inline void eventring_write_span(int id, int is_end) {
 }
 
 /* Returns 0 (also while tracing is off), EVENTRING_E_TOOBIG when `len`
- * exceeds EVENTRING_MAX_CUSTOM_BYTES or the event is longer than this
- * file's rings (OCAMLRUNPARAM e= below 10; the event is then counted in
- * the ring's DROPPED word), EVENTRING_E_INVAL for an id that is not
- * registered (checked while tracing is on). */
+ * exceeds EVENTRING_MAX_CUSTOM_BYTES, EVENTRING_E_INVAL for an id that is
+ * not registered (checked while tracing is on). */
 static inline int eventring_write_custom(int id, const void *bytes,
                                          size_t len) {
   if (len > EVENTRING_MAX_CUSTOM_BYTES) return EVENTRING_E_TOOBIG;
