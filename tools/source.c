@@ -139,8 +139,9 @@ int tool_source_numbering(const struct tool_source *src) {
 /* One line when the phase events of an OCaml 5 file could not tell its
  * numbering (eventring's own files record theirs): the phase names shown
  * are then a guess, and the user is the one who knows the OCaml version.
- * A snapshot is judged when it opens, a followed file once it has been
- * read, since the cursor goes on looking while the writer writes. */
+ * Judged once the file has been read, since the cursor goes on looking
+ * while a live writer writes; a file with no event names nothing and
+ * draws no warning. */
 static void warn_numbering(const struct tool_source *src) {
   int basis;
   int n = eventring_cursor_numbering(src->cursor, &basis);
@@ -284,7 +285,6 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
     return rc;
   }
   eventring_cursor_set_numbering(src->cursor, tool_source_numbering(src));
-  if (!src->follow && !src->cmd) warn_numbering(src);
   tool_progress_begin(src);
   return TOOL_EXIT_OK;
 }
@@ -442,6 +442,6 @@ int tool_source_read(struct tool_source *src, const eventring_callbacks *cb,
     nanosleep(&ts, NULL);
   }
   tool_progress_end();
-  if (following) warn_numbering(src);
+  if (src->events_read) warn_numbering(src);
   return TOOL_EXIT_OK;
 }
