@@ -34,6 +34,13 @@ void eventring__alloc_flush(void) {
   if (!d) return;
   unsigned len = 2 + EVENTRING_ALLOC_BUCKETS;
   uint64_t *ev = er_reserve(d, len);
+  if (!ev) {
+    /* A ring of fewer than 22 words: the event is counted in DROPPED,
+     * and its counts go with it, so the next event starts from zero. */
+    for (unsigned i = 0; i < EVENTRING_ALLOC_BUCKETS; i++) d->alloc[i] = 0;
+    er_leave(d);
+    return;
+  }
   er_store_rlx(&ev[0], ER_HDR(len, 0, ER_EV_ALLOC, 0));
   er_store_rlx(&ev[1], er_stamp(d));
   for (unsigned i = 0; i < EVENTRING_ALLOC_BUCKETS; i++) {

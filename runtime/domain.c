@@ -162,6 +162,7 @@ struct er_domain *er_enter_slow(int force) {
 void er_write_spawn(struct er_domain *d) {
   d->spawn_pending = 0;
   uint64_t *ev = er_reserve(d, 3);
+  if (!ev) return; /* a 2-word ring: counted in DROPPED */
   er_store_rlx(&ev[0], ER_HDR(3, 0, ER_EV_LIFECYCLE,
                               EVENTRING_LIFECYCLE_DOMAIN_SPAWN));
   er_store_rlx(&ev[1], er_stamp(d));

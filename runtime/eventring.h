@@ -187,7 +187,7 @@ EVENTRING_API const char *eventring_lifecycle_name(int kind);
 /* Creates `<dir>/<pid>.events` (dir from OCAML_RUNTIME_EVENTS_DIR, else
  * the current directory) and starts tracing; writes ring_start.  Ring size
  * and slot count come from OCAMLRUNPARAM (`e=`, `d=`), read at every start
- * (clamped to [10, 26] and [1, 4096], d lowered further so that the file's
+ * (clamped to [1, 26] and [1, 4096], d lowered further so that the file's
  * apparent size stays within 64 GiB; each adjustment prints one warning
  * line).  Returns 0 on success or when already started; a negative error
  * otherwise (-EEXIST when a file or link is already at the path, -ENOENT,
@@ -512,8 +512,10 @@ static inline void eventring_write_span(int id, int is_end) {
 }
 
 /* Returns 0 (also while tracing is off), EVENTRING_E_TOOBIG when `len`
- * exceeds EVENTRING_MAX_CUSTOM_BYTES, EVENTRING_E_INVAL for an id that is
- * not registered (checked while tracing is on). */
+ * exceeds EVENTRING_MAX_CUSTOM_BYTES or the event is longer than this
+ * file's rings (OCAMLRUNPARAM e= below 10; the event is then counted in
+ * the ring's DROPPED word), EVENTRING_E_INVAL for an id that is not
+ * registered (checked while tracing is on). */
 static inline int eventring_write_custom(int id, const void *bytes,
                                          size_t len) {
   if (len > EVENTRING_MAX_CUSTOM_BYTES) return EVENTRING_E_TOOBIG;

@@ -26,7 +26,11 @@
 
 #define ER_DOMAINS_LIMIT 4096   /* largest d= accepted */
 #define ER_DOMAINS_DEFAULT 128
-#define ER_LOG2_MIN 10          /* 1024 words: any event fits */
+/* 2 words, the smallest ring that holds an event (a header and a
+ * timestamp: a phase's begin or end).  OCaml 5 honours small rings and
+ * people use them to provoke losses; an event longer than its ring is
+ * dropped and counted (writer.h, er_reserve()). */
+#define ER_LOG2_MIN 1
 #define ER_LOG2_MAX 26          /* 512 MiB per ring */
 #define ER_LOG2_DEFAULT 16
 /* Largest apparent (sparse) file: d is lowered to stay under it. */

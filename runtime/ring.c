@@ -287,6 +287,11 @@ int er_emit_custom(int id, const void *bytes, size_t len) {
   unsigned words = (unsigned)ER_CUSTOM_WORDS(len);
   unsigned total = 2 + words;
   uint64_t *ev = er_reserve(d, total);
+  if (!ev) {
+    /* Longer than this file's rings: counted in DROPPED. */
+    er_leave(d);
+    return EVENTRING_E_TOOBIG;
+  }
   er_store_rlx(&ev[0], ER_HDR(total, 1, ER_UEV_CUSTOM, (unsigned)id));
   er_store_rlx(&ev[1], er_stamp(d));
   const unsigned char *src = bytes;

@@ -149,10 +149,27 @@ static inline uint64_t er_stamp(struct er_domain *d) {
 /* ------------------------------------------------------------------ */
 /* Reserving and publishing words (see ring.c for the overwrite policy). */
 
+/* Counts an event the domain could not write in its ring's DROPPED word.
+ * Called inside a probe that saw `live`, on a domain with a ring, so the
+ * header is mapped. */
+static inline void er_count_dropped(struct er_domain *d) {
+  d->dropped++;
+  er_store_rlx(&d->hdr[ER_RING_DROPPED], d->dropped);
+}
+
 /* Returns room for `len` contiguous words at the tail, after padding to
- * the ring's end and evicting old events as needed. */
+ * the ring's end and evicting old events as needed; or NULL, the event
+ * dropped and counted, when it is longer than the whole ring (rings go
+ * down to 2 words, OCAMLRUNPARAM e=1, and a custom event up to 1023).
+ * Writing it would mean evicting past the tail and wrapping the event
+ * onto itself; OCaml 5 has no answer for that case either, so it is
+ * settled here, once, for every kind of event. */
 static inline uint64_t *er_reserve(struct er_domain *d, unsigned len) {
   uint64_t size = d->mask + 1;
+  if (ER_UNLIKELY(len > size)) {
+    er_count_dropped(d);
+    return NULL;
+  }
   uint64_t tail = d->tail;
   uint64_t idx = tail & d->mask;
   uint64_t pad = idx + len > size ? size - idx : 0;
@@ -193,6 +210,10 @@ er_emit(int force, unsigned user, unsigned type, unsigned id,
   if (!d) return;
   unsigned len = 2 + n;
   uint64_t *ev = er_reserve(d, len);
+  if (ER_UNLIKELY(!ev)) {
+    er_leave(d);
+    return;
+  }
   er_store_rlx(&ev[0], ER_HDR(len, user, type, id));
   er_store_rlx(&ev[1], er_stamp(d));
   for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);

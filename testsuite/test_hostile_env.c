@@ -370,13 +370,15 @@ struct param_case {
   int warnings;
 };
 
-/* What the library promises (eventring.h): e in [10, 26], d in [1,
+/* What the library promises (eventring.h): e in [1, 26], d in [1,
  * 4096], d lowered so that the rings stay within 64 GiB, each
  * adjustment one line; a value that is not a number: the default. */
 static const struct param_case param_cases[] = {
     {"e=99", 1u << 26, 128, 1},
     {"d=0", 1u << 16, 1, 1},
-    {"e=-1", 1024, 128, 1},
+    {"e=-1", 2, 128, 1},
+    {"e=0", 2, 128, 1},
+    {"e=1", 2, 128, 0},
     {"d=99999", 1u << 16, 4096, 1},
     {"e=abc", 1u << 16, 128, 1},
     {"d=-5", 1u << 16, 1, 1},
