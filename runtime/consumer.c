@@ -772,3 +772,25 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
   er_store_rel(&c->busy, 0);
   return r;
 }
+
+/* ------------------------------------------------------------------ */
+/* The program name of eventring's files (ER_EXT_FLAG_PROGRAM).         */
+
+const char *eventring_cursor_program(const eventring_cursor *c) {
+  if (!c || !c->ours) return NULL;
+  /* read_ext() checked the fixed part and the name tables against the
+   * block's size when the cursor opened; the name after them is checked
+   * here, against the same size, as nothing else reads it. */
+  const unsigned char *x = c->map + ER_META_WORDS * 8;
+  if (!(load(x + 8 * ER_EXT_FLAGS) & ER_EXT_FLAG_PROGRAM)) return NULL;
+  uint64_t n = load(x + 8 * ER_EXT_N_PHASES) + load(x + 8 * ER_EXT_N_COUNTERS) +
+               load(x + 8 * ER_EXT_N_LIFECYCLE);
+  uint64_t at, end;
+  if (!fits(load(x + 8 * ER_EXT_NAMES_OFFSET), n, load(x + 8 * ER_EXT_NAME_SLOT),
+            UINT64_MAX, &at) ||
+      !fits(at, 1, ER_EXT_PROGRAM_BYTES, c->headers_off, &end) ||
+      end > ER_META_WORDS * 8 + load(x + 8 * ER_EXT_SIZE))
+    return NULL;
+  const char *name = (const char *)c->map + at;
+  return memchr(name, 0, ER_EXT_PROGRAM_BYTES) ? name : NULL;
+}

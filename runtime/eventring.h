@@ -208,6 +208,20 @@ EVENTRING_API void eventring_resume(void);
 /* 1 when started and not paused, else 0. */
 EVENTRING_API int eventring_is_active(void);
 
+/* Flight recorder: writes what this process's rings hold now to the new
+ * file `path`, as a compact ring file (the same format, every ring
+ * sized to what it holds, with the name tables, the pid and the program
+ * name; doc/FORMAT.md), while other threads go on writing: an event they
+ * overwrite during the copy is counted as lost in the snapshot, never
+ * copied torn.  The file is created as the ring file is (mode 0600, never
+ * over an existing file or through a symbolic link), and removed again
+ * when the snapshot fails.  Not async-signal-safe (it allocates); never
+ * aborts.  Returns 0, EVENTRING_E_NOTSTARTED when tracing is not started,
+ * EVENTRING_E_INVAL for a NULL or empty path, -EEXIST, -ENOSPC and other
+ * negated errno values for the file, or an error of the cursor that
+ * reads the rings (EVENTRING_E_CORRUPT). */
+EVENTRING_API int eventring_snapshot(const char *path);
+
 /* The ring file's path, or NULL when not started.  The string stays valid
  * until the next eventring_stop(). */
 EVENTRING_API const char *eventring_path(void);
@@ -379,6 +393,11 @@ EVENTRING_API int eventring_cursor_max_domains(const eventring_cursor *c);
  * it in their extension block, or 0 when the file does not say (OCaml 5's
  * files).  The process may have exited since, and its pid been reused. */
 EVENTRING_API pid_t eventring_cursor_writer_pid(const eventring_cursor *c);
+
+/* The name of the program that wrote the file (at most 63 bytes), as
+ * eventring's files record it, or NULL when the file does not say (OCaml
+ * 5's files, and those of earlier eventring versions).  Valid while the cursor is. */
+EVENTRING_API const char *eventring_cursor_program(const eventring_cursor *c);
 
 /* Callbacks.  Each receives the `data` given to eventring_cursor_poll(),
  * the domain (slot) and the timestamp (CLOCK_MONOTONIC nanoseconds), and

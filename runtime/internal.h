@@ -98,6 +98,28 @@ ER_HIDDEN int er_file_path(char *buf, size_t size, const char *dir,
  * Returns 0 or a negated errno value; er_st.path names the file either
  * way. */
 ER_HIDDEN int er_file_create(unsigned log2, unsigned max_domains);
+/* Creates the new file `path` as every file eventring writes is created
+ * (the ring file, snapshots): mode 0600, refusing an existing file or a
+ * symbolic link.  Returns the descriptor (read-write, close-on-exec) or a
+ * negated errno value (-EEXIST, -ELOOP, ...). */
+ER_HIDDEN int er_file_open_new(const char *path);
+/* What an extension block holds besides its magic (ring_format.h): the
+ * name tables (phases, counters, lifecycle kinds; a NULL name is written
+ * empty), the writer's pid and, unless NULL, its program name. */
+struct er_ext_desc {
+  int numbering;             /* ER_PHASES_OCAML53 or _OCAML50 */
+  uint64_t flags;            /* ER_EXT_FLAG_* other than _PROGRAM */
+  pid_t pid;
+  uint64_t dropped;          /* the ER_EXT_DROPPED word */
+  const char *program;
+  const char *const *tables[3];
+  unsigned counts[3];
+};
+/* The bytes the block takes, names included. */
+ER_HIDDEN uint64_t er_ext_bytes(const struct er_ext_desc *d);
+/* Writes every word of the block at `x` (zeroed, er_ext_bytes() long)
+ * except the magic, which the caller stores last. */
+ER_HIDDEN void er_ext_fill(uint64_t *x, const struct er_ext_desc *d);
 /* Unmaps (unless a stuck probe may still write) and closes the file, and
  * removes it when asked; under the lock, with no probe running. */
 ER_HIDDEN void er_file_drop(int unlink_it, int unmap_it);

@@ -85,13 +85,55 @@ int er_file_path(char *buf, size_t size, const char *dir, pid_t pid) {
   return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
+int er_file_open_new(const char *path) {
+  /* O_EXCL and O_NOFOLLOW: a file or a link planted at the path (in a
+   * shared directory) is refused, never written through; 0600 because
+   * the events are the owner's business. */
+  int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  return fd < 0 ? -errno : fd;
+}
+
+uint64_t er_ext_bytes(const struct er_ext_desc *d) {
+  uint64_t n_names = (uint64_t)d->counts[0] + d->counts[1] + d->counts[2];
+  return ER_EXT_WORDS * 8 + n_names * ER_EXT_NAME_BYTES +
+         (d->program ? ER_EXT_PROGRAM_BYTES : 0);
+}
+
+void er_ext_fill(uint64_t *x, const struct er_ext_desc *d) {
+  x[ER_EXT_VERSION_W] = ER_EXT_VERSION;
+  x[ER_EXT_SIZE] = er_ext_bytes(d);
+  x[ER_EXT_PHASE_NUMBERING] = (uint64_t)d->numbering;
+  x[ER_EXT_FLAGS] = d->flags | (d->program ? ER_EXT_FLAG_PROGRAM : 0);
+  x[ER_EXT_PID] = (uint64_t)d->pid;
+  x[ER_EXT_DROPPED] = d->dropped;
+  x[ER_EXT_NAMES_OFFSET] = ER_META_WORDS * 8 + ER_EXT_WORDS * 8;
+  x[ER_EXT_N_PHASES] = d->counts[0];
+  x[ER_EXT_N_COUNTERS] = d->counts[1];
+  x[ER_EXT_N_LIFECYCLE] = d->counts[2];
+  x[ER_EXT_NAME_SLOT] = ER_EXT_NAME_BYTES;
+  unsigned char *names = (unsigned char *)(x + ER_EXT_WORDS);
+  for (int t = 0; t < 3; t++)
+    for (unsigned i = 0; i < d->counts[t]; i++, names += ER_EXT_NAME_BYTES)
+      put_name(names, ER_EXT_NAME_BYTES, d->tables[t][i] ? d->tables[t][i] : "");
+  if (d->program) put_name(names, ER_EXT_PROGRAM_BYTES, d->program);
+}
+
 int er_file_create(unsigned log2, unsigned max_domains) {
   int n = er_file_path(er_st.path, sizeof er_st.path, NULL, getpid());
   if (n) return n;
 
-  unsigned n_names =
-      eventring__n_phases_53 + eventring__n_counters + eventring__n_lifecycle;
-  uint64_t ext_bytes = ER_EXT_WORDS * 8 + (uint64_t)n_names * ER_EXT_NAME_BYTES;
+  struct er_ext_desc desc = {
+      .numbering = ER_PHASES_OCAML53,
+#ifdef EVENTRING_INSTRUMENTED
+      .flags = ER_EXT_FLAG_INSTRUMENTED,
+#endif
+      .pid = getpid(),
+      .program = program_invocation_short_name,
+      .tables = {eventring__phase_names_53, eventring__counter_names,
+                 eventring__lifecycle_names},
+      .counts = {eventring__n_phases_53, eventring__n_counters,
+                 eventring__n_lifecycle}};
+  uint64_t ext_bytes = er_ext_bytes(&desc);
   uint64_t ring_words = UINT64_C(1) << log2;
   uint64_t headers_off = round_up(ER_META_WORDS * 8 + ext_bytes, 64);
   uint64_t data_off =
@@ -99,9 +141,8 @@ int er_file_create(unsigned log2, unsigned max_domains) {
   uint64_t custom_off = data_off + (uint64_t)max_domains * ring_words * 8;
   uint64_t size = custom_off + (uint64_t)ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
 
-  int fd = open(er_st.path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
-                0600);
-  if (fd < 0) return -errno;
+  int fd = er_file_open_new(er_st.path);
+  if (fd < 0) return fd;
   int err = 0;
   void *map = MAP_FAILED;
   if (ftruncate(fd, (off_t)size) < 0) {
@@ -133,27 +174,7 @@ int er_file_create(unsigned log2, unsigned max_domains) {
   er_st.file_gen++;
 
   uint64_t *x = er_st.ext;
-  x[ER_EXT_VERSION_W] = ER_EXT_VERSION;
-  x[ER_EXT_SIZE] = ext_bytes;
-  x[ER_EXT_PHASE_NUMBERING] = ER_PHASES_OCAML53;
-#ifdef EVENTRING_INSTRUMENTED
-  x[ER_EXT_FLAGS] = ER_EXT_FLAG_INSTRUMENTED;
-#endif
-  x[ER_EXT_PID] = (uint64_t)er_st.pid;
-  x[ER_EXT_NAMES_OFFSET] = ER_META_WORDS * 8 + ER_EXT_WORDS * 8;
-  x[ER_EXT_N_PHASES] = eventring__n_phases_53;
-  x[ER_EXT_N_COUNTERS] = eventring__n_counters;
-  x[ER_EXT_N_LIFECYCLE] = eventring__n_lifecycle;
-  x[ER_EXT_NAME_SLOT] = ER_EXT_NAME_BYTES;
-  unsigned char *names = (unsigned char *)(x + ER_EXT_WORDS);
-  const char *const *tables[3] = {eventring__phase_names_53,
-                                  eventring__counter_names,
-                                  eventring__lifecycle_names};
-  unsigned counts[3] = {eventring__n_phases_53, eventring__n_counters,
-                        eventring__n_lifecycle};
-  for (int t = 0; t < 3; t++)
-    for (unsigned i = 0; i < counts[t]; i++, names += ER_EXT_NAME_BYTES)
-      put_name(names, ER_EXT_NAME_BYTES, tables[t][i]);
+  er_ext_fill(x, &desc);
 
   uint64_t *m = er_st.meta;
   m[ER_META_MAX_DOMAINS] = max_domains;

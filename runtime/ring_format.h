@@ -128,6 +128,12 @@ enum {
 #define ER_PHASES_OCAML50 50 /* phase ids in the OCaml 5.0-5.2 numbering */
 #define ER_EXT_NAME_BYTES 48 /* one slot of a name table */
 #define ER_EXT_FLAG_INSTRUMENTED 1
+/* A program name follows the name tables: ER_EXT_PROGRAM_BYTES bytes
+ * holding a NUL-terminated string, inside ER_EXT_SIZE.  A flag rather than
+ * a word of the fixed part, so that readers that predate it (which check
+ * the names against ER_EXT_WORDS) read these files unchanged. */
+#define ER_EXT_FLAG_PROGRAM 2
+#define ER_EXT_PROGRAM_BYTES 64
 
 enum {
   ER_EXT_MAGIC_W = 0,
@@ -153,7 +159,8 @@ enum {
 #define ER_CTL_PAUSE 1
 #define ER_CTL_RESUME 2
 /* The name tables follow the fixed part: n_phases names, then n_counters,
- * then n_lifecycle, each a NUL-terminated string in a 48-byte slot. */
+ * then n_lifecycle, each a NUL-terminated string in a 48-byte slot; then,
+ * with ER_EXT_FLAG_PROGRAM, the program name. */
 
 /* Name tables of the vocabulary (names.c).  The phase and counter tables
  * list OCaml's ids, then eventring's extension ids (EVENTRING_PHASE_COUNT

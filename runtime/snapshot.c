@@ -1,0 +1,539 @@
+/* snapshot.c -- compact ring files, and eventring_snapshot().
+ *
+ * A flight recorder is looked at when something went wrong, and what it
+ * holds then must be kept before the rings wrap over it.  A snapshot
+ * copies the rings into a compact ring file (snapshot.h): the same format,
+ * so that every reader -- the consumer, every subcommand of the tool,
+ * OCaml 5's own -- reads it as it reads a live file.
+ *
+ * The copy goes through a cursor rather than through the ring words: the
+ * cursor already knows which of the words it copied a writer may have
+ * overwritten meanwhile (consumer.c), and delivers only whole events
+ * from before that point, counting the rest as lost.  Re-encoding what
+ * it delivers is the whole of the copy's correctness; there is no second
+ * reader protocol here.
+ *
+ * The file's layout (ring_format.h; doc/FORMAT.md, "Compact files"):
+ *
+ *   0                      metadata header
+ *   64                     extension block (ring.c's er_ext_fill)
+ *   headers_offset         one 256-byte header per ring
+ *   data_offset            the rings, 2^k words each
+ *   custom_events_offset   the 8192 user event name slots
+ *
+ * Ring d holds the events given for domain d from its index 0.  Its
+ * losses are told to a reader as one gap ahead of its first event: the
+ * ring's head is then one ring size past 0 (index 0 still, since the
+ * size divides it), and the (head, events before head) pair of the
+ * header says how many events the gap stands for.  A cursor starting at
+ * position 0 finds head beyond it and reports that count, as it would for
+ * a live ring that wrapped.  Losses that happened in the middle of the
+ * copy are thus reported together at the start: their number is exact,
+ * their place is not kept.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "snapshot.h"
+
+#define MAX_DOMAINS 65536 /* as many as a reader accepts */
+
+struct snap_ring {
+  uint64_t *w;       /* the events' words, in order */
+  size_t n, cap;     /* words used, allocated */
+  uint64_t events;
+  uint64_t lost;
+};
+
+struct er_snap {
+  struct snap_ring *rings;
+  unsigned n_rings;  /* allocated; 1 + the highest domain given anything */
+  unsigned used;
+  pid_t pid;
+  char *program;
+  int numbering;
+  char **names[2];   /* phases, counters */
+  unsigned counts[2];
+  char **user;       /* ER_NAME_SLOTS names, allocated at the first */
+};
+
+/* ------------------------------------------------------------------ */
+/* Collecting.                                                          */
+
+static void free_names(struct er_snap *s) {
+  for (int t = 0; t < 2; t++) {
+    for (unsigned i = 0; s->names[t] && i < s->counts[t]; i++)
+      free(s->names[t][i]);
+    free(s->names[t]);
+    s->names[t] = NULL;
+    s->counts[t] = 0;
+  }
+}
+
+/* Replaces the name table `t` (0 phases, 1 counters) with `n` names
+ * given by `get` (NULL names become empty).  Returns 0 or -ENOMEM. */
+static int set_names(struct er_snap *s, int t, unsigned n,
+                     const char *(*get)(const void *, int), const void *arg) {
+  char **v = calloc(n ? n : 1, sizeof *v);
+  if (!v) return -ENOMEM;
+  for (unsigned i = 0; i < n; i++) {
+    const char *name = get(arg, (int)i);
+    if (!(v[i] = strdup(name ? name : ""))) {
+      while (i--) free(v[i]);
+      free(v);
+      return -ENOMEM;
+    }
+  }
+  for (unsigned i = 0; s->names[t] && i < s->counts[t]; i++)
+    free(s->names[t][i]);
+  free(s->names[t]);
+  s->names[t] = v;
+  s->counts[t] = n;
+  return 0;
+}
+
+static const char *builtin_name(const void *table, int i) {
+  return ((const char *const *)table)[i];
+}
+
+struct er_snap *er_snap_new(void) {
+  struct er_snap *s = calloc(1, sizeof *s);
+  if (!s) return NULL;
+  s->numbering = ER_PHASES_OCAML53;
+  if (set_names(s, 0, eventring__n_phases_53, builtin_name,
+                eventring__phase_names_53) ||
+      set_names(s, 1, eventring__n_counters, builtin_name,
+                eventring__counter_names)) {
+    er_snap_free(s);
+    return NULL;
+  }
+  return s;
+}
+
+void er_snap_free(struct er_snap *s) {
+  if (!s) return;
+  for (unsigned d = 0; d < s->n_rings; d++) free(s->rings[d].w);
+  free(s->rings);
+  free(s->program);
+  free_names(s);
+  for (unsigned i = 0; s->user && i < ER_NAME_SLOTS; i++) free(s->user[i]);
+  free(s->user);
+  free(s);
+}
+
+int er_snap_set_writer(struct er_snap *s, pid_t pid, const char *program) {
+  char *p = NULL;
+  if (program && *program &&
+      !(p = strndup(program, ER_EXT_PROGRAM_BYTES - 1)))
+    return -ENOMEM;
+  free(s->program);
+  s->program = p;
+  s->pid = pid;
+  return 0;
+}
+
+/* The ring of `domain`, grown into existence.  NULL: out of range or of
+ * memory (*err says which). */
+static struct snap_ring *ring_of(struct er_snap *s, int domain, int *err) {
+  if (domain < 0 || domain >= MAX_DOMAINS) {
+    *err = EVENTRING_E_INVAL;
+    return NULL;
+  }
+  if ((unsigned)domain >= s->n_rings) {
+    unsigned n = s->n_rings ? s->n_rings : 8;
+    while (n <= (unsigned)domain) n *= 2;
+    struct snap_ring *r = realloc(s->rings, n * sizeof *r);
+    if (!r) {
+      *err = -ENOMEM;
+      return NULL;
+    }
+    memset(r + s->n_rings, 0, (n - s->n_rings) * sizeof *r);
+    s->rings = r;
+    s->n_rings = n;
+  }
+  if ((unsigned)domain >= s->used) s->used = (unsigned)domain + 1;
+  return &s->rings[domain];
+}
+
+int er_snap_event(struct er_snap *s, int domain, const uint64_t *ev,
+                  unsigned len) {
+  if (len < 2 || len > ER_MAX_EVENT_WORDS || ER_HDR_LEN(ev[0]) != len)
+    return EVENTRING_E_INVAL;
+  int err = 0;
+  struct snap_ring *r = ring_of(s, domain, &err);
+  if (!r) return err;
+  if (r->cap - r->n < len) {
+    size_t cap = r->cap ? r->cap * 2 : 1024;
+    while (cap - r->n < len) cap *= 2;
+    uint64_t *w = realloc(r->w, cap * sizeof *w);
+    if (!w) return -ENOMEM;
+    r->w = w;
+    r->cap = cap;
+  }
+  memcpy(r->w + r->n, ev, len * sizeof *ev);
+  r->n += len;
+  r->events++;
+  return 0;
+}
+
+int er_snap_lost(struct er_snap *s, int domain, uint64_t count) {
+  int err = 0;
+  struct snap_ring *r = ring_of(s, domain, &err);
+  if (!r) return err;
+  r->lost += count;
+  return 0;
+}
+
+int er_snap_user_name(struct er_snap *s, int id, const char *name) {
+  if (id < 0 || id >= ER_NAME_SLOTS || !name) return EVENTRING_E_INVAL;
+  if (!s->user && !(s->user = calloc(ER_NAME_SLOTS, sizeof *s->user)))
+    return -ENOMEM;
+  if (s->user[id] && !strcmp(s->user[id], name)) return 0;
+  char *n = strndup(name, ER_NAME_SLOT_BYTES - 1);
+  if (!n) return -ENOMEM;
+  free(s->user[id]);
+  s->user[id] = n;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading a cursor: each delivered event re-encoded as the writer had  */
+/* it (ring.c), header, timestamp, payload.                             */
+
+struct reading {
+  struct er_snap *s;
+  int err;
+  long added;
+  unsigned max_phase, max_counter; /* 1 + the highest ids seen */
+};
+
+static int add(struct reading *rd, int domain, const uint64_t *ev,
+               unsigned len) {
+  int e = er_snap_event(rd->s, domain, ev, len);
+  if (e) {
+    rd->err = e;
+    return 0; /* ends the poll */
+  }
+  rd->added++;
+  return 1;
+}
+
+static int phase(void *data, int domain, uint64_t ts, int id, unsigned type) {
+  struct reading *rd = data;
+  if ((unsigned)id >= rd->max_phase) rd->max_phase = (unsigned)id + 1;
+  uint64_t ev[2] = {ER_HDR(2, 0, type, (unsigned)id), ts};
+  return add(rd, domain, ev, 2);
+}
+
+static int on_begin(void *data, int domain, uint64_t ts, int id) {
+  return phase(data, domain, ts, id, ER_EV_BEGIN);
+}
+
+static int on_end(void *data, int domain, uint64_t ts, int id) {
+  return phase(data, domain, ts, id, ER_EV_END);
+}
+
+static int on_counter(void *data, int domain, uint64_t ts, int id,
+                      uint64_t value) {
+  struct reading *rd = data;
+  if ((unsigned)id >= rd->max_counter) rd->max_counter = (unsigned)id + 1;
+  uint64_t ev[3] = {ER_HDR(3, 0, ER_EV_COUNTER, (unsigned)id), ts, value};
+  return add(rd, domain, ev, 3);
+}
+
+static int on_alloc(void *data, int domain, uint64_t ts,
+                    const uint64_t *buckets) {
+  uint64_t ev[2 + EVENTRING_ALLOC_BUCKETS];
+  ev[0] = ER_HDR(2 + EVENTRING_ALLOC_BUCKETS, 0, ER_EV_ALLOC, 0);
+  ev[1] = ts;
+  memcpy(ev + 2, buckets, sizeof(uint64_t) * EVENTRING_ALLOC_BUCKETS);
+  return add(data, domain, ev, 2 + EVENTRING_ALLOC_BUCKETS);
+}
+
+static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
+                        int64_t value, int has_data) {
+  /* Without data (ring_stop) the event is two words long, as OCaml 5
+   * writes it; a reader then reports no data either. */
+  unsigned len = has_data ? 3 : 2;
+  uint64_t ev[3] = {ER_HDR(len, 0, ER_EV_LIFECYCLE, (unsigned)kind), ts,
+                    (uint64_t)value};
+  return add(data, domain, ev, len);
+}
+
+static int user(struct reading *rd, int domain, const uint64_t *ev,
+                unsigned len, int id, const char *name) {
+  int e = er_snap_user_name(rd->s, id, name);
+  if (e) {
+    rd->err = e;
+    return 0;
+  }
+  return add(rd, domain, ev, len);
+}
+
+static int on_user_unit(void *data, int domain, uint64_t ts, int id,
+                        const char *name) {
+  uint64_t ev[2] = {ER_HDR(2, 1, ER_UEV_UNIT, (unsigned)id), ts};
+  return user(data, domain, ev, 2, id, name);
+}
+
+static int on_user_int(void *data, int domain, uint64_t ts, int id,
+                       const char *name, int64_t value) {
+  uint64_t ev[3] = {ER_HDR(3, 1, ER_UEV_INT, (unsigned)id), ts,
+                    (uint64_t)value};
+  return user(data, domain, ev, 3, id, name);
+}
+
+static int on_user_span(void *data, int domain, uint64_t ts, int id,
+                        const char *name, int is_end) {
+  uint64_t ev[2] = {
+      ER_HDR(2, 1, is_end ? ER_UEV_SPAN_END : ER_UEV_SPAN_BEGIN, (unsigned)id),
+      ts};
+  return user(data, domain, ev, 2, id, name);
+}
+
+static int on_user_custom(void *data, int domain, uint64_t ts, int id,
+                          const char *name, const void *bytes, size_t len) {
+  /* The cursor bounds len by the event it came in, so it fits in one. */
+  uint64_t ev[ER_MAX_EVENT_WORDS] = {0};
+  unsigned words = (unsigned)ER_CUSTOM_WORDS(len);
+  ev[0] = ER_HDR(2 + words, 1, ER_UEV_CUSTOM, (unsigned)id);
+  ev[1] = ts;
+  memcpy(ev + 2, bytes, len);
+  /* The last byte counts the padding bytes before it (FORMAT.md). */
+  ((unsigned char *)(ev + 2))[words * 8 - 1] =
+      (unsigned char)(words * 8 - 1 - len);
+  return user(data, domain, ev, 2 + words, id, name);
+}
+
+static int on_lost(void *data, int domain, uint64_t count) {
+  struct reading *rd = data;
+  int e = er_snap_lost(rd->s, domain, count);
+  if (e) rd->err = e;
+  return !e;
+}
+
+static const char *cursor_phase(const void *c, int i) {
+  return eventring_cursor_phase_name(c, i);
+}
+
+static const char *cursor_counter(const void *c, int i) {
+  return eventring_cursor_counter_name(c, i);
+}
+
+/* How many names `get` has for the cursor: the ids up to the first
+ * without one, and at least `seen` (ids the events used, whose names may
+ * be unknown: they are written empty, which readers show as phase_N). */
+static unsigned count_names(const eventring_cursor *c,
+                            const char *(*get)(const void *, int),
+                            unsigned seen) {
+  unsigned n = 0;
+  while (n < 8192 && get(c, (int)n)) n++;
+  return n > seen ? n : seen;
+}
+
+long er_snap_read_cursor(struct er_snap *s, eventring_cursor *c) {
+  eventring_callbacks *cb = eventring_callbacks_create();
+  if (!cb) return -ENOMEM;
+  eventring_callbacks_set_runtime_begin(cb, on_begin);
+  eventring_callbacks_set_runtime_end(cb, on_end);
+  eventring_callbacks_set_runtime_counter(cb, on_counter);
+  eventring_callbacks_set_alloc(cb, on_alloc);
+  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
+  eventring_callbacks_set_user_unit(cb, on_user_unit);
+  eventring_callbacks_set_user_int(cb, on_user_int);
+  eventring_callbacks_set_user_span(cb, on_user_span);
+  eventring_callbacks_set_user_custom(cb, on_user_custom);
+  eventring_callbacks_set_lost_events(cb, on_lost);
+  struct reading rd = {s, 0, 0, 0, 0};
+  /* One poll: each ring up to the tail it has when the poll comes to it,
+   * which is what the ring holds "now"; a writer faster than the copy
+   * cannot make it run on. */
+  int r = eventring_cursor_poll(c, cb, &rd, 0);
+  eventring_callbacks_free(cb);
+  if (rd.err) return rd.err;
+  /* The names last: for a file of OCaml 5 the cursor may have settled its
+   * phase numbering only now, from the events it read. */
+  int numbering = eventring_cursor_numbering(c, NULL);
+  if (numbering == ER_PHASES_OCAML50 || numbering == ER_PHASES_OCAML53)
+    s->numbering = numbering;
+  int e = set_names(s, 0, count_names(c, cursor_phase, rd.max_phase),
+                    cursor_phase, c);
+  if (!e)
+    e = set_names(s, 1, count_names(c, cursor_counter, rd.max_counter),
+                  cursor_counter, c);
+  if (e) return e;
+  return r < 0 ? r : rd.added;
+}
+
+/* ------------------------------------------------------------------ */
+/* Writing.                                                             */
+
+static uint64_t round_up(uint64_t x, uint64_t to) {
+  return (x + to - 1) / to * to;
+}
+
+struct out {
+  int fd;
+  int seekable; /* a regular file: zeros become a hole */
+  int err;      /* the first negated errno */
+};
+
+static void put(struct out *o, const void *p, size_t n) {
+  const unsigned char *b = p;
+  while (n && !o->err) {
+    ssize_t w = write(o->fd, b, n);
+    if (w < 0) {
+      if (errno != EINTR) o->err = -errno;
+      continue;
+    }
+    b += w;
+    n -= (size_t)w;
+  }
+}
+
+static void zeros(struct out *o, uint64_t n) {
+  if (o->err || !n) return;
+  if (o->seekable) {
+    if (lseek(o->fd, (off_t)n, SEEK_CUR) < 0) o->err = -errno;
+    return;
+  }
+  static const unsigned char z[4096];
+  for (; n > sizeof z; n -= sizeof z) put(o, z, sizeof z);
+  put(o, z, (size_t)n);
+}
+
+int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
+  unsigned n_rings = s->used ? s->used : 1;
+  uint64_t most = 0, events = 0, lost = 0;
+  unsigned domains = 0;
+  for (unsigned d = 0; d < s->used; d++) {
+    struct snap_ring *r = &s->rings[d];
+    if (r->n > most) most = r->n;
+    events += r->events;
+    lost += r->lost;
+    domains += r->events || r->lost;
+  }
+  /* 2 words: the smallest ring a reader accepts. */
+  uint64_t ring_words = 2;
+  while (ring_words < most) ring_words *= 2;
+  uint64_t ring_bytes = ring_words * 8;
+
+  struct er_ext_desc desc = {
+      .numbering = s->numbering,
+      .pid = s->pid,
+      .program = s->program,
+      .tables = {(const char *const *)s->names[0],
+                 (const char *const *)s->names[1],
+                 eventring__lifecycle_names},
+      .counts = {s->counts[0], s->counts[1], eventring__n_lifecycle}};
+  uint64_t ext_bytes = er_ext_bytes(&desc);
+  uint64_t headers_off = round_up(ER_META_WORDS * 8 + ext_bytes, 64);
+  uint64_t data_off =
+      round_up(headers_off + (uint64_t)n_rings * ER_RING_HEADER_BYTES, 64);
+  uint64_t custom_off = data_off + (uint64_t)n_rings * ring_bytes;
+  uint64_t size = custom_off + (uint64_t)ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
+
+  /* Everything before the rings, built in memory. */
+  unsigned char *front = calloc(1, (size_t)data_off);
+  if (!front) return -ENOMEM;
+  uint64_t *m = (uint64_t *)front;
+  m[ER_META_VERSION] = ER_FORMAT_VERSION;
+  m[ER_META_MAX_DOMAINS] = n_rings;
+  m[ER_META_RING_HEADER_SIZE] = ER_RING_HEADER_BYTES;
+  m[ER_META_RING_SIZE_BYTES] = ring_bytes;
+  m[ER_META_RING_SIZE_ELEMENTS] = ring_words;
+  m[ER_META_HEADERS_OFFSET] = headers_off;
+  m[ER_META_DATA_OFFSET] = data_off;
+  m[ER_META_CUSTOM_EVENTS_OFFSET] = custom_off;
+  uint64_t *x = (uint64_t *)(front + ER_META_WORDS * 8);
+  er_ext_fill(x, &desc);
+  x[ER_EXT_MAGIC_W] = ER_EXT_MAGIC;
+  for (unsigned d = 0; d < s->used; d++) {
+    struct snap_ring *r = &s->rings[d];
+    uint64_t *h = (uint64_t *)(front + headers_off +
+                               (uint64_t)d * ER_RING_HEADER_BYTES);
+    /* A loss is a head one ring size on, published as move 1 of head
+     * (ring_format.h): index 0 still, and `lost` events before it. */
+    uint64_t head = r->lost ? ring_words : 0;
+    h[ER_RING_HEAD] = head;
+    h[ER_RING_TAIL] = head + r->n;
+    h[ER_RING_WRITTEN] = r->lost + r->events;
+    if (r->lost) {
+      h[ER_RING_PSEQ] = 1;
+      h[ER_RING_PAIRS + 2 * (1 % ER_RING_NPAIRS)] = head;
+      h[ER_RING_PAIRS + 2 * (1 % ER_RING_NPAIRS) + 1] = r->lost;
+    }
+  }
+
+  struct stat sb;
+  off_t start = lseek(fd, 0, SEEK_CUR);
+  struct out o = {fd, start >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode),
+                  0};
+  put(&o, front, (size_t)data_off);
+  free(front);
+  for (unsigned d = 0; d < n_rings; d++) {
+    uint64_t n = d < s->used ? s->rings[d].n : 0;
+    if (n) put(&o, s->rings[d].w, (size_t)n * 8);
+    zeros(&o, ring_bytes - n * 8);
+  }
+  for (unsigned i = 0; i < ER_NAME_SLOTS; i++) {
+    const char *name = s->user ? s->user[i] : NULL;
+    if (!name || !*name) {
+      zeros(&o, ER_NAME_SLOT_BYTES);
+      continue;
+    }
+    char slot[ER_NAME_SLOT_BYTES] = {0};
+    memcpy(slot, name, strnlen(name, ER_NAME_SLOT_BYTES - 1));
+    put(&o, slot, sizeof slot);
+  }
+  /* A hole at the end is no size at all until the file is extended. */
+  if (!o.err && o.seekable && ftruncate(fd, start + (off_t)size) < 0)
+    o.err = -errno;
+  if (o.err) return o.err;
+  if (st) {
+    st->events = events;
+    st->lost = lost;
+    st->domains = domains;
+    st->max_domains = n_rings;
+    st->bytes = size;
+  }
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* eventring_snapshot().                                                */
+
+int eventring_snapshot(const char *path) {
+  if (!path || !*path) return EVENTRING_E_INVAL;
+  eventring_cursor *c;
+  int r = eventring_cursor_open(&c, NULL, 0);
+  if (r) return r;
+  struct er_snap *s = er_snap_new();
+  int fd = -1;
+  if (!s) {
+    r = -ENOMEM;
+    goto out;
+  }
+  /* The file before the copy: a name already taken is reported without
+   * spending the copy, and the copy is not delayed by the creation. */
+  if ((fd = er_file_open_new(path)) < 0) {
+    r = fd;
+    goto out;
+  }
+  long n = er_snap_read_cursor(s, c);
+  if (n < 0) r = (int)n;
+  if (!r) r = er_snap_set_writer(s, getpid(), program_invocation_short_name);
+  if (!r) r = er_snap_write(s, fd, NULL);
+  if (close(fd) < 0 && !r) r = -errno;
+  /* We created the file with O_EXCL just now: it is ours to remove. */
+  if (r) unlink(path);
+out:
+  er_snap_free(s);
+  eventring_cursor_free(c);
+  return r;
+}

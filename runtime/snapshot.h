@@ -1,0 +1,91 @@
+/* snapshot.h -- compact ring files: the flight recorder's output (internal).
+ *
+ * A compact file is a ring file of format version 1 (ring_format.h) that
+ * holds a given set of events rather than a live process's rings: only
+ * domains 0 .. the highest one given anything, each ring's events laid
+ * out from its index 0 in the order given, every ring sized to the
+ * smallest power of two that holds the fullest one, and the extension
+ * block with the name tables, the writer's pid and its program name.  Any
+ * reader of ring files reads it, OCaml 5's included; doc/FORMAT.md
+ * ("Compact files") says what it holds.
+ *
+ * Use: er_snap_new(), then the events of each domain in order -- raw
+ * (er_snap_event) or by reading a cursor through to the tail it finds
+ * (er_snap_read_cursor) -- and the losses (er_snap_lost), the names and
+ * the writer, then er_snap_write() into a descriptor.  Callers: the
+ * public eventring_snapshot() (snapshot.c) and the `eventring` command's
+ * snapshot and watch subcommands, which link the static library.
+ */
+#ifndef EVENTRING_SNAPSHOT_H
+#define EVENTRING_SNAPSHOT_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "eventring.h"
+
+#if defined(__GNUC__) || defined(__clang__)
+#define ER_SNAP_HIDDEN __attribute__((visibility("hidden")))
+#else
+#define ER_SNAP_HIDDEN
+#endif
+
+struct er_snap;
+
+/* A snapshot with no event, the OCaml 5.3+ name tables built in, no pid
+ * and no program name; NULL when out of memory. */
+ER_SNAP_HIDDEN struct er_snap *er_snap_new(void);
+ER_SNAP_HIDDEN void er_snap_free(struct er_snap *s);
+
+/* The writer recorded in the extension block: `pid` (0: unknown) and
+ * `program` (NULL or empty: none; cut to 63 bytes).  Returns 0 or
+ * -ENOMEM. */
+ER_SNAP_HIDDEN int er_snap_set_writer(struct er_snap *s, pid_t pid,
+                                      const char *program);
+
+/* Appends one event of domain `domain` (0 .. 65535): `len` words, a
+ * header word whose length field is `len`, the timestamp and the
+ * payload, as the format lays them out.  Returns 0, EVENTRING_E_INVAL for
+ * a domain out of range or a length that is not the header's (or is
+ * under 2 or over 1023), or -ENOMEM. */
+ER_SNAP_HIDDEN int er_snap_event(struct er_snap *s, int domain,
+                                 const uint64_t *ev, unsigned len);
+
+/* Counts `count` events of `domain` as lost: a reader of the file is told
+ * of them before the domain's first event.  Returns 0,
+ * EVENTRING_E_INVAL or -ENOMEM. */
+ER_SNAP_HIDDEN int er_snap_lost(struct er_snap *s, int domain,
+                                uint64_t count);
+
+/* The name of user event `id`, for its name slot.  Returns 0,
+ * EVENTRING_E_INVAL (id out of range) or -ENOMEM. */
+ER_SNAP_HIDDEN int er_snap_user_name(struct er_snap *s, int id,
+                                     const char *name);
+
+/* Reads with `c` (one poll: each ring from where the cursor stands to the
+ * tail the poll finds) and adds every event it delivers, re-encoded, with
+ * the names of user events; what the cursor reports lost is added as
+ * lost, so an event overwritten while it was copied is counted, never
+ * kept torn.  Then takes the file's phase numbering and name tables from
+ * the cursor.  Returns the number of events added, or a negative error
+ * (the cursor's, or -ENOMEM); the events read before an error are kept. */
+ER_SNAP_HIDDEN long er_snap_read_cursor(struct er_snap *s,
+                                        eventring_cursor *c);
+
+/* What a written file holds. */
+struct er_snap_stats {
+  uint64_t events;   /* events, every domain */
+  uint64_t lost;     /* lost counts, every domain */
+  unsigned domains;  /* domains with an event or a loss */
+  unsigned max_domains; /* rings in the file */
+  uint64_t bytes;    /* the file's size */
+};
+
+/* Writes the compact file into `fd`, from its current offset on, in one
+ * pass (so a pipe will do); a regular file gets holes instead of runs of
+ * zeros (the empty name slots), and is truncated to the file's size.
+ * Fills *st when it is not NULL.  Returns 0 or a negated errno value. */
+ER_SNAP_HIDDEN int er_snap_write(struct er_snap *s, int fd,
+                                 struct er_snap_stats *st);
+
+#endif /* EVENTRING_SNAPSHOT_H */
