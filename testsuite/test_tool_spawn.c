@@ -44,6 +44,31 @@ static struct er_run run_tool(const char *dir, const char *const *args) {
   return er_finish(pid, outp, errp, ER_RUN_TIMEOUT);
 }
 
+/* The file `dump -o` writes in `dir`. */
+static void listing_path(const char *dir, char *path) {
+  snprintf(path, PATH_MAX, "%s/listing.txt", dir);
+}
+
+/* Runs `dump -o LISTING -- CMD...` (`cmd` NULL-terminated) to its end:
+ * the run's `out` is then the listing, the command's own standard output
+ * (which the tests' programs leave empty) having been checked to be
+ * empty. */
+static struct er_run run_dump(const char *dir, const char *const *cmd) {
+  char listing[PATH_MAX];
+  listing_path(dir, listing);
+  const char *args[16] = {"dump", "-o", listing, "--"};
+  int n = 4;
+  for (; *cmd && n < 15; cmd++) args[n++] = *cmd;
+  args[n] = NULL;
+  struct er_run r = run_tool(dir, args);
+  ck_assert_msg(!strcmp(r.out, ""), "the command's standard output got: %.200s",
+                r.out);
+  free(r.out);
+  r.out = access(listing, F_OK) == 0 ? er_slurp(listing, NULL) : strdup("");
+  unlink(listing);
+  return r;
+}
+
 /* No private directory of the tool is left in `dir`. */
 static void assert_no_private_dir(const char *dir) {
   DIR *d = opendir(dir);
@@ -116,7 +141,7 @@ static void check_exit(int code) {
   char codes[16];
   snprintf(codes, sizeof codes, "%d", code);
   struct er_run r =
-      run_tool(dir, (const char *[]){"dump", "--", er_prog_path("spawn_child"),
+      run_dump(dir, (const char *[]){er_prog_path("spawn_child"),
                                      "exit", codes, NULL});
   er_assert_status(&r, code);
   ck_assert_int_eq(check_listing(r.out, 1), 100);
@@ -148,7 +173,7 @@ START_TEST(test_killed) {
   NEED_ALL();
   const char *dir = er_tmpdir();
   struct er_run r =
-      run_tool(dir, (const char *[]){"dump", "--", er_prog_path("spawn_child"),
+      run_dump(dir, (const char *[]){er_prog_path("spawn_child"),
                                      "kill", NULL});
   er_assert_status(&r, 128 + SIGKILL);
   ck_assert_int_eq(check_listing(r.out, 1), 100);
@@ -163,7 +188,7 @@ START_TEST(test_threads) {
   NEED_ALL();
   const char *dir = er_tmpdir();
   struct er_run r =
-      run_tool(dir, (const char *[]){"dump", "--", er_prog_path("spawn_child"),
+      run_dump(dir, (const char *[]){er_prog_path("spawn_child"),
                                      "threads", "4", NULL});
   er_assert_status(&r, 0);
   check_listing(r.out, 0);
@@ -185,8 +210,7 @@ START_TEST(test_wrapper) {
   char script[PATH_MAX + 64];
   snprintf(script, sizeof script, "'%s' exit 5; exit 6",
            er_prog_path("spawn_child"));
-  struct er_run r = run_tool(
-      dir, (const char *[]){"dump", "--", "/bin/sh", "-c", script, NULL});
+  struct er_run r = run_dump(dir, (const char *[]){"/bin/sh", "-c", script, NULL});
   er_assert_status(&r, 6);
   ck_assert_int_eq(check_listing(r.out, 1), 100);
   assert_no_private_dir(dir);
@@ -197,8 +221,7 @@ END_TEST
 START_TEST(test_cannot_run) {
   NEED_ALL();
   const char *dir = er_tmpdir();
-  struct er_run r = run_tool(
-      dir, (const char *[]){"dump", "--", "/nonexistent/prog", "a", NULL});
+  struct er_run r = run_dump(dir, (const char *[]){"/nonexistent/prog", "a", NULL});
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 127);
   ck_assert_str_eq(r.err, "eventring: cannot run /nonexistent/prog: No such "
                           "file or directory\n");
@@ -206,13 +229,13 @@ START_TEST(test_cannot_run) {
   er_run_free(&r);
 
   /* Found but not executable. */
-  r = run_tool(dir, (const char *[]){"dump", "--", dir, NULL});
+  r = run_dump(dir, (const char *[]){dir, NULL});
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 126);
   er_assert_one_error(&r, "cannot run");
   er_run_free(&r);
 
   /* A program that is not traced: it ends without a ring file. */
-  r = run_tool(dir, (const char *[]){"dump", "--", "/bin/sh", "-c", "exit 0",
+  r = run_dump(dir, (const char *[]){"/bin/sh", "-c", "exit 0",
                                      NULL});
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
   er_assert_one_error(&r, "made no ring file");
@@ -220,7 +243,7 @@ START_TEST(test_cannot_run) {
   er_run_free(&r);
 
   /* Usage: nothing after "--", or two sources. */
-  r = run_tool(dir, (const char *[]){"dump", "--", NULL});
+  r = run_dump(dir, (const char *[]){NULL});
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
   er_assert_one_error(&r, "--");
   er_run_free(&r);
@@ -311,18 +334,21 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Signals.                                                             */
 
-/* Starts `dump -- spawn_child run 10 [extra]` and waits until the
- * listing shows the child's events. */
+/* Starts `dump -o LISTING -- spawn_child run 10 [extra]` and waits until
+ * the listing shows the child's events. */
 static pid_t start_long_run(const char *dir, const char *extra, char *outp,
                             char *errp) {
-  pid_t tool =
-      start_tool(dir,
-                 (const char *[]){"dump", "--", er_prog_path("spawn_child"),
-                                  "run", "10", extra, NULL},
-                 outp, errp);
+  char listing[PATH_MAX];
+  listing_path(dir, listing);
+  pid_t tool = start_tool(dir,
+                          (const char *[]){"dump", "-o", listing, "--",
+                                           er_prog_path("spawn_child"), "run",
+                                           "10", extra, NULL},
+                          outp, errp);
   double deadline = er_now() + ER_RUN_TIMEOUT;
   for (;;) {
-    char *out = er_slurp(outp, NULL);
+    char *out = access(listing, F_OK) == 0 ? er_slurp(listing, NULL)
+                                           : strdup("");
     int seen = strstr(out, "name=spawn.seq") != NULL;
     free(out);
     if (seen) break;
@@ -330,6 +356,19 @@ static pid_t start_long_run(const char *dir, const char *extra, char *outp,
     er_sleep_ms(10);
   }
   return tool;
+}
+
+/* Waits for the tool started by start_long_run(); the run's `out` is the
+ * listing. */
+static struct er_run finish_long_run(const char *dir, pid_t tool,
+                                     const char *outp, const char *errp) {
+  struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
+  ck_assert_str_eq(r.out, "");
+  free(r.out);
+  char listing[PATH_MAX];
+  listing_path(dir, listing);
+  r.out = er_slurp(listing, NULL);
+  return r;
 }
 
 /* SIGINT to the tool: passed on to the child, which dies of it; the tool
@@ -342,7 +381,7 @@ START_TEST(test_sigint) {
   pid_t tool = start_long_run(dir, NULL, outp, errp);
   double t0 = er_now();
   ck_assert_int_eq(kill(tool, SIGINT), 0);
-  struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
+  struct er_run r = finish_long_run(dir, tool, outp, errp);
   er_assert_status(&r, 128 + SIGINT);
   ck_assert_msg(er_now() - t0 < 8.0, "the tool did not stop at SIGINT");
   ck_assert_int_gt(check_listing(r.out, 1), 0);
@@ -361,7 +400,7 @@ START_TEST(test_sigint_twice) {
   ck_assert_int_eq(kill(tool, SIGINT), 0);
   er_sleep_ms(100);
   ck_assert_int_eq(kill(tool, SIGINT), 0);
-  struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
+  struct er_run r = finish_long_run(dir, tool, outp, errp);
   er_assert_status(&r, 128 + SIGKILL);
   ck_assert_int_gt(check_listing(r.out, 1), 0);
   assert_no_private_dir(dir);
@@ -372,14 +411,14 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Progress.                                                            */
 
-/* Runs `dump -- spawn_child run 1.2 > OUT` under script(1), so that its
+/* Runs `dump -o OUT -- spawn_child run 1.2` under script(1), so that its
  * stderr is a terminal, and returns what the terminal got (malloc'd). */
 static char *run_under_pty(const char *dir) {
   char cmd[4 * PATH_MAX], outp[PATH_MAX], ttyp[PATH_MAX];
   snprintf(outp, sizeof outp, "%s/pty.out", dir);
   snprintf(ttyp, sizeof ttyp, "%s/pty.tty", dir);
-  snprintf(cmd, sizeof cmd, "'%s' dump -- '%s' run 1.2 > '%s'", er_tool_path(),
-           er_prog_path("spawn_child"), outp);
+  snprintf(cmd, sizeof cmd, "'%s' dump -o '%s' -- '%s' run 1.2", er_tool_path(),
+           outp, er_prog_path("spawn_child"));
   int fd = open(ttyp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
   ck_assert_int_ge(fd, 0);
   setenv("SHELL", "/bin/sh", 1);
@@ -421,7 +460,7 @@ START_TEST(test_progress_piped) {
   NEED_ALL();
   const char *dir = er_tmpdir();
   struct er_run r =
-      run_tool(dir, (const char *[]){"dump", "--", er_prog_path("spawn_child"),
+      run_dump(dir, (const char *[]){er_prog_path("spawn_child"),
                                      "run", "1.2", NULL});
   /* assert_status checks that stderr stayed empty. */
   er_assert_status(&r, 0);

@@ -1214,7 +1214,7 @@ START_TEST(test_errors) {
     er_assert_one_error(&r, "nodir");
     er_run_free(&r);
     /* OUT the ring file itself would destroy it. */
-    const char *a5[] = {"trace", vec, vec, NULL};
+    const char *a5[] = {"trace", "--format", "fuchsia", vec, vec, NULL};
     r = er_run_tool(dir, a5, ER_SPAWN_SIGINT);
     ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
     er_run_free(&r);

@@ -204,6 +204,8 @@ void pauses_finish(struct pauses *p) {
 static const char options_help[] =
     "Options:\n"
     "  --json         print one JSON object instead of the table\n"
+    "  -o FILE, --output FILE\n"
+    "                 write the report to FILE ('-': standard output)\n"
     "  --pid PID      read the ring file of process PID\n"
     "  --dir DIR      where that file is (default: $OCAML_RUNTIME_EVENTS_DIR"
     ",\n"
@@ -224,6 +226,10 @@ void analysis_help(const char *name, const char *what) {
   fputs("\n", stdout);
   fputs(options_help, stdout);
   printf("\n"
+         "The report goes to standard output, or with a COMMAND to standard "
+         "error\n"
+         "(the command keeps standard output and error), unless -o FILE is "
+         "given.\n"
          "Exit status: 0 success, 1 unreadable or malformed input, 2 bad "
          "usage;\n"
          "with a COMMAND, the command's status once the report is "
@@ -238,20 +244,25 @@ int analysis_open(int argc, char **argv, const char *help_ref,
   enum { OPT_JSON = TOOL_OPT_OWN };
   static const struct option longopts[] = {
       TOOL_SOURCE_OPTIONS,
+      TOOL_OUTPUT_OPTION,
       {"json", no_argument, NULL, OPT_JSON},
       {NULL, 0, NULL, 0},
   };
-  opterr = 0; /* our own one-line messages instead of getopt's */
+  const char *output = NULL;
   int c;
-  while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
+  while ((c = tool_getopt(argc, argv, ":fho:", longopts)) != -1) {
     if (c == OPT_JSON) {
       *json = 1;
+    } else if (c == 'o') {
+      output = optarg;
     } else {
       int rc = tool_source_other(src, c, argv, help_ref, help);
       if (rc >= 0) return rc;
     }
   }
-  int rc = tool_source_open(src, argc - optind, argv + optind, help_ref);
+  int rc = tool_output_open(output, 0, help_ref);
+  if (rc != TOOL_EXIT_OK) return rc;
+  rc = tool_source_open(src, argc - optind, argv + optind, help_ref);
   return rc != TOOL_EXIT_OK ? rc : -1;
 }
 

@@ -113,8 +113,10 @@ void pauses_finish(struct pauses *p);
 /* ------------------------------------------------------------------ */
 
 /* The command line of latency and stats: the source options of dump
- * (--pid, --dir, --follow, --ocaml50) and --json; then opens the source
- * (tool_source_open) into `src`, which it clears first.  Returns -1 when
+ * (--pid, --dir, --follow, --ocaml50), -o/--output and --json; then
+ * points standard output at the report's destination (tool_output_open)
+ * and opens the source (tool_source_open) into `src`, which it clears
+ * first.  Returns -1 when
  * the source is open, or the exit status when done (--help, a usage
  * error, a source that cannot be opened).  `help` prints the
  * subcommand's help, `help_ref` names it in usage errors. */

@@ -51,9 +51,8 @@ static int control(int argc, char **argv, int pause) {
       {NULL, 0, NULL, 0},
   };
   const char *dir = NULL, *pid_arg = NULL;
-  opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+  while ((c = tool_getopt(argc, argv, ":h", longopts)) != -1) {
     switch (c) {
     case TOOL_OPT_DIR: dir = optarg; break;
     case TOOL_OPT_PID: pid_arg = optarg; break;

@@ -634,17 +634,21 @@ static int finish(struct ctf *c) {
 
 static void help(void) {
   printf(
-      "Usage: eventring ctf [OPTION]... OUTDIR FILE.events\n"
-      "   or: eventring ctf [OPTION]... OUTDIR --pid PID [--dir DIR]\n"
-      "   or: eventring ctf [OPTION]... OUTDIR -- COMMAND [ARG]...\n"
+      "Usage: eventring ctf [OPTION]... -o OUTDIR FILE.events\n"
+      "   or: eventring ctf [OPTION]... -o OUTDIR --pid PID [--dir DIR]\n"
+      "   or: eventring ctf [OPTION]... -o OUTDIR -- COMMAND [ARG]...\n"
       "Write the events of a ring file as a CTF 1.8 trace in OUTDIR (a new\n"
       "or empty directory): a 'metadata' file and one 'stream_D' file per\n"
       "domain D, for babeltrace2 and other CTF readers.  The trace has one\n"
       "event per line of 'eventring dump' (losses included), with the "
       "same\n"
-      "values; times are CLOCK_MONOTONIC nanoseconds.\n"
+      "values; times are CLOCK_MONOTONIC nanoseconds.  OUTDIR may also be\n"
+      "given as the first operand, without -o.  A COMMAND keeps standard\n"
+      "output and error to itself.\n"
       "\n"
       "Options:\n"
+      "  -o OUTDIR, --output OUTDIR\n"
+      "                 write the trace into directory OUTDIR\n"
       "  --pid PID      read the ring file of process PID\n"
       "  --dir DIR      where that file is (default: $OCAML_RUNTIME_EVENTS_DIR"
       ",\n"
@@ -664,20 +668,31 @@ static void help(void) {
 int tool_ctf(int argc, char **argv) {
   static const struct option longopts[] = {
       TOOL_SOURCE_OPTIONS,
+      TOOL_OUTPUT_OPTION,
       {NULL, 0, NULL, 0},
   };
   struct tool_source src;
   memset(&src, 0, sizeof src);
-  opterr = 0;
+  const char *outdir = NULL;
   int opt;
   int rc;
-  while ((opt = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1)
-    if ((rc = tool_source_other(&src, opt, argv, HELP_REF, help)) >= 0)
+  while ((opt = tool_getopt(argc, argv, ":fho:", longopts)) != -1) {
+    if (opt == 'o')
+      outdir = optarg;
+    else if ((rc = tool_source_other(&src, opt, argv, HELP_REF, help)) >= 0)
       return rc;
-  if (optind >= argc)
-    return tool_usage_error(HELP_REF, "no output directory given");
-  const char *outdir = argv[optind++];
+  }
+  /* OUTDIR before the source, as it was before -o existed. */
+  if (!outdir) {
+    if (optind >= argc)
+      return tool_usage_error(HELP_REF, "no output directory given (-o "
+                                        "OUTDIR)");
+    outdir = argv[optind++];
+  }
   if (!*outdir) return tool_usage_error(HELP_REF, "empty output directory");
+  if (!strcmp(outdir, "-"))
+    return tool_usage_error(HELP_REF, "a CTF trace is a directory and cannot "
+                                      "go to standard output (give -o OUTDIR)");
 
   /* The directory is checked before the source is opened, so that a bad
    * one is reported before anything else happens, and removed again

@@ -195,12 +195,15 @@ static void help(void) {
   printf(
       "Usage: eventring dump [OPTION]... FILE.events\n"
       "   or: eventring dump [OPTION]... --pid PID [--dir DIR]\n"
+      "   or: eventring dump [OPTION]... -- COMMAND [ARG]...\n"
       "Print every event of a ring file, one line per event:\n"
       "  domain=D ts=NS kind=KIND name=NAME value=VALUE\n"
       "a line 'domain=D kind=lost_events value=N' per loss, and a SUMMARY "
       "line.\n"
       "\n"
       "Options:\n"
+      "  -o FILE, --output FILE\n"
+      "                 write the listing to FILE ('-': standard output)\n"
       "  --pid PID      read the ring file of process PID\n"
       "  --dir DIR      where that file is (default: $OCAML_RUNTIME_EVENTS_DIR"
       ",\n"
@@ -214,25 +217,36 @@ static void help(void) {
       "                 inferred from the file)\n"
       "  -h, --help     print this help and exit\n"
       "\n"
+      "The listing goes to standard output, or with a COMMAND to standard "
+      "error\n"
+      "(the command keeps standard output and error), unless -o FILE is "
+      "given.\n"
       "Exit status: 0 success, 1 unreadable or malformed input, 2 bad "
-      "usage.\n"
+      "usage;\n"
+      "with a COMMAND, the command's status once the listing is complete.\n"
       "See eventring(1) for the output format.\n");
 }
 
 int tool_dump(int argc, char **argv) {
   static const struct option longopts[] = {
       TOOL_SOURCE_OPTIONS,
+      TOOL_OUTPUT_OPTION,
       {NULL, 0, NULL, 0},
   };
   struct tool_source src;
   memset(&src, 0, sizeof src);
-  opterr = 0; /* our own one-line messages instead of getopt's */
+  const char *output = NULL;
   int c;
   int rc;
-  while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1)
-    if ((rc = tool_source_other(&src, c, argv, HELP_REF, help)) >= 0)
+  while ((c = tool_getopt(argc, argv, ":fho:", longopts)) != -1) {
+    if (c == 'o')
+      output = optarg;
+    else if ((rc = tool_source_other(&src, c, argv, HELP_REF, help)) >= 0)
       return rc;
+  }
 
+  rc = tool_output_open(output, 0, HELP_REF);
+  if (rc != TOOL_EXIT_OK) return rc;
   rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
 

@@ -52,6 +52,26 @@ static void help(void) {
          "page eventring(1) describes them all.\n");
 }
 
+/* A word before the subcommand that starts with '-' and is neither -h,
+ * --help, -V nor --version: the same messages as a subcommand's options
+ * get (output.c's tool_option_error). */
+static int global_option_error(const char *word) {
+  static const char ref[] = "eventring --help";
+  if (word[1] != '-') {
+    /* Named by its first letter that is not an option, as getopt does
+     * with a word of several. */
+    const char *p = word + 1;
+    while (p[1] && (*p == 'h' || *p == 'V')) p++;
+    return tool_usage_error(ref, "unknown option '-%c'", *p);
+  }
+  size_t n = strcspn(word, "=");
+  if (word[n] && ((n == 6 && !strncmp(word, "--help", n)) ||
+                  (n == 9 && !strncmp(word, "--version", n))))
+    return tool_usage_error(ref, "option '%.*s' takes no argument ('%s')",
+                            (int)n, word, word);
+  return tool_usage_error(ref, "unknown option '%.*s'", (int)n, word);
+}
+
 int main(int argc, char **argv) {
   tool_output_init();
   if (argc < 2)
@@ -75,9 +95,9 @@ int main(int argc, char **argv) {
         snprintf(help, sizeof help, "eventring %s --help", cmd);
         return tool_usage_error(help, "%s does not run a command ('--')", cmd);
       }
+      if (n < argc - 1) tool_output_note_command();
       return tool_source_exit_status(subcommands[i].run(n, argv + 1));
     }
-  if (cmd[0] == '-')
-    return tool_usage_error("eventring --help", "unknown option '%s'", cmd);
+  if (cmd[0] == '-' && cmd[1]) return global_option_error(cmd);
   return tool_usage_error("eventring --help", "unknown subcommand '%s'", cmd);
 }

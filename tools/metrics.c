@@ -1145,9 +1145,8 @@ int tool_metrics(int argc, char **argv) {
   memset(&src, 0, sizeof src);
   const char *listen_arg = NULL;
   double keep_s = 60;
-  opterr = 0;
   int c;
-  while ((c = getopt_long(argc, argv, ":h", longopts, NULL)) != -1) {
+  while ((c = tool_getopt(argc, argv, ":h", longopts)) != -1) {
     if (c == OPT_LISTEN) {
       listen_arg = optarg;
     } else if (c == OPT_KEEP) {

@@ -1,5 +1,19 @@
 /* output.c -- standard output and error lines of the `eventring` command.
  *
+ * Where the report goes.  Every subcommand writes its report to standard
+ * output (fd 1), and tool_output_open() decides beforehand what fd 1 is:
+ * the tool's own standard output, the file of `-o FILE`, or, when the
+ * tool runs a command (`-- CMD`), standard error.  A command keeps the
+ * standard output and error the tool was given, as under time(1),
+ * strace(1) or perf stat: its output and the report must never share a
+ * stream, or a JSON report, a trace or a listing would come out
+ * interleaved with the program's lines.  So before the command is
+ * spawned the tool's original fd 1 is kept aside (close-on-exec, above
+ * the standard descriptors) and fd 1 is pointed at the report's
+ * destination; the child puts the original back on fd 1 before its exec
+ * (tool_output_child_streams()).  A destination that is the command's own
+ * standard output or error is refused, as `-o -` is.
+ *
  * Event listings can be long and are often piped into head, grep or a
  * pager, so standard output gets a large buffer of its own, and SIGPIPE
  * is ignored: a reader that goes away makes the next write fail with
@@ -12,11 +26,14 @@
  * which scripts and the tests rely on.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "tool.h"
 
@@ -24,6 +41,20 @@
  * enough not to matter. */
 static char outbuf[1 << 18];
 static int out_errno; /* errno of the first failed write, 0 while none */
+
+/* What fd 1 is, for messages about a failed write. */
+static const char *out_name = "standard output";
+/* The report goes to standard error (a command runs, no -o): an error
+ * line then flushes the report first, so the two keep their order. */
+static int report_on_stderr;
+/* main() saw `-- CMD`: the command gets the tool's original fd 1. */
+static int command_given;
+/* That original fd 1 while the tool's own fd 1 points elsewhere;
+ * NO_SAVED when nothing was moved, CLOSED_SAVED when the tool was
+ * started with fd 1 closed (the command then gets it closed too). */
+#define NO_SAVED (-1)
+#define CLOSED_SAVED (-2)
+static int saved_stdout = NO_SAVED;
 
 void tool_output_init(void) {
   setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
@@ -39,6 +70,7 @@ void tool_error(const char *fmt, ...) {
   /* Whatever it holds, the message stays on one line. */
   for (char *p = line; *p; p++)
     if (*p == '\n' || *p == '\r') *p = ' ';
+  if (report_on_stderr) fflush(stdout);
   fprintf(stderr, "eventring: %s\n", line);
 }
 
@@ -69,7 +101,7 @@ int tool_output_finish(void) {
   tool_output_ok();
   if (!out_errno) return TOOL_EXIT_OK;
   if (out_errno == EPIPE) return TOOL_EXIT_PIPE;
-  tool_error("standard output: %s", strerror(out_errno));
+  tool_error("%s: %s", out_name, strerror(out_errno));
   return TOOL_EXIT_INPUT;
 }
 
@@ -116,14 +148,174 @@ void tool_put_name(FILE *out, const char *name, const char *fallback,
   }
 }
 
+/* ------------------------------------------------------------------ */
+/* The report's destination.                                            */
+
+void tool_output_note_command(void) { command_given = 1; }
+
+/* Whether `st` is the file behind descriptor `fd`: only regular files
+ * and pipes are compared, since two opens of a terminal or of /dev/null
+ * share nothing that could mix. */
+static int same_file(const struct stat *st, int fd) {
+  struct stat o;
+  if (fd < 0 || fstat(fd, &o) < 0) return 0;
+  if (!S_ISREG(o.st_mode) && !S_ISFIFO(o.st_mode)) return 0;
+  return o.st_dev == st->st_dev && o.st_ino == st->st_ino;
+}
+
+/* The stream of the command that `st` is, or NULL. */
+static const char *command_stream(const struct stat *st) {
+  if (!command_given) return NULL;
+  if (same_file(st, saved_stdout >= 0 ? saved_stdout : STDOUT_FILENO))
+    return "standard output";
+  if (same_file(st, STDERR_FILENO)) return "standard error";
+  return NULL;
+}
+
+int tool_output_check_path(const char *path, const char *help) {
+  struct stat st;
+  const char *stream;
+  if (stat(path, &st) == 0 && (stream = command_stream(&st)) != NULL)
+    return tool_usage_error(help,
+                            "'%s' is the command's %s: the report would "
+                            "mix with the program's output (give -o another "
+                            "file)",
+                            path, stream);
+  return TOOL_EXIT_OK;
+}
+
+/* Keeps the tool's original fd 1 aside for the command.  Returns 0, or
+ * -1 after printing why. */
+static int save_stdout(void) {
+  if (!command_given || saved_stdout != NO_SAVED) return 0;
+  saved_stdout = fcntl(STDOUT_FILENO, F_DUPFD_CLOEXEC, 3);
+  if (saved_stdout >= 0) return 0;
+  if (errno == EBADF) {
+    saved_stdout = CLOSED_SAVED;
+    return 0;
+  }
+  tool_error("cannot keep standard output for the command: %s",
+             strerror(errno));
+  saved_stdout = NO_SAVED;
+  return -1;
+}
+
+int tool_output_open(const char *path, unsigned flags, const char *help) {
+  if (path && !*path) return tool_usage_error(help, "empty output file name");
+  int to_stdout = path && !strcmp(path, "-");
+  if (to_stdout && command_given)
+    return tool_usage_error(help, "-o - would mix the report with the "
+                                  "command's standard output (give -o "
+                                  "FILE)");
+  if (!path && command_given) {
+    if (save_stdout() < 0) return TOOL_EXIT_INPUT;
+    if (dup2(STDERR_FILENO, STDOUT_FILENO) < 0)
+      return tool_usage_error(help, "standard error is closed: give the "
+                                    "report a file with -o FILE");
+    out_name = "standard error";
+    report_on_stderr = 1;
+  } else if (path && !to_stdout) {
+    /* Not truncated before the check: `-o log -- cmd >> log` must not
+     * lose what log held. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
+    if (fd < 0) {
+      tool_error("%s: %s", path, strerror(errno));
+      return TOOL_EXIT_INPUT;
+    }
+    struct stat st;
+    const char *stream = NULL;
+    if (fstat(fd, &st) == 0) stream = command_stream(&st);
+    if (stream) {
+      close(fd);
+      return tool_usage_error(help,
+                              "'%s' is the command's %s: the report would "
+                              "mix with the program's output (give -o "
+                              "another file)",
+                              path, stream);
+    }
+    if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0) {
+      tool_error("%s: %s", path, strerror(errno));
+      close(fd);
+      return TOOL_EXIT_INPUT;
+    }
+    if (save_stdout() < 0 || dup2(fd, STDOUT_FILENO) < 0) {
+      if (saved_stdout == NO_SAVED) tool_error("%s: %s", path, strerror(errno));
+      close(fd);
+      return TOOL_EXIT_INPUT;
+    }
+    close(fd);
+    out_name = path;
+  }
+  if ((flags & TOOL_OUTPUT_BINARY) && isatty(STDOUT_FILENO))
+    return tool_usage_error(help, "will not write a binary trace to a "
+                                  "terminal (give -o FILE, or redirect "
+                                  "standard output)");
+  return TOOL_EXIT_OK;
+}
+
+void tool_output_child_streams(void) {
+  /* Only dup2 and close: this runs between fork and exec. */
+  if (saved_stdout >= 0)
+    dup2(saved_stdout, STDOUT_FILENO);
+  else if (saved_stdout == CLOSED_SAVED)
+    close(STDOUT_FILENO);
+}
+
+/* ------------------------------------------------------------------ */
+/* Options.                                                             */
+
+/* The long options of the getopt_long() call in progress, for
+ * tool_option_error(). */
+static const struct option *current_longopts;
+
+int tool_getopt(int argc, char **argv, const char *shortopts,
+                const struct option *longopts) {
+  current_longopts = longopts;
+  opterr = 0; /* our own one-line messages instead of getopt's */
+  return getopt_long(argc, argv, shortopts, longopts, NULL);
+}
+
+/* The long option that `word` ("--name" or "--name=value") names, given
+ * that getopt_long returned `val` for it: the one option with that value
+ * whose name `name` is or begins, or NULL. */
+static const struct option *long_option(const char *word, int val) {
+  const char *name = word + 2;
+  size_t n = strcspn(name, "=");
+  for (const struct option *o = current_longopts; o && o->name; o++)
+    if (o->val == val && !strncmp(o->name, name, n)) return o;
+  return NULL;
+}
+
 int tool_option_error(const char *help, int c, char **argv) {
+  /* getopt_long has moved past a long option's word whatever went wrong
+   * with it, so argv[optind - 1] is that word; a short option is named by
+   * optopt, wherever in its word (which may hold several) it was. */
+  const char *word = optind > 0 ? argv[optind - 1] : "";
+  int is_long = !strncmp(word, "--", 2) && word[2] &&
+                (optopt == 0 || long_option(word, optopt) != NULL);
+  if (is_long) {
+    const struct option *o = optopt ? long_option(word, optopt) : NULL;
+    int n = (int)strcspn(word, "=");
+    if (!o) {
+      /* getopt_long says the same for a prefix of several names. */
+      int matches = 0;
+      for (const struct option *p = current_longopts; p && p->name; p++)
+        matches += !strncmp(p->name, word + 2, (size_t)n - 2);
+      if (matches > 1)
+        return tool_usage_error(help, "ambiguous option '%.*s' (%d options "
+                                      "begin so; spell it out)",
+                                n, word, matches);
+      return tool_usage_error(help, "unknown option '%.*s'", n, word);
+    }
+    if (c == ':')
+      return tool_usage_error(help, "option '--%s' needs an argument",
+                              o->name);
+    return tool_usage_error(help, "option '--%s' takes no argument ('%s')",
+                            o->name, word);
+  }
   if (c == ':')
-    return tool_usage_error(help, "option '%s' needs an argument",
-                            argv[optind - 1]);
-  /* A short option is named by optopt (its word may hold several); a
-   * long one, unknown or given an argument it does not take, by its
-   * word. */
-  if (optopt > 0 && optopt < 128 && argv[optind - 1][1] != '-')
+    return tool_usage_error(help, "option '-%c' needs an argument", optopt);
+  if (optopt > 32 && optopt < 127)
     return tool_usage_error(help, "unknown option '-%c'", optopt);
-  return tool_usage_error(help, "invalid option '%s'", argv[optind - 1]);
+  return tool_usage_error(help, "unknown option '%s'", word);
 }

@@ -14,8 +14,10 @@
  *                                    so a program that lives only a few
  *                                    milliseconds is still read whole.
  *
- * The command inherits the tool's standard streams, working directory and
- * process group (so that Ctrl-C on a terminal reaches both).  A failed
+ * The command inherits the tool's standard streams as the tool was given
+ * them (output.c has pointed the tool's own fd 1 at the report and gives
+ * the child the original back), its working directory and process group
+ * (so that Ctrl-C on a terminal reaches both).  A failed
  * exec is reported through a close-on-exec pipe: the child writes errno
  * into it, the parent reads nothing when the exec succeeded.
  *
@@ -162,6 +164,7 @@ static void exec_child(struct tool_source *src, int fd) {
    * ignored across exec: give the command the default back.  Caught
    * signals become default by themselves. */
   signal(SIGPIPE, SIG_DFL);
+  tool_output_child_streams();
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);

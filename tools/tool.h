@@ -8,9 +8,11 @@
  *              lives; `-- CMD ARGS...` runs a program and reads its file
  *              (spawn.c), with a progress line on a terminal
  *              (progress.c);
- *   output.c   buffered standard output that ends quietly on a closed
- *              pipe, the one-line error messages (usage errors from
- *              getopt too), OCaml-style escaping;
+ *   output.c   where the report goes (-o FILE, standard error while a
+ *              command keeps standard output), buffered standard output
+ *              that ends quietly on a closed pipe, the one-line error
+ *              messages (usage errors from getopt too), OCaml-style
+ *              escaping;
  *   events.c   what every reader of events shares (events.h): installing
  *              the callbacks, the names of phases, counters, lifecycle
  *              kinds and user events with their phase_N-style
@@ -110,10 +112,23 @@ int tool_source_numbering(const struct tool_source *src);
 int tool_source_other(struct tool_source *src, int c, char **argv,
                       const char *help_ref, void (*help)(void));
 
-/* What getopt_long (with opterr = 0 and a leading ':' in the short
- * options) returned for an option it did not accept, as a usage error:
- * a missing argument (':'), an unknown short option, or an unknown or
- * misused long one.  Returns TOOL_EXIT_USAGE. */
+/* -o FILE / --output FILE, for a subcommand that writes a report (with
+ * "o:" in its short options). */
+#define TOOL_OUTPUT_OPTION {"output", required_argument, NULL, 'o'}
+
+/* getopt_long(argc, argv, shortopts, longopts, NULL) with getopt's own
+ * messages off; keeps `longopts` so that tool_option_error() can name
+ * the option a mistake is about.  Every subcommand parses with it. */
+struct option;
+int tool_getopt(int argc, char **argv, const char *shortopts,
+                const struct option *longopts);
+
+/* What tool_getopt (with a leading ':' in the short options) returned
+ * for an option it did not accept, as a usage error in one form whatever
+ * the spelling: "unknown option '-x'", "unknown option '--bogus'" (also
+ * for --bogus=1), "ambiguous option '--f' ...", "option '--json' takes
+ * no argument ('--json=3')", "option '--pid' needs an argument", each
+ * followed by "(see 'HELP')".  Returns TOOL_EXIT_USAGE. */
 int tool_option_error(const char *help, int c, char **argv);
 
 /* ------------------------------------------------------------------ */
@@ -131,6 +146,36 @@ void tool_error(const char *fmt, ...) TOOL_PRINTF(1, 2);
  * (e.g. "eventring dump --help"); returns TOOL_EXIT_USAGE. */
 int tool_usage_error(const char *help, const char *fmt, ...)
     TOOL_PRINTF(2, 3);
+
+/* Called by main() when the command line runs a command (`-- CMD`),
+ * before the subcommand parses its options. */
+void tool_output_note_command(void);
+
+/* tool_output_open() flags. */
+#define TOOL_OUTPUT_BINARY 1u /* refuse a terminal */
+
+/* Makes standard output (fd 1, where subcommands write their report) the
+ * report's destination, after the options are parsed and before the
+ * source is opened: `path` is -o's argument, or NULL without -o.
+ *   NULL   standard output; with a command, standard error instead (the
+ *          command keeps standard output);
+ *   "-"    standard output; a usage error with a command;
+ *   FILE   FILE, created or truncated; a usage error when it is the
+ *          command's standard output or error (the same regular file
+ *          or pipe).
+ * With TOOL_OUTPUT_BINARY a destination that is a terminal is a usage
+ * error.  Returns TOOL_EXIT_OK, TOOL_EXIT_USAGE or TOOL_EXIT_INPUT (FILE
+ * cannot be opened), after printing one line. */
+int tool_output_open(const char *path, unsigned flags, const char *help);
+
+/* For a subcommand that writes FILE itself (trace's temporary file and
+ * rename): a usage error when FILE exists and is the command's standard
+ * output or error.  Returns TOOL_EXIT_OK or TOOL_EXIT_USAGE. */
+int tool_output_check_path(const char *path, const char *help);
+
+/* In the spawned command's child, between fork and exec: gives it back
+ * the tool's original standard output (async-signal-safe). */
+void tool_output_child_streams(void);
 
 /* Returns 1 while writes to standard output work, 0 once one has failed;
  * the subcommand then stops reading and returns tool_output_finish()'s

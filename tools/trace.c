@@ -601,17 +601,22 @@ static void process_name(const struct tool_source *src, char *buf,
 
 static void help(void) {
   printf(
-      "Usage: eventring trace [OPTION]... OUT FILE.events\n"
-      "   or: eventring trace [OPTION]... OUT --pid PID [--dir DIR]\n"
-      "   or: eventring trace [OPTION]... OUT -- COMMAND [ARG]...\n"
+      "Usage: eventring trace [OPTION]... -o OUT FILE.events\n"
+      "   or: eventring trace [OPTION]... -o OUT --pid PID [--dir DIR]\n"
+      "   or: eventring trace [OPTION]... -o OUT -- COMMAND [ARG]...\n"
       "Write the events of a ring file as a trace that Perfetto opens\n"
       "(https://ui.perfetto.dev): one track per domain, GC phases and user\n"
       "spans as nested slices, counters as counter tracks, other events as\n"
-      "instants.  OUT '-' is standard output.\n"
+      "instants.\n"
       "\n"
       "Options:\n"
-      "  --format FMT   fuchsia (the default: the compact binary Fuchsia\n"
-      "                 trace format) or json (Chrome JSON trace events)\n"
+      "  -o OUT, --output OUT\n"
+      "                 write the trace to OUT ('-': standard output, not "
+      "with a\n"
+      "                 COMMAND); OUT may also be the first operand\n"
+      "  --format FMT   fuchsia (the compact binary Fuchsia trace format) or\n"
+      "                 json (Chrome JSON trace events); by default the\n"
+      "                 extension of OUT says: .fxt fuchsia, .json json\n"
       "  --pid PID      read the ring file of process PID\n"
       "  --dir DIR      where that file is (default: $OCAML_RUNTIME_EVENTS_DIR"
       ",\n"
@@ -622,49 +627,101 @@ static void help(void) {
       "                 from the file)\n"
       "  -h, --help     print this help and exit\n"
       "\n"
-      "Slices whose begin or end the ring lost are closed or opened at the\n"
-      "cut and carry an argument \"cut\" that says why.\n"
+      "Another extension of OUT, or '-', needs --format; a binary trace is\n"
+      "never written to a terminal.  A COMMAND keeps standard output and\n"
+      "error to itself.  Slices whose begin or end the ring lost are closed\n"
+      "or opened at the cut and carry an argument \"cut\" that says why.\n"
       "Exit status: 0 success, 1 unreadable input or unwritable output, 2 "
       "bad usage.\n"
       "See eventring(1).\n");
+}
+
+enum format { FMT_NONE, FMT_FUCHSIA, FMT_JSON };
+static const char *const format_names[] = {"", "fuchsia", "json"};
+
+/* The format the extension of `path` stands for, FMT_NONE for any
+ * other. */
+static enum format format_of(const char *path) {
+  const char *base = strrchr(path, '/');
+  const char *dot = strrchr(base ? base + 1 : path, '.');
+  if (!dot) return FMT_NONE;
+  if (!strcmp(dot, ".fxt")) return FMT_FUCHSIA;
+  if (!strcmp(dot, ".json")) return FMT_JSON;
+  return FMT_NONE;
 }
 
 int tool_trace(int argc, char **argv) {
   enum { OPT_FORMAT = TOOL_OPT_OWN };
   static const struct option longopts[] = {
       TOOL_SOURCE_OPTIONS,
+      TOOL_OUTPUT_OPTION,
       {"format", required_argument, NULL, OPT_FORMAT},
       {NULL, 0, NULL, 0},
   };
   struct tool_source src;
   memset(&src, 0, sizeof src);
-  int json = 0;
-  opterr = 0;
+  enum format format = FMT_NONE;
+  const char *outpath = NULL;
   int c;
-  while ((c = getopt_long(argc, argv, ":fh", longopts, NULL)) != -1) {
+  while ((c = tool_getopt(argc, argv, ":fho:", longopts)) != -1) {
     if (c == OPT_FORMAT) {
       if (!strcmp(optarg, "json"))
-        json = 1;
+        format = FMT_JSON;
       else if (!strcmp(optarg, "fuchsia"))
-        json = 0;
+        format = FMT_FUCHSIA;
       else
         return tool_usage_error(HELP_REF,
                                 "unknown format '%s' (fuchsia or json)",
                                 optarg);
+    } else if (c == 'o') {
+      outpath = optarg;
     } else {
       int rc = tool_source_other(&src, c, argv, HELP_REF, help);
       if (rc >= 0) return rc;
     }
   }
-  if (optind >= argc)
-    return tool_usage_error(HELP_REF, "no output file given (OUT)");
-  const char *outpath = argv[optind++];
+  /* OUT as the first operand is how trace took it before -o. */
+  if (!outpath) {
+    if (optind >= argc)
+      return tool_usage_error(HELP_REF, "no output file given (-o OUT)");
+    outpath = argv[optind++];
+  }
   if (!*outpath) return tool_usage_error(HELP_REF, "empty output file name");
   int to_stdout = !strcmp(outpath, "-");
 
-  int rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
+  /* The name says what the file holds: a .json that is Fuchsia inside
+   * would mislead every tool that opens it. */
+  enum format ext = to_stdout ? FMT_NONE : format_of(outpath);
+  if (format == FMT_NONE && ext == FMT_NONE)
+    return to_stdout ? tool_usage_error(HELP_REF,
+                                        "standard output needs --format "
+                                        "fuchsia or --format json")
+                     : tool_usage_error(HELP_REF,
+                                        "cannot tell the format of '%s' "
+                                        "(give --format fuchsia or json, or "
+                                        "name it .fxt or .json)",
+                                        outpath);
+  if (format != FMT_NONE && ext != FMT_NONE && format != ext)
+    return tool_usage_error(HELP_REF,
+                            "--format %s does not match the extension of "
+                            "'%s' (%s)",
+                            format_names[format], outpath, format_names[ext]);
+  if (format == FMT_NONE) format = ext;
+  int json = format == FMT_JSON;
+
+  /* A regular file (or a new one) is written beside and renamed; what
+   * is not one (standard output, a pipe, a device) is written as it is,
+   * through standard output. */
+  struct stat st;
+  int direct = to_stdout || (stat(outpath, &st) == 0 && !S_ISREG(st.st_mode));
+  int rc = direct ? tool_output_open(outpath, json ? 0 : TOOL_OUTPUT_BINARY,
+                                     HELP_REF)
+                  : tool_output_check_path(outpath, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
-  if (!to_stdout) {
+
+  rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
+  if (rc != TOOL_EXIT_OK) return rc;
+  if (!direct) {
     /* Renaming our output over the ring file would destroy it. */
     struct stat a, b;
     if (stat(outpath, &a) == 0 && stat(src.path, &b) == 0 &&
@@ -692,7 +749,7 @@ int tool_trace(int argc, char **argv) {
   t->pid = src.pid ? (uint64_t)src.pid : 1;
 
   char *tmp = NULL;
-  t->out = to_stdout ? stdout : open_tmp(outpath, &tmp);
+  t->out = direct ? stdout : open_tmp(outpath, &tmp);
   if (!t->out) {
     rc = TOOL_EXIT_INPUT;
     goto done;
@@ -708,7 +765,7 @@ int tool_trace(int argc, char **argv) {
   t->w.end(t->wself, t->out);
   tool_source_lost_summary(&src, stderr);
 
-  if (to_stdout) {
+  if (direct) {
     int out = tool_output_finish();
     if (rc == TOOL_EXIT_OK) rc = out;
   } else {
