@@ -120,10 +120,13 @@ static const struct o4_map counter_map[EVENTRING_OCAML4_COUNTER_COUNT] = {
       {EVENTRING_COUNTER_FORCE_MINOR_MEMPROF, NULL, 1},
   [EVENTRING_OCAML4_C_MAJOR_MARK_SLICE_REMAIN] =
       {DROP, "major_mark_slice_remain", 1},
-  [EVENTRING_OCAML4_C_MAJOR_MARK_SLICE_FIELDS] =
-      {DROP, "major_mark_slice_fields", 1},
-  [EVENTRING_OCAML4_C_MAJOR_MARK_SLICE_POINTERS] =
-      {DROP, "major_mark_slice_pointers", 1},
+  /* 4.13's mark_slice counts these two only while its own eventlog is
+   * enabled (Caml_state->eventlog_enabled, which only its eventlog.o,
+   * never linked here, sets), yet reports them at the end of every
+   * marking slice: they would always read 0.  A 0 that means "not
+   * counted" is a lie to a reader, so they are not written at all. */
+  [EVENTRING_OCAML4_C_MAJOR_MARK_SLICE_FIELDS] = {DROP, NULL, 1},
+  [EVENTRING_OCAML4_C_MAJOR_MARK_SLICE_POINTERS] = {DROP, NULL, 1},
   [EVENTRING_OCAML4_C_MAJOR_WORK_EXTRA] = {DROP, "major_work_extra", 1},
   [EVENTRING_OCAML4_C_MAJOR_WORK_MARK] =
       {EVENTRING_COUNTER_MAJOR_SLICE_BUDGET, NULL, 1},
