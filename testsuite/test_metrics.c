@@ -2,7 +2,8 @@
  * real (EVENTRING_TEST_TOOL) on traced helper programs (progs/mon_writer,
  * whose events have known shapes and values), scraped with a small HTTP
  * client written here on plain sockets, then by Debian's `prometheus`
- * server, whose HTTP API is asked for the series.
+ * server, whose HTTP API is asked for the series, and checked by
+ * `promtool check metrics` (Prometheus's own linter).
  *
  * Every process started here dies with the test (PR_SET_PDEATHSIG), and
  * every helper exits when its standard input closes, so a failing check
@@ -21,6 +22,7 @@
 #include <time.h>
 
 #include "harness.h"
+#include "lat_craft.h"
 #include "testlib.h"
 
 #define WRITER_ROUNDS 20
@@ -306,15 +308,15 @@ static void check_values(const char *body, pid_t pid, const char *program) {
   ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_gc_pause_seconds histogram\n"));
   ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_events_read_total counter\n"));
   ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_lost_events_total counter\n"));
-  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_counter_minor_promoted gauge\n"));
+  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_runtime_minor_promoted gauge\n"));
   ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_user_mon_queue_depth gauge\n"));
   ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_user_mon_request_seconds histogram\n"));
   ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_user_mon_tick_total counter\n"));
 
   /* Counters' latest values, per domain (the rounds run in domain 0). */
-  snprintf(s, sizeof s, "eventring_counter_minor_promoted{%s,domain=\"0\"}", lab);
+  snprintf(s, sizeof s, "eventring_runtime_minor_promoted{%s,domain=\"0\"}", lab);
   ck_assert_double_eq(need(body, s), 10.0 * WRITER_ROUNDS);
-  snprintf(s, sizeof s, "eventring_counter_minor_allocated{%s,domain=\"0\"}", lab);
+  snprintf(s, sizeof s, "eventring_runtime_minor_allocated{%s,domain=\"0\"}", lab);
   ck_assert_double_eq(need(body, s), 4242);
   /* User ints, and the name that needs sanitising and escaping. */
   snprintf(s, sizeof s,
@@ -546,13 +548,14 @@ static int free_port(void) {
   return ntohs(a.sin_port);
 }
 
-static const char *find_prometheus(void) {
+/* The program `name` as found in PATH (static storage), or NULL. */
+static const char *find_program(const char *name) {
   static char path[PATH_MAX];
   const char *env = getenv("PATH");
   char *dirs = strdup(env ? env : "/usr/bin:/bin");
   char *save;
   for (char *d = strtok_r(dirs, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
-    snprintf(path, sizeof path, "%s/prometheus", d);
+    snprintf(path, sizeof path, "%s/%s", d, name);
     if (access(path, X_OK) == 0) {
       free(dirs);
       return path;
@@ -606,7 +609,7 @@ static int query(int port, const char *expr, double *v, char *resp,
 
 START_TEST(test_prometheus) {
   if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
-  const char *prom = find_prometheus();
+  const char *prom = find_program("prometheus");
   if (!prom) ER_SKIP("prometheus is not installed (Debian: prometheus)");
   const char *dir = er_tmpdir();
   char d[64], log[128], plog[128], cfg[128], data[128];
@@ -671,12 +674,12 @@ START_TEST(test_prometheus) {
   char q[512];
   /* The counter gauge, with its labels. */
   snprintf(q, sizeof q,
-           "eventring_counter_minor_allocated{pid=\"%s\",program=\"mon_writer\","
+           "eventring_runtime_minor_allocated{pid=\"%s\",program=\"mon_writer\","
            "domain=\"0\"}", pid);
   ck_assert_msg(query(pport, q, &v, resp, sizeof resp), "%s: %s", q, resp);
   ck_assert_double_eq(v, 4242);
   snprintf(q, sizeof q,
-           "eventring_counter_minor_promoted{pid=\"%s\",domain=\"0\"}", pid);
+           "eventring_runtime_minor_promoted{pid=\"%s\",domain=\"0\"}", pid);
   ck_assert_msg(query(pport, q, &v, resp, sizeof resp), "%s: %s", q, resp);
   ck_assert_double_eq(v, 10.0 * WRITER_ROUNDS);
   /* The pauses: the rounds' and the live ones since. */
@@ -712,12 +715,149 @@ START_TEST(test_prometheus) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* promtool: what Prometheus's linter says about a scrape.              */
+
+/* Runs `promtool check metrics` on `body` (in a file of `dir`, left
+ * there when the check fails): it must exit 0 and say nothing (it prints
+ * one line per problem). */
+static void promtool_check(const char *promtool, const char *dir,
+                           const char *body) {
+  char in[PATH_MAX];
+  snprintf(in, sizeof in, "%s/scrape.txt", dir);
+  FILE *f = fopen(in, "w");
+  ck_assert_msg(f && fputs(body, f) >= 0 && fclose(f) == 0, "%s: %s", in,
+                strerror(errno));
+  int fd = open(in, O_RDONLY | O_CLOEXEC);
+  ck_assert_int_ge(fd, 0);
+  const char *args[] = {"check", "metrics", NULL};
+  char outp[PATH_MAX], errp[PATH_MAX];
+  pid_t pid = er_start(dir, promtool, args, fd, NULL, 0, outp, errp);
+  close(fd);
+  struct er_run r = er_finish(pid, outp, errp, 30);
+  ck_assert_msg(r.status != -1 && WIFEXITED(r.status) &&
+                    WEXITSTATUS(r.status) == 0 && !r.out[0] && !r.err[0],
+                "promtool check metrics %s: status %d, said:\n%.1000s%.1000s",
+                in, r.status, r.out, r.err);
+  er_run_free(&r);
+  unlink(in);
+}
+
+/* An OCaml 5 style file whose names break Prometheus's naming rules as
+ * they are: the runtime counter major_work_counter (a type in its name),
+ * user ints named in camelCase, with a type word and a ':', and ending in
+ * _total; and pauses among the markers of OCaml 4.13's GC hooks (empty
+ * outermost major_gc_phase_change spans), which are no pauses. */
+static void craft_badly_named(const char *path) {
+  struct craft c;
+  craft_init(&c);
+  craft_user_name(&c, 0, "reqCount");
+  craft_user_name(&c, 1, "queue.counter:gauge");
+  craft_user_name(&c, 2, "hits_total");
+  craft_user_name(&c, 3, "done");
+  uint64_t ts = 1000000;
+  craft_lifecycle(&c, 0, ts, EVENTRING_LIFECYCLE_RING_START, 1);
+  craft_counter(&c, 0, ts + 10, 22 /* major_work_counter */, 77);
+  craft_counter(&c, 0, ts + 20, CT_MINOR_ALLOCATED, 88);
+  for (int i = 0; i < 3; i++) {
+    ts = craft_pause(&c, 0, ts + 1000, 500000);
+    craft_begin(&c, 0, ts + 100, PH_MAJOR_GC_PHASE_CHANGE);
+    craft_end(&c, 0, ts + 110, PH_MAJOR_GC_PHASE_CHANGE);
+  }
+  craft_user_int(&c, 0, ts + 200, 0, 5);
+  craft_user_int(&c, 0, ts + 210, 1, 6);
+  craft_user_int(&c, 0, ts + 220, 2, 7);
+  craft_user_unit(&c, 0, ts + 230, 3);
+  craft_write(&c, path);
+  craft_free(&c);
+}
+
+/* `promtool check metrics` finds no problem in what the exporter serves,
+ * with --pid (an eventring file: lost events, a live program's name) and
+ * with --dir (an eventring file and an OCaml 5 one: lost ring words, and
+ * names that had to be made to follow the rules, as the manual says). */
+START_TEST(test_promtool) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  const char *found = find_program("promtool");
+  if (!found) ER_SKIP("promtool is not installed (Debian: prometheus)");
+  char promtool[PATH_MAX];
+  snprintf(promtool, sizeof promtool, "%s", found);
+  char d[64], ld[64], log[128], s[512];
+  snprintf(d, sizeof d, "%s", er_tmpdir());
+  /* Logs and promtool's files go elsewhere: d holds ring files only. */
+  snprintf(ld, sizeof ld, "%s", er_tmpdir());
+  snprintf(log, sizeof log, "%s/exporter.log", ld);
+
+  struct er_pipe_proc w = start_writer(d, NULL);
+  char pid[16];
+  snprintf(pid, sizeof pid, "%ld", (long)w.pid);
+  char *pargs[] = {"--pid", pid, "--dir", d, NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(pargs, log, &port, 0);
+  snprintf(s, sizeof s,
+           "eventring_user_mon_queue_depth{pid=\"%s\",program=\"mon_writer\","
+           "event=\"mon.queue_depth\",domain=\"0\"}", pid);
+  char *body = scrape_until(port, s, WRITER_ROUNDS);
+  check_values(body, w.pid, "mon_writer");
+  promtool_check(promtool, ld, body);
+  free(body);
+  kill(e.pid, SIGTERM);
+  er_pipe_finish(&e, 10);
+
+  /* A pid that no process has: the file is read all the same. */
+  char crafted[PATH_MAX];
+  snprintf(crafted, sizeof crafted, "%s/2000000000.events", d);
+  craft_badly_named(crafted);
+  char *dargs[] = {"--dir", d, NULL};
+  /* A log of its own: the first one has the first exporter's port. */
+  snprintf(log, sizeof log, "%s/exporter-dir.log", ld);
+  e = start_exporter(dargs, log, &port, 0);
+  const char *lab = "pid=\"2000000000\",program=\"\"";
+  snprintf(s, sizeof s, "eventring_user_done_total{%s,event=\"done\"}", lab);
+  body = scrape_until(port, s, 1);
+  check_format(body);
+  check_values(body, w.pid, "mon_writer");
+  promtool_check(promtool, ld, body);
+  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_lost_ring_words_total counter\n"));
+  snprintf(s, sizeof s, "eventring_runtime_major_work_counters{%s,domain=\"0\"}", lab);
+  ck_assert_double_eq(need(body, s), 77);
+  snprintf(s, sizeof s, "eventring_runtime_minor_allocated{%s,domain=\"0\"}", lab);
+  ck_assert_double_eq(need(body, s), 88);
+  snprintf(s, sizeof s,
+           "eventring_user_reqcount{%s,event=\"reqCount\",domain=\"0\"}", lab);
+  ck_assert_double_eq(need(body, s), 5);
+  snprintf(s, sizeof s,
+           "eventring_user_queue_counters_gauges{%s,event=\"queue.counter:gauge\","
+           "domain=\"0\"}", lab);
+  ck_assert_double_eq(need(body, s), 6);
+  snprintf(s, sizeof s,
+           "eventring_user_hits_total_value{%s,event=\"hits_total\",domain=\"0\"}",
+           lab);
+  ck_assert_double_eq(need(body, s), 7);
+  /* Three pauses of 500 us; the markers are not among them. */
+  snprintf(s, sizeof s, "eventring_gc_pause_seconds_count{%s}", lab);
+  ck_assert_double_eq(need(body, s), 3);
+  snprintf(s, sizeof s, "eventring_gc_pause_seconds_bucket{%s,le=\"0.00025\"}", lab);
+  ck_assert_double_eq(need(body, s), 0);
+  snprintf(s, sizeof s,
+           "eventring_gc_phase_seconds_count{%s,phase=\"major_gc_phase_change\"}",
+           lab);
+  ck_assert_double_eq(need(body, s), 3);
+  free(body);
+
+  er_pipe_finish(&w, 10);
+  kill(e.pid, SIGTERM);
+  er_pipe_finish(&e, 10);
+}
+END_TEST
+
 static TCase *tc_exporter(void) {
   TCase *tc = er_tcase("exporter");
   tcase_add_test(tc, test_pid_values);
   tcase_add_test(tc, test_command);
   tcase_add_test(tc, test_dir);
   tcase_add_test(tc, test_usage);
+  tcase_add_test(tc, test_promtool);
   return tc;
 }
 

@@ -35,18 +35,24 @@
  *                                      words: eventring_lost_ring_words_total)
  *   eventring_ring_paused              gauge, 1 after ring_pause
  *   eventring_gc_pause_seconds         histogram of pauses: outermost
- *                                      runtime phases of a domain
+ *                                      runtime phases of a domain (not
+ *                                      the markers, analysis.h)
  *   eventring_gc_phase_seconds         histogram per phase (label phase):
  *                                      every phase's own duration
- *   eventring_counter_NAME             gauge per domain (label domain): the
+ *   eventring_runtime_NAME             gauge per domain (label domain): the
  *                                      runtime counter's latest value
  *   eventring_user_NAME                gauge per domain: a user int's latest
  *   eventring_user_NAME_seconds        histogram: a user span's durations
  *   eventring_user_NAME_total          counter: a user unit event's count
  * User series also carry the event's own name in the label `event`, so
  * that two names that sanitise alike stay apart.  NAME is the event's
- * name with every character outside [a-zA-Z0-9_:] made '_'.  A sanitised
- * name that another family already took with another type is skipped.
+ * name made to follow Prometheus's naming rules (sanitise(): lower case,
+ * '_' for every other character, type words in the plural); a gauge's
+ * name that ends in _total, _count, _sum or _bucket gets _value after it
+ * (gauge_suffix()).  `promtool check metrics` finds nothing to say about
+ * the names, but for units a user's event name may spell (_ms, ...).  A
+ * sanitised name that another family already took with another type is
+ * skipped.
  *
  * Pauses are tracked by the tracker of `eventring latency` and `stats`
  * (analysis.h) in its live mode, with the one difference a live exporter
@@ -176,7 +182,8 @@ static void hist_add(struct hist *h, uint64_t ns) {
 struct user_state {
   int id;
   char name[EVENTRING_MAX_NAME + 1]; /* as in the file */
-  char metric[EVENTRING_MAX_NAME + 32]; /* eventring_user_ + sanitised */
+  /* eventring_user_ + sanitised (where words may gain an 's'). */
+  char metric[2 * EVENTRING_MAX_NAME + 32];
   /* Latest int per domain (allocated on the first int). */
   int64_t *ival;
   unsigned char *iset;
@@ -303,16 +310,34 @@ static void cut_spans(struct target *t, int d) {
     if (t->users[i]->open && d >= 0 && d < t->nd) t->users[i]->open[d] = 0;
 }
 
-/* Every character outside [a-zA-Z0-9_:] becomes '_'; the prefix makes
- * the first character a letter. */
+/* A metric name made of `prefix` and an event's name, as Prometheus's
+ * naming rules (those `promtool check metrics` enforces) want it: letters
+ * lowered (snake_case), every character outside [a-z0-9_] made '_' (':'
+ * is for recording rules), and each '_'-separated word that names a
+ * metric type (counter, gauge, histogram, summary, untyped) put in the
+ * plural, so that a gauge of the runtime counter major_work_counter is
+ * not taken for a counter.  The prefix makes the first character a
+ * letter; `prefix` must follow these rules itself. */
 static void sanitise(char *dst, size_t n, const char *prefix,
                      const char *name) {
+  static const char *const types[] = {"counter", "gauge", "histogram",
+                                      "summary", "untyped"};
   size_t k = (size_t)snprintf(dst, n, "%s", prefix);
-  for (const unsigned char *p = (const unsigned char *)name;
-       *p && k + 1 < n; p++) {
-    int ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-             (*p >= '0' && *p <= '9') || *p == '_' || *p == ':';
-    dst[k++] = ok ? (char)*p : '_';
+  if (k >= n) k = n - 1;
+  size_t word = k; /* where the current word starts */
+  for (const unsigned char *p = (const unsigned char *)name;; p++) {
+    int c = *p >= 'A' && *p <= 'Z' ? *p - 'A' + 'a' : *p;
+    int ok = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+    if (!ok) {
+      /* A word ends here. */
+      for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+        if (k - word == strlen(types[i]) &&
+            !memcmp(dst + word, types[i], k - word) && k + 1 < n)
+          dst[k++] = 's';
+      if (!*p) break;
+      word = k + 1;
+    }
+    if (k + 1 < n) dst[k++] = ok ? (char)c : '_';
   }
   dst[k] = '\0';
 }
@@ -632,7 +657,7 @@ static void put_hist(FILE *o, const char *name, const struct target *t,
 enum fam_kind { F_COUNTER, F_INT, F_SPAN, F_UNIT };
 
 struct entry {
-  char family[EVENTRING_MAX_NAME + 48];
+  char family[2 * EVENTRING_MAX_NAME + 48];
   enum fam_kind kind;
   const struct target *t;
   int idx;                     /* counter id */
@@ -687,6 +712,22 @@ static void put_entry(FILE *o, const struct entry *e) {
   }
 }
 
+/* A gauge whose name ends as a counter's or a histogram's samples do
+ * (_total, _count, _sum, _bucket) would be read as one of theirs: such a
+ * name gets _value after it. */
+static void gauge_suffix(char *family, size_t n) {
+  static const char *const reserved[] = {"_total", "_count", "_sum",
+                                         "_bucket"};
+  size_t len = strlen(family);
+  for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
+    size_t r = strlen(reserved[i]);
+    if (len >= r && !strcmp(family + len - r, reserved[i])) {
+      snprintf(family + len, n - len, "_value");
+      return;
+    }
+  }
+}
+
 static void render_named(FILE *o) {
   size_t n = 0, cap = 0;
   struct entry *es = NULL;
@@ -704,8 +745,9 @@ static void render_named(FILE *o) {
     for (int c = 0; c < MAX_COUNTERS && t->counter; c++) {
       if (!t->counter_name[c][0]) continue;
       struct entry e = {.kind = F_COUNTER, .t = t, .idx = c};
-      sanitise(e.family, sizeof e.family, "eventring_counter_",
+      sanitise(e.family, sizeof e.family, "eventring_runtime_",
                t->counter_name[c]);
+      gauge_suffix(e.family, sizeof e.family);
       ADD(e);
     }
     for (int i = 0; i < t->nusers; i++) {
@@ -714,6 +756,7 @@ static void render_named(FILE *o) {
       if (u->ival) {
         e.kind = F_INT;
         snprintf(e.family, sizeof e.family, "%s", u->metric);
+        gauge_suffix(e.family, sizeof e.family);
         ADD(e);
       }
       if (u->span) {
