@@ -491,6 +491,20 @@ START_TEST(test_file_source) {
   free(t);
   er_run_free(&r);
 
+  /* The ring file itself is refused before it is truncated. */
+  struct stat before, after;
+  ck_assert_int_eq(stat(ring, &before), 0);
+  r = run(dir, (const char *[]){"stats", "--json", "-o", ring, ring, NULL});
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
+  er_assert_one_error(&r, "is the ring file being read");
+  er_run_free(&r);
+  ck_assert_int_eq(stat(ring, &after), 0);
+  ck_assert_int_eq(after.st_size, before.st_size);
+  r = run(dir, (const char *[]){"dump", ring, NULL});
+  er_assert_status(&r, 0);
+  check_dump(r.out, "dump after the refusal");
+  er_run_free(&r);
+
   /* A directory cannot take a report. */
   r = run(dir, (const char *[]){"stats", "-o", dir, ring, NULL});
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);

@@ -260,7 +260,8 @@ int analysis_open(int argc, char **argv, const char *help_ref,
       if (rc >= 0) return rc;
     }
   }
-  int rc = tool_output_open(output, 0, help_ref);
+  int rc = tool_output_open_for(output, 0, help_ref,
+                                argc - optind == 1 ? argv[optind] : NULL);
   if (rc != TOOL_EXIT_OK) return rc;
   rc = tool_source_open(src, argc - optind, argv + optind, help_ref);
   return rc != TOOL_EXIT_OK ? rc : -1;

@@ -245,7 +245,8 @@ int tool_dump(int argc, char **argv) {
       return rc;
   }
 
-  rc = tool_output_open(output, 0, HELP_REF);
+  rc = tool_output_open_for(output, 0, HELP_REF,
+                            argc - optind == 1 ? argv[optind] : NULL);
   if (rc != TOOL_EXIT_OK) return rc;
   rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;

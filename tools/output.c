@@ -201,6 +201,11 @@ static int save_stdout(void) {
 }
 
 int tool_output_open(const char *path, unsigned flags, const char *help) {
+  return tool_output_open_for(path, flags, help, NULL);
+}
+
+int tool_output_open_for(const char *path, unsigned flags, const char *help,
+                         const char *source) {
   if (path && !*path) return tool_usage_error(help, "empty output file name");
   int to_stdout = path && !strcmp(path, "-");
   if (to_stdout && command_given)
@@ -224,7 +229,15 @@ int tool_output_open(const char *path, unsigned flags, const char *help) {
     }
     struct stat st;
     const char *stream = NULL;
+    struct stat src;
     if (fstat(fd, &st) == 0) stream = command_stream(&st);
+    if (source && fstat(fd, &st) == 0 && stat(source, &src) == 0 &&
+        src.st_dev == st.st_dev && src.st_ino == st.st_ino) {
+      /* Truncating it would destroy what we are about to read. */
+      close(fd);
+      return tool_usage_error(help, "'%s' is the ring file being read",
+                              path);
+    }
     if (stream) {
       close(fd);
       return tool_usage_error(help,

@@ -168,6 +168,12 @@ void tool_output_note_command(void);
  * cannot be opened), after printing one line. */
 int tool_output_open(const char *path, unsigned flags, const char *help);
 
+/* tool_output_open() for a subcommand reading the ring file `source`
+ * (its FILE operand, or NULL): an -o FILE that is `source` is a usage
+ * error, found before FILE is truncated. */
+int tool_output_open_for(const char *path, unsigned flags, const char *help,
+                         const char *source);
+
 /* For a subcommand that writes FILE itself (trace's temporary file and
  * rename): a usage error when FILE exists and is the command's standard
  * output or error.  Returns TOOL_EXIT_OK or TOOL_EXIT_USAGE. */
