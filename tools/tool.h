@@ -71,6 +71,7 @@ int tool_trace(int argc, char **argv);
 int tool_latency(int argc, char **argv);
 int tool_stats(int argc, char **argv);
 int tool_metrics(int argc, char **argv);
+int tool_snapshot(int argc, char **argv);
 int tool_pause(int argc, char **argv);
 int tool_resume(int argc, char **argv);
 

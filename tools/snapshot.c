@@ -1,0 +1,271 @@
+/* snapshot.c -- `eventring snapshot`: what the rings hold now, kept.
+ *
+ * The rings are a flight recorder: they hold the last moments of every
+ * domain until the writer wraps over them.  This subcommand copies what
+ * they hold at the moment it runs, without pausing the writer, into a
+ * compact ring file (runtime/snapshot.h: the same format, each ring sized
+ * to what it holds), which every subcommand and OCaml 5's reader read.
+ * Events the writer overwrites while they are copied are counted as lost
+ * in the snapshot, never kept torn: the copy is the consumer's.
+ *
+ * --format fxt, json or ctf writes a trace instead: the compact file is
+ * written to a private directory and handed to `eventring trace` or
+ * `eventring ctf`, so the traces are exactly theirs.
+ *
+ * A snapshot never overwrites a file: the default name says what and
+ * when (PROGRAM-PID-TIME), and a name that is taken is an error.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "internal.h"
+#include "snapshot.h"
+#include "tool.h"
+
+#define HELP_REF "eventring snapshot --help"
+
+static void help(void) {
+  printf(
+      "Usage: eventring snapshot [OPTION]... --pid PID [--dir DIR]\n"
+      "   or: eventring snapshot [OPTION]... FILE.events\n"
+      "Copy what the rings of a traced process (or a ring file) hold now,\n"
+      "without pausing the writer, into a compact ring file that every\n"
+      "subcommand and OCaml 5's Runtime_events read, or into a trace.\n"
+      "\n"
+      "Options:\n"
+      "  -o OUT, --output OUT\n"
+      "                 write to OUT ('-': standard output, not for ctf);\n"
+      "                 default: PROGRAM-PID-TIME.EXT in the current\n"
+      "                 directory, TIME in UTC (20261124T031500Z)\n"
+      "  --format FMT   events (the default: a compact .events file), fxt\n"
+      "                 (Fuchsia trace for Perfetto), json (Chrome JSON\n"
+      "                 trace) or ctf (a CTF directory for babeltrace2)\n"
+      "  --pid PID      copy the rings of process PID\n"
+      "  --dir DIR      where its ring file is (default: "
+      "$OCAML_RUNTIME_EVENTS_DIR,\n"
+      "                 else the current directory)\n"
+      "  --ocaml50      number phases as OCaml 5.0-5.2 did\n"
+      "  --ocaml53      number phases as OCaml 5.3+ does (default: inferred\n"
+      "                 from the file)\n"
+      "  -h, --help     print this help and exit\n"
+      "\n"
+      "A snapshot never overwrites a file.  One line on standard error says\n"
+      "where it went and what it holds.  Events the writer overwrote while\n"
+      "they were copied are counted as lost, never copied torn.\n"
+      "Exit status: 0 success, 1 unreadable input or unwritable output, 2 "
+      "bad\n"
+      "usage.  See eventring(1).\n");
+}
+
+enum format { FMT_EVENTS, FMT_FXT, FMT_JSON, FMT_CTF };
+static const char *const format_names[] = {"events", "fxt", "json", "ctf"};
+
+/* `name` made safe as a part of a file name: '/', spaces and every byte
+ * that is not printable ASCII become '_'; "unknown" when empty. */
+static void file_part(const char *name, char *out, size_t size) {
+  size_t n = 0;
+  for (; name && name[n] && n + 1 < size; n++) {
+    unsigned char ch = (unsigned char)name[n];
+    out[n] = ch > ' ' && ch < 127 && ch != '/' ? (char)ch : '_';
+  }
+  out[n] = 0;
+  if (!n) snprintf(out, size, "unknown");
+}
+
+/* PROGRAM-PID-TIME.EXT, TIME now in UTC. */
+static void default_name(char *buf, size_t size, const char *program,
+                         pid_t pid, enum format f) {
+  char prog[64], when[32];
+  file_part(program, prog, sizeof prog);
+  time_t t = time(NULL);
+  struct tm tm;
+  gmtime_r(&t, &tm);
+  strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &tm);
+  snprintf(buf, size, "%s-%ld-%s.%s", prog, (long)pid, when,
+           format_names[f]);
+}
+
+/* Writes the compact file to `path` ("-": standard output), created as
+ * the ring file is (never over an existing file).  Returns the exit
+ * status, after printing one line on failure. */
+static int write_events(struct er_snap *s, const char *path,
+                        struct er_snap_stats *st) {
+  int to_stdout = !strcmp(path, "-");
+  int fd = to_stdout ? STDOUT_FILENO : er_file_open_new(path);
+  if (fd < 0) {
+    if (fd == -EEXIST)
+      tool_error("%s: already exists (a snapshot never overwrites a file: "
+                 "remove it or give -o another name)",
+                 path);
+    else
+      tool_error("%s: %s", path, strerror(-fd));
+    return TOOL_EXIT_INPUT;
+  }
+  int r = er_snap_write(s, fd, st);
+  if (!to_stdout && close(fd) < 0 && !r) r = -errno;
+  if (r) {
+    if (r == -EPIPE) return TOOL_EXIT_PIPE;
+    tool_error("%s: %s", to_stdout ? "standard output" : path, strerror(-r));
+    if (!to_stdout) unlink(path);
+    return TOOL_EXIT_INPUT;
+  }
+  return TOOL_EXIT_OK;
+}
+
+/* Turns the compact file at `events` into a trace at `out` with the
+ * subcommand that writes that format, as if the user had run it.
+ * Returns its exit status. */
+static int write_trace(enum format f, const char *events, const char *out) {
+  char *argv[8];
+  int argc = 0;
+  argv[argc++] = f == FMT_CTF ? "ctf" : "trace";
+  if (f != FMT_CTF) {
+    argv[argc++] = "--format";
+    argv[argc++] = f == FMT_FXT ? "fuchsia" : "json";
+  }
+  argv[argc++] = "-o";
+  argv[argc++] = (char *)out;
+  argv[argc++] = (char *)events;
+  argv[argc] = NULL;
+  optind = 0; /* a fresh getopt for the subcommand's own parse */
+  return f == FMT_CTF ? tool_ctf(argc, argv) : tool_trace(argc, argv);
+}
+
+/* The size of the file at `path`, or of the files of the directory. */
+static uint64_t bytes_of(const char *path) {
+  struct stat sb;
+  if (stat(path, &sb) != 0) return 0;
+  if (!S_ISDIR(sb.st_mode)) return (uint64_t)sb.st_size;
+  uint64_t total = 0;
+  DIR *d = opendir(path);
+  struct dirent *e;
+  char p[PATH_MAX + 256];
+  while (d && (e = readdir(d)) != NULL) {
+    snprintf(p, sizeof p, "%s/%s", path, e->d_name);
+    if (stat(p, &sb) == 0 && S_ISREG(sb.st_mode)) total += (uint64_t)sb.st_size;
+  }
+  if (d) closedir(d);
+  return total;
+}
+
+int tool_snapshot(int argc, char **argv) {
+  enum { OPT_FORMAT = TOOL_OPT_OWN };
+  static const struct option longopts[] = {
+      TOOL_SOURCE_OPTIONS,
+      TOOL_OUTPUT_OPTION,
+      {"format", required_argument, NULL, OPT_FORMAT},
+      {NULL, 0, NULL, 0},
+  };
+  struct tool_source src;
+  memset(&src, 0, sizeof src);
+  enum format format = FMT_EVENTS;
+  const char *outpath = NULL;
+  int c, rc;
+  while ((c = tool_getopt(argc, argv, ":fho:", longopts)) != -1) {
+    if (c == OPT_FORMAT) {
+      size_t i = 0;
+      while (i < 4 && strcmp(optarg, format_names[i])) i++;
+      if (i == 4)
+        return tool_usage_error(HELP_REF,
+                                "unknown format '%s' (events, fxt, json or "
+                                "ctf)",
+                                optarg);
+      format = (enum format)i;
+    } else if (c == 'o') {
+      outpath = optarg;
+    } else if ((rc = tool_source_other(&src, c, argv, HELP_REF, help)) >= 0) {
+      return rc;
+    }
+  }
+  if (src.follow)
+    return tool_usage_error(HELP_REF, "--follow does not apply: a snapshot "
+                                      "copies what the rings hold now");
+  if (outpath && !*outpath)
+    return tool_usage_error(HELP_REF, "empty output file name");
+  int to_stdout = outpath && !strcmp(outpath, "-");
+  if (to_stdout && format == FMT_CTF)
+    return tool_usage_error(HELP_REF, "a CTF trace is a directory and cannot "
+                                      "go to standard output (give -o OUTDIR)");
+  if (to_stdout && format != FMT_JSON &&
+      (rc = tool_output_open("-", TOOL_OUTPUT_BINARY, HELP_REF)) != 0)
+    return rc;
+  if (outpath && !to_stdout && access(outpath, F_OK) == 0) {
+    tool_error("%s: already exists (a snapshot never overwrites a file: "
+               "remove it or give -o another name)",
+               outpath);
+    return TOOL_EXIT_INPUT;
+  }
+
+  rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
+  if (rc != TOOL_EXIT_OK) return rc;
+  struct er_snap *s = er_snap_new();
+  if (!s) {
+    tool_error("out of memory");
+    tool_source_close(&src);
+    return TOOL_EXIT_INPUT;
+  }
+  long n = er_snap_read_cursor(s, src.cursor);
+  const char *program =
+      src.name[0] ? src.name : eventring_cursor_program(src.cursor);
+  pid_t pid = src.pid ? src.pid : eventring_cursor_writer_pid(src.cursor);
+  char inpath[sizeof src.path];
+  snprintf(inpath, sizeof inpath, "%s", src.path);
+  if (n >= 0) n = er_snap_set_writer(s, pid, program);
+  /* The copy is made: the writer owes us nothing more (a paused process
+   * we resumed for the copy is paused again now). */
+  char prog[64];
+  snprintf(prog, sizeof prog, "%s", program ? program : "");
+  tool_source_close(&src);
+  if (n < 0) {
+    tool_error("%s: %s", inpath, eventring_strerror((int)n));
+    er_snap_free(s);
+    return TOOL_EXIT_INPUT;
+  }
+
+  char name[PATH_MAX];
+  if (!outpath) {
+    default_name(name, sizeof name, prog, pid, format);
+    outpath = name;
+  }
+  struct er_snap_stats st;
+  memset(&st, 0, sizeof st);
+  if (format == FMT_EVENTS) {
+    rc = write_events(s, outpath, &st);
+  } else {
+    /* The trace writers read a ring file: give them the compact one, in
+     * a directory of our own. */
+    const char *tmp = getenv("TMPDIR");
+    char dir[PATH_MAX], events[PATH_MAX + 32];
+    snprintf(dir, sizeof dir, "%s/eventring-snapshot-XXXXXX",
+             tmp && *tmp ? tmp : "/tmp");
+    if (!mkdtemp(dir)) {
+      tool_error("%s: %s", dir, strerror(errno));
+      er_snap_free(s);
+      return TOOL_EXIT_INPUT;
+    }
+    snprintf(events, sizeof events, "%s/snapshot.events", dir);
+    rc = write_events(s, events, &st);
+    if (rc == TOOL_EXIT_OK) rc = write_trace(format, events, outpath);
+    unlink(events);
+    rmdir(dir);
+  }
+  er_snap_free(s);
+  if (rc != TOOL_EXIT_OK) return rc;
+  if (format != FMT_EVENTS && !to_stdout) st.bytes = bytes_of(outpath);
+  fprintf(stderr,
+          "eventring: snapshot of %s (pid %ld) in %s: %" PRIu64
+          " events, %u domains, %" PRIu64 " lost, %" PRIu64 " bytes\n",
+          prog[0] ? prog : "unknown", (long)pid,
+          to_stdout ? "standard output" : outpath, st.events, st.domains,
+          st.lost, st.bytes);
+  return to_stdout ? tool_output_finish() : TOOL_EXIT_OK;
+}
