@@ -408,15 +408,31 @@ START_TEST(test_bad_input) {
 
   snprintf(p, sizeof p, "%s/short.events", dir);
   write_file(p, "0123456789", 10);
-  expect_failure(dir, (const char *[]){"dump", p, NULL}, 1, "malformed");
+  expect_failure(dir, (const char *[]){"dump", p, NULL}, 1, "not a ring file");
 
-  /* A well-formed header but version 2. */
+  /* A well-formed header but version 2: one domain, an 80-byte ring
+   * header at 64, a ring of 1024 words after it, the names after that. */
   uint64_t meta[512] = {0};
   meta[ER_META_VERSION] = 2;
   meta[ER_META_MAX_DOMAINS] = 1;
+  meta[ER_META_RING_HEADER_SIZE] = 80;
+  meta[ER_META_RING_SIZE_BYTES] = 8192;
+  meta[ER_META_RING_SIZE_ELEMENTS] = 1024;
+  meta[ER_META_HEADERS_OFFSET] = 64;
+  meta[ER_META_DATA_OFFSET] = 144;
+  meta[ER_META_CUSTOM_EVENTS_OFFSET] = 144 + 8192;
   snprintf(p, sizeof p, "%s/v2.events", dir);
   write_file(p, meta, sizeof meta);
-  expect_failure(dir, (const char *[]){"dump", p, NULL}, 1, "version");
+  expect_failure(dir, (const char *[]){"dump", p, NULL}, 1,
+                 "a ring file of an unsupported version 2");
+
+  /* The same header with only its version word still zero: a file whose
+   * writer had not finished creating it. */
+  meta[ER_META_VERSION] = 0;
+  snprintf(p, sizeof p, "%s/v0.events", dir);
+  write_file(p, meta, sizeof meta);
+  expect_failure(dir, (const char *[]){"dump", p, NULL}, 1,
+                 "an unfinished ring file");
 }
 END_TEST
 

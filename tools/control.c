@@ -72,25 +72,33 @@ static int control(int argc, char **argv, int pause) {
   if (!pid) return tool_usage_error(help_ref, "invalid pid '%s'", pid_arg);
   if (dir && !*dir) return tool_usage_error(help_ref, "empty directory name");
 
-  /* The directory as the library will use it, for messages. */
-  const char *shown = dir;
-  if (!shown) shown = getenv("OCAML_RUNTIME_EVENTS_DIR");
-  if (!shown || !*shown) shown = ".";
+  /* Found the way every subcommand finds a process's file; the library
+   * takes the directory of it. */
+  char path[4096], msg[4096 + 256];
+  if (tool_find_ring(pid, dir, path, sizeof path, msg, sizeof msg) !=
+      TOOL_FIND_OK) {
+    tool_error("%s", msg);
+    return TOOL_EXIT_INPUT;
+  }
+  char where[4096];
+  tool_dir_of(path, where, sizeof where);
 
-  int r = pause ? eventring_remote_pause(dir, pid)
-                : eventring_remote_resume(dir, pid);
+  int r = pause ? eventring_remote_pause(where, pid)
+                : eventring_remote_resume(where, pid);
+  char why[256];
   switch (r) {
   case 0: return TOOL_EXIT_OK;
-  case -ENOENT:
-    tool_error("no ring file for pid %ld in %s (is it traced? "
-               "OCAML_RUNTIME_EVENTS_START=1 starts tracing)",
-               (long)pid, shown);
-    break;
   case -EPERM:
   case -EACCES:
-    tool_error("%s/%ld.events: not yours: only the owner of a traced "
-               "process (or root) can %s it",
-               shown, (long)pid, name);
+    tool_error("%s: not yours: only the owner of a traced process (or "
+               "root) can %s it",
+               path, name);
+    break;
+  case EVENTRING_E_NOCONTROL:
+    tool_error("%s: written by OCaml 5's runtime, which cannot be paused or "
+               "resumed from outside: %s needs a program traced with "
+               "eventring's runtime",
+               path, name);
     break;
   case EVENTRING_E_NOTSTARTED:
     tool_error("pid %ld does not take requests (it stopped tracing, or "
@@ -102,7 +110,7 @@ static int control(int argc, char **argv, int pause) {
                (long)pid);
     break;
   default:
-    tool_error("%s/%ld.events: %s", shown, (long)pid, eventring_strerror(r));
+    tool_error("%s: %s", path, tool_ring_error(path, r, why, sizeof why));
     break;
   }
   return TOOL_EXIT_INPUT;

@@ -38,16 +38,21 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "ring_format.h"
 #include "tool.h"
 
 /* How long --follow sleeps when a poll found nothing: short enough that
@@ -58,6 +63,19 @@
 
 /* How long --pid waits for a live process's new file to be complete. */
 #define OPEN_RETRY_NS 1000000000ULL
+
+/* How long --follow --pid waits for a live process to create its file:
+ * long enough for a program started in the same shell line to get to
+ * its first event, short enough that a process that will never be
+ * traced is soon reported. */
+#define FIND_WAIT_NS 5000000000ULL
+
+/* How often --follow asks whether the writer still maps its file (the
+ * kernel walks the process's mappings to answer), and how long a writer
+ * that has never been seen mapping it (a pid reused by another program,
+ * a file found before its writer mapped it) is given. */
+#define MAPS_CHECK_NS 100000000ULL
+#define UNMAPPED_GRACE_NS 1000000000ULL
 
 /* How long a spawned command may outlive the signal that interrupted
  * the tool before it is killed. */
@@ -186,29 +204,366 @@ void tool_process_name(pid_t pid, char *name, size_t size) {
   fclose(f);
 }
 
+/* ------------------------------------------------------------------ */
+/* Finding a process's ring file.                                       */
+/*                                                                      */
+/* The library names the file <dir>/<pid>.events, dir coming from the   */
+/* process's own OCAML_RUNTIME_EVENTS_DIR or its working directory, so  */
+/* the tool's environment and working directory say little about where  */
+/* it is.  The process itself does: it maps the file shared for as long */
+/* as it traces, and /proc/PID/maps names every file mapping.  Only a   */
+/* mapping named <pid>.events counts: a child forked from a traced      */
+/* process still maps its parent's file.  When the maps show nothing    */
+/* (tracing stopped with OCAML_RUNTIME_EVENTS_PRESERVE, a file not      */
+/* mapped yet), the process's environment and working directory give    */
+/* where the library put or will put it; the tool's own                 */
+/* OCAML_RUNTIME_EVENTS_DIR or working directory come last.             */
+
+/* One file mapping of a process, from a line of /proc/PID/maps. */
+struct mapping {
+  unsigned long start, end;
+  dev_t dev;
+  ino_t ino;
+  const char *path; /* points into the line; " (deleted)" cut off */
+  int deleted;
+};
+
+/* Parses a line of /proc/PID/maps ("start-end perms offset maj:min inode
+ * path").  Returns 1 for a shared mapping of a file, else 0. */
+static int parse_mapping(char *line, struct mapping *m) {
+  char perms[8];
+  unsigned long long off, ino;
+  unsigned maj, min;
+  int at = 0;
+  line[strcspn(line, "\n")] = '\0';
+  if (sscanf(line, "%lx-%lx %7s %llx %x:%x %llu %n", &m->start, &m->end,
+             perms, &off, &maj, &min, &ino, &at) < 7 || at == 0)
+    return 0;
+  if (strlen(perms) < 4 || perms[3] != 's' || line[at] != '/') return 0;
+  m->dev = makedev(maj, min);
+  m->ino = (ino_t)ino;
+  m->path = line + at;
+  static const char deleted[] = " (deleted)";
+  size_t n = strlen(m->path), dn = sizeof deleted - 1;
+  m->deleted = n > dn && !strcmp(line + at + n - dn, deleted);
+  if (m->deleted) line[at + n - dn] = '\0';
+  return 1;
+}
+
+/* Whether `path`'s last component is `name`. */
+static int base_is(const char *path, const char *name) {
+  const char *b = strrchr(path, '/');
+  return !strcmp(b ? b + 1 : path, name);
+}
+
+/* Whether an eventring file names a writer other than `pid` in its
+ * extension block (OCaml 5's files, which have none, name nobody). */
+static int names_other_writer(const char *path, pid_t pid) {
+  eventring_cursor *c;
+  if (eventring_cursor_open_file(&c, path) != 0) return 0;
+  pid_t w = eventring_cursor_writer_pid(c);
+  eventring_cursor_free(c);
+  return w && w != pid;
+}
+
+/* Looks through the shared file mappings of `pid` for its ring file.
+ * Returns 1 with its path in `path` (the name it is mapped under, or
+ * /proc/PID/map_files/... when that name no longer leads to it: removed,
+ * or in another mount namespace), 0 when there is none, or -errno when
+ * the maps cannot be read (EACCES: another user's process). */
+static int find_in_maps(pid_t pid, char *path, size_t size) {
+  char maps[64], want[32], line[PATH_MAX + 128];
+  snprintf(maps, sizeof maps, "/proc/%ld/maps", (long)pid);
+  snprintf(want, sizeof want, "%ld.events", (long)pid);
+  FILE *f = fopen(maps, "re");
+  if (!f) return -errno;
+  int found = 0;
+  struct mapping m;
+  while (!found && fgets(line, sizeof line, f)) {
+    if (!parse_mapping(line, &m) || !base_is(m.path, want)) continue;
+    struct stat st;
+    if (!m.deleted && stat(m.path, &st) == 0 && st.st_dev == m.dev &&
+        st.st_ino == m.ino) {
+      found = snprintf(path, size, "%s", m.path) < (int)size;
+    } else {
+      /* The mapping's own link opens the very file whatever its name
+       * has become (a file system whose inode numbers differ between
+       * the two views, overlayfs, lands here too). */
+      snprintf(path, size, "/proc/%ld/map_files/%lx-%lx", (long)pid,
+               m.start, m.end);
+      found = access(path, R_OK) == 0;
+    }
+    if (found && names_other_writer(path, pid)) found = 0;
+  }
+  fclose(f);
+  return found;
+}
+
+/* Whether process `pid` maps the file `dev`/`ino` (or, on file systems
+ * whose maps show other device numbers than stat(), one at `real`).
+ * Returns 1, 0, or -1 when its maps cannot be read. */
+static int maps_file(pid_t pid, dev_t dev, ino_t ino, const char *real) {
+  char maps[64], line[PATH_MAX + 128];
+  snprintf(maps, sizeof maps, "/proc/%ld/maps", (long)pid);
+  FILE *f = fopen(maps, "re");
+  if (!f) return -1;
+  int found = 0;
+  struct mapping m;
+  while (!found && fgets(line, sizeof line, f))
+    found = parse_mapping(line, &m) &&
+            ((m.dev == dev && m.ino == ino) ||
+             (!m.deleted && real[0] && !strcmp(m.path, real)));
+  fclose(f);
+  return found;
+}
+
+/* OCAML_RUNTIME_EVENTS_DIR in the environment of `pid` into `dir`, made
+ * absolute through the process's working directory.  Returns 1, 0 when
+ * it is not set, or -errno when the environment cannot be read. */
+static int process_env_dir(pid_t pid, char *dir, size_t size) {
+  char p[64];
+  snprintf(p, sizeof p, "/proc/%ld/environ", (long)pid);
+  FILE *f = fopen(p, "re");
+  if (!f) return -errno;
+  static const char var[] = "OCAML_RUNTIME_EVENTS_DIR=";
+  char *entry = NULL;
+  size_t cap = 0;
+  int found = 0;
+  /* Entries end with a NUL; getdelim keeps it. */
+  while (!found && getdelim(&entry, &cap, '\0', f) > 0) {
+    if (strncmp(entry, var, sizeof var - 1) != 0) continue;
+    const char *v = entry + sizeof var - 1;
+    if (!*v) continue;
+    if (v[0] == '/')
+      found = snprintf(dir, size, "%s", v) < (int)size;
+    else
+      found = snprintf(dir, size, "/proc/%ld/cwd/%s", (long)pid, v) <
+              (int)size;
+  }
+  free(entry);
+  fclose(f);
+  return found;
+}
+
+/* `dir`/<pid>.events into `path` when that file exists (or exists but
+ * cannot be examined) and does not name another writer.  Returns 1 or
+ * 0. */
+static int try_dir(const char *dir, pid_t pid, char *path, size_t size) {
+  struct stat st;
+  if (snprintf(path, size, "%s/%ld.events", dir, (long)pid) >= (int)size)
+    return 0;
+  if (stat(path, &st) != 0 && errno == ENOENT) return 0;
+  if (names_other_writer(path, pid)) return 0;
+  /* /proc/PID/cwd/... reads fine but says little in a message. */
+  char real[PATH_MAX];
+  if (!strncmp(path, "/proc/", 6) && realpath(path, real) &&
+      strlen(real) < size)
+    strcpy(path, real);
+  return 1;
+}
+
+/* The user name of `uid`, or its number, into `buf`. */
+static const char *user_name(uid_t uid, char *buf, size_t size) {
+  struct passwd *pw = getpwuid(uid);
+  if (pw) snprintf(buf, size, "%s", pw->pw_name);
+  else snprintf(buf, size, "%lu", (unsigned long)uid);
+  return buf;
+}
+
+int tool_find_ring(pid_t pid, const char *dir, char *path, size_t size,
+                   char *msg, size_t msg_size) {
+  char name[64], who[96], user[64];
+  msg[0] = '\0';
+  tool_process_name(pid, name, sizeof name);
+  if (name[0]) snprintf(who, sizeof who, "process %ld (%s)", (long)pid, name);
+  else snprintf(who, sizeof who, "process %ld", (long)pid);
+  int alive = !tool_process_gone(pid);
+
+  if (dir) {
+    /* --dir: look there and nowhere else, but say where it is when the
+     * process maps a file elsewhere. */
+    if (snprintf(path, size, "%s/%ld.events", dir, (long)pid) >= (int)size) {
+      snprintf(msg, msg_size, "%.200s...: %s", dir, strerror(ENAMETOOLONG));
+      return TOOL_FIND_ERROR;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 || errno != ENOENT) return TOOL_FIND_OK;
+    char elsewhere[PATH_MAX];
+    int r = alive ? find_in_maps(pid, elsewhere, sizeof elsewhere) : 0;
+    snprintf(msg, msg_size, "no ring file for pid %ld in %s (no %s): %s%s%s",
+             (long)pid, dir, path,
+             !alive ? "no such process" : r == 1 ? who : "it is not traced",
+             r == 1 ? " maps " : "", r == 1 ? elsewhere : "");
+    return alive && r != 1 ? TOOL_FIND_NONE : TOOL_FIND_ERROR;
+  }
+
+  if (!alive) {
+    if (kill(pid, 0) == 0 || errno == EPERM)
+      snprintf(msg, msg_size, "process %ld has exited", (long)pid);
+    else
+      snprintf(msg, msg_size, "no such process %ld", (long)pid);
+    return TOOL_FIND_NOPROC;
+  }
+  int in_maps = find_in_maps(pid, path, size);
+  if (in_maps == 1) return TOOL_FIND_OK;
+  char d[PATH_MAX];
+  int env = process_env_dir(pid, d, sizeof d);
+  if (env == 1 && try_dir(d, pid, path, size)) return TOOL_FIND_OK;
+  snprintf(d, sizeof d, "/proc/%ld/cwd", (long)pid);
+  if (env >= 0 && try_dir(d, pid, path, size)) return TOOL_FIND_OK;
+  const char *own = getenv("OCAML_RUNTIME_EVENTS_DIR");
+  if (try_dir(own && *own ? own : ".", pid, path, size)) return TOOL_FIND_OK;
+
+  if (in_maps == -EACCES || in_maps == -EPERM) {
+    struct stat st;
+    snprintf(d, sizeof d, "/proc/%ld", (long)pid);
+    if (stat(d, &st) == 0 && st.st_uid != geteuid())
+      snprintf(msg, msg_size,
+               "%s belongs to user %s: only that user or root can find and "
+               "read its ring file",
+               who, user_name(st.st_uid, user, sizeof user));
+    else
+      snprintf(msg, msg_size, "%s: cannot read /proc/%ld/maps to find its "
+               "ring file: %s (try --dir)", who, (long)pid,
+               strerror(-in_maps));
+    return TOOL_FIND_ERROR;
+  }
+  snprintf(msg, msg_size,
+           "%s is not traced: it maps no ring file; start it with "
+           "OCAML_RUNTIME_EVENTS_START=1",
+           who);
+  return TOOL_FIND_NONE;
+}
+
+void tool_dir_of(const char *path, char *dir, size_t size) {
+  const char *slash = strrchr(path, '/');
+  if (!slash) snprintf(dir, size, ".");
+  else if (slash == path) snprintf(dir, size, "/");
+  else snprintf(dir, size, "%.*s", (int)(slash - path), path);
+}
+
+const char *tool_ring_error(const char *path, int err, char *buf,
+                            size_t size) {
+  /* The header's first words tell what the library's code alone cannot
+   * put in a static string: the version found, the size expected. */
+  uint64_t w[ER_META_WORDS + ER_EXT_WORDS] = {0};
+  struct stat st;
+  ssize_t got = -1;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode))
+    got = pread(fd, w, sizeof w, 0);
+  if (fd >= 0) close(fd);
+  uint64_t version = w[ER_META_VERSION];
+  uint64_t ext_version = w[ER_META_WORDS + ER_EXT_VERSION_W];
+  uint64_t names = w[ER_META_CUSTOM_EVENTS_OFFSET];
+  char user[64];
+  switch (err) {
+  case EVENTRING_E_VERSION:
+    if (got < 8) break;
+    if (version == 0)
+      snprintf(buf, size, "an unfinished ring file: its writer had not "
+               "written the version word yet, or died first");
+    else if (version == ER_FORMAT_VERSION)
+      snprintf(buf, size, "a ring file whose eventring extension block has "
+               "an unsupported version %llu (this eventring reads %d)",
+               (unsigned long long)ext_version, ER_EXT_VERSION);
+    else
+      snprintf(buf, size, "a ring file of an unsupported version %llu (this "
+               "eventring reads version %d)", (unsigned long long)version,
+               ER_FORMAT_VERSION);
+    return buf;
+  case EVENTRING_E_TRUNCATED:
+    if (got < 0) break;
+    if (got >= 8 * ER_META_WORDS && names < UINT64_MAX / 2)
+      snprintf(buf, size, "truncated ring file: %llu bytes where its header "
+               "says %llu", (unsigned long long)st.st_size,
+               (unsigned long long)(names + ER_NAME_SLOTS * ER_NAME_SLOT_BYTES));
+    else
+      snprintf(buf, size, "truncated ring file: %llu bytes, not even its "
+               "header", (unsigned long long)st.st_size);
+    return buf;
+  case EVENTRING_E_NOTRINGFILE:
+    snprintf(buf, size, "not a ring file%s", got == 0 ? " (empty)" : "");
+    return buf;
+  case EVENTRING_E_CORRUPT:
+    snprintf(buf, size, "malformed ring file: the sizes and offsets of its "
+             "header or of its eventring extension block do not add up");
+    return buf;
+  case -EPERM:
+  case -EACCES:
+    if (stat(path, &st) == 0 && st.st_uid != geteuid()) {
+      snprintf(buf, size, "the ring file belongs to user %s: only that user "
+               "or root can read it", user_name(st.st_uid, user, sizeof user));
+      return buf;
+    }
+    break;
+  default: break;
+  }
+  return eventring_strerror(err);
+}
+
+/* Waits (FIND_WAIT_NS at most) while process `pid` lives without a
+ * ring file, as --follow does for a process started a moment ago.
+ * Returns tool_find_ring()'s last answer. */
+static int wait_for_ring(struct tool_source *src, const char *dir, char *msg,
+                         size_t msg_size) {
+  tool_error("waiting up to %d s for process %ld to create its ring file",
+             (int)(FIND_WAIT_NS / 1000000000u), (long)src->pid);
+  uint64_t give_up = tool_now_ns() + FIND_WAIT_NS;
+  int r;
+  do {
+    struct timespec ts = {0, 5000000};
+    nanosleep(&ts, NULL);
+    r = tool_find_ring(src->pid, dir, src->path, sizeof src->path, msg,
+                       msg_size);
+  } while (r == TOOL_FIND_NONE && tool_now_ns() < give_up &&
+           !tool_signal_pending());
+  if (r == TOOL_FIND_NOPROC)
+    snprintf(msg, msg_size, "process %ld ended without creating a ring file",
+             (long)src->pid);
+  else if (r == TOOL_FIND_NONE && !tool_signal_pending())
+    snprintf(msg + strlen(msg), msg_size - strlen(msg),
+             " (waited %d s)", (int)(FIND_WAIT_NS / 1000000000u));
+  return r;
+}
+
+/* Remembers which file the cursor reads, so that following it can tell
+ * whether the writer still maps it (writer_done). */
+static void note_file(struct tool_source *src) {
+  struct stat st;
+  src->file_known = stat(src->path, &st) == 0;
+  if (src->file_known) {
+    src->file_dev = st.st_dev;
+    src->file_ino = st.st_ino;
+  }
+  if (!realpath(src->path, src->file_real)) src->file_real[0] = '\0';
+}
+
 /* Opens the cursor on a FILE or on the file of --pid. */
 static int open_named(struct tool_source *src, const char *help) {
-  int n;
-  const char *dir = NULL;
   if (src->file) {
     if (!*src->file) return tool_usage_error(help, "empty file name");
-    n = snprintf(src->path, sizeof src->path, "%s", src->file);
-    src->pid = tool_pid_of_path(src->file);
+    if (snprintf(src->path, sizeof src->path, "%s", src->file) >=
+        (int)sizeof src->path) {
+      tool_error("%.200s...: %s", src->file, strerror(ENAMETOOLONG));
+      return TOOL_EXIT_INPUT;
+    }
   } else {
     src->pid = tool_parse_pid(src->pid_arg, strlen(src->pid_arg));
     if (!src->pid)
       return tool_usage_error(help, "invalid pid '%s'", src->pid_arg);
-    dir = src->dir;
-    if (!dir) dir = getenv("OCAML_RUNTIME_EVENTS_DIR");
-    if (!dir || !*dir) dir = ".";
-    n = snprintf(src->path, sizeof src->path, "%s/%ld.events", dir,
-                 (long)src->pid);
+    if (src->dir && !*src->dir)
+      return tool_usage_error(help, "empty directory name");
+    char msg[PATH_MAX + 256];
+    int f = tool_find_ring(src->pid, src->dir, src->path, sizeof src->path,
+                           msg, sizeof msg);
+    if (f == TOOL_FIND_NONE && src->follow)
+      f = wait_for_ring(src, src->dir, msg, sizeof msg);
+    if (f != TOOL_FIND_OK) {
+      tool_error("%s", msg);
+      return TOOL_EXIT_INPUT;
+    }
     tool_process_name(src->pid, src->name, sizeof src->name);
-  }
-  if (n < 0 || (size_t)n >= sizeof src->path) {
-    tool_error("%.200s...: %s", src->file ? src->file : dir,
-               strerror(ENAMETOOLONG));
-    return TOOL_EXIT_INPUT;
   }
 
   int r = eventring_cursor_open_file(&src->cursor, src->path);
@@ -216,26 +571,35 @@ static int open_named(struct tool_source *src, const char *help) {
    * file's header yet (the library writes the version word last): give
    * a live process a moment before calling its file malformed. */
   uint64_t give_up = tool_now_ns() + OPEN_RETRY_NS;
-  while (!src->file && (r == EVENTRING_E_VERSION || r == EVENTRING_E_CORRUPT) &&
+  while (!src->file &&
+         (r == EVENTRING_E_VERSION || r == EVENTRING_E_CORRUPT ||
+          r == EVENTRING_E_NOTRINGFILE || r == EVENTRING_E_TRUNCATED) &&
          tool_now_ns() < give_up && !tool_process_gone(src->pid) &&
          !tool_signal_pending()) {
     struct timespec ts = {0, 2000000};
     nanosleep(&ts, NULL);
     r = eventring_cursor_open_file(&src->cursor, src->path);
   }
-  if (r == -ENOENT && !src->file) {
-    /* The file's name is ours, not the user's: say what we looked for. */
-    tool_error("no ring file for pid %ld in %s (no %s)", (long)src->pid, dir,
-               src->path);
+  if (r < 0) {
+    char why[256];
+    tool_error("%s: %s", src->path,
+               tool_ring_error(src->path, r, why, sizeof why));
     return TOOL_EXIT_INPUT;
   }
-  if (r < 0) {
-    tool_error("%s: %s", src->path, eventring_strerror(r));
-    return TOOL_EXIT_INPUT;
+  note_file(src);
+  if (src->file) {
+    /* The writer, to follow the file while it lives: as the file says,
+     * else as its name says. */
+    src->pid = eventring_cursor_writer_pid(src->cursor);
+    if (!src->pid) src->pid = tool_pid_of_path(src->file);
+    return TOOL_EXIT_OK;
   }
   /* A process armed but paused records while we read it, and is paused
-   * again when we are done (tool_source_close). */
-  if (!src->file && eventring_remote_state(dir, src->pid) == 1 &&
+   * again when we are done (tool_source_close).  The library's remote
+   * control takes the directory of the file. */
+  tool_dir_of(src->path, src->ctl_dir_buf, sizeof src->ctl_dir_buf);
+  const char *dir = src->ctl_dir_buf;
+  if (eventring_remote_state(dir, src->pid) == 1 &&
       eventring_remote_resume(dir, src->pid) == 0) {
     src->resumed = 1;
     src->ctl_dir = dir;
@@ -389,11 +753,28 @@ int tool_process_gone(pid_t pid) {
   return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
-/* Whether the writer is done, so that what is left is all there will be. */
+/* Whether the writer is done, so that what is left is all there will be.
+ * A live process with the writer's pid is not enough: the pid may have
+ * been reused since (a copy of a dead process's file), or the process
+ * may have stopped tracing; either way it no longer maps the file. */
 static int writer_done(struct tool_source *src) {
   if (src->cmd) return tool_spawn_done(src);
-  if (src->pid) return tool_process_gone(src->pid);
-  return src->saw_ring_stop;
+  if (!src->pid) return src->saw_ring_stop;
+  if (tool_process_gone(src->pid)) return 1;
+  if (!src->file_known) return 0;
+  uint64_t now = tool_now_ns();
+  if (now < src->maps_checked_ns + MAPS_CHECK_NS) return 0;
+  src->maps_checked_ns = now;
+  int m = maps_file(src->pid, src->file_dev, src->file_ino, src->file_real);
+  if (m < 0) return 0; /* maps unreadable: the pid is all we know */
+  if (m) {
+    src->seen_mapped = 1;
+    src->unmapped_since_ns = 0;
+    return 0;
+  }
+  if (src->seen_mapped) return 1;
+  if (!src->unmapped_since_ns) src->unmapped_since_ns = now;
+  return now - src->unmapped_since_ns >= UNMAPPED_GRACE_NS;
 }
 
 int tool_source_read(struct tool_source *src, const eventring_callbacks *cb,

@@ -273,6 +273,16 @@ struct tool_source {
    * directory of its ring file. */
   int resumed;
   const char *ctl_dir;
+  char ctl_dir_buf[4096];
+  /* The file read (--follow asks whether the writer still maps it):
+   * device and inode (when file_known), the path with symbolic links
+   * resolved (empty when unknown), and what the last look found. */
+  int file_known;
+  dev_t file_dev;
+  ino_t file_ino;
+  char file_real[4096];
+  uint64_t maps_checked_ns, unmapped_since_ns;
+  int seen_mapped;
 };
 
 /* Called by main() with the subcommand's argc/argv (argv[0] is its name)
@@ -383,6 +393,36 @@ void tool_process_name(pid_t pid, char *name, size_t size);
 
 /* Whether process `pid` has exited (a zombie counts as exited). */
 int tool_process_gone(pid_t pid);
+
+/* What tool_find_ring() found. */
+enum {
+  TOOL_FIND_OK = 0,  /* the path of the ring file is in `path` */
+  TOOL_FIND_NOPROC,  /* no such process, or it has exited */
+  TOOL_FIND_NONE,    /* the process lives, but has no ring file (yet) */
+  TOOL_FIND_ERROR    /* its ring file cannot be found or read */
+};
+
+/* Finds the ring file of process `pid`: with `dir` (--dir) only there,
+ * else wherever the process maps it (/proc/PID/maps), else where its
+ * OCAML_RUNTIME_EVENTS_DIR or working directory say, else in the tool's
+ * OCAML_RUNTIME_EVENTS_DIR or working directory.  Every subcommand that
+ * turns a pid into a file goes through here.  Returns TOOL_FIND_OK with
+ * the file's path in `path` (`size` bytes), or another TOOL_FIND_* with
+ * a one-line message for tool_error() in `msg` ("no such process 123",
+ * "process 123 (prog) is not traced: ..."). */
+int tool_find_ring(pid_t pid, const char *dir, char *path, size_t size,
+                   char *msg, size_t msg_size);
+
+/* The directory part of `path` into `dir` ("." when it has none), for
+ * the library's remote control, which takes a directory and a pid. */
+void tool_dir_of(const char *path, char *dir, size_t size);
+
+/* What is wrong with the ring file at `path` that a cursor or remote
+ * control refused with `err`, in words: "not a ring file", "a ring file
+ * of an unsupported version 7 (...)", "truncated ring file: ...", the
+ * owner of a file that is not ours.  Returns `buf` or a static string. */
+const char *tool_ring_error(const char *path, int err, char *buf,
+                            size_t size);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t tool_now_ns(void);
