@@ -210,11 +210,13 @@ struct reading {
   int err;
   long added;
   unsigned max_phase, max_counter; /* 1 + the highest ids seen */
+  const struct er_snap_sink *sink; /* NULL: into s */
 };
 
 static int add(struct reading *rd, int domain, const uint64_t *ev,
                unsigned len) {
-  int e = er_snap_event(rd->s, domain, ev, len);
+  int e = rd->sink ? rd->sink->event(rd->sink->arg, domain, ev, len)
+                   : er_snap_event(rd->s, domain, ev, len);
   if (e) {
     rd->err = e;
     return 0; /* ends the poll */
@@ -267,7 +269,8 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
 
 static int user(struct reading *rd, int domain, const uint64_t *ev,
                 unsigned len, int id, const char *name) {
-  int e = er_snap_user_name(rd->s, id, name);
+  int e = rd->sink ? rd->sink->user_name(rd->sink->arg, id, name)
+                   : er_snap_user_name(rd->s, id, name);
   if (e) {
     rd->err = e;
     return 0;
@@ -312,7 +315,8 @@ static int on_user_custom(void *data, int domain, uint64_t ts, int id,
 
 static int on_lost(void *data, int domain, uint64_t count) {
   struct reading *rd = data;
-  int e = er_snap_lost(rd->s, domain, count);
+  int e = rd->sink ? rd->sink->lost(rd->sink->arg, domain, count)
+                   : er_snap_lost(rd->s, domain, count);
   if (e) rd->err = e;
   return !e;
 }
@@ -336,9 +340,11 @@ static unsigned count_names(const eventring_cursor *c,
   return n > seen ? n : seen;
 }
 
-long er_snap_read_cursor(struct er_snap *s, eventring_cursor *c) {
+/* The callbacks that re-encode what a cursor delivers; their data is a
+ * struct reading. */
+static eventring_callbacks *encoding_callbacks(void) {
   eventring_callbacks *cb = eventring_callbacks_create();
-  if (!cb) return -ENOMEM;
+  if (!cb) return NULL;
   eventring_callbacks_set_runtime_begin(cb, on_begin);
   eventring_callbacks_set_runtime_end(cb, on_end);
   eventring_callbacks_set_runtime_counter(cb, on_counter);
@@ -349,7 +355,67 @@ long er_snap_read_cursor(struct er_snap *s, eventring_cursor *c) {
   eventring_callbacks_set_user_span(cb, on_user_span);
   eventring_callbacks_set_user_custom(cb, on_user_custom);
   eventring_callbacks_set_lost_events(cb, on_lost);
-  struct reading rd = {s, 0, 0, 0, 0};
+  return cb;
+}
+
+/* The cursor's phase numbering and name tables into `s`, with room for
+ * the ids up to max_phase and max_counter (1 + the highest used). */
+static int take_names(struct er_snap *s, eventring_cursor *c,
+                      unsigned max_phase, unsigned max_counter) {
+  int numbering = eventring_cursor_numbering(c, NULL);
+  if (numbering == ER_PHASES_OCAML50 || numbering == ER_PHASES_OCAML53)
+    s->numbering = numbering;
+  int e = set_names(s, 0, count_names(c, cursor_phase, max_phase),
+                    cursor_phase, c);
+  if (!e)
+    e = set_names(s, 1, count_names(c, cursor_counter, max_counter),
+                  cursor_counter, c);
+  return e;
+}
+
+int er_snap_names_from_cursor(struct er_snap *s, eventring_cursor *c) {
+  return take_names(s, c, 0, 0);
+}
+
+struct er_snap_encoder {
+  struct reading rd;
+  eventring_callbacks *cb;
+};
+
+struct er_snap_encoder *er_snap_encoder_new(const struct er_snap_sink *sink) {
+  struct er_snap_encoder *e = calloc(1, sizeof *e);
+  if (!e) return NULL;
+  if (!(e->cb = encoding_callbacks())) {
+    free(e);
+    return NULL;
+  }
+  e->rd.sink = sink;
+  return e;
+}
+
+void er_snap_encoder_free(struct er_snap_encoder *e) {
+  if (!e) return;
+  eventring_callbacks_free(e->cb);
+  free(e);
+}
+
+const eventring_callbacks *er_snap_encoder_callbacks(
+    const struct er_snap_encoder *e) {
+  return e->cb;
+}
+
+void *er_snap_encoder_data(struct er_snap_encoder *e) { return &e->rd; }
+
+int er_snap_encoder_error(struct er_snap_encoder *e) {
+  int err = e->rd.err;
+  e->rd.err = 0;
+  return err;
+}
+
+long er_snap_read_cursor(struct er_snap *s, eventring_cursor *c) {
+  eventring_callbacks *cb = encoding_callbacks();
+  if (!cb) return -ENOMEM;
+  struct reading rd = {s, 0, 0, 0, 0, NULL};
   /* One poll: each ring up to the tail it has when the poll comes to it,
    * which is what the ring holds "now"; a writer faster than the copy
    * cannot make it run on. */
@@ -358,14 +424,7 @@ long er_snap_read_cursor(struct er_snap *s, eventring_cursor *c) {
   if (rd.err) return rd.err;
   /* The names last: for a file of OCaml 5 the cursor may have settled its
    * phase numbering only now, from the events it read. */
-  int numbering = eventring_cursor_numbering(c, NULL);
-  if (numbering == ER_PHASES_OCAML50 || numbering == ER_PHASES_OCAML53)
-    s->numbering = numbering;
-  int e = set_names(s, 0, count_names(c, cursor_phase, rd.max_phase),
-                    cursor_phase, c);
-  if (!e)
-    e = set_names(s, 1, count_names(c, cursor_counter, rd.max_counter),
-                  cursor_counter, c);
+  int e = take_names(s, c, rd.max_phase, rd.max_counter);
   if (e) return e;
   return r < 0 ? r : rd.added;
 }

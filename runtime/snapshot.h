@@ -72,6 +72,40 @@ ER_SNAP_HIDDEN int er_snap_user_name(struct er_snap *s, int id,
 ER_SNAP_HIDDEN long er_snap_read_cursor(struct er_snap *s,
                                         eventring_cursor *c);
 
+/* The cursor's phase numbering and name tables into `s` (the names of
+ * user events are given one by one, with er_snap_user_name).  For a
+ * caller that adds events itself from a cursor's file.  Returns 0 or
+ * -ENOMEM. */
+ER_SNAP_HIDDEN int er_snap_names_from_cursor(struct er_snap *s,
+                                             eventring_cursor *c);
+
+/* Where an encoder (below) puts the events it re-encodes instead of a
+ * snapshot: `event` gets each event's words as er_snap_event() would,
+ * `user_name` the name of a user event before its event, `lost` each
+ * loss; each returns 0, or a negative error that ends the poll. */
+struct er_snap_sink {
+  int (*event)(void *arg, int domain, const uint64_t *ev, unsigned len);
+  int (*user_name)(void *arg, int id, const char *name);
+  int (*lost)(void *arg, int domain, uint64_t count);
+  void *arg;
+};
+
+/* The re-encoding of er_snap_read_cursor() for a caller that keeps the
+ * events itself (the watch subcommand's windows): poll a cursor with
+ * er_snap_encoder_callbacks(e) and er_snap_encoder_data(e), and every
+ * event goes to `sink` (which must outlive the encoder) as it would go
+ * into a snapshot.  er_snap_encoder_error() returns the sink's error
+ * that ended the last poll early, or 0, and clears it.  NULL when out of
+ * memory. */
+struct er_snap_encoder;
+ER_SNAP_HIDDEN struct er_snap_encoder *er_snap_encoder_new(
+    const struct er_snap_sink *sink);
+ER_SNAP_HIDDEN void er_snap_encoder_free(struct er_snap_encoder *e);
+ER_SNAP_HIDDEN const eventring_callbacks *er_snap_encoder_callbacks(
+    const struct er_snap_encoder *e);
+ER_SNAP_HIDDEN void *er_snap_encoder_data(struct er_snap_encoder *e);
+ER_SNAP_HIDDEN int er_snap_encoder_error(struct er_snap_encoder *e);
+
 /* What a written file holds. */
 struct er_snap_stats {
   uint64_t events;   /* events, every domain */
