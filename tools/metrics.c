@@ -224,22 +224,11 @@ struct target {
   int nusers, capusers;
 };
 
-/* Files in --dir that could not be opened, reported once each. */
-struct refused {
-  struct refused *next;
-  char name[NAME_MAX + 1];
-  ino_t ino;
-  int tries;
-  int reported;
-  int seen; /* in the current scan */
-};
-
 static struct {
   pthread_mutex_t lock;
   struct target *targets; /* under lock */
   int lock_per_event;     /* single source: callbacks take the lock */
   int numbering; /* --ocaml50/--ocaml53: EVENTRING_NUMBERING_* */
-  struct refused *refused;
 } M = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static void lock_ev(void) {
@@ -1007,99 +996,55 @@ static struct MHD_Daemon *start_server(int fd) {
 }
 
 /* ------------------------------------------------------------------ */
-/* --dir alone: following every ring file of a directory.               */
+/* --dir alone: following every ring file of a directory (dirscan.c    */
+/* finds them).                                                         */
 
-static void note_refused(const char *name, ino_t ino, const char *path,
-                         int err) {
-  struct refused *r;
-  for (r = M.refused; r; r = r->next)
-    if (!strcmp(r->name, name)) break;
-  if (r && r->ino != ino) r->ino = ino, r->tries = 0, r->reported = 0;
-  if (!r) {
-    r = calloc(1, sizeof *r);
-    if (!r) return;
-    copy_name(r->name, name, sizeof r->name);
-    r->ino = ino;
-    r->next = M.refused;
-    M.refused = r;
-  }
-  r->seen = 1;
-  /* A file caught while its writer creates it may look malformed for an
-   * instant; only a lasting refusal is worth a line. */
-  if (++r->tries >= 3 && !r->reported) {
-    r->reported = 1;
-    tool_error("metrics: %s: %s (skipped)", path, eventring_strerror(err));
-  }
+static struct tool_dirscan D;
+
+static int scan_known(void *arg, const char *path, const struct stat *st) {
+  (void)arg;
+  for (struct target *t = M.targets; t; t = t->next)
+    if (!t->gone && t->dev == st->st_dev && t->ino == st->st_ino &&
+        !strcmp(t->path, path)) {
+      t->seen = 1;
+      return 1;
+    }
+  return 0;
 }
 
-static void scan(const char *dir, uint64_t now, uint64_t keep_ns) {
-  DIR *d = opendir(dir);
+static int scan_found(void *arg, eventring_cursor *c, const char *path,
+                      pid_t pid, const struct stat *st) {
+  (void)arg;
+  char prog[64];
+  tool_process_name(pid, prog, sizeof prog);
+  struct target *t = target_new(c, 1, path, pid, prog);
+  if (!t) return -1;
+  t->dev = st->st_dev;
+  t->ino = st->st_ino;
+  t->seen = 1;
+  pthread_mutex_lock(&M.lock);
+  /* The same pid's earlier file (tracing stopped and started again)
+   * must not give a second series with the same labels. */
+  for (struct target **tp = &M.targets; *tp;) {
+    struct target *old = *tp;
+    if (old->pid == pid) {
+      *tp = old->next;
+      target_free(old);
+    } else {
+      tp = &old->next;
+    }
+  }
+  t->next = M.targets;
+  M.targets = t;
+  pthread_mutex_unlock(&M.lock);
+  return 0;
+}
+
+static void scan(uint64_t now, uint64_t keep_ns) {
+  static const struct tool_dirscan_ops ops = {scan_known, scan_found};
   struct target *t;
   for (t = M.targets; t; t = t->next) t->seen = 0;
-  for (struct refused *r = M.refused; r; r = r->next) r->seen = 0;
-  if (d) {
-    struct dirent *e;
-    while ((e = readdir(d)) != NULL) {
-      pid_t pid = tool_pid_of_path(e->d_name);
-      if (!pid) continue;
-      char path[PATH_MAX];
-      if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) >=
-          sizeof path)
-        continue;
-      struct stat st;
-      if (lstat(path, &st) != 0) continue;
-      for (t = M.targets; t; t = t->next)
-        if (!t->gone && t->dev == st.st_dev && t->ino == st.st_ino &&
-            !strcmp(t->path, path))
-          break;
-      if (t) {
-        t->seen = 1;
-        continue;
-      }
-      eventring_cursor *c;
-      int r = eventring_cursor_open_file(&c, path);
-      if (r < 0) {
-        note_refused(e->d_name, st.st_ino, path, r);
-        continue;
-      }
-      char prog[64];
-      tool_process_name(pid, prog, sizeof prog);
-      t = target_new(c, 1, path, pid, prog);
-      if (!t) {
-        eventring_cursor_free(c);
-        continue;
-      }
-      t->dev = st.st_dev;
-      t->ino = st.st_ino;
-      t->seen = 1;
-      pthread_mutex_lock(&M.lock);
-      /* The same pid's earlier file (tracing stopped and started again)
-       * must not give a second series with the same labels. */
-      for (struct target **tp = &M.targets; *tp;) {
-        struct target *old = *tp;
-        if (old->pid == pid) {
-          *tp = old->next;
-          target_free(old);
-        } else {
-          tp = &old->next;
-        }
-      }
-      t->next = M.targets;
-      M.targets = t;
-      pthread_mutex_unlock(&M.lock);
-    }
-    closedir(d);
-  }
-  /* Forget refusals of files that are gone. */
-  for (struct refused **rp = &M.refused; *rp;) {
-    struct refused *r = *rp;
-    if (!r->seen) {
-      *rp = r->next;
-      free(r);
-    } else {
-      rp = &r->next;
-    }
-  }
+  tool_dirscan(&D, &ops, NULL);
   /* Files that vanished keep their last values for keep_ns. */
   pthread_mutex_lock(&M.lock);
   for (struct target **tp = &M.targets; *tp;) {
@@ -1120,12 +1065,10 @@ static void scan(const char *dir, uint64_t now, uint64_t keep_ns) {
 
 static int follow_dir(const char *dir, uint64_t keep_ns,
                       const eventring_callbacks *cb) {
-  struct stat st;
-  if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode)) {
-    tool_error("metrics: %s: %s", dir,
-               stat(dir, &st) != 0 ? strerror(errno) : "not a directory");
-    return TOOL_EXIT_INPUT;
-  }
+  int rc = tool_dirscan_check(dir, "metrics");
+  if (rc != TOOL_EXIT_OK) return rc;
+  D.dir = dir;
+  D.who = "metrics";
   tool_signals_install();
   uint64_t next_scan = 0;
   while (!tool_signal_pending()) {
@@ -1142,7 +1085,7 @@ static int follow_dir(const char *dir, uint64_t keep_ns,
           pthread_mutex_unlock(&M.lock);
         } while (r > 0);
       }
-      scan(dir, now, keep_ns);
+      scan(now, keep_ns);
       next_scan = now + SCAN_NS;
     }
     int any = 0;
@@ -1277,11 +1220,7 @@ done:
     M.targets = t->next;
     target_free(t);
   }
-  while (M.refused) {
-    struct refused *r = M.refused;
-    M.refused = r->next;
-    free(r);
-  }
+  tool_dirscan_free(&D);
   eventring_callbacks_free(cb);
   return rc;
 }

@@ -786,6 +786,7 @@ int tool_source_read(struct tool_source *src, const eventring_callbacks *cb,
   for (;;) {
     int r = eventring_cursor_poll(src->cursor, cb, data, 0);
     if (r > 0) src->events_read += (uint64_t)r;
+    if (src->between_polls) src->between_polls(src, data);
     tool_progress_tick(src);
     if (!tool_output_ok()) break; /* the caller reports it */
     if (r < 0) {

@@ -27,6 +27,12 @@
  *              tracker) and, for latency, histogram.c;
  *   metrics.c  `eventring metrics`, a Prometheus exporter (it uses
  *              analysis.c's pause tracker too);
+ *   snapshot.c `eventring snapshot`, what the rings hold now, and
+ *   watch.c    `eventring watch`, the windows around triggers, both
+ *              written by the library's compact-file writer
+ *              (runtime/snapshot.h);
+ *   dirscan.c  the ring files appearing in a directory, for the host
+ *              mode (--dir alone) of metrics and watch;
  *   control.c  `eventring pause` and `eventring resume`, which read
  *              nothing.
  * A new subcommand reuses source.c, output.c and events.c and adds a file.
@@ -72,6 +78,7 @@ int tool_latency(int argc, char **argv);
 int tool_stats(int argc, char **argv);
 int tool_metrics(int argc, char **argv);
 int tool_snapshot(int argc, char **argv);
+int tool_watch(int argc, char **argv);
 int tool_pause(int argc, char **argv);
 int tool_resume(int argc, char **argv);
 
@@ -246,6 +253,11 @@ struct tool_source {
   /* Progress on stderr: 0 automatic (shown on a terminal for long runs),
    * -1 never.  A subcommand may set it before tool_source_read(). */
   int progress;
+  /* Called by tool_source_read() after every poll with the poll's data,
+   * for a subcommand that acts between polls rather than on events
+   * (watch closes the windows whose time has passed); NULL: none.  A
+   * subcommand may set it before tool_source_read(). */
+  void (*between_polls)(struct tool_source *src, void *data);
 
   /* Kept by tool_source_read(). */
   uint64_t events_read; /* events delivered to the callbacks */
@@ -423,6 +435,33 @@ void tool_dir_of(const char *path, char *dir, size_t size);
  * owner of a file that is not ours.  Returns `buf` or a static string. */
 const char *tool_ring_error(const char *path, int err, char *buf,
                             size_t size);
+
+/* dirscan.c: the ring files that appear in a directory (--dir alone). */
+struct dirscan_refused;
+struct stat;
+struct tool_dirscan {
+  const char *dir; /* the directory */
+  const char *who; /* the subcommand, for messages ("metrics") */
+  struct dirscan_refused *refused; /* zero at first */
+};
+/* What a scan asks the subcommand: `known` whether it follows the file
+ * at `path` already (nonzero: yes, skip it); `found` takes cursor `c` on
+ * a new file of process `pid` (0), or declines it (nonzero: the cursor
+ * is freed). */
+struct tool_dirscan_ops {
+  int (*known)(void *arg, const char *path, const struct stat *st);
+  int (*found)(void *arg, eventring_cursor *c, const char *path, pid_t pid,
+               const struct stat *st);
+};
+/* Whether `dir` is a directory: TOOL_EXIT_OK, or TOOL_EXIT_INPUT after
+ * one line naming `who` and `dir`. */
+int tool_dirscan_check(const char *dir, const char *who);
+/* One scan of d->dir: every <pid>.events not known is opened and offered
+ * to ops->found; a file that cannot be opened three scans in a row is
+ * reported once ("WHO: PATH: reason (skipped)"). */
+void tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
+                  void *arg);
+void tool_dirscan_free(struct tool_dirscan *d);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t tool_now_ns(void);
