@@ -10,6 +10,10 @@
 #   testsuite/ocaml-tests             the OCaml test runner, run by `check`
 #   bench/bench_ocaml_reader          the OCaml reader benchmark
 #
+# Runtime_events_snapshot (the in-process snapshot, eventring's own and not
+# OCaml 5's) is a module of its own in the same archives, so that every
+# program of the package can use it and none links it unless it does.
+#
 # The C archive libeventring_ocaml.a holds the stubs and every object of
 # libeventring_i (the bridge to the instrumented runtime included), so that
 # a program links the whole of eventring statically, ahead of the OCaml
@@ -57,7 +61,11 @@ OCAML_STUBS_CFLAGS = $(BASE_CFLAGS) -fPIC -I$(srcdir)/runtime \
 OCAML_OBJS = $(OCB)/runtime_events.cmi $(OCB)/runtime_events.cmo \
 	$(OCB)/runtime_events.cmx $(OCB)/runtime_events.o \
 	$(OCB)/runtime_events_auto.cmi $(OCB)/runtime_events_auto.cmo \
-	$(OCB)/runtime_events_auto.cmx $(OCB)/runtime_events_auto.o
+	$(OCB)/runtime_events_auto.cmx $(OCB)/runtime_events_auto.o \
+	$(OCB)/runtime_events_snapshot.cmi $(OCB)/runtime_events_snapshot.cmo \
+	$(OCB)/runtime_events_snapshot.cmx $(OCB)/runtime_events_snapshot.o
+OCAML_STUB_OBJS = $(OCB)/runtime_events_stubs.o \
+	$(OCB)/runtime_events_snapshot_stubs.o
 OCAML_LIBS = $(OCB)/libeventring_ocaml.a $(OCB)/dllruntime_events_stubs.so \
 	$(OCB)/runtime_events.cma $(OCB)/runtime_events.cmxa \
 	$(OCB)/runtime_events.a
@@ -67,7 +75,9 @@ OCAML_PKG_FILES = $(OCAML_SRCDIR)/runtime_events.mli \
 	$(OCB)/runtime_events.cma $(OCB)/runtime_events.cmxa \
 	$(OCB)/runtime_events.a $(OCB)/libeventring_ocaml.a \
 	$(OCB)/runtime_events_auto.cmi $(OCB)/runtime_events_auto.cmo \
-	$(OCB)/runtime_events_auto.cmx $(OCB)/runtime_events_auto.o
+	$(OCB)/runtime_events_auto.cmx $(OCB)/runtime_events_auto.o \
+	$(OCAML_SRCDIR)/runtime_events_snapshot.mli \
+	$(OCB)/runtime_events_snapshot.cmi $(OCB)/runtime_events_snapshot.cmx
 
 .PHONY: ocaml-all ocaml-stage ocaml-install ocaml-uninstall ocaml-clean
 
@@ -81,14 +91,20 @@ $(OCB)/runtime_events_stubs.o: $(OCAML_SRCDIR)/runtime_events_stubs.c \
 	@mkdir -p $(@D)
 	$(CC) $(OCAML_STUBS_CFLAGS) -c -o $@ $<
 
-$(OCB)/libeventring_ocaml.a: $(OCB)/runtime_events_stubs.o $(RTI_OBJS)
+$(OCB)/runtime_events_snapshot_stubs.o: \
+		$(OCAML_SRCDIR)/runtime_events_snapshot_stubs.c \
+		$(srcdir)/runtime/eventring.h Makefile
+	@mkdir -p $(@D)
+	$(CC) $(OCAML_STUBS_CFLAGS) -c -o $@ $<
+
+$(OCB)/libeventring_ocaml.a: $(OCAML_STUB_OBJS) $(RTI_OBJS)
 	rm -f $@
-	$(AR) rcs $@ $(OCB)/runtime_events_stubs.o $(RTI_OBJS)
+	$(AR) rcs $@ $(OCAML_STUB_OBJS) $(RTI_OBJS)
 
 # No -z defs: the OCaml runtime's symbols come from ocamlrun at load time.
-$(OCB)/dllruntime_events_stubs.so: $(OCB)/runtime_events_stubs.o $(RTI_OBJS)
+$(OCB)/dllruntime_events_stubs.so: $(OCAML_STUB_OBJS) $(RTI_OBJS)
 	$(CC) $(SAN_FLAGS) $(CFLAGS) $(LDFLAGS) -shared -pthread -o $@ \
-		$(OCB)/runtime_events_stubs.o $(RTI_OBJS) $(STATIC_LIBS)
+		$(OCAML_STUB_OBJS) $(RTI_OBJS) $(STATIC_LIBS)
 
 $(OCB)/runtime_events.cmi: $(OCAML_SRCDIR)/runtime_events.mli Makefile
 	@mkdir -p $(@D)
@@ -116,14 +132,34 @@ $(OCB)/runtime_events.cmx: \
 	$(OCAMLFIND) ocamlopt -g -inline 200 -I $(OCB) -c \
 		-o $(OCB)/runtime_events.cmx $<
 
-$(OCB)/runtime_events.cma: $(OCB)/runtime_events.cmo $(OCAML_SRCDIR)/rules.mk
-	$(OCAMLFIND) ocamlc -a -o $@ $(OCB)/runtime_events.cmo -dllib -lruntime_events_stubs \
+$(OCB)/runtime_events_snapshot.cmi: \
+		$(OCAML_SRCDIR)/runtime_events_snapshot.mli Makefile
+	@mkdir -p $(@D)
+	$(OCAMLFIND) ocamlc -g -c -o $@ $<
+
+$(OCB)/runtime_events_snapshot.cmo: \
+		$(OCAML_SRCDIR)/runtime_events_snapshot.ml \
+		$(OCB)/runtime_events_snapshot.cmi
+	$(OCAMLFIND) ocamlc -g -I $(OCB) -c -o $@ $<
+
+$(OCB)/runtime_events_snapshot.o: $(OCB)/runtime_events_snapshot.cmx
+$(OCB)/runtime_events_snapshot.cmx: \
+		$(OCAML_SRCDIR)/runtime_events_snapshot.ml \
+		$(OCB)/runtime_events_snapshot.cmi
+	$(OCAMLFIND) ocamlopt -g -I $(OCB) -c \
+		-o $(OCB)/runtime_events_snapshot.cmx $<
+
+$(OCB)/runtime_events.cma: $(OCB)/runtime_events.cmo \
+		$(OCB)/runtime_events_snapshot.cmo $(OCAML_SRCDIR)/rules.mk
+	$(OCAMLFIND) ocamlc -a -o $@ $(OCB)/runtime_events.cmo \
+		$(OCB)/runtime_events_snapshot.cmo -dllib -lruntime_events_stubs \
 		$(OCAML_CCLIBS) $(OCAML_CCOPTS)
 
 $(OCB)/runtime_events.a: $(OCB)/runtime_events.cmxa
-$(OCB)/runtime_events.cmxa: $(OCB)/runtime_events.cmx $(OCAML_SRCDIR)/rules.mk
+$(OCB)/runtime_events.cmxa: $(OCB)/runtime_events.cmx \
+		$(OCB)/runtime_events_snapshot.cmx $(OCAML_SRCDIR)/rules.mk
 	$(OCAMLFIND) ocamlopt -a -o $(OCB)/runtime_events.cmxa \
-		$(OCB)/runtime_events.cmx \
+		$(OCB)/runtime_events.cmx $(OCB)/runtime_events_snapshot.cmx \
 		$(OCAML_CCLIBS) $(OCAML_CCOPTS)
 
 # @DLLDIR@ is where the package's DLL lives once installed, so that plain
