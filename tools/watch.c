@@ -1,0 +1,1264 @@
+/* watch.c -- `eventring watch`: the flight recorder's trigger.
+ *
+ *   eventring watch --when COND [--when COND]... [OPTION]... --pid PID
+ *   eventring watch --when COND [--when COND]... [OPTION]... --dir DIR
+ *   eventring watch --when COND [--when COND]... [OPTION]... -- CMD ARGS...
+ *
+ * follows one process, every traced process whose ring file appears in a
+ * directory (dirscan.c, as `metrics --dir` does), or a command it runs,
+ * and when a condition holds (a GC pause, a phase or a user span longer
+ * than a duration, a user int above a value, a named user event, lost
+ * events, or SIGUSR1 to the watcher) writes the window around it -- every
+ * domain's events from --before ahead of the trigger to --after past it
+ * -- as a compact ring file (runtime/snapshot.h, the writer of `eventring
+ * snapshot`), or as a trace made from that file by `eventring trace`.
+ *
+ * Memory.  The rings of a busy process turn over in a fraction of a
+ * second, so the watcher keeps the recent past itself: each domain has a
+ * buffer of the re-encoded events (the words a compact file holds, from
+ * the library's own encoder), in order, from which the oldest are dropped
+ * once they are more than --before (plus KEEP_SLACK_NS) older than the
+ * newest event, or when all buffers together exceed --max-memory (the
+ * oldest event of any domain first).  Events dropped for room while a
+ * window is open are counted as lost in its snapshot.  A window's start
+ * is protected from the age rule while it is open.
+ *
+ * Windows.  A trigger at time T (an event's timestamp: the end of the
+ * pause or span, the int or unit event; the moment of the signal) opens a
+ * window from T - before (or the anomaly's start, when that is earlier
+ * and still held) to T + after.  Triggers within an open window extend
+ * it (to at most EXTEND_AFTERS times --after past its first trigger) and
+ * are marked in it too.  The window is written once every event up to
+ * its end has been read: when a poll that started EVENT_SETTLE_NS after
+ * the end (CLOCK_MONOTONIC, the clock of the events) has been done, or
+ * when events more than a second past the end have been seen (a clock
+ * that is not ours); and at once, with what was read, when the process
+ * ends or the watcher is interrupted.  A trigger that comes less than
+ * --every after the previous window's first trigger, or once --max
+ * windows were opened, is ignored and counted.
+ *
+ * The mark.  Each trigger is written into the snapshot as a custom user
+ * event named "eventring.trigger" (in the highest user event id the
+ * process does not use) in the domain where the condition held, at the
+ * trigger's time, whose payload says the condition and what was measured
+ * ("pause>20ms: 51.20 ms (domain 0)"): `dump` prints it as a user_custom
+ * line, and a trace shows it as an instant with the payload as argument.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analysis.h"
+#include "events.h"
+#include "internal.h"
+#include "snapshot.h"
+#include "tool.h"
+
+#define HELP_REF "eventring watch --help"
+
+#define MAX_CONDS 32
+#define MAX_MARKS 64
+/* Defaults: a window that shows the cause, a pace and a count that a
+ * storm of triggers cannot turn into a full disk. */
+#define DEFAULT_BEFORE_NS 2000000000ULL
+#define DEFAULT_AFTER_NS 200000000ULL
+#define DEFAULT_EVERY_NS 10000000000ULL
+#define DEFAULT_MAX 100
+#define DEFAULT_MAX_MEMORY (64ULL << 20)
+/* Kept beyond --before, so that a trigger a little behind the newest
+ * event (another domain read later in the same poll) still has its
+ * whole --before. */
+#define KEEP_SLACK_NS 250000000ULL
+/* How long after a window's end a poll must start before every event up
+ * to the end is taken to have been read: a probe takes its timestamp
+ * a moment before its event is in the ring. */
+#define EVENT_SETTLE_NS 20000000ULL
+/* Events this far past a window's end close it whatever our clock
+ * says. */
+#define EVENT_CLOCK_SLACK_NS 1000000000ULL
+#define EXTEND_AFTERS 10
+/* How often --dir is scanned, and the idle sleep between polls there. */
+#define SCAN_NS 250000000ULL
+#define IDLE_NS 10000000L
+/* The name of the mark's user event. */
+#define MARK_NAME "eventring.trigger"
+
+static void help(void) {
+  printf(
+      "Usage: eventring watch --when COND [--when COND]... [OPTION]... "
+      "--pid PID\n"
+      "   or: eventring watch --when COND... [OPTION]... --dir DIR\n"
+      "   or: eventring watch --when COND... [OPTION]... -- COMMAND "
+      "[ARG]...\n"
+      "Follow a traced process (every one whose ring file appears in DIR, or\n"
+      "COMMAND, run traced) and, each time a condition holds, write the\n"
+      "events of every domain around that moment to a snapshot file.\n"
+      "\n"
+      "Conditions (DUR: a number and ns, us, ms or s, e.g. 10ms, 1.5s):\n"
+      "  pause>DUR        a GC pause (an outermost runtime phase) longer "
+      "than DUR\n"
+      "  phase:NAME>DUR   one runtime phase NAME (e.g. major_slice) longer\n"
+      "  span:NAME>DUR    a user span NAME longer than DUR\n"
+      "  int:NAME>VALUE   a user int NAME above VALUE\n"
+      "  event:NAME       any user event NAME (a program triggers its own)\n"
+      "  lost             events lost (the rings turned over unread)\n"
+      "SIGUSR1 to the watcher triggers a snapshot by hand.\n"
+      "\n"
+      "Options:\n"
+      "  --when COND      a condition (at least one; several: any of them)\n"
+      "  --before DUR     events kept ahead of a trigger (default 2s)\n"
+      "  --after DUR      events kept past it (default 200ms); triggers in a\n"
+      "                   window extend it\n"
+      "  --every DUR      least time between two snapshots (default 10s)\n"
+      "  --max N          at most N snapshots (default 100)\n"
+      "  --out DIR        where snapshots go (default: the current "
+      "directory),\n"
+      "                   named TIME-PROGRAM-PID-REASON.EXT, TIME in UTC\n"
+      "  --format FMT     events (a compact ring file, the default), fxt\n"
+      "                   (Fuchsia trace for Perfetto) or json (Chrome JSON)\n"
+      "  --max-memory SIZE  events kept in all, e.g. 64M (the default), 512K\n"
+      "  --pid PID        follow process PID until it exits\n"
+      "  --dir DIR        with --pid: where its ring file is; alone: follow\n"
+      "                   every PID.events file that appears in DIR\n"
+      "  --ocaml50        number phases as OCaml 5.0-5.2 did\n"
+      "  --ocaml53        number phases as OCaml 5.3+ does (default: "
+      "inferred)\n"
+      "  -h, --help       print this help and exit\n"
+      "\n"
+      "One line on standard error per snapshot.  Runs until the process (or\n"
+      "COMMAND) exits, or with --dir alone until interrupted.  Exit status: 0\n"
+      "(COMMAND's status when one is run), 1 unreadable input or unwritable\n"
+      "output, 2 bad usage.  See eventring(1).\n");
+}
+
+/* ------------------------------------------------------------------ */
+/* Conditions.                                                          */
+
+enum cond_kind { C_PAUSE, C_PHASE, C_SPAN, C_INT, C_EVENT, C_LOST, C_SIGNAL };
+static const char *const reason_name[] = {"pause", "phase", "span", "int",
+                                          "event", "lost",  "signal"};
+
+struct cond {
+  enum cond_kind kind;
+  const char *text; /* as given */
+  char name[EVENTRING_MAX_NAME + 1];
+  uint64_t ns;   /* pause, phase, span */
+  int64_t value; /* int */
+};
+
+enum format { FMT_EVENTS, FMT_FXT, FMT_JSON };
+static const char *const format_names[] = {"events", "fxt", "json"};
+
+static struct {
+  struct cond conds[MAX_CONDS];
+  int nconds;
+  uint64_t before, after, every;
+  long max;
+  const char *out;
+  enum format format;
+  uint64_t max_words;
+  int numbering;
+} O;
+
+/* A duration: a decimal number and a unit.  Returns 0, or -1 with the
+ * reason in `why`. */
+static int parse_duration(const char *s, uint64_t *ns, char *why,
+                          size_t size) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !(v >= 0) || *s == '-' || *s == '+') {
+    snprintf(why, size, "duration '%s' is not a number and a unit (ns, us, "
+             "ms, s), e.g. 10ms", s);
+    return -1;
+  }
+  static const struct {
+    const char *unit;
+    double ns;
+  } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  if (!*end) {
+    snprintf(why, size, "duration '%s' needs a unit (ns, us, ms, s)", s);
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(end, units[i].unit)) {
+      double x = v * units[i].ns;
+      if (x > 1e18) break;
+      *ns = (uint64_t)(x + 0.5);
+      return 0;
+    }
+  snprintf(why, size, "duration '%s' has an unknown unit '%s' (ns, us, ms, "
+           "s)", s, end);
+  return -1;
+}
+
+/* Whether `name` is a runtime phase in either numbering. */
+static int known_phase(const char *name) {
+  for (unsigned i = 0; i < eventring__n_phases_53; i++)
+    if (eventring__phase_names_53[i] &&
+        !strcmp(eventring__phase_names_53[i], name))
+      return 1;
+  for (unsigned i = 0; eventring__phase_names_50[i]; i++)
+    if (!strcmp(eventring__phase_names_50[i], name)) return 1;
+  return 0;
+}
+
+/* Parses --when's argument into `c`.  Returns 0, or a usage error. */
+static int parse_cond(const char *arg, struct cond *c) {
+  char why[256];
+  memset(c, 0, sizeof *c);
+  c->text = arg;
+  static const struct {
+    const char *prefix;
+    enum cond_kind kind;
+  } kinds[] = {{"pause>", C_PAUSE}, {"phase:", C_PHASE}, {"span:", C_SPAN},
+               {"int:", C_INT},     {"event:", C_EVENT}};
+  if (!strcmp(arg, "lost")) {
+    c->kind = C_LOST;
+    return 0;
+  }
+  size_t k = 0;
+  while (k < sizeof kinds / sizeof kinds[0] &&
+         strncmp(arg, kinds[k].prefix, strlen(kinds[k].prefix)))
+    k++;
+  if (k == sizeof kinds / sizeof kinds[0])
+    return tool_usage_error(HELP_REF, "--when '%s': unknown condition "
+                            "(pause>DUR, phase:NAME>DUR, span:NAME>DUR, "
+                            "int:NAME>VALUE, event:NAME or lost)", arg);
+  c->kind = kinds[k].kind;
+  const char *rest = arg + strlen(kinds[k].prefix);
+  if (c->kind == C_PAUSE) {
+    if (parse_duration(rest, &c->ns, why, sizeof why))
+      return tool_usage_error(HELP_REF, "--when '%s': %s", arg, why);
+    return 0;
+  }
+  if (c->kind == C_EVENT) {
+    if (!*rest || strlen(rest) > EVENTRING_MAX_NAME)
+      return tool_usage_error(HELP_REF, "--when '%s': %s", arg,
+                              *rest ? "name too long" : "no event name");
+    snprintf(c->name, sizeof c->name, "%s", rest);
+    return 0;
+  }
+  /* NAME>LIMIT: the last '>' ends the name. */
+  const char *gt = strrchr(rest, '>');
+  if (!gt)
+    return tool_usage_error(HELP_REF, "--when '%s': expected %s%s", arg,
+                            kinds[k].prefix,
+                            c->kind == C_INT ? "NAME>VALUE" : "NAME>DURATION");
+  if (gt == rest || (size_t)(gt - rest) > EVENTRING_MAX_NAME)
+    return tool_usage_error(HELP_REF, "--when '%s': %s", arg,
+                            gt == rest ? "no name before '>'"
+                                       : "name too long");
+  snprintf(c->name, sizeof c->name, "%.*s", (int)(gt - rest), rest);
+  const char *limit = gt + 1;
+  if (c->kind == C_INT) {
+    char *end;
+    errno = 0;
+    long long v = strtoll(limit, &end, 10);
+    if (end == limit || *end || errno)
+      return tool_usage_error(HELP_REF, "--when '%s': '%s' is not an integer",
+                              arg, limit);
+    c->value = v;
+    return 0;
+  }
+  if (parse_duration(limit, &c->ns, why, sizeof why))
+    return tool_usage_error(HELP_REF, "--when '%s': %s", arg, why);
+  if (c->kind == C_PHASE && !known_phase(c->name))
+    return tool_usage_error(HELP_REF, "--when '%s': unknown runtime phase "
+                            "'%s' (e.g. minor, major_slice, stw_leader; "
+                            "eventring(1) lists them)", arg, c->name);
+  return 0;
+}
+
+/* A size: a number of bytes, or with K, M or G.  Returns 0 or -1. */
+static int parse_size(const char *s, uint64_t *bytes) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s || errno || *s == '-') return -1;
+  unsigned shift = 0;
+  if (*end == 'K' || *end == 'k') shift = 10, end++;
+  else if (*end == 'M' || *end == 'm') shift = 20, end++;
+  else if (*end == 'G' || *end == 'g') shift = 30, end++;
+  if (*end || v > (UINT64_MAX >> (shift + 4))) return -1;
+  *bytes = (uint64_t)v << shift;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* State.                                                               */
+
+/* One domain's recent events: their words, in order, in a buffer of
+ * 2^k words addressed by ever-growing positions. */
+struct dbuf {
+  uint64_t *w;
+  uint64_t mask; /* words - 1; 0 before the first allocation */
+  uint64_t head, tail;
+  uint64_t last_ts;
+};
+
+/* A lost-events count kept in a buffer: a header of type
+ * ER_EV_INTERNAL (which no event of a ring has), the timestamp of the
+ * domain's last event before the gap, and the count.  Never written out
+ * as an event: a snapshot's losses are counts (er_snap_lost). */
+#define LOST_HDR ER_HDR(3, 0, ER_EV_INTERNAL, 0)
+
+struct mark {
+  int domain;
+  uint64_t ts;
+  char text[160];
+};
+
+struct window {
+  int open;
+  uint64_t start, end, limit;
+  const struct cond *cond; /* the first trigger's */
+  char measured[128];      /* the first trigger's, for the message */
+  time_t wall;             /* when it fired, for the file name */
+  struct mark marks[MAX_MARKS];
+  int nmarks;
+  uint64_t triggers;
+  uint64_t *lost; /* per domain: dropped for room while open */
+  int nlost;
+};
+
+/* A trigger that came past an open window's end before it was written:
+ * it gets a window of its own once that one is. */
+struct pending {
+  int set;
+  const struct cond *cond;
+  int domain;
+  uint64_t at, start;
+  char measured[128];
+  time_t wall;
+};
+
+struct target {
+  struct target *next;
+  eventring_cursor *cursor;
+  int own_cursor; /* --dir: ours to free; else source.c's */
+  char path[PATH_MAX];
+  dev_t dev;
+  ino_t ino;
+  pid_t pid;
+  char program[64];
+  struct dbuf *d;
+  int nd;   /* buffers allocated */
+  int maxd; /* the file's domain slots: what the trackers cover */
+  uint64_t max_ts; /* the newest event read */
+  struct pauses pauses;
+  int have_pauses;
+  uint64_t cur_ts; /* the end event being handled, for on_pause */
+  uint64_t *span_open[MAX_CONDS]; /* per domain: begin's ts + 1, 0 none */
+  const char *uname; /* the name of the user event being handled */
+  struct window win;
+  struct pending pend;
+  uint64_t last_first; /* the previous window's first trigger */
+  int has_last;
+  int started;  /* a poll has been done: later losses are news */
+  int retired;  /* --dir: read to its end, kept so as not to reopen */
+  int seen;     /* --dir: found by the current scan */
+  struct tool_source *src; /* --pid, COMMAND: for the lost summary */
+  struct er_snap_encoder *enc;
+  struct er_snap_sink sink;
+};
+
+static struct {
+  struct target *targets;
+  uint64_t words;  /* in every buffer */
+  long opened;     /* windows opened */
+  long written;
+  uint64_t ignored;
+  uint64_t prev_tick;
+  int failed;      /* a snapshot could not be written */
+  volatile sig_atomic_t usr1;
+} W;
+
+static void on_usr1(int sig) {
+  (void)sig;
+  W.usr1 = 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* The buffers.                                                         */
+
+static struct dbuf *dbuf_of(struct target *t, int domain) {
+  if (domain < 0 || domain >= 65536) return NULL;
+  if (domain >= t->nd) {
+    int n = t->nd ? t->nd : 4;
+    while (n <= domain) n *= 2;
+    struct dbuf *d = realloc(t->d, (size_t)n * sizeof *d);
+    if (!d) return NULL;
+    memset(d + t->nd, 0, (size_t)(n - t->nd) * sizeof *d);
+    t->d = d;
+    t->nd = n;
+  }
+  return &t->d[domain];
+}
+
+static uint64_t word_at(const struct dbuf *b, uint64_t pos) {
+  return b->w[pos & b->mask];
+}
+
+static int append(struct dbuf *b, const uint64_t *ev, unsigned len) {
+  uint64_t used = b->tail - b->head;
+  if (!b->w || used + len > b->mask + 1) {
+    uint64_t words = b->w ? (b->mask + 1) * 2 : 1024;
+    while (used + len > words) words *= 2;
+    uint64_t *w = malloc(words * sizeof *w);
+    if (!w) return -ENOMEM;
+    for (uint64_t p = b->head; p < b->tail; p++)
+      w[p & (words - 1)] = word_at(b, p);
+    free(b->w);
+    b->w = w;
+    b->mask = words - 1;
+  }
+  for (unsigned i = 0; i < len; i++) b->w[(b->tail + i) & b->mask] = ev[i];
+  b->tail += len;
+  W.words += len;
+  return 0;
+}
+
+/* Drops domain `d`'s oldest event; one the open window holds is counted
+ * as lost in it. */
+static void drop_oldest(struct target *t, int d) {
+  struct dbuf *b = &t->d[d];
+  uint64_t h = word_at(b, b->head);
+  unsigned len = ER_HDR_LEN(h);
+  if (len < 2 || b->tail - b->head < len) len = (unsigned)(b->tail - b->head);
+  uint64_t ts = len >= 2 ? word_at(b, b->head + 1) : 0;
+  struct window *w = &t->win;
+  if (w->open && ts >= w->start && ts <= w->end) {
+    uint64_t n = h == LOST_HDR ? word_at(b, b->head + 2) : 1;
+    if (d >= w->nlost) {
+      uint64_t *l = realloc(w->lost, (size_t)t->nd * sizeof *l);
+      if (l) {
+        memset(l + w->nlost, 0, (size_t)(t->nd - w->nlost) * sizeof *l);
+        w->lost = l;
+        w->nlost = t->nd;
+      }
+    }
+    if (d < w->nlost) w->lost[d] += n;
+  }
+  b->head += len;
+  W.words -= len;
+}
+
+/* Drops what is older than --before (plus the slack) behind the newest
+ * event, but not what the open window holds. */
+static void trim_age(struct target *t, int d) {
+  struct dbuf *b = &t->d[d];
+  uint64_t span = O.before + KEEP_SLACK_NS;
+  uint64_t keep = t->max_ts > span ? t->max_ts - span : 0;
+  if (t->win.open && t->win.start < keep) keep = t->win.start;
+  while (b->head < b->tail && word_at(b, b->head + 1) < keep)
+    drop_oldest(t, d);
+}
+
+/* Keeps every buffer together under --max-memory: the oldest event of
+ * any domain of any process goes first, in runs, so that a domain at
+ * full speed does not pay a search per event. */
+static void trim_room(void) {
+  uint64_t goal = O.max_words - O.max_words / 64;
+  while (W.words > goal) {
+    struct target *ot = NULL;
+    int od = -1;
+    uint64_t oldest = UINT64_MAX, second = UINT64_MAX;
+    for (struct target *t = W.targets; t; t = t->next)
+      for (int d = 0; d < t->nd; d++) {
+        struct dbuf *b = &t->d[d];
+        if (b->head >= b->tail) continue;
+        uint64_t ts = word_at(b, b->head + 1);
+        if (ts < oldest) {
+          second = oldest;
+          oldest = ts, ot = t, od = d;
+        } else if (ts < second) {
+          second = ts;
+        }
+      }
+    if (!ot) return;
+    struct dbuf *b = &ot->d[od];
+    do drop_oldest(ot, od);
+    while (W.words > goal && b->head < b->tail &&
+           word_at(b, b->head + 1) <= second);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Triggers and windows.                                                */
+
+static int free_mark_id(const struct target *t) {
+  for (int id = ER_NAME_SLOTS - 1; id > 0; id--) {
+    const char *n = eventring_cursor_user_name(t->cursor, id);
+    if (!n || !*n) return id;
+  }
+  return 0;
+}
+
+static void add_mark(struct window *w, const struct cond *c, int domain,
+                     uint64_t at, const char *measured) {
+  w->triggers++;
+  if (w->nmarks == MAX_MARKS) return;
+  struct mark *m = &w->marks[w->nmarks++];
+  m->domain = domain;
+  m->ts = at;
+  snprintf(m->text, sizeof m->text, "%s%s%s",
+           c->kind == C_SIGNAL ? "SIGUSR1" : c->text, *measured ? ": " : "",
+           measured);
+}
+
+static void open_window(struct target *t, const struct cond *c, int domain,
+                        uint64_t at, uint64_t start, const char *measured,
+                        time_t wall) {
+  if (W.opened >= O.max || (t->has_last && at < t->last_first + O.every)) {
+    W.ignored++;
+    return;
+  }
+  struct window *w = &t->win;
+  w->open = 1;
+  uint64_t from = at > O.before ? at - O.before : 0;
+  w->start = start < from ? start : from;
+  w->end = at + O.after;
+  w->limit = at + (O.after ? O.after : 1) * EXTEND_AFTERS;
+  w->cond = c;
+  snprintf(w->measured, sizeof w->measured, "%s", measured);
+  w->wall = wall;
+  w->nmarks = 0;
+  w->triggers = 0;
+  if (w->lost) memset(w->lost, 0, (size_t)w->nlost * sizeof *w->lost);
+  add_mark(w, c, domain, at, measured);
+  t->last_first = at;
+  t->has_last = 1;
+  W.opened++;
+}
+
+/* Condition `c` held in `domain` at `at`, for an anomaly that began at
+ * `start`, with `measured` to say what was seen. */
+static void trigger(struct target *t, const struct cond *c, int domain,
+                    uint64_t at, uint64_t start, const char *measured) {
+  struct window *w = &t->win;
+  if (w->open && at <= w->end) {
+    uint64_t end = at + O.after;
+    if (end > w->limit) end = w->limit;
+    if (end > w->end) w->end = end;
+    add_mark(w, c, domain, at, measured);
+    return;
+  }
+  if (w->open) {
+    if (t->pend.set) {
+      W.ignored++;
+      return;
+    }
+    struct pending *p = &t->pend;
+    p->set = 1;
+    p->cond = c;
+    p->domain = domain;
+    p->at = at;
+    p->start = start;
+    snprintf(p->measured, sizeof p->measured, "%s", measured);
+    p->wall = time(NULL);
+    return;
+  }
+  open_window(t, c, domain, at, start, measured, time(NULL));
+}
+
+/* `name` made safe as part of a file name. */
+static void file_part(const char *name, char *out, size_t size) {
+  size_t n = 0;
+  for (; name && name[n] && n + 1 < size; n++) {
+    unsigned char ch = (unsigned char)name[n];
+    out[n] = ch > ' ' && ch < 127 && ch != '/' ? (char)ch : '_';
+  }
+  out[n] = 0;
+  if (!n) snprintf(out, size, "unknown");
+}
+
+/* Adds the mark `m` to `s` as a custom user event `id` of its domain. */
+static int put_mark(struct er_snap *s, const struct mark *m, int id) {
+  uint64_t ev[2 + 32] = {0};
+  size_t len = strlen(m->text);
+  unsigned words = (unsigned)ER_CUSTOM_WORDS(len);
+  ev[0] = ER_HDR(2 + words, 1, ER_UEV_CUSTOM, (unsigned)id);
+  ev[1] = m->ts;
+  memcpy(ev + 2, m->text, len);
+  /* The last byte counts the padding bytes before it (FORMAT.md). */
+  ((unsigned char *)(ev + 2))[words * 8 - 1] =
+      (unsigned char)(words * 8 - 1 - len);
+  return er_snap_event(s, m->domain, ev, 2 + words);
+}
+
+/* The window's events (and marks) of every domain into `s`.  Returns 0
+ * or a negative error. */
+static int fill(struct target *t, struct er_snap *s) {
+  struct window *w = &t->win;
+  int id = free_mark_id(t);
+  int e = er_snap_names_from_cursor(s, t->cursor);
+  if (!e) e = er_snap_set_writer(s, t->pid, t->program);
+  if (!e) e = er_snap_user_name(s, id, MARK_NAME);
+  unsigned char named[ER_NAME_SLOTS / 8] = {0};
+  int nd = t->nd;
+  for (int i = 0; i < w->nmarks; i++)
+    if (w->marks[i].domain >= nd) nd = w->marks[i].domain + 1;
+  for (int d = 0; !e && d < nd; d++) {
+    /* This domain's marks, by time. */
+    const struct mark *mk[MAX_MARKS];
+    int nm = 0, mi = 0;
+    for (int i = 0; i < w->nmarks; i++)
+      if (w->marks[i].domain == d) {
+        int j = nm++;
+        while (j > 0 && mk[j - 1]->ts > w->marks[i].ts) mk[j] = mk[j - 1], j--;
+        mk[j] = &w->marks[i];
+      }
+    uint64_t lost = d < w->nlost ? w->lost[d] : 0;
+    struct dbuf *b = d < t->nd ? &t->d[d] : NULL;
+    uint64_t ev[ER_MAX_EVENT_WORDS];
+    for (uint64_t p = b ? b->head : 0; b && !e && p < b->tail;) {
+      unsigned len = ER_HDR_LEN(word_at(b, p));
+      if (len < 2 || len > ER_MAX_EVENT_WORDS || b->tail - p < len) break;
+      for (unsigned i = 0; i < len; i++) ev[i] = word_at(b, p + i);
+      p += len;
+      uint64_t ts = ev[1];
+      if (ts < w->start) continue;
+      if (ts > w->end) break;
+      if (ev[0] == LOST_HDR) {
+        lost += ev[2];
+        continue;
+      }
+      while (!e && mi < nm && mk[mi]->ts < ts) e = put_mark(s, mk[mi++], id);
+      if (ER_HDR_IS_USER(ev[0])) {
+        unsigned uid = ER_HDR_ID(ev[0]);
+        if (uid < ER_NAME_SLOTS && !(named[uid / 8] & (1u << (uid % 8)))) {
+          named[uid / 8] |= (unsigned char)(1u << (uid % 8));
+          const char *n = eventring_cursor_user_name(t->cursor, (int)uid);
+          if (!e && n && *n && (int)uid != id)
+            e = er_snap_user_name(s, (int)uid, n);
+        }
+      }
+      if (!e) e = er_snap_event(s, d, ev, len);
+    }
+    while (!e && mi < nm) e = put_mark(s, mk[mi++], id);
+    if (!e && lost) e = er_snap_lost(s, d, lost);
+  }
+  return e;
+}
+
+/* `eventring trace` run on the compact file `events` to write `out`, as
+ * a user would run it: a process of its own, so that the trace writer's
+ * source (and its signal handlers) never meet ours.  Returns its exit
+ * status, or -1 when it could not be run. */
+static int run_trace(const char *events, const char *out) {
+  char *argv[] = {"eventring", "trace", "--format",
+                  O.format == FMT_FXT ? "fuchsia" : "json", "-o", (char *)out,
+                  (char *)events, NULL};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDIN_FILENO, "/dev/null", O_RDONLY,
+                                   0);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, "/dev/null", O_WRONLY,
+                                   0);
+  pid_t pid;
+  extern char **environ;
+  int r = posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (r != 0) return -1;
+  int st;
+  while (waitpid(pid, &st, 0) < 0)
+    if (errno != EINTR) return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Creates the snapshot's file in --out: TIME-PROGRAM-PID-REASON.EXT, with
+ * -2, -3... when that name is taken (a snapshot never replaces a file).
+ * Returns the descriptor of `events` (the compact file: the snapshot
+ * itself, or the trace's input beside it) with `path` the snapshot's
+ * name, or a negated errno. */
+static int create_file(struct target *t, char *path, size_t size,
+                       char *events, size_t esize) {
+  char when[32], prog[64], base[PATH_MAX];
+  struct tm tm;
+  gmtime_r(&t->win.wall, &tm);
+  strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &tm);
+  file_part(t->program, prog, sizeof prog);
+  snprintf(base, sizeof base, "%s/%s-%s-%ld-%s", O.out, when, prog,
+           (long)t->pid, reason_name[t->win.cond->kind]);
+  for (int n = 1; n < 1000; n++) {
+    char suffix[16] = "";
+    if (n > 1) snprintf(suffix, sizeof suffix, "-%d", n);
+    if (snprintf(path, size, "%s%s.%s", base, suffix,
+                 format_names[O.format]) >= (int)size)
+      return -ENAMETOOLONG;
+    if (O.format == FMT_EVENTS) {
+      snprintf(events, esize, "%s", path);
+    } else {
+      struct stat st;
+      if (lstat(path, &st) == 0) continue;
+      if (snprintf(events, esize, "%s%s.events.part", base, suffix) >=
+          (int)esize)
+        return -ENAMETOOLONG;
+    }
+    int fd = er_file_open_new(events);
+    if (fd != -EEXIST) return fd;
+  }
+  return -EEXIST;
+}
+
+/* Writes the open window of `t` and closes it; then opens the pending
+ * one, if any. */
+static void close_window(struct target *t) {
+  struct window *w = &t->win;
+  struct er_snap *s = er_snap_new();
+  char path[PATH_MAX], events[PATH_MAX];
+  int e = s ? fill(t, s) : -ENOMEM;
+  struct er_snap_stats st;
+  memset(&st, 0, sizeof st);
+  int fd = -1;
+  if (!e && (fd = create_file(t, path, sizeof path, events, sizeof events)) <
+                0)
+    e = fd;
+  if (!e) e = er_snap_write(s, fd, &st);
+  if (fd >= 0 && close(fd) < 0 && !e) e = -errno;
+  er_snap_free(s);
+  if (!e && O.format != FMT_EVENTS) {
+    int rc = run_trace(events, path);
+    unlink(events);
+    if (rc != 0) {
+      tool_error("watch: %s: the trace could not be written (eventring "
+                 "trace exited with %d)", path, rc);
+      W.failed = 1;
+    }
+  } else if (e && fd >= 0) {
+    unlink(events);
+  }
+  if (e) {
+    tool_error("watch: snapshot of %s (pid %ld) for %s: %s", t->program,
+               (long)t->pid, w->cond->text,
+               eventring_strerror(e));
+    W.failed = 1;
+  } else {
+    W.written++;
+    char extra[48] = "";
+    if (w->triggers > 1)
+      snprintf(extra, sizeof extra, ", %" PRIu64 " triggers", w->triggers);
+    fprintf(stderr,
+            "eventring: watch: %s: %s%s%s in %s (pid %ld); %" PRIu64
+            " events, %u domains, %" PRIu64 " lost%s\n",
+            path, w->cond->kind == C_SIGNAL ? "SIGUSR1" : w->cond->text,
+            *w->measured ? ": " : "", w->measured,
+            t->program[0] ? t->program : "unknown", (long)t->pid, st.events,
+            st.domains, st.lost, extra);
+  }
+  w->open = 0;
+  if (t->pend.set) {
+    struct pending *p = &t->pend;
+    p->set = 0;
+    open_window(t, p->cond, p->domain, p->at, p->start, p->measured, p->wall);
+  }
+}
+
+/* ------------------------------------------------------------------ */
+/* Events: the encoder's sink.                                          */
+
+static void cut_spans(struct target *t, int d) {
+  for (int i = 0; i < O.nconds; i++)
+    if (t->span_open[i] && d >= 0 && d < t->maxd) t->span_open[i][d] = 0;
+}
+
+static void on_pause(void *arg, int domain, uint64_t duration) {
+  struct target *t = arg;
+  for (int i = 0; i < O.nconds; i++) {
+    const struct cond *c = &O.conds[i];
+    if (c->kind != C_PAUSE || duration <= c->ns) continue;
+    char m[128], dur[32];
+    snprintf(m, sizeof m, "%s (domain %d)", analysis_duration(dur, duration),
+             domain);
+    trigger(t, c, domain, t->cur_ts, t->cur_ts - duration, m);
+  }
+}
+
+static void check_phase(struct target *t, int d, int phase, uint64_t start,
+                        uint64_t ts) {
+  uint64_t dur = ts >= start ? ts - start : 0;
+  const char *name = NULL;
+  for (int i = 0; i < O.nconds; i++) {
+    const struct cond *c = &O.conds[i];
+    if (c->kind != C_PHASE || dur <= c->ns) continue;
+    if (!name) name = eventring_cursor_phase_name(t->cursor, phase);
+    if (!name || strcmp(name, c->name)) continue;
+    char m[128], buf[32];
+    snprintf(m, sizeof m, "%s (domain %d)", analysis_duration(buf, dur), d);
+    trigger(t, c, d, ts, start, m);
+  }
+}
+
+static void user_event(struct target *t, int d, unsigned type,
+                       const uint64_t *ev, unsigned len) {
+  uint64_t ts = ev[1];
+  const char *name = t->uname ? t->uname : "";
+  for (int i = 0; i < O.nconds; i++) {
+    const struct cond *c = &O.conds[i];
+    if (c->kind != C_SPAN && c->kind != C_INT && c->kind != C_EVENT) continue;
+    if (strcmp(name, c->name)) continue;
+    char m[128];
+    if (c->kind == C_EVENT && type != ER_UEV_SPAN_END) {
+      if (type == ER_UEV_INT && len >= 3)
+        snprintf(m, sizeof m, "%" PRId64 " (domain %d)", (int64_t)ev[2], d);
+      else
+        snprintf(m, sizeof m, "domain %d", d);
+      trigger(t, c, d, ts, ts, m);
+    } else if (c->kind == C_INT && type == ER_UEV_INT && len >= 3 &&
+               (int64_t)ev[2] > c->value) {
+      snprintf(m, sizeof m, "%" PRId64 " (domain %d)", (int64_t)ev[2], d);
+      trigger(t, c, d, ts, ts, m);
+    } else if (c->kind == C_SPAN &&
+               (type == ER_UEV_SPAN_BEGIN || type == ER_UEV_SPAN_END)) {
+      if (!t->span_open[i] &&
+          !(t->span_open[i] = calloc((size_t)t->maxd, sizeof(uint64_t))))
+        continue;
+      /* Spans of one name do not nest: a second begin restarts it. */
+      if (type == ER_UEV_SPAN_BEGIN) {
+        t->span_open[i][d] = ts + 1;
+      } else if (t->span_open[i][d]) {
+        uint64_t b = t->span_open[i][d] - 1, dur = ts >= b ? ts - b : 0;
+        t->span_open[i][d] = 0;
+        char buf[32];
+        snprintf(m, sizeof m, "%s (domain %d)", analysis_duration(buf, dur),
+                 d);
+        if (dur > c->ns) trigger(t, c, d, ts, b, m);
+      }
+    }
+  }
+}
+
+static int sink_user_name(void *arg, int id, const char *name) {
+  (void)id;
+  ((struct target *)arg)->uname = name;
+  return 0;
+}
+
+static int sink_event(void *arg, int domain, const uint64_t *ev,
+                      unsigned len) {
+  struct target *t = arg;
+  struct dbuf *b = domain < t->maxd ? dbuf_of(t, domain) : NULL;
+  if (!b) return EVENTRING_E_CORRUPT; /* the cursor checks domains */
+  if (append(b, ev, len) < 0) return -ENOMEM;
+  uint64_t h = ev[0], ts = ev[1];
+  unsigned type = ER_HDR_TYPE(h), id = ER_HDR_ID(h);
+  if (ts > t->max_ts) t->max_ts = ts;
+  b->last_ts = ts;
+  if (ER_HDR_IS_USER(h)) {
+    user_event(t, domain, type, ev, len);
+  } else if (type == ER_EV_BEGIN) {
+    pauses_begin(&t->pauses, domain, ts, (int)id);
+  } else if (type == ER_EV_END) {
+    uint64_t start;
+    t->cur_ts = ts;
+    if (pauses_end(&t->pauses, domain, ts, (int)id, &start))
+      check_phase(t, domain, (int)id, start, ts);
+  } else if (type == ER_EV_LIFECYCLE) {
+    pauses_lifecycle(&t->pauses, domain, (int)id);
+    if (id == EVENTRING_LIFECYCLE_RING_PAUSE ||
+        id == EVENTRING_LIFECYCLE_DOMAIN_SPAWN ||
+        id == EVENTRING_LIFECYCLE_DOMAIN_TERMINATE)
+      cut_spans(t, domain);
+  }
+  t->uname = NULL;
+  trim_age(t, domain);
+  if (W.words > O.max_words) trim_room();
+  return 0;
+}
+
+static int sink_lost(void *arg, int domain, uint64_t count) {
+  struct target *t = arg;
+  if (t->src) tool_source_lost(t->src, domain, count);
+  struct dbuf *b = domain < t->maxd ? dbuf_of(t, domain) : NULL;
+  if (!b) return 0;
+  pauses_cut(&t->pauses, domain);
+  cut_spans(t, domain);
+  uint64_t at = b->last_ts ? b->last_ts : t->max_ts;
+  uint64_t ev[3] = {LOST_HDR, at, count};
+  if (append(b, ev, 3) < 0) return -ENOMEM;
+  /* Losses in the first poll are the history that the ring had turned
+   * over before we came: no news. */
+  if (!t->started)
+    return 0;
+  for (int i = 0; i < O.nconds; i++)
+    if (O.conds[i].kind == C_LOST) {
+      char m[128];
+      snprintf(m, sizeof m, "%" PRIu64 " %s (domain %d)", count,
+               tool_lost_unit(t->cursor), domain);
+      trigger(t, &O.conds[i], domain, at, at, m);
+    }
+  return 0;
+}
+
+static struct target *target_new(eventring_cursor *c, int own,
+                                 const char *path, pid_t pid,
+                                 const char *program) {
+  struct target *t = calloc(1, sizeof *t);
+  if (!t) return NULL;
+  t->cursor = c;
+  t->own_cursor = own;
+  snprintf(t->path, sizeof t->path, "%s", path);
+  t->pid = pid;
+  snprintf(t->program, sizeof t->program, "%s", program ? program : "");
+  t->sink.event = sink_event;
+  t->sink.user_name = sink_user_name;
+  t->sink.lost = sink_lost;
+  t->sink.arg = t;
+  t->maxd = eventring_cursor_max_domains(c);
+  if (t->maxd < 1) t->maxd = 1;
+  if (pauses_init(&t->pauses, c, t->maxd, on_pause, t) < 0) {
+    pauses_free(&t->pauses);
+    free(t);
+    return NULL;
+  }
+  t->pauses.live = 1;
+  t->have_pauses = 1;
+  if (!(t->enc = er_snap_encoder_new(&t->sink))) {
+    pauses_free(&t->pauses);
+    free(t);
+    return NULL;
+  }
+  eventring_cursor_set_numbering(c, O.numbering);
+  t->next = W.targets;
+  W.targets = t;
+  return t;
+}
+
+/* Frees what `t` holds but its place in the list (a retired target of
+ * --dir stays, so that its file is not read again). */
+static void target_release(struct target *t) {
+  for (int d = 0; d < t->nd; d++) {
+    W.words -= t->d[d].tail - t->d[d].head;
+    free(t->d[d].w);
+  }
+  free(t->d);
+  t->d = NULL;
+  t->nd = 0;
+  for (int i = 0; i < MAX_CONDS; i++) {
+    free(t->span_open[i]);
+    t->span_open[i] = NULL;
+  }
+  if (t->have_pauses) pauses_free(&t->pauses);
+  t->have_pauses = 0;
+  free(t->win.lost);
+  t->win.lost = NULL;
+  t->win.nlost = 0;
+  er_snap_encoder_free(t->enc);
+  t->enc = NULL;
+  if (t->own_cursor) eventring_cursor_free(t->cursor);
+  t->cursor = NULL;
+  t->retired = 1;
+}
+
+static void target_unlink(struct target *t) {
+  for (struct target **tp = &W.targets; *tp; tp = &(*tp)->next)
+    if (*tp == t) {
+      *tp = t->next;
+      break;
+    }
+  if (!t->retired) target_release(t);
+  free(t);
+}
+
+/* Polls `t` once.  Returns the poll's result. */
+static int poll_target(struct target *t) {
+  int r = eventring_cursor_poll(t->cursor, er_snap_encoder_callbacks(t->enc),
+                                er_snap_encoder_data(t->enc), 0);
+  int e = er_snap_encoder_error(t->enc);
+  return e ? e : r;
+}
+
+/* The reading is over for `t`: what its windows hold is all there
+ * will be. */
+static void finish_target(struct target *t) {
+  if (t->win.open) {
+    /* Complete up to the last event read. */
+    close_window(t);
+  }
+  if (t->win.open) close_window(t); /* the pending one */
+}
+
+/* After each poll: SIGUSR1, windows whose time has passed, the age of
+ * idle domains. */
+static void tick(void) {
+  uint64_t now = tool_now_ns();
+  int usr1 = W.usr1;
+  if (usr1) W.usr1 = 0;
+  static const struct cond by_hand = {C_SIGNAL, "SIGUSR1", "", 0, 0};
+  for (struct target *t = W.targets; t; t = t->next) {
+    if (t->retired) continue;
+    if (usr1) trigger(t, &by_hand, 0, now, now, "");
+    t->started = 1;
+    struct window *w = &t->win;
+    if (w->open && ((W.prev_tick && W.prev_tick > w->end + EVENT_SETTLE_NS) ||
+                    t->max_ts > w->end + EVENT_CLOCK_SLACK_NS))
+      close_window(t);
+    for (int d = 0; d < t->nd; d++) trim_age(t, d);
+  }
+  W.prev_tick = now;
+}
+
+static void between_polls(struct tool_source *src, void *data) {
+  (void)src, (void)data;
+  tick();
+}
+
+/* ------------------------------------------------------------------ */
+/* --dir alone.                                                         */
+
+static int first_scan;
+
+static int scan_known(void *arg, const char *path, const struct stat *st) {
+  (void)arg;
+  for (struct target *t = W.targets; t; t = t->next)
+    if (t->dev == st->st_dev && t->ino == st->st_ino &&
+        !strcmp(t->path, path)) {
+      t->seen = 1;
+      return 1;
+    }
+  return 0;
+}
+
+static int scan_found(void *arg, eventring_cursor *c, const char *path,
+                      pid_t pid, const struct stat *st) {
+  (void)arg;
+  char prog[64];
+  tool_process_name(pid, prog, sizeof prog);
+  if (!prog[0]) {
+    const char *p = eventring_cursor_program(c);
+    snprintf(prog, sizeof prog, "%s", p ? p : "");
+  }
+  struct target *t = target_new(c, 1, path, pid, prog);
+  if (!t) return -1;
+  t->dev = st->st_dev;
+  t->ino = st->st_ino;
+  t->seen = 1;
+  /* Files that dead processes left before we started are history, not
+   * news; one that appears while we watch is read even if its writer
+   * has already gone. */
+  if (first_scan && tool_process_gone(pid)) target_release(t);
+  return 0;
+}
+
+static int follow_dir(const char *dir) {
+  int rc = tool_dirscan_check(dir, "watch");
+  if (rc != TOOL_EXIT_OK) return rc;
+  struct tool_dirscan ds = {dir, "watch", NULL};
+  static const struct tool_dirscan_ops ops = {scan_known, scan_found};
+  tool_signals_install();
+  struct sigaction sa, old;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_usr1;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, &old);
+  tool_error("watch: watching %s for new ring files; snapshots go to %s",
+             dir, O.out);
+  uint64_t next_scan = 0;
+  first_scan = 1;
+  while (!tool_signal_pending()) {
+    uint64_t now = tool_now_ns();
+    if (now >= next_scan) {
+      for (struct target *t = W.targets; t; t = t->next) t->seen = 0;
+      tool_dirscan(&ds, &ops, NULL);
+      first_scan = 0;
+      next_scan = now + SCAN_NS;
+      for (struct target *t = W.targets, *n; t; t = n) {
+        n = t->next;
+        if (!t->seen) {
+          /* The file is gone: read what it had, write what is open. */
+          if (!t->retired) {
+            while (poll_target(t) > 0) {
+            }
+            finish_target(t);
+          }
+          target_unlink(t);
+        } else if (!t->retired && tool_process_gone(t->pid)) {
+          while (poll_target(t) > 0) {
+          }
+          finish_target(t);
+          target_release(t);
+        }
+      }
+    }
+    int any = 0;
+    for (struct target *t = W.targets; t; t = t->next) {
+      if (t->retired) continue;
+      int r = poll_target(t);
+      if (r > 0) any = 1;
+      if (r < 0) {
+        tool_error("watch: %s: %s (no longer read)", t->path,
+                   eventring_strerror(r));
+        finish_target(t);
+        target_release(t);
+      }
+    }
+    tick();
+    if (!any) {
+      struct timespec ts = {0, IDLE_NS};
+      nanosleep(&ts, NULL);
+    }
+  }
+  for (struct target *t = W.targets; t; t = t->next)
+    if (!t->retired) finish_target(t);
+  int sig = tool_signal_pending();
+  sigaction(SIGUSR1, &old, NULL);
+  tool_signals_restore();
+  tool_dirscan_free(&ds);
+  return 128 + sig;
+}
+
+/* ------------------------------------------------------------------ */
+
+int tool_watch(int argc, char **argv) {
+  enum {
+    OPT_WHEN = TOOL_OPT_OWN,
+    OPT_BEFORE,
+    OPT_AFTER,
+    OPT_EVERY,
+    OPT_MAX,
+    OPT_OUT,
+    OPT_FORMAT,
+    OPT_MAX_MEMORY
+  };
+  /* The source options but --follow, which is always on. */
+  static const struct option longopts[] = {
+      {"when", required_argument, NULL, OPT_WHEN},
+      {"before", required_argument, NULL, OPT_BEFORE},
+      {"after", required_argument, NULL, OPT_AFTER},
+      {"every", required_argument, NULL, OPT_EVERY},
+      {"max", required_argument, NULL, OPT_MAX},
+      {"out", required_argument, NULL, OPT_OUT},
+      {"format", required_argument, NULL, OPT_FORMAT},
+      {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
+      {"dir", required_argument, NULL, TOOL_OPT_DIR},
+      {"pid", required_argument, NULL, TOOL_OPT_PID},
+      {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},
+      {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  struct tool_source src;
+  memset(&src, 0, sizeof src);
+  memset(&O, 0, sizeof O);
+  memset(&W, 0, sizeof W);
+  O.before = DEFAULT_BEFORE_NS;
+  O.after = DEFAULT_AFTER_NS;
+  O.every = DEFAULT_EVERY_NS;
+  O.max = DEFAULT_MAX;
+  O.out = ".";
+  uint64_t max_memory = DEFAULT_MAX_MEMORY;
+  char why[256];
+  int c, rc;
+  while ((c = tool_getopt(argc, argv, ":h", longopts)) != -1) {
+    uint64_t *dur = c == OPT_BEFORE  ? &O.before
+                    : c == OPT_AFTER ? &O.after
+                    : c == OPT_EVERY ? &O.every
+                                     : NULL;
+    if (c == OPT_WHEN) {
+      if (O.nconds == MAX_CONDS)
+        return tool_usage_error(HELP_REF, "too many --when (%d at most)",
+                                MAX_CONDS);
+      if ((rc = parse_cond(optarg, &O.conds[O.nconds])) != 0) return rc;
+      O.nconds++;
+    } else if (dur) {
+      if (parse_duration(optarg, dur, why, sizeof why))
+        return tool_usage_error(HELP_REF, "--%s: %s",
+                                c == OPT_BEFORE  ? "before"
+                                : c == OPT_AFTER ? "after"
+                                                 : "every",
+                                why);
+    } else if (c == OPT_MAX) {
+      char *end;
+      errno = 0;
+      long v = strtol(optarg, &end, 10);
+      if (end == optarg || *end || errno || v < 1)
+        return tool_usage_error(HELP_REF, "invalid --max '%s' (a number of "
+                                "snapshots, at least 1)", optarg);
+      O.max = v;
+    } else if (c == OPT_OUT) {
+      O.out = optarg;
+    } else if (c == OPT_FORMAT) {
+      size_t i = 0;
+      while (i < 3 && strcmp(optarg, format_names[i])) i++;
+      if (i == 3)
+        return tool_usage_error(HELP_REF, "unknown format '%s' (events, fxt "
+                                "or json)", optarg);
+      O.format = (enum format)i;
+    } else if (c == OPT_MAX_MEMORY) {
+      if (parse_size(optarg, &max_memory) || max_memory < (1u << 20))
+        return tool_usage_error(HELP_REF, "invalid --max-memory '%s' (a size "
+                                "of at least 1M, e.g. 64M)", optarg);
+    } else if ((rc = tool_source_other(&src, c, argv, HELP_REF, help)) >= 0) {
+      return rc;
+    }
+  }
+  if (!O.nconds)
+    return tool_usage_error(HELP_REF, "no condition given (--when COND, e.g. "
+                            "--when 'pause>10ms')");
+  if (optind < argc)
+    return tool_usage_error(HELP_REF, "unexpected argument '%s' (processes "
+                            "are followed with --pid, --dir or -- COMMAND)",
+                            argv[optind]);
+  if (!*O.out) return tool_usage_error(HELP_REF, "empty --out directory");
+  O.max_words = max_memory / 8;
+  O.numbering = tool_source_numbering(&src);
+  /* The directory first: a wrong one is reported before a command runs. */
+  rc = tool_dirscan_check(O.out, "watch: --out");
+  if (rc != TOOL_EXIT_OK) return rc;
+  if (access(O.out, W_OK | X_OK) != 0) {
+    tool_error("watch: --out %s: %s", O.out, strerror(errno));
+    return TOOL_EXIT_INPUT;
+  }
+
+  if (src.dir && !src.pid_arg) {
+    rc = follow_dir(src.dir);
+  } else {
+    src.follow = 1;
+    src.progress = -1;
+    rc = tool_source_open(&src, 0, argv + optind, HELP_REF);
+    if (rc != TOOL_EXIT_OK) return rc;
+    const char *prog =
+        src.name[0] ? src.name : eventring_cursor_program(src.cursor);
+    struct target *t = target_new(src.cursor, 0, src.path, src.pid, prog);
+    if (!t) {
+      tool_error("out of memory");
+      tool_source_close(&src);
+      return TOOL_EXIT_INPUT;
+    }
+    t->src = &src;
+    struct sigaction sa, old;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_usr1;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR1, &sa, &old);
+    tool_error("watch: watching %s (pid %ld); snapshots go to %s",
+               t->program[0] ? t->program : "unknown", (long)t->pid, O.out);
+    src.between_polls = between_polls;
+    rc = tool_source_read(&src, er_snap_encoder_callbacks(t->enc),
+                          er_snap_encoder_data(t->enc));
+    finish_target(t);
+    tool_source_lost_summary(&src, stderr);
+    sigaction(SIGUSR1, &old, NULL);
+    target_unlink(t);
+    tool_source_close(&src);
+  }
+  while (W.targets) target_unlink(W.targets);
+  if (W.ignored)
+    tool_error("watch: %" PRIu64 " trigger%s ignored (--every and --max: %ld "
+               "snapshot%s written)", W.ignored, W.ignored > 1 ? "s" : "",
+               W.written, W.written == 1 ? "" : "s");
+  if (rc == TOOL_EXIT_OK && W.failed) rc = TOOL_EXIT_INPUT;
+  return rc;
+}
