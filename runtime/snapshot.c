@@ -1,4 +1,4 @@
-/* snapshot.c -- compact ring files, and eventring_snapshot().
+/* snapshot.c -- compact ring files, their default names, and eventring_snapshot().
  *
  * A flight recorder is looked at when something went wrong, and what it
  * holds then must be kept before the rings wrap over it.  A snapshot
@@ -33,6 +33,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -562,6 +563,31 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
     st->bytes = size;
   }
   return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Naming.                                                              */
+
+/* `name` made safe as a part of a file name, in at most size - 1 bytes. */
+static void file_part(const char *name, char *out, size_t size) {
+  size_t n = 0;
+  for (; name && name[n] && n + 1 < size; n++) {
+    unsigned char ch = (unsigned char)name[n];
+    out[n] = ch > ' ' && ch < 127 && ch != '/' ? (char)ch : '_';
+  }
+  out[n] = 0;
+  if (!n) snprintf(out, size, "unknown");
+}
+
+int er_snap_default_name(char *buf, size_t size, const char *program,
+                         pid_t pid, time_t when, const char *ext) {
+  char prog[64], stamp[32];
+  file_part(program, prog, sizeof prog);
+  struct tm tm;
+  gmtime_r(&when, &tm);
+  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
+  int n = snprintf(buf, size, "%s-%ld-%s.%s", prog, (long)pid, stamp, ext);
+  return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -19,8 +19,10 @@
 #ifndef EVENTRING_SNAPSHOT_H
 #define EVENTRING_SNAPSHOT_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "eventring.h"
 
@@ -121,5 +123,16 @@ struct er_snap_stats {
  * Fills *st when it is not NULL.  Returns 0 or a negated errno value. */
 ER_SNAP_HIDDEN int er_snap_write(struct er_snap *s, int fd,
                                  struct er_snap_stats *st);
+
+/* The name a snapshot gets when none is given, PROGRAM-PID-TIME.EXT, TIME
+ * being `when` in UTC (20261124T031500Z) and PROGRAM `program` made safe
+ * as a part of a file name ('/', spaces and bytes that are not printable
+ * ASCII become '_'; "unknown" when NULL or empty), into `buf`.  One
+ * definition for `eventring snapshot` and the OCaml package's
+ * Runtime_events_snapshot.write_default, so that both name a process's
+ * snapshots alike.  Returns 0, or -ENAMETOOLONG when it does not fit. */
+ER_SNAP_HIDDEN int er_snap_default_name(char *buf, size_t size,
+                                        const char *program, pid_t pid,
+                                        time_t when, const char *ext);
 
 #endif /* EVENTRING_SNAPSHOT_H */

@@ -69,31 +69,6 @@ static void help(void) {
 enum format { FMT_EVENTS, FMT_FXT, FMT_JSON, FMT_CTF };
 static const char *const format_names[] = {"events", "fxt", "json", "ctf"};
 
-/* `name` made safe as a part of a file name: '/', spaces and every byte
- * that is not printable ASCII become '_'; "unknown" when empty. */
-static void file_part(const char *name, char *out, size_t size) {
-  size_t n = 0;
-  for (; name && name[n] && n + 1 < size; n++) {
-    unsigned char ch = (unsigned char)name[n];
-    out[n] = ch > ' ' && ch < 127 && ch != '/' ? (char)ch : '_';
-  }
-  out[n] = 0;
-  if (!n) snprintf(out, size, "unknown");
-}
-
-/* PROGRAM-PID-TIME.EXT, TIME now in UTC. */
-static void default_name(char *buf, size_t size, const char *program,
-                         pid_t pid, enum format f) {
-  char prog[64], when[32];
-  file_part(program, prog, sizeof prog);
-  time_t t = time(NULL);
-  struct tm tm;
-  gmtime_r(&t, &tm);
-  strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &tm);
-  snprintf(buf, size, "%s-%ld-%s.%s", prog, (long)pid, when,
-           format_names[f]);
-}
-
 /* Writes the compact file to `path` ("-": standard output), created as
  * the ring file is (never over an existing file).  Returns the exit
  * status, after printing one line on failure. */
@@ -233,7 +208,9 @@ int tool_snapshot(int argc, char **argv) {
 
   char name[PATH_MAX];
   if (!outpath) {
-    default_name(name, sizeof name, prog, pid, format);
+    /* PATH_MAX holds any name it makes: the program's part is cut. */
+    (void)er_snap_default_name(name, sizeof name, prog, pid, time(NULL),
+                               format_names[format]);
     outpath = name;
   }
   struct er_snap_stats st;
