@@ -3,3 +3,6 @@
    lock during the copy. *)
 
 external write : string -> unit = "caml_eventring_ml_snapshot_write"
+
+external write_default : unit -> string
+  = "caml_eventring_ml_snapshot_write_default"

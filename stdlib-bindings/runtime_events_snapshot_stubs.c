@@ -30,6 +30,9 @@
  * The exception is raised once the lock is held again. */
 #define CAML_NAME_SPACE
 #include <errno.h>
+#include <limits.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <caml/alloc.h>
 #include <caml/fail.h>
@@ -38,13 +41,12 @@
 #include <caml/signals.h>
 
 #include "eventring.h"
+#include "snapshot.h"
 
-#define WHO "Runtime_events_snapshot.write"
-
-/* The message of the Failure for error `err` on `path`:
- * "Runtime_events_snapshot.write: PATH: REASON", the reason saying what to
- * do where there is something to do. */
-static value failure_message(const char *path, int err) {
+/* The message of the Failure that function `who` raises for error `err`
+ * on `path`: "WHO: PATH: REASON", the reason saying what to do where there
+ * is something to do. */
+static value failure_message(const char *who, const char *path, int err) {
   const char *why;
   if (err == EVENTRING_E_NOTSTARTED)
     why = "runtime events are not started in this process (call "
@@ -54,8 +56,19 @@ static value failure_message(const char *path, int err) {
           "or give another name)";
   else
     why = eventring_strerror(err);
-  return caml_alloc_sprintf(WHO ": %s: %s", path, why);
+  return caml_alloc_sprintf("%s: %s: %s", who, path, why);
 }
+
+/* eventring_snapshot(path) with the runtime lock released (see above):
+ * `path` must not be in the OCaml heap. */
+static int snapshot_unlocked(const char *path) {
+  caml_enter_blocking_section();
+  int r = eventring_snapshot(path);
+  caml_leave_blocking_section();
+  return r;
+}
+
+#define WHO "Runtime_events_snapshot.write"
 
 /* write : string -> unit */
 CAMLprim value caml_eventring_ml_snapshot_write(value vpath) {
@@ -66,11 +79,24 @@ CAMLprim value caml_eventring_ml_snapshot_write(value vpath) {
   if (!caml_string_is_c_safe(vpath))
     caml_invalid_argument(WHO ": the path has null characters");
   char *path = caml_stat_strdup(String_val(vpath));
-  caml_enter_blocking_section();
-  int r = eventring_snapshot(path);
-  caml_leave_blocking_section();
-  if (r < 0) msg = failure_message(path, r);
+  int r = snapshot_unlocked(path);
+  if (r < 0) msg = failure_message(WHO, path, r);
   caml_stat_free(path);
   if (r < 0) caml_failwith_value(msg);
   CAMLreturn(Val_unit);
+}
+
+/* write_default : unit -> string.  The name is the one `eventring
+ * snapshot` would give this process's snapshot (er_snap_default_name,
+ * with the program name eventring_snapshot() records in the file). */
+CAMLprim value caml_eventring_ml_snapshot_write_default(value unit) {
+  CAMLparam1(unit);
+  char name[PATH_MAX];
+  int r = er_snap_default_name(name, sizeof name,
+                               program_invocation_short_name, getpid(),
+                               time(NULL), "events");
+  if (r == 0) r = snapshot_unlocked(name);
+  if (r < 0)
+    caml_failwith_value(failure_message(WHO "_default", name, r));
+  CAMLreturn(caml_copy_string(name));
 }

@@ -2,8 +2,9 @@
    at a moment of its choosing, GC phases and user events, in a file that
    Runtime_events reads back (and eventring, in snapshot.check); what it
    writes later is not in it; the refusals (not started, a file that
-   exists, a missing directory, bad paths) say why; and an OCaml signal
-   handler may take one. *)
+   exists, a missing directory, bad paths) say why; an OCaml signal
+   handler may take one; and write_default names it in the current
+   directory as `eventring snapshot` would (snapshot.check compares). *)
 
 module R = Runtime_events
 module S = Runtime_events_snapshot
@@ -136,3 +137,34 @@ let () =
   done;
   Printf.printf "from a signal handler: %b\n" !taken;
   show "its snapshot" (read (Some (Filename.dirname from_handler, pid)))
+
+(* PROGRAM-PID-TIME.events, TIME a UTC second as 20261124T031500Z. *)
+let check_default_name name =
+  let digits s = String.for_all (fun c -> c >= '0' && c <= '9') s in
+  match List.rev (String.split_on_char '-' name) with
+  | stamp :: p :: _ :: _ ->
+      p = string_of_int pid
+      && String.length stamp = 23
+      && digits (String.sub stamp 0 8)
+      && stamp.[8] = 'T'
+      && digits (String.sub stamp 9 6)
+      && String.sub stamp 15 8 = "Z.events"
+  | _ -> false
+
+let () =
+  match S.write_default () with
+  | name ->
+      Printf.printf "write_default: %s, named PROGRAM-PID-TIME.events %b, \
+                     in the current directory %b\n"
+        (if Filename.is_relative name then "a relative name" else name)
+        (check_default_name name)
+        (Sys.file_exists (Filename.concat (Sys.getcwd ()) name));
+      (* For snapshot.check, which compares it with the tool's name. *)
+      let oc = open_out (Filename.concat dir "default-name") in
+      output_string oc name;
+      close_out oc;
+      let d = Filename.concat snaps "default" in
+      Unix.mkdir d 0o700;
+      Unix.rename name (Filename.concat d (string_of_int pid ^ ".events"));
+      show "its snapshot" (read (Some (d, pid)))
+  | exception Failure m -> Printf.printf "write_default: Failure %S\n" (hide m)
