@@ -26,9 +26,10 @@ val write : string -> unit
     signal and may call it.
 
     Raises [Failure "Runtime_events_snapshot.write: PATH: REASON"] when
-    tracing is not started, when [path] exists, or when the file cannot
-    be written (nothing is left at [path] then), and [Invalid_argument]
-    when [path] is empty or has a NUL byte. *)
+    tracing is not started, when [path] exists (the file is left as it
+    is), or when the file cannot be written (the part written is
+    removed), and [Invalid_argument] when [path] is empty or has a NUL
+    byte. *)
 
 val write_default : unit -> string
 (** [write_default ()] writes the snapshot as [write] does, into the
@@ -36,8 +37,7 @@ val write_default : unit -> string
     [PROGRAM-PID-TIME.events] (TIME in UTC, as in
     [prog-4242-20261124T031500Z.events]; PROGRAM is the name the ring file
     records, [ocamlrun] for a plain bytecode program), and returns that
-    name.  The
-    name changes once a second: a second snapshot within the same second
-    raises [Failure] as [write] does over an existing file (use [write]
-    with names of your own to take more).  Raises [Failure
+    name.  The name changes once a second: a second snapshot within the
+    same second raises [Failure] as [write] does over an existing file
+    (use [write] with names of your own to take more).  Raises [Failure
     "Runtime_events_snapshot.write_default: NAME: REASON"]. *)
