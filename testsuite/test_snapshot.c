@@ -213,6 +213,7 @@ START_TEST(test_inprocess_while_writing) {
       ck_assert_uint_ge(s.delivered[1 + w], 1);
       before[w] = s.delivered[1 + w] - 1;
     }
+    free(s.v);
   }
   __atomic_store_n(&g_go, 1, __ATOMIC_RELEASE);
 
