@@ -23,14 +23,14 @@ static unsigned bucket(uint64_t words) {
 void eventring__alloc(uint64_t words) {
   /* Entering the probe gives this thread its slot, and keeps the count
    * out of a ring that is being torn down. */
-  struct er_domain *d = er_enter(0);
+  struct er_domain *d = er_enter(ER_IF_ON);
   if (!d) return;
   d->alloc[bucket(words)]++;
   er_leave(d);
 }
 
 void eventring__alloc_flush(void) {
-  struct er_domain *d = er_enter(0);
+  struct er_domain *d = er_enter(ER_IF_ON);
   if (!d) return;
   unsigned len = 2 + EVENTRING_ALLOC_BUCKETS;
   uint64_t *ev = er_reserve(d, len);

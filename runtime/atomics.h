@@ -102,7 +102,7 @@ static inline int er_icas_(_Atomic int *p, int old, int new_) {
 #define er_fence_acquire() atomic_thread_fence(memory_order_acquire)
 #endif
 /* Orders the compiler only: the CPU is ordered by the other side's
- * membarrier(2) (see domain.c). */
+ * membarrier(2) (see stw.h). */
 #define er_compiler_barrier() atomic_signal_fence(memory_order_seq_cst)
 
 #endif

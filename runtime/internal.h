@@ -3,10 +3,12 @@
  * Who touches what:
  *   er_state      under er_st.lock, except `live` (atomic) and the fields
  *                 a probe reads after it has seen `live` set (the mapping's
- *                 geometry), which only change while no probe runs.
+ *                 geometry), which only change while the world is stopped
+ *                 (stw.h).
  *   er_domain     the owning thread, inside a probe; the thread holding
- *                 er_st.lock while no probe runs (start, stop, fork); and
- *                 `in_probe`, which the stopping thread reads at any time.
+ *                 er_st.lock while the world is stopped (start, stop,
+ *                 fork); and `in_probe`, which the stopping thread reads at
+ *                 any time (stw.h).
  */
 #ifndef EVENTRING_INTERNAL_H
 #define EVENTRING_INTERNAL_H
@@ -38,8 +40,8 @@
 
 struct er_domain {
   /* 1 while the owner is between entering and leaving a probe.  Stored by
-   * the owner with no fence (see domain.c for why that is enough); alone
-   * in its cache line because the stopping thread polls it. */
+   * the owner with no fence (stw.h says why that is enough); alone in its
+   * cache line because the stopping thread polls it. */
   int in_probe;
   char pad_[64 - sizeof(int)];
 
@@ -55,7 +57,7 @@ struct er_domain {
   uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
   int spawn_pending;   /* write domain_spawn before the next event */
   int id;              /* slot index, fixed */
-  int owned;           /* threads bound to the slot; under er_st.lock */
+  int threads;         /* threads bound to the slot; under er_st.lock */
   int shared;          /* joined (eventring_domain_join): several threads
                           whose probes the host serialises */
   int retired;         /* stuck in a probe at a teardown: never reused */
@@ -66,7 +68,8 @@ struct er_domain {
 
 struct er_state {
   pthread_mutex_t lock;
-  int live;            /* a mapping is there to write into (atomic) */
+  int live;            /* the world is open: a mapping is there to write
+                          into (atomic; stw.h) */
   int paused;
   unsigned char *map;  /* the whole file, mapped shared */
   size_t map_bytes;
@@ -78,7 +81,7 @@ struct er_state {
   unsigned max_domains;
   unsigned ring_log2;
   uint64_t file_gen;   /* counts files created, so domains notice a new one */
-  unsigned slots_hw;   /* 1 + highest slot ever owned */
+  unsigned slots_hw;   /* 1 + highest slot ever bound */
   uint64_t free_epoch; /* bumped when a slot may have become free */
   uint64_t slotless_in;/* threads without a slot inside a probe (atomic) */
   pid_t pid;
@@ -86,7 +89,16 @@ struct er_state {
 
 extern ER_HIDDEN struct er_state er_st;
 extern ER_HIDDEN struct er_domain er_domains[ER_DOMAINS_LIMIT];
-extern ER_HIDDEN int er_need_fence;
+/* The calling thread's slot, or NULL (domain.c).  initial-exec: one load
+ * from the thread pointer, no call to __tls_get_addr, even in the shared
+ * library. */
+extern ER_HIDDEN __thread struct er_domain *er_tls_self
+    __attribute__((tls_model("initial-exec")));
+
+/* Whether a write waits for eventring__on: a probe's does; the lifecycle
+ * events of control operations, whose caller holds er_st.lock, are
+ * written even while paused. */
+enum er_when { ER_IF_ON, ER_EVEN_PAUSED };
 
 /* ring.c: the file and the writer. */
 /* The ring file of process `pid` in `dir`: `<dir>/<pid>.events`, dir NULL
@@ -120,24 +132,52 @@ ER_HIDDEN uint64_t er_ext_bytes(const struct er_ext_desc *d);
 /* Writes every word of the block at `x` (zeroed, er_ext_bytes() long)
  * except the magic, which the caller stores last. */
 ER_HIDDEN void er_ext_fill(uint64_t *x, const struct er_ext_desc *d);
-/* Unmaps (unless a stuck probe may still write) and closes the file, and
- * removes it when asked; under the lock, with no probe running. */
-ER_HIDDEN void er_file_drop(int unlink_it, int unmap_it);
+/* What er_file_drop() does besides closing the descriptor. */
+enum {
+  ER_FILE_UNMAP = 1,  /* only when the world stopped (stw.h) */
+  ER_FILE_UNLINK = 2  /* unless OCAML_RUNTIME_EVENTS_PRESERVE is set */
+};
+/* Closes the file and forgets it, doing what `what` (ER_FILE_* or'ed)
+ * says; under the lock, with the world closed. */
+ER_HIDDEN void er_file_drop(unsigned what);
 ER_HIDDEN void er_file_write_name(int id, const char *name);
 ER_HIDDEN void er_domain_bind_file(struct er_domain *d);
 ER_HIDDEN void er_warn(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
 
-/* domain.c: slots, entering and leaving probes (the inline part is in
- * writer.h), stopping the world. */
-ER_HIDDEN struct er_domain *er_attach_locked(int spawn_event);
-ER_HIDDEN int er_stop_world(void);   /* under lock; 0 when quiescent */
-ER_HIDDEN void er_barrier_init(void);
+/* control.c: starting and stopping, under er_st.lock.  er_start_locked()
+ * does not start the remote-control watcher (it is also the forked
+ * child's start); er_stop_locked() returns EVENTRING_E_NOTSTARTED when
+ * not started. */
+ER_HIDDEN int er_start_locked(void);
+ER_HIDDEN int er_stop_locked(void);
+
+/* params.c: the parameters of a new ring file, from the environment
+ * (clamped, with a warning for each value replaced). */
+struct er_params {
+  unsigned log2;        /* OCAMLRUNPARAM e= */
+  unsigned max_domains; /* OCAMLRUNPARAM d=, lowered to fit 64 GiB */
+  int preserve;         /* OCAML_RUNTIME_EVENTS_PRESERVE is set */
+};
+ER_HIDDEN void er_params_read(struct er_params *out);
+
+/* users.c: the registry of user events.  Ids below er_user_count (loaded
+ * with acquire order) are registered; er_users_write_names() writes every
+ * name into a new file, under the lock. */
+extern ER_HIDDEN int er_user_count;
+static inline int er_user_id_ok(int id) {
+  return id >= 0 && id < er_iload_acq(&er_user_count);
+}
+ER_HIDDEN void er_users_write_names(void);
+
+/* fork.c: installs the fork handlers, once, at program start. */
+ER_HIDDEN void er_fork_install(void);
+
+/* domain.c: slots.  The caller's slot, taken if it has none (its ring
+ * then begins with domain_spawn); NULL when every slot is taken. */
+ER_HIDDEN struct er_domain *er_attach_locked(void);
 ER_HIDDEN void er_domains_after_fork(void);
 ER_HIDDEN void er_domains_init(void);
-
-/* ring.c: a custom event (er_emit, for the others, is in writer.h). */
-ER_HIDDEN int er_emit_custom(int id, const void *bytes, size_t len);
 
 /* remote.c: the thread that serves pause/resume requests from outside.
  * Start it under the lock once a file exists; stop it WITHOUT the lock

@@ -1,4 +1,4 @@
-/* ring.c -- the ring file and the event writer (the producer).
+/* ring.c -- the ring file, and the writer's out-of-line eviction.
  *
  * The file (format version 1, see doc/FORMAT.md and ring_format.h):
  *
@@ -26,7 +26,8 @@
  *
  * Stores into the ring are relaxed atomics: on x86-64 and AArch64 they are
  * the plain stores a memcpy would do, and they let concurrent readers in
- * the same process read without a data race.
+ * the same process read without a data race.  The inline write path is in
+ * writer.h; when the mapping may be unmapped is stw.h's to say.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -201,10 +202,12 @@ fail:
   return err;
 }
 
-void er_file_drop(int unlink_it, int unmap_it) {
-  if (unmap_it && er_st.map) munmap(er_st.map, er_st.map_bytes);
+void er_file_drop(unsigned what) {
+  /* Without ER_FILE_UNMAP the mapping is forgotten but stays: a probe may
+   * still write into it (stw.h). */
+  if ((what & ER_FILE_UNMAP) && er_st.map) munmap(er_st.map, er_st.map_bytes);
   if (er_st.fd >= 0) close(er_st.fd);
-  if (unlink_it) unlink(er_st.path);
+  if (what & ER_FILE_UNLINK) unlink(er_st.path);
   er_st.map = NULL;
   er_st.meta = er_st.ext = NULL;
   er_st.map_bytes = 0;
@@ -300,34 +303,4 @@ int er_evict(struct er_domain *d, uint64_t end, uint64_t pad) {
    * (stores are not reordered with stores). */
   er_fence_release();
   return skip_pad;
-}
-
-int er_emit_custom(int id, const void *bytes, size_t len) {
-  struct er_domain *d = er_enter(0);
-  if (!d) return 0;
-  unsigned words = (unsigned)ER_CUSTOM_WORDS(len);
-  unsigned total = 2 + words;
-  uint64_t *ev = er_reserve(d, total);
-  if (!ev) {
-    /* Longer than this file's rings: counted in DROPPED. */
-    er_leave(d);
-    return EVENTRING_E_TOOBIG;
-  }
-  er_store_rlx(&ev[0], ER_HDR(total, 1, ER_UEV_CUSTOM, (unsigned)id));
-  er_store_rlx(&ev[1], er_stamp(d));
-  const unsigned char *src = bytes;
-  for (unsigned w = 0; w < words; w++) {
-    unsigned char b[8] = {0};
-    size_t off = (size_t)w * 8;
-    size_t k = len > off ? len - off : 0;
-    if (k) memcpy(b, src + off, k < 8 ? k : 8);
-    /* The last byte of the payload counts the padding bytes before it. */
-    if (w == words - 1) b[7] = (unsigned char)((size_t)words * 8 - 1 - len);
-    uint64_t v;
-    memcpy(&v, b, 8);
-    er_store_rlx(&ev[2 + w], v);
-  }
-  er_commit(d, total);
-  er_leave(d);
-  return 0;
 }

@@ -1,8 +1,9 @@
 /* writer.h -- the write path of a probe, inlined into each entry point.
  *
  * A probe that passed the inlined flag test of eventring.h ends up in one
- * function (er_emit, er_emit_custom, the alloc probes) into which all of
- * this is inlined: enter the domain, take a timestamp, reserve words,
+ * function (er_emit, the custom event's in probes.c, the alloc probes)
+ * into which all of this is inlined: enter the domain (stw.h), take a
+ * timestamp, reserve words,
  * store them, publish the tail, leave.  What is rare -- a thread's first
  * event, a signal handler's nested probe, domain_spawn, evicting old
  * events, recalibrating the clock -- stays out of line.
@@ -29,6 +30,7 @@
 #include <time.h>
 
 #include "internal.h"
+#include "stw.h"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <x86intrin.h>
@@ -83,60 +85,7 @@ static inline uint64_t er_now(void) {
   return er_clock_monotonic();
 }
 
-/* ------------------------------------------------------------------ */
-/* Entering and leaving a probe (see domain.c for the protocol).        */
-
-extern ER_HIDDEN __thread struct er_domain *er_tls_self
-    __attribute__((tls_model("initial-exec")));
-
-ER_HIDDEN struct er_domain *er_enter_slow(int force);
-ER_HIDDEN void er_nested_drop(struct er_domain *d);
-ER_HIDDEN void er_write_spawn(struct er_domain *d);
-ER_HIDDEN int er_evict(struct er_domain *d, uint64_t end, uint64_t pad);
-
-static inline void er_leave(struct er_domain *d) {
-  /* Pairs with the acquire load in er_stop_world(): everything this probe
-   * wrote is visible to the stopper before it touches the mapping. */
-  er_istore_rel(&d->in_probe, 0);
-}
-
-/* Enters a probe on `d`, the calling thread's domain.  Returns d, or NULL
- * when nothing may be written (and then the probe is left already). */
-static inline struct er_domain *er_enter_domain(struct er_domain *d,
-                                                int force) {
-  if (ER_UNLIKELY(er_iload_rlx(&d->in_probe))) {
-    er_nested_drop(d);
-    return NULL;
-  }
-  er_istore_rlx(&d->in_probe, 1);
-  /* Keeps the compiler from moving the loads below above the store; the
-   * CPU is kept in order by the stopper's membarrier (domain.c). */
-  er_compiler_barrier();
-  if (ER_UNLIKELY(er_iload_rlx(&er_need_fence))) er_fence();
-  if (ER_UNLIKELY(!er_iload_acq(&er_st.live)) ||
-      ER_UNLIKELY(!force && !er_iload_rlx(&eventring__on))) {
-    er_leave(d);
-    return NULL;
-  }
-  if (ER_UNLIKELY(!d->ring)) {
-    /* A domain left untraced (its ring could not be reserved, or its slot
-     * is past this file's domains): its events are counted as dropped.
-     * The mapping is there: we are inside the probe and saw `live`. */
-    er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
-    er_leave(d);
-    return NULL;
-  }
-  if (ER_UNLIKELY(d->spawn_pending)) er_write_spawn(d);
-  return d;
-}
-
-/* Enters a probe on the calling thread's domain, taking a slot on its
- * first event.  `force`: see er_emit(). */
-static inline struct er_domain *er_enter(int force) {
-  struct er_domain *d = er_tls_self;
-  if (ER_UNLIKELY(!d)) return er_enter_slow(force);
-  return er_enter_domain(d, force);
-}
+/* Entering and leaving a probe are the stop-the-world protocol's: stw.h. */
 
 /* A timestamp for the domain's next event: never before its last one. */
 static inline uint64_t er_stamp(struct er_domain *d) {
@@ -148,6 +97,8 @@ static inline uint64_t er_stamp(struct er_domain *d) {
 
 /* ------------------------------------------------------------------ */
 /* Reserving and publishing words (see ring.c for the overwrite policy). */
+
+ER_HIDDEN int er_evict(struct er_domain *d, uint64_t end, uint64_t pad);
 
 /* Counts an event the domain could not write in its ring's DROPPED word.
  * Called inside a probe that saw `live`, on a domain with a ring, so the
@@ -199,14 +150,19 @@ static inline void er_commit(struct er_domain *d, unsigned len) {
   er_store_rel(&d->hdr[ER_RING_TAIL], d->tail);
 }
 
-/* Writes one event of `n` payload words in the calling thread's ring.
- * `force` writes even while paused; it is for the lifecycle events of
- * control operations, whose caller holds er_st.lock.  Inlined so that
- * each entry point is compiled for its own payload size. */
+/* The header's user bit: whose numbering `id` is in. */
+enum er_origin {
+  ER_FROM_RUNTIME = 0, /* phases, counters, lifecycle kinds */
+  ER_FROM_USER = 1     /* registered user events (eventring_register()) */
+};
+
+/* Writes one event of `n` payload words in the calling thread's ring,
+ * when `when` says so (internal.h).  Inlined so that each entry point is
+ * compiled for its own payload size. */
 static inline __attribute__((always_inline)) void
-er_emit(int force, unsigned user, unsigned type, unsigned id,
+er_emit(enum er_when when, enum er_origin origin, unsigned type, unsigned id,
         const uint64_t *payload, unsigned n) {
-  struct er_domain *d = er_enter(force);
+  struct er_domain *d = er_enter(when);
   if (!d) return;
   unsigned len = 2 + n;
   uint64_t *ev = er_reserve(d, len);
@@ -214,11 +170,18 @@ er_emit(int force, unsigned user, unsigned type, unsigned id,
     er_leave(d);
     return;
   }
-  er_store_rlx(&ev[0], ER_HDR(len, user, type, id));
+  er_store_rlx(&ev[0], ER_HDR(len, origin, type, id));
   er_store_rlx(&ev[1], er_stamp(d));
   for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
   er_commit(d, len);
   er_leave(d);
+}
+
+/* A lifecycle event of a control operation, whose caller holds
+ * er_st.lock: written even while paused. */
+static inline void er_emit_lifecycle(int kind, uint64_t data) {
+  er_emit(ER_EVEN_PAUSED, ER_FROM_RUNTIME, ER_EV_LIFECYCLE, (unsigned)kind,
+          &data, 1);
 }
 
 #endif /* EVENTRING_WRITER_H */

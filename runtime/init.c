@@ -1,0 +1,42 @@
+/* init.c -- program start and exit.
+ *
+ * The library's constructor readies the slots, installs the fork
+ * handlers and, when OCAML_RUNTIME_EVENTS_START is set, starts tracing
+ * before main() as OCaml 5's runtime does; a failure to start is one
+ * warning and the program runs untraced.  The destructor stops tracing,
+ * so that the file is removed (unless preserved) when the program exits.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+
+/* The process's tracing state is defined here, beside the constructor
+ * and destructor that begin and end it: a program linked with the static
+ * library gets only the objects whose symbols it uses, and every part of
+ * the runtime that uses the state then brings these two along. */
+struct er_state er_st = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+
+__attribute__((constructor)) static void er_init(void) {
+  er_domains_init();
+  er_fork_install();
+#ifndef EVENTRING_DISABLED
+  const char *start = secure_getenv("OCAML_RUNTIME_EVENTS_START");
+  if (start) {
+    /* "paused": armed, paying only the paused probe cost until resumed
+     * (eventring_resume() or `eventring resume PID` from outside). */
+    if (strcmp(start, "paused") == 0) er_st.paused = 1;
+    int r = eventring_start();
+    if (r < 0)
+      er_warn("cannot start tracing: %s: %s; running untraced", er_st.path,
+              eventring_strerror(r));
+  }
+#endif
+}
+
+__attribute__((destructor)) static void er_fini(void) {
+  er_remote_stop();
+  pthread_mutex_lock(&er_st.lock);
+  er_stop_locked();
+  pthread_mutex_unlock(&er_st.lock);
+}

@@ -1,0 +1,68 @@
+/* probes.c -- the out-of-line entry points of the inlined probes.
+ *
+ * eventring.h's probes test eventring__on inline and, when it is set,
+ * call one of the functions below.  Each one is its own copy of the write
+ * path of writer.h, compiled for a constant payload size, so that a probe
+ * costs one call, one entry into its domain (stw.h) and the stores of its
+ * event.  The allocation probes of the instrumented variant are in
+ * runtime-instrumented/alloc.c.
+ */
+#include <string.h>
+
+#include "writer.h"
+
+void eventring__runtime(unsigned type, unsigned id) {
+  er_emit(ER_IF_ON, ER_FROM_RUNTIME, type, id, NULL, 0);
+}
+
+void eventring__runtime1(unsigned type, unsigned id, uint64_t value) {
+  er_emit(ER_IF_ON, ER_FROM_RUNTIME, type, id, &value, 1);
+}
+
+void eventring__user(unsigned type, int id, int64_t value) {
+  if (!er_user_id_ok(id)) return;
+  uint64_t v = (uint64_t)value;
+  /* Two copies, each with a constant payload size. */
+  if (type == ER_UEV_INT)
+    er_emit(ER_IF_ON, ER_FROM_USER, ER_UEV_INT, (unsigned)id, &v, 1);
+  else
+    er_emit(ER_IF_ON, ER_FROM_USER, type, (unsigned)id, NULL, 0);
+}
+
+/* A custom event: its bytes, padded to whole words, the last byte of the
+ * last word counting the padding bytes before it (doc/FORMAT.md). */
+static int emit_custom(int id, const void *bytes, size_t len) {
+  struct er_domain *d = er_enter(ER_IF_ON);
+  if (!d) return 0;
+  unsigned words = (unsigned)ER_CUSTOM_WORDS(len);
+  unsigned total = 2 + words;
+  uint64_t *ev = er_reserve(d, total);
+  if (!ev) {
+    /* Longer than this file's rings: counted in DROPPED. */
+    er_leave(d);
+    return EVENTRING_E_TOOBIG;
+  }
+  er_store_rlx(&ev[0], ER_HDR(total, ER_FROM_USER, ER_UEV_CUSTOM, (unsigned)id));
+  er_store_rlx(&ev[1], er_stamp(d));
+  const unsigned char *src = bytes;
+  for (unsigned w = 0; w < words; w++) {
+    unsigned char b[8] = {0};
+    size_t off = (size_t)w * 8;
+    size_t k = len > off ? len - off : 0;
+    if (k) memcpy(b, src + off, k < 8 ? k : 8);
+    /* The last byte of the payload counts the padding bytes before it. */
+    if (w == words - 1) b[7] = (unsigned char)((size_t)words * 8 - 1 - len);
+    uint64_t v;
+    memcpy(&v, b, 8);
+    er_store_rlx(&ev[2 + w], v);
+  }
+  er_commit(d, total);
+  er_leave(d);
+  return 0;
+}
+
+int eventring__custom(int id, const void *bytes, size_t len) {
+  if (len > EVENTRING_MAX_CUSTOM_BYTES) return EVENTRING_E_TOOBIG;
+  if (!er_user_id_ok(id)) return EVENTRING_E_INVAL;
+  return emit_custom(id, bytes, len);
+}

@@ -1,0 +1,115 @@
+/* stw.c -- the stopping side of the stop-the-world protocol.
+ *
+ * The protocol, its invariant and the proof are stated once, in stw.h,
+ * beside the probe side it pairs with.  This file chooses the barrier,
+ * opens and closes the world, waits for probes to leave, and counts the
+ * events of probes that may not write (nested in a signal handler, or
+ * from a thread without a slot).  Everything here but the drops runs
+ * under er_st.lock.
+ */
+#include <linux/membarrier.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "stw.h"
+#include "writer.h"
+
+int er_need_fence;
+/* The membarrier command stopping issues, or 0 when there is none. */
+static int barrier_cmd;
+
+void er_stw_init(void) {
+  long cmds = syscall(__NR_membarrier, MEMBARRIER_CMD_QUERY, 0, 0);
+  int cmd = 0;
+  if (cmds > 0 && (cmds & MEMBARRIER_CMD_PRIVATE_EXPEDITED) &&
+      syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0,
+              0) == 0)
+    cmd = MEMBARRIER_CMD_PRIVATE_EXPEDITED;
+  else if (cmds > 0 && (cmds & MEMBARRIER_CMD_GLOBAL))
+    cmd = MEMBARRIER_CMD_GLOBAL;
+  barrier_cmd = cmd;
+  /* Read by probes before they load `live`; stored before the release
+   * store of `live` (er_stw_open()) that lets them in. */
+  er_istore_rlx(&er_need_fence, cmd == 0);
+}
+
+void er_stw_open(void) {
+  /* Pairs with the probes' acquire load of `live`. */
+  er_istore_rel(&er_st.live, 1);
+}
+
+static uint64_t now_ms(void) { return er_clock_monotonic() / 1000000u; }
+
+/* Waits for every probe to leave; returns ER_WORLD_STUCK when one stayed
+ * past the deadline (its slot is then retired). */
+static enum er_world wait_for_probes(void) {
+  /* Make the caller's store of `live` visible to every thread and theirs
+   * of in_probe to us (stw.h). */
+  if (barrier_cmd == 0 || syscall(__NR_membarrier, barrier_cmd, 0, 0) != 0)
+    er_istore_rlx(&er_need_fence, 1);
+  er_fence();
+  /* A probe is a few hundred nanoseconds; a thread still inside one after
+   * two seconds is stopped or stuck in a signal handler.  We will not hang
+   * the host for it: its slot is retired and the mapping left in place. */
+  uint64_t deadline = now_ms() + 2000;
+  enum er_world world = ER_WORLD_STOPPED;
+  for (unsigned i = 0; i < er_st.slots_hw; i++) {
+    struct er_domain *d = &er_domains[i];
+    while (er_iload_acq(&d->in_probe)) {
+      if (now_ms() > deadline) {
+        d->retired = 1;
+        world = ER_WORLD_STUCK;
+        break;
+      }
+      sched_yield();
+    }
+  }
+  while (er_load_acq(&er_st.slotless_in)) {
+    if (now_ms() > deadline) {
+      world = ER_WORLD_STUCK;
+      break;
+    }
+    sched_yield();
+  }
+  return world;
+}
+
+enum er_world er_stw_close(void) {
+  /* `on` first, so that the inlined flag test stops sending probes in;
+   * `live` is what keeps them out (stw.h). */
+  er_istore_rlx(&eventring__on, 0);
+  er_istore_rlx(&er_st.live, 0);
+  return wait_for_probes();
+}
+
+void er_stw_close_forked(void) {
+  er_istore_rlx(&eventring__on, 0);
+  er_istore_rlx(&er_st.live, 0);
+}
+
+void er_stw_after_fork(void) {
+  /* Only the forking thread exists in the child: the probes the others
+   * were inside do not.  The forking thread's own word is left as it
+   * was. */
+  for (unsigned i = 0; i < er_st.slots_hw; i++) {
+    struct er_domain *d = &er_domains[i];
+    if (d != er_tls_self) er_istore_rlx(&d->in_probe, 0);
+  }
+  er_store_rlx(&er_st.slotless_in, 0);
+}
+
+void er_nested_drop(struct er_domain *d) {
+  /* The interrupted probe holds in_probe, so the mapping cannot go away
+   * while we are here once we have seen `live`. */
+  d->dropped++;
+  if (er_iload_acq(&er_st.live) && d->hdr)
+    er_store_rlx(&d->hdr[ER_RING_DROPPED], d->dropped);
+}
+
+void er_slotless_drop(void) {
+  /* slotless_in is in_probe for every thread without a slot (stw.h). */
+  er_fetch_add(&er_st.slotless_in, 1);
+  if (er_iload_acq(&er_st.live)) er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
+  er_fetch_add(&er_st.slotless_in, (uint64_t)-1);
+}

@@ -1,0 +1,176 @@
+/* stw.h -- the stop-the-world protocol: entering and leaving a probe,
+ * opening and closing the world, and what may be unmapped when.
+ *
+ * This is the one statement of the protocol; every other file calls the
+ * functions below rather than touching `live`, `in_probe` or
+ * `slotless_in` itself.  The probe side is inline here because it is on
+ * every probe's fast path; the stopping side is in stw.c.
+ *
+ * THE INVARIANT.  No thread dereferences the mapping of the ring file
+ * (er_st.map, meta, ext, a domain's ring and hdr) after it has been
+ * unmapped, and no slot's ring pointers change while its owner writes
+ * through them.  Equivalently: the mapping is unmapped, or a file's
+ * geometry replaced, only while the world is stopped, that is, while
+ * `er_st.live` is 0 and no thread is between its load of `live` seeing 1
+ * and its leaving of the probe.
+ *
+ * The world is "open" while `live` is 1.  A probe must not pay for an
+ * atomic read-modify-write or a fence, so each domain has an `in_probe`
+ * word that only its owner stores, and the one thread that stops the
+ * world (it holds er_st.lock, so there is only one) does the expensive
+ * part:
+ *
+ *   probe (owner of the slot)          stopper (holder of er_st.lock)
+ *   in_probe = 1        (relaxed)      on = 0, live = 0     (relaxed)
+ *   compiler barrier                   membarrier(2), then a full fence
+ *   if (live, acquire) write           wait for in_probe == 0 (acquire),
+ *   in_probe = 0        (release)        per slot, and slotless_in == 0
+ *                                      unmap
+ *
+ * Proof.  Without a fence on the probe side the CPU may let the probe's
+ * load of `live` pass its store of `in_probe`, and the stopper could read
+ * a stale 0.  membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every
+ * running thread of the process execute a full barrier before it returns;
+ * a thread that is not running has been through a context switch, which
+ * is a full barrier too.  So for each probe, either that barrier comes
+ * after its store of in_probe = 1, and the stopper, which reads in_probe
+ * after membarrier returns, sees 1 and waits; or it comes before, and the
+ * probe's later load of `live` sees 0 and it writes nothing.  The probe's
+ * release store of in_probe = 0 pairs with the stopper's acquire load, so
+ * the stopper sees every word the probe wrote before it unmaps or reuses
+ * anything.  Where membarrier is missing, probes execute a full fence
+ * after their store instead (er_need_fence, read before `live`), which
+ * gives the same argument with the barrier moved into the probe.
+ *
+ * Threads without a slot (every slot taken) share one counter,
+ * `slotless_in`, that plays the role of in_probe for all of them; it is
+ * moved by read-modify-writes, and those threads only count a drop in the
+ * extension block.  On x86-64 a locked read-modify-write is a full
+ * barrier, which is what makes the counter's increment visible before its
+ * load of `live` (issue 13 notes the relaxed build's weaker guarantee on
+ * other CPUs).
+ *
+ * A signal handler's probe that interrupts a probe of the same thread
+ * would be a second writer in the ring: it finds its own in_probe set,
+ * drops the event and counts it (er_nested_drop()).  The interrupted
+ * probe holds in_probe, so the mapping stays while the handler runs.
+ *
+ * Opening needs no barrier: a probe reads nothing of the mapping before
+ * its acquire load of `live` returns 1, which pairs with the release
+ * store in er_stw_open() that publishes a fully built file.  Everything a
+ * probe reads through the mapping -- the geometry in er_st, a domain's
+ * ring, hdr and mask -- is written before that store or, for a slot taken
+ * while the world is open, by the slot's own thread before it enters.
+ *
+ * `eventring__on` is a hint, never a guarantee: the inlined test of
+ * eventring.h reads it with no ordering only to decide whether to come in,
+ * and a probe then checks `live` as above.  So its order against `live`
+ * does not matter for safety; control.c orders the two for the sake of
+ * the events it records.
+ *
+ * WHAT MAY BE UNMAPPED WHEN.  After er_stw_close() returns
+ * ER_WORLD_STOPPED, the mapping and every ring may go.  After it returns
+ * ER_WORLD_STUCK (a thread stayed inside a probe for two seconds: stopped,
+ * or stuck in a signal handler), the mapping must stay for good, because
+ * that thread may still write into it; its slot is retired and never
+ * reused.  In a forked child, only the forking thread exists, so the world
+ * is stopped by construction (er_stw_close_forked()).  The remote-control
+ * watcher maps nothing of its own but reads the extension block: it is
+ * stopped before the world is (remote_watcher.c).
+ */
+#ifndef EVENTRING_STW_H
+#define EVENTRING_STW_H
+
+#include "internal.h"
+
+/* 1 where membarrier(2) is missing or failed: probes fence themselves. */
+extern ER_HIDDEN int er_need_fence;
+
+/* ------------------------------------------------------------------ */
+/* The stopping side (stw.c); all under er_st.lock.                     */
+
+/* Chooses the barrier stopping will use; at every start, before
+ * er_stw_open(). */
+ER_HIDDEN void er_stw_init(void);
+
+/* Opens the world: publishes a fully built file (rings bound, names
+ * written) to probes. */
+ER_HIDDEN void er_stw_open(void);
+
+enum er_world {
+  ER_WORLD_STOPPED, /* no probe inside: the mapping may go */
+  ER_WORLD_STUCK    /* a probe may still write: the mapping must stay */
+};
+
+/* Closes the world (eventring__on, then `live`, cleared) and waits for
+ * every probe to leave, two seconds at most. */
+ER_HIDDEN enum er_world er_stw_close(void);
+
+/* Closes the world in a forked child, whose only thread is the caller:
+ * no probe can be inside, and no wait is needed (async-signal-safe). */
+ER_HIDDEN void er_stw_close_forked(void);
+
+/* In a forked child: the probes the parent's other threads were inside
+ * do not exist here. */
+ER_HIDDEN void er_stw_after_fork(void);
+
+/* ------------------------------------------------------------------ */
+/* The probe side.                                                      */
+
+/* Counts the event of a signal handler's probe that interrupted a probe
+ * of the same thread on `d`. */
+ER_HIDDEN void er_nested_drop(struct er_domain *d);
+
+/* Counts, in the extension block, an event of a thread that has no slot. */
+ER_HIDDEN void er_slotless_drop(void);
+
+/* Takes a slot for a thread's first event, then enters (domain.c). */
+ER_HIDDEN struct er_domain *er_enter_slow(enum er_when when);
+
+ER_HIDDEN void er_write_spawn(struct er_domain *d);
+
+static inline void er_leave(struct er_domain *d) {
+  /* Pairs with the acquire load in er_stw_close(): everything this probe
+   * wrote is visible to the stopper before it touches the mapping. */
+  er_istore_rel(&d->in_probe, 0);
+}
+
+/* Enters a probe on `d`, the calling thread's domain.  Returns d, or NULL
+ * when nothing may be written (and then the probe is left already). */
+static inline struct er_domain *er_enter_domain(struct er_domain *d,
+                                                enum er_when when) {
+  if (ER_UNLIKELY(er_iload_rlx(&d->in_probe))) {
+    er_nested_drop(d);
+    return NULL;
+  }
+  er_istore_rlx(&d->in_probe, 1);
+  /* Keeps the compiler from moving the loads below above the store; the
+   * CPU is kept in order by the stopper's membarrier (see above). */
+  er_compiler_barrier();
+  if (ER_UNLIKELY(er_iload_rlx(&er_need_fence))) er_fence();
+  if (ER_UNLIKELY(!er_iload_acq(&er_st.live)) ||
+      ER_UNLIKELY(when == ER_IF_ON && !er_iload_rlx(&eventring__on))) {
+    er_leave(d);
+    return NULL;
+  }
+  if (ER_UNLIKELY(!d->ring)) {
+    /* A domain left untraced (its ring could not be reserved, or its slot
+     * is past this file's domains): its events are counted as dropped.
+     * The mapping is there: we are inside the probe and saw `live`. */
+    er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
+    er_leave(d);
+    return NULL;
+  }
+  if (ER_UNLIKELY(d->spawn_pending)) er_write_spawn(d);
+  return d;
+}
+
+/* Enters a probe on the calling thread's domain, taking a slot on its
+ * first event. */
+static inline struct er_domain *er_enter(enum er_when when) {
+  struct er_domain *d = er_tls_self;
+  if (ER_UNLIKELY(!d)) return er_enter_slow(when);
+  return er_enter_domain(d, when);
+}
+
+#endif /* EVENTRING_STW_H */
