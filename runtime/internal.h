@@ -179,9 +179,10 @@ ER_HIDDEN struct er_domain *er_attach_locked(void);
 ER_HIDDEN void er_domains_after_fork(void);
 ER_HIDDEN void er_domains_init(void);
 
-/* remote.c: the thread that serves pause/resume requests from outside.
- * Start it under the lock once a file exists; stop it WITHOUT the lock
- * (it takes the lock to apply requests) before the file goes away. */
+/* remote_watcher.c: the thread that serves pause/resume requests from
+ * outside.  Start it under the lock once a file exists; stop it WITHOUT
+ * the lock (it takes the lock to apply requests) before the world closes
+ * and the file goes away. */
 ER_HIDDEN void er_remote_start(uint64_t *ext);
 ER_HIDDEN void er_remote_stop(void);
 ER_HIDDEN void er_remote_after_fork(void);

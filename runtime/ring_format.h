@@ -148,7 +148,7 @@ enum {
   ER_EXT_N_COUNTERS = 9,
   ER_EXT_N_LIFECYCLE = 10,
   ER_EXT_NAME_SLOT = 11, /* ER_EXT_NAME_BYTES */
-  /* Control from outside (remote.c).  Their first four bytes are 32-bit
+  /* Control from outside (remote.h).  Their first four bytes are 32-bit
    * futex words: */
   ER_EXT_CTL_REQ = 12,    /* request: sequence << 2 | ER_CTL_* */
   ER_EXT_CTL_ACK = 13,    /* the last request applied */
