@@ -20,12 +20,33 @@
  *
  * The file is never trusted.  Every value is loaded once into a local and
  * checked before use: the metadata and the extension block against the
- * file's size when the cursor opens, positions against the ring size,
- * event lengths against the copy and the type, name slots for a NUL.  The
- * mapping is only touched after fstat() shows the file still covers it,
- * so a file truncated before a poll gives EVENTRING_E_CORRUPT instead of
- * SIGBUS.  A writer can only append to its file, never shrink it; a file
- * replaced by rename() leaves our mapping of the old one valid.
+ * file's size when the cursor opens, positions against the ring size and
+ * against MAX_POSITION, lost counts against the positions, event lengths
+ * against the copy and the type, name slots for a NUL.
+ *
+ * How the file is read.  Another process's file may be truncated while we
+ * read it (by its owner, or by anyone who may write it), and a mapping
+ * of a file that shrank raises SIGBUS on the next touch of a page past
+ * its new end: no check beforehand closes that window.  So a cursor on a
+ * file reads it with pread(2) -- one call per run of ring words, one per
+ * header word whose order matters -- and a short read becomes
+ * EVENTRING_E_TRUNCATED.  Only two cursors keep direct access: the one on
+ * this process's own file (eventring_cursor_open with pid 0), which
+ * nobody else shrinks while we write it, maps it; the one on an image in
+ * memory (the fuzzer's) reads the caller's bytes.  Every access goes
+ * through get() and get_acq(), so that the decoding is the same for all
+ * three.  The size is also checked with fstat() before each poll, so that
+ * a file cut anywhere is reported at once, whatever the poll reads.
+ *
+ * Bad events.  An event header is sane when its 36 low bits are zero (no
+ * writer sets them), its length is not 0 and the event fits in the run
+ * it was copied in: then the next event starts right after it, whatever
+ * its type and id say.  A sane header whose type, id, length for its
+ * type, user name or custom padding is wrong is one malformed event: it
+ * is skipped, counted per domain (eventring_cursor_malformed) and the
+ * ring is read on.  An insane header means the cursor no longer knows
+ * where events start: the ring is broken from there (EVENTRING_E_CORRUPT)
+ * and skipped by later polls.
  *
  * Loads from the mapping are relaxed atomics, so that a cursor in the
  * process that writes the rings reads them without a data race.
@@ -50,6 +71,41 @@
 #define MAX_DOMAINS_READ 65536
 #define MAX_RING_LOG2 32
 
+/* No ring position can exceed 2^60 words: a writer storing one word per
+ * nanosecond, faster than any probe, takes 36 years to get there.  A
+ * larger head or tail is a malformed file.  The counts of eventring's
+ * files have the same bound: the events before head cannot exceed
+ * WRITTEN (every event before head was written), nor WRITTEN 2^60 (one
+ * event per nanosecond for 36 years), so no domain's lost count can;
+ * not half of head, as a compact file (snapshot.c) tells a gap of any
+ * size with a head of one ring size.  The DROPPED words count events
+ * never written, under the same bound. */
+#define MAX_POSITION (UINT64_C(1) << 60)
+#define MAX_COUNT (UINT64_C(1) << 60)
+
+/* The bits of an event header below the id, which every writer leaves 0
+ * (ring_format.h). */
+#define HDR_ZERO_BITS ((UINT64_C(1) << 36) - 1)
+
+/* The ring header words a cursor on an eventring file reads: the pairs
+ * end the header. */
+#define OUR_HEADER_BYTES ((ER_RING_PAIRS + 2 * ER_RING_NPAIRS) * 8)
+
+#ifdef ER_CONSUMER_TEST
+/* Test builds only (a test compiles this file itself with
+ * ER_CONSUMER_TEST defined): called between the copy of a run of ring
+ * words and the re-check of head that validates it, so that a test can
+ * move the writer's head or truncate the file exactly there.  Production
+ * builds have neither the pointer nor the call. */
+void (*er_consumer_test_after_copy)(int domain, uint64_t pos, uint64_t n);
+#define AFTER_COPY(d, pos, n)                                            \
+  do {                                                                   \
+    if (er_consumer_test_after_copy) er_consumer_test_after_copy(d, pos, n); \
+  } while (0)
+#else
+#define AFTER_COPY(d, pos, n) ((void)0)
+#endif
+
 struct eventring_callbacks {
   eventring_phase_fn runtime_begin, runtime_end;
   eventring_counter_fn runtime_counter;
@@ -65,13 +121,17 @@ struct eventring_callbacks {
 struct ring_pos {
   uint64_t pos;     /* next word position to read */
   uint64_t events;  /* events (padding excluded) before pos */
+  uint64_t malformed; /* bad events skipped */
   int broken;       /* corrupt: skipped from now on */
 };
 
+/* How the cursor reaches the file's bytes (see the opening comment). */
+enum via { VIA_PREAD, VIA_MAP, VIA_IMAGE };
+
 struct eventring_cursor {
   int fd;                   /* -1 for an image in memory */
-  int image;                /* map is the caller's memory, not a mapping */
-  const unsigned char *map;
+  enum via via;
+  const unsigned char *map; /* VIA_MAP and VIA_IMAGE only */
   size_t map_bytes;
   uint64_t max_domains, ring_words, ring_bytes, hdr_bytes;
   uint64_t headers_off, data_off, custom_off;
@@ -81,6 +141,7 @@ struct eventring_cursor {
   int basis;                /* EVENTRING_NUMBERING_GUESSED, ... */
   struct er_numbering *infer; /* OCaml 5's files: numbering.c's evidence */
   pid_t writer_pid;         /* from the extension block, 0: unknown */
+  char *program;            /* the program name of the extension block */
   /* Name tables from the file (ours) or built in. */
   char *ext_names;          /* n_phases + n_counters slots of name_bytes */
   unsigned n_phases, n_counters, name_bytes;
@@ -133,15 +194,81 @@ static int fits(uint64_t a, uint64_t b, uint64_t c, uint64_t limit,
 
 static uint64_t load(const void *p) { return er_load_rlx((uint64_t *)p); }
 
-/* Reads the extension block, if there is one, and copies its name tables.
- * Returns 0, or EVENTRING_E_CORRUPT when the block is there but bad. */
+/* Copies the `bytes` bytes at offset `off` of the file into `dst`.  The
+ * caller has checked the range against the size the file had when the
+ * cursor opened.  Returns 0, EVENTRING_E_TRUNCATED when the file has
+ * shrunk since, or another negative errno from pread().  Small aligned
+ * reads from a mapping (header words, name slots) are relaxed loads, as
+ * this process's writer may be storing them; a run of ring words is a
+ * plain copy, which the re-check of head validates (read_ring). */
+static int get(const eventring_cursor *c, uint64_t off, void *dst,
+               size_t bytes) {
+  if (c->via == VIA_PREAD) {
+    for (;;) {
+      ssize_t r = pread(c->fd, dst, bytes, (off_t)off);
+      if (r == (ssize_t)bytes) return 0;
+      if (r >= 0) return EVENTRING_E_TRUNCATED;
+      if (errno != EINTR) return -errno;
+    }
+  }
+  if (off % 8 == 0 && bytes % 8 == 0 && bytes <= 256) {
+    uint64_t *w = dst;
+    for (size_t i = 0; i < bytes / 8; i++) w[i] = load(c->map + off + 8 * i);
+  } else {
+    memcpy(dst, c->map + off, bytes);
+  }
+  return 0;
+}
+
+/* One word, with acquire order: the loads after it (the copy of the ring
+ * words, the next header word) stay after it.  Through pread(), the
+ * fence orders what the kernel copied for us before what we load next. */
+static int get_acq(const eventring_cursor *c, uint64_t off, uint64_t *w) {
+  if (c->via != VIA_PREAD) {
+    *w = er_load_acq((const uint64_t *)(c->map + off));
+    return 0;
+  }
+  int e = get(c, off, w, 8);
+  er_fence_acquire();
+  return e;
+}
+
+/* The program name that follows the name tables (ER_EXT_FLAG_PROGRAM),
+ * copied into c->program when it is there and well formed; a name that
+ * is not is ignored, as nothing else depends on it.  `x` is the block's
+ * fixed part.  Returns 0 or a negative error from get(). */
+static int read_program(eventring_cursor *c, const uint64_t *x) {
+  if (!(x[ER_EXT_FLAGS] & ER_EXT_FLAG_PROGRAM)) return 0;
+  uint64_t n = x[ER_EXT_N_PHASES] + x[ER_EXT_N_COUNTERS] +
+               x[ER_EXT_N_LIFECYCLE];
+  uint64_t at, end;
+  if (!fits(x[ER_EXT_NAMES_OFFSET], n, x[ER_EXT_NAME_SLOT], UINT64_MAX, &at) ||
+      !fits(at, 1, ER_EXT_PROGRAM_BYTES, c->headers_off, &end) ||
+      end > ER_META_WORDS * 8 + x[ER_EXT_SIZE])
+    return 0;
+  char name[ER_EXT_PROGRAM_BYTES];
+  int e = get(c, at, name, sizeof name);
+  if (e) return e;
+  if (!memchr(name, 0, sizeof name)) return 0;
+  if (!(c->program = strdup(name))) return -ENOMEM;
+  return 0;
+}
+
+/* Reads the extension block, if there is one, and copies its name tables
+ * and program name.  Returns 0, EVENTRING_E_CORRUPT when the block is
+ * there but bad, or an error from get(). */
 static int read_ext(eventring_cursor *c, uint64_t size) {
   uint64_t ext_off = ER_META_WORDS * 8;
   if (c->headers_off < ext_off + ER_EXT_WORDS * 8) return 0;
   uint64_t x[ER_EXT_WORDS];
-  for (int i = 0; i < ER_EXT_WORDS; i++) x[i] = load(c->map + ext_off + 8 * i);
+  int e = get(c, ext_off, x, sizeof x);
+  if (e) return e;
   if (x[ER_EXT_MAGIC_W] != ER_EXT_MAGIC) return 0;
   if (x[ER_EXT_VERSION_W] != ER_EXT_VERSION) return EVENTRING_E_VERSION;
+  /* The pairs that give head and the events before it end eventring's
+   * ring header: a file with this block and shorter headers would have
+   * us read them from the next domain's header, or past the last. */
+  if (c->hdr_bytes < OUR_HEADER_BYTES) return EVENTRING_E_CORRUPT;
   c->writer_pid = x[ER_EXT_PID] <= INT_MAX ? (pid_t)x[ER_EXT_PID] : 0;
   uint64_t ext_end, names_end;
   uint64_t np = x[ER_EXT_N_PHASES], nc = x[ER_EXT_N_COUNTERS];
@@ -162,10 +289,11 @@ static int read_ext(eventring_cursor *c, uint64_t size) {
   size_t bytes = (size_t)((np + nc) * slot);
   c->ext_names = malloc(bytes ? bytes : 1);
   if (!c->ext_names) return -ENOMEM;
-  memcpy(c->ext_names, c->map + x[ER_EXT_NAMES_OFFSET], bytes);
+  if (bytes && (e = get(c, x[ER_EXT_NAMES_OFFSET], c->ext_names, bytes)) != 0)
+    return e;
   for (uint64_t i = 0; i < np + nc; i++)
     if (!memchr(c->ext_names + i * slot, 0, slot)) return EVENTRING_E_CORRUPT;
-  return 0;
+  return read_program(c, x);
 }
 
 /* The most a writer leaves between the ring headers and the rings, and
@@ -220,21 +348,27 @@ int er_check_meta(const uint64_t *meta, uint64_t size) {
 static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size);
 
 /* Lets numbering.c weigh what the rings of an OCaml 5 file hold beyond
- * what it saw before, and takes its verdict.  The mapping must cover the
- * rings (checked by setup(), and before each poll).  Returns 0 or
- * -ENOMEM. */
+ * what it saw before, through get(), and takes its verdict.  Returns 0
+ * or -ENOMEM. */
+static int read_for_numbering(const void *ctx, uint64_t off, void *dst,
+                              uint64_t bytes) {
+  const eventring_cursor *c = ctx;
+  return bytes == 8 ? get_acq(c, off, dst) : get(c, off, dst, (size_t)bytes);
+}
+
 static int infer_numbering(eventring_cursor *c) {
   if (!c->infer && !(c->infer = er_numbering_new(c->max_domains)))
     return -ENOMEM;
-  struct er_rings r = {c->map,        c->max_domains, c->ring_words,
-                       c->ring_bytes, c->hdr_bytes,   c->headers_off,
-                       c->data_off};
+  struct er_rings r = {read_for_numbering, c,
+                       c->max_domains,     c->ring_words,
+                       c->ring_bytes,      c->hdr_bytes,
+                       c->headers_off,     c->data_off};
   er_numbering_scan(c->infer, &r);
   c->numbering = er_numbering_verdict(c->infer, &c->basis);
   return 0;
 }
 
-static int open_fd(eventring_cursor **out, int fd) {
+static int open_fd(eventring_cursor **out, int fd, enum via via) {
   *out = NULL;
   struct stat st;
   if (fstat(fd, &st) < 0) return -errno;
@@ -255,14 +389,17 @@ static int open_fd(eventring_cursor **out, int fd) {
   eventring_cursor *c = calloc(1, sizeof *c);
   if (!c) return -ENOMEM;
   c->fd = fd;
+  c->via = via;
   c->map_bytes = (size_t)size;
-  void *m = mmap(NULL, c->map_bytes, PROT_READ, MAP_SHARED, fd, 0);
-  if (m == MAP_FAILED) {
-    int e = -errno;
-    free(c);
-    return e;
+  if (via == VIA_MAP) {
+    void *m = mmap(NULL, c->map_bytes, PROT_READ, MAP_SHARED, fd, 0);
+    if (m == MAP_FAILED) {
+      int e = -errno;
+      free(c);
+      return e;
+    }
+    c->map = m;
   }
-  c->map = m;
   return setup(out, c, size);
 }
 
@@ -271,9 +408,9 @@ static int open_fd(eventring_cursor **out, int fd) {
  * for the file descriptor, which the caller closes. */
 static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size) {
   uint64_t meta[ER_META_WORDS];
-  for (int i = 0; i < ER_META_WORDS; i++) meta[i] = load(c->map + 8 * i);
+  int err = get(c, 0, meta, sizeof meta);
   /* er_check_meta() has checked every value copied below. */
-  int err = er_check_meta(meta, size);
+  if (!err) err = er_check_meta(meta, size);
   if (err) goto fail;
   c->max_domains = meta[ER_META_MAX_DOMAINS];
   c->hdr_bytes = meta[ER_META_RING_HEADER_SIZE];
@@ -302,16 +439,21 @@ fail:
   return err;
 }
 
+static int open_path(eventring_cursor **out, const char *path,
+                     enum via via) {
+  /* O_NONBLOCK: opening a FIFO planted at the path must not block us. */
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return -errno;
+  int r = open_fd(out, fd, via);
+  if (r != 0) close(fd);
+  return r;
+}
+
 int eventring_cursor_open_file(eventring_cursor **out, const char *path) {
   if (!out) return EVENTRING_E_INVAL;
   *out = NULL;
   if (!path) return EVENTRING_E_INVAL;
-  /* O_NONBLOCK: opening a FIFO planted at the path must not block us. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return -errno;
-  int r = open_fd(out, fd);
-  if (r != 0) close(fd);
-  return r;
+  return open_path(out, path, VIA_PREAD);
 }
 
 int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
@@ -325,12 +467,15 @@ int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
     if (live) snprintf(path, sizeof path, "%s", er_st.path);
     pthread_mutex_unlock(&er_st.lock);
     if (!live) return EVENTRING_E_NOTSTARTED;
-  } else {
-    if (pid < 0) return EVENTRING_E_INVAL;
-    int n = er_file_path(path, sizeof path, dir, pid ? pid : getpid());
-    if (n) return n;
+    /* Our own file, which only we write and nobody shrinks under us
+     * (opening the file by name again could find another, should it
+     * have been replaced: it is then read like any other file). */
+    return open_path(out, path, VIA_MAP);
   }
-  return eventring_cursor_open_file(out, path);
+  if (pid < 0) return EVENTRING_E_INVAL;
+  int n = er_file_path(path, sizeof path, dir, pid ? pid : getpid());
+  if (n) return n;
+  return open_path(out, path, VIA_PREAD);
 }
 
 /* A cursor on a ring file's image in memory, which stays the caller's and
@@ -348,7 +493,7 @@ int er_cursor_open_image(eventring_cursor **out, const void *bytes,
   eventring_cursor *c = calloc(1, sizeof *c);
   if (!c) return -ENOMEM;
   c->fd = -1;
-  c->image = 1;
+  c->via = VIA_IMAGE;
   c->map = bytes;
   c->map_bytes = len;
   return setup(out, c, len);
@@ -356,7 +501,7 @@ int er_cursor_open_image(eventring_cursor **out, const void *bytes,
 
 void eventring_cursor_free(eventring_cursor *c) {
   if (!c) return;
-  if (c->map && !c->image) munmap((void *)c->map, c->map_bytes);
+  if (c->via == VIA_MAP && c->map) munmap((void *)c->map, c->map_bytes);
   if (c->fd >= 0) close(c->fd);
   if (c->user_names)
     for (unsigned i = 0; i < ER_NAME_SLOTS; i++)
@@ -364,6 +509,7 @@ void eventring_cursor_free(eventring_cursor *c) {
   free(c->user_names);
   free(c->buf);
   free(c->ext_names);
+  free(c->program);
   free(c->rings);
   er_numbering_free(c->infer);
   free(c);
@@ -428,29 +574,39 @@ const char *eventring_cursor_counter_name(const eventring_cursor *c,
   return eventring_counter_name(counter);
 }
 
-/* The name in slot `id`, read from the file (and kept once it is there),
- * "" when the slot is empty, NULL when it has no NUL (corrupt). */
-static const char *user_name(eventring_cursor *c, unsigned id) {
-  if (ER_LIKELY(c->user_names && c->user_names[id])) return c->user_names[id];
-  const unsigned char *slot =
-      c->map + c->custom_off + (uint64_t)id * ER_NAME_SLOT_BYTES;
-  char tmp[ER_NAME_SLOT_BYTES];
-  for (int i = 0; i < ER_NAME_SLOT_BYTES; i += 8) {
-    uint64_t w = load(slot + i);
-    memcpy(tmp + i, &w, 8);
+/* Value of user_name() for a slot without a NUL: the event naming it is
+ * malformed. */
+#define BAD_NAME 1
+
+/* The name in slot `id` into *name, read from the file (and kept once it
+ * is there), "" when the slot is empty.  Returns 0, BAD_NAME when the
+ * slot has no NUL, or a negative error (the file shrank, no memory). */
+static int user_name(eventring_cursor *c, unsigned id, const char **name) {
+  if (ER_LIKELY(c->user_names && c->user_names[id])) {
+    *name = c->user_names[id];
+    return 0;
   }
-  if (!memchr(tmp, 0, sizeof tmp)) return NULL;
-  if (!tmp[0]) return "";
+  char tmp[ER_NAME_SLOT_BYTES];
+  int e = get(c, c->custom_off + (uint64_t)id * ER_NAME_SLOT_BYTES, tmp,
+              sizeof tmp);
+  if (e) return e;
+  if (!memchr(tmp, 0, sizeof tmp)) return BAD_NAME;
+  if (!tmp[0]) {
+    *name = "";
+    return 0;
+  }
   if (!c->user_names &&
       !(c->user_names = calloc(ER_NAME_SLOTS, sizeof *c->user_names)))
-    return NULL;
-  c->user_names[id] = strdup(tmp);
-  return c->user_names[id];
+    return -ENOMEM;
+  if (!(c->user_names[id] = strdup(tmp))) return -ENOMEM;
+  *name = c->user_names[id];
+  return 0;
 }
 
 const char *eventring_cursor_user_name(const eventring_cursor *c, int id) {
   if (!c || id < 0 || id >= ER_NAME_SLOTS) return NULL;
-  return user_name((eventring_cursor *)c, (unsigned)id);
+  const char *name;
+  return user_name((eventring_cursor *)c, (unsigned)id, &name) ? NULL : name;
 }
 
 /* ------------------------------------------------------------------ */
@@ -458,13 +614,14 @@ const char *eventring_cursor_user_name(const eventring_cursor *c, int id) {
 
 /* Loads head and the events before it as a consistent pair (eventring's
  * files, see ring_format.h), or head alone (OCaml's, where the count is
- * unknown and left 0). */
-static int load_head(const eventring_cursor *c, const uint64_t *hdr,
-                     uint64_t *head, uint64_t *evicted) {
+ * unknown and left 0).  `hdr` is the file offset of the ring header.
+ * Returns 0, EVENTRING_E_CORRUPT, or an error from get(). */
+static int load_head(const eventring_cursor *c, uint64_t hdr, uint64_t *head,
+                     uint64_t *evicted) {
+  int e;
   if (!c->ours) {
-    *head = er_load_acq(&hdr[ER_RING_HEAD]);
     *evicted = 0;
-    return 0;
+    return get_acq(c, hdr + 8 * ER_RING_HEAD, head);
   }
   /* A live writer laps a slot only after a dozen moves of head, and each
    * takes it tens of nanoseconds: a million misses in a row mean that the
@@ -473,18 +630,29 @@ static int load_head(const eventring_cursor *c, const uint64_t *hdr,
     /* Acquire loads throughout, each pairing with one of the writer's
      * release stores (ring.c, evict()): a pair value from a later move
      * than k makes the second load of PSEQ see at least k + NPAIRS - 1. */
-    uint64_t k = er_load_acq(&hdr[ER_RING_PSEQ]);
+    uint64_t k, k2, h, ev;
+    if ((e = get_acq(c, hdr + 8 * ER_RING_PSEQ, &k)) != 0) return e;
     if (k == 0) {
       *head = *evicted = 0;
       return 0;
     }
-    const uint64_t *pair = &hdr[ER_RING_PAIRS + 2 * (k % ER_RING_NPAIRS)];
-    uint64_t h = er_load_acq(&pair[0]);
-    uint64_t e = er_load_acq(&pair[1]);
-    uint64_t k2 = er_load_acq(&hdr[ER_RING_PSEQ]);
+    uint64_t pair = hdr + 8 * (ER_RING_PAIRS + 2 * (k % ER_RING_NPAIRS));
+    if (c->via == VIA_PREAD) {
+      /* One call for the pair: it is the second load of PSEQ that tells
+       * whether the writer came round to this slot meanwhile. */
+      uint64_t hv[2];
+      if ((e = get(c, pair, hv, sizeof hv)) != 0) return e;
+      er_fence_acquire();
+      h = hv[0];
+      ev = hv[1];
+    } else if ((e = get_acq(c, pair, &h)) != 0 ||
+               (e = get_acq(c, pair + 8, &ev)) != 0) {
+      return e;
+    }
+    if ((e = get_acq(c, hdr + 8 * ER_RING_PSEQ, &k2)) != 0) return e;
     if (k2 - k < ER_RING_NPAIRS - 1) {
       *head = h;
-      *evicted = e;
+      *evicted = ev;
       return 0;
     }
     /* The writer lapped the slot while we read it: it moved head a dozen
@@ -513,9 +681,14 @@ static int lost(struct poll_state *ps, int domain, uint64_t n) {
 #define RUNTIME(t) (t)
 #define USER(t) (16 + (t))
 
-/* Decodes and delivers one event of `len` words at `ev`.  Returns 0, 1 for
- * padding (not an event), or EVENTRING_E_CORRUPT.  Inlined into the
- * decode loop: one jump on the key, one length check per kind. */
+/* What deliver() returns besides 0 (delivered) and a negative error. */
+#define PADDING 1   /* not an event */
+#define MALFORMED 2 /* an event whose header or payload is wrong */
+
+/* Decodes and delivers one event of `len` words at `ev`, whose header is
+ * sane (read_ring).  Returns 0, PADDING, MALFORMED, or a negative error
+ * from reading a user event's name.  Inlined into the decode loop: one
+ * jump on the key, one length check per kind. */
 static inline __attribute__((always_inline)) int
 deliver(struct poll_state *ps, int domain, const uint64_t *ev, unsigned len) {
   const eventring_callbacks *cb = ps->cb;
@@ -526,28 +699,28 @@ deliver(struct poll_state *ps, int domain, const uint64_t *ev, unsigned len) {
   switch (KEY(h)) {
   case RUNTIME(ER_EV_INTERNAL):
   case RUNTIME(ER_EV_FLUSH):
-    return 1;
+    return PADDING;
   case RUNTIME(ER_EV_BEGIN):
-    if (len != 2 || (c->ours && id >= c->n_phases)) return EVENTRING_E_CORRUPT;
+    if (len != 2 || (c->ours && id >= c->n_phases)) return MALFORMED;
     if (cb->runtime_begin) go = cb->runtime_begin(ps->data, domain, ev[1], (int)id);
     break;
   case RUNTIME(ER_EV_END):
-    if (len != 2 || (c->ours && id >= c->n_phases)) return EVENTRING_E_CORRUPT;
+    if (len != 2 || (c->ours && id >= c->n_phases)) return MALFORMED;
     if (cb->runtime_end) go = cb->runtime_end(ps->data, domain, ev[1], (int)id);
     break;
   case RUNTIME(ER_EV_COUNTER):
     if (len != 3 || (c->ours && id >= c->n_counters))
-      return EVENTRING_E_CORRUPT;
+      return MALFORMED;
     if (cb->runtime_counter)
       go = cb->runtime_counter(ps->data, domain, ev[1], (int)id, ev[2]);
     break;
   case RUNTIME(ER_EV_ALLOC):
-    if (len != 2 + EVENTRING_ALLOC_BUCKETS) return EVENTRING_E_CORRUPT;
+    if (len != 2 + EVENTRING_ALLOC_BUCKETS) return MALFORMED;
     if (cb->alloc) go = cb->alloc(ps->data, domain, ev[1], ev + 2);
     break;
   case RUNTIME(ER_EV_LIFECYCLE): {
     if ((len != 2 && len != 3) || id >= EVENTRING_LIFECYCLE_COUNT)
-      return EVENTRING_E_CORRUPT;
+      return MALFORMED;
     /* OCaml 5.2 writes ring_stop with no data word yet its reader
      * reports a stale one: ring_stop has no data, whatever its length. */
     int has = len == 3 && id != EVENTRING_LIFECYCLE_RING_STOP;
@@ -561,33 +734,34 @@ deliver(struct poll_state *ps, int domain, const uint64_t *ev, unsigned len) {
   case USER(ER_UEV_SPAN_BEGIN):
   case USER(ER_UEV_SPAN_END):
   case USER(ER_UEV_CUSTOM): {
-    const char *name = user_name(c, id);
-    if (!name) return EVENTRING_E_CORRUPT;
+    const char *name;
+    int e = user_name(c, id, &name);
+    if (e) return e == BAD_NAME ? MALFORMED : e;
     switch (ER_HDR_TYPE(h)) {
     case ER_UEV_UNIT:
-      if (len != 2) return EVENTRING_E_CORRUPT;
+      if (len != 2) return MALFORMED;
       if (cb->user_unit)
         go = cb->user_unit(ps->data, domain, ev[1], (int)id, name);
       break;
     case ER_UEV_INT:
-      if (len != 3) return EVENTRING_E_CORRUPT;
+      if (len != 3) return MALFORMED;
       if (cb->user_int)
         go = cb->user_int(ps->data, domain, ev[1], (int)id, name,
                           (int64_t)ev[2]);
       break;
     case ER_UEV_SPAN_BEGIN:
     case ER_UEV_SPAN_END:
-      if (len != 2) return EVENTRING_E_CORRUPT;
+      if (len != 2) return MALFORMED;
       if (cb->user_span)
         go = cb->user_span(ps->data, domain, ev[1], (int)id, name,
                            ER_HDR_TYPE(h) == ER_UEV_SPAN_END);
       break;
     default: { /* ER_UEV_CUSTOM */
-      if (len < 3) return EVENTRING_E_CORRUPT;
+      if (len < 3) return MALFORMED;
       size_t words = len - 2;
       const unsigned char *bytes = (const unsigned char *)(ev + 2);
       unsigned pad = bytes[words * 8 - 1];
-      if (pad > 7) return EVENTRING_E_CORRUPT;
+      if (pad > 7) return MALFORMED;
       size_t n = words * 8 - 1 - pad;
       if (cb->user_custom)
         go = cb->user_custom(ps->data, domain, ev[1], (int)id, name, bytes, n);
@@ -597,7 +771,7 @@ deliver(struct poll_state *ps, int domain, const uint64_t *ev, unsigned len) {
     break;
   }
   default: /* unknown message types */
-    return EVENTRING_E_CORRUPT;
+    return MALFORMED;
   }
   if (!go) ps->stop = 1;
   return 0;
@@ -608,31 +782,47 @@ deliver(struct poll_state *ps, int domain, const uint64_t *ev, unsigned len) {
  * but for one shape: a writer that drops padding it has no room for
  * (ring.c, er_evict()) publishes a head at the ring's start, less than
  * one event past its tail, for the instant before it writes the event
- * there -- look again a few times then.  Returns 0 or EVENTRING_E_CORRUPT. */
-static int check_head_past_tail(const uint64_t *hdr, uint64_t head,
-                                uint64_t mask) {
-  uint64_t tail = er_load_acq(&hdr[ER_RING_TAIL]);
-  if (tail >= head) return 0;
+ * there -- look again a few times then.  Returns 0, EVENTRING_E_CORRUPT
+ * or an error from get(). */
+static int check_head_past_tail(const eventring_cursor *c, uint64_t hdr,
+                                uint64_t head, uint64_t mask) {
+  uint64_t tail;
+  int e = get_acq(c, hdr + 8 * ER_RING_TAIL, &tail);
+  if (e || tail >= head) return e;
   if ((head & mask) != 0 || head - tail >= ER_MAX_EVENT_WORDS)
     return EVENTRING_E_CORRUPT;
   for (int i = 0; i < 100; i++) {
     sched_yield();
-    if (er_load_acq(&hdr[ER_RING_TAIL]) >= head) return 0;
+    if ((e = get_acq(c, hdr + 8 * ER_RING_TAIL, &tail)) != 0) return e;
+    if (tail >= head) return 0;
   }
   return EVENTRING_E_CORRUPT;
 }
 
+/* Loads head (and the events before it) and checks head against the
+ * tail and against MAX_POSITION.  Returns 0, EVENTRING_E_CORRUPT or an
+ * error from get(). */
+static int checked_head(const eventring_cursor *c, uint64_t hdr,
+                        uint64_t tail, uint64_t *head, uint64_t *evicted) {
+  int e = load_head(c, hdr, head, evicted);
+  if (e) return e;
+  if (*head > MAX_POSITION) return EVENTRING_E_CORRUPT;
+  if (*head <= tail && tail - *head > c->ring_words) return EVENTRING_E_CORRUPT;
+  if (*head > tail)
+    return check_head_past_tail(c, hdr, *head, c->ring_words - 1);
+  return 0;
+}
+
 /* Reads one domain's ring up to the tail it finds first, until the
- * poll's limit is reached or a callback stops it.  Returns 0 or
- * EVENTRING_E_CORRUPT. */
+ * poll's limit is reached or a callback stops it.  Returns 0,
+ * EVENTRING_E_CORRUPT (the ring is broken from here), or an error from
+ * get() (the file shrank: every ring is unreadable). */
 static inline __attribute__((always_inline)) int
 read_ring(struct poll_state *ps, int domain) {
   eventring_cursor *c = ps->c;
   struct ring_pos *rp = &c->rings[domain];
-  const uint64_t *hdr = (const uint64_t *)(c->map + c->headers_off +
-                                           (uint64_t)domain * c->hdr_bytes);
-  const uint64_t *ring = (const uint64_t *)(c->map + c->data_off +
-                                            (uint64_t)domain * c->ring_bytes);
+  const uint64_t hdr = c->headers_off + (uint64_t)domain * c->hdr_bytes;
+  const uint64_t ring = c->data_off + (uint64_t)domain * c->ring_bytes;
   const uint64_t words = c->ring_words, mask = words - 1;
   /* The tail first: the writer moves head before the tail that follows
    * it, so the head loaded next is at least tail - ring size (or beyond
@@ -640,81 +830,83 @@ read_ring(struct poll_state *ps, int domain) {
    * writer's release store of the tail: the words below it are written.
    * A poll reads up to this tail, so a writer faster than the reader
    * cannot keep it from returning. */
-  const uint64_t tail = er_load_acq(&hdr[ER_RING_TAIL]);
-  uint64_t pos = rp->pos, events = rp->events;
+  uint64_t tail;
+  int err = get_acq(c, hdr + 8 * ER_RING_TAIL, &tail);
+  if (err) return err;
+  uint64_t pos = rp->pos, events = rp->events, malformed = rp->malformed;
   if (tail == pos) return 0; /* nothing new: head cannot have passed it */
-  if (tail < pos) return EVENTRING_E_CORRUPT;
+  if (tail < pos || tail > MAX_POSITION) return EVENTRING_E_CORRUPT;
   size_t delivered = ps->delivered;
   const size_t max = ps->max ? ps->max : SIZE_MAX;
-  int err = 0;
 
   while (pos < tail && delivered < max && !ps->stop) {
-    uint64_t head, evicted;
-    if ((err = load_head(c, hdr, &head, &evicted)) != 0) break;
-    if (head <= tail && tail - head > words) {
-      err = EVENTRING_E_CORRUPT;
-      break;
-    }
-    if (head > tail && (err = check_head_past_tail(hdr, head, mask)) != 0)
-      break;
-    if (head > pos) {
-      if (c->ours && evicted < events) {
-        err = EVENTRING_E_CORRUPT;
-        break;
-      }
-      lost(ps, domain, c->ours ? evicted - events : head - pos);
-      pos = head;
-      events = evicted;
-      if (pos >= tail || ps->stop) break;
-    }
-
-    /* Copy [pos, pos + n) out of the ring, in at most two runs. */
+    /* Copy [pos, pos + n) out of the ring, in at most two runs, then
+     * learn from head which of it the writer may have overwritten
+     * meanwhile.  Head is not looked at before the copy: a copy of words
+     * the writer has lapped is dropped whole by the check after it, and
+     * through pread() each look at head costs three system calls. */
     uint64_t n = tail - pos;
     if (n > c->buf_words) n = c->buf_words;
     uint64_t at = pos & mask, first = words - at;
     if (first > n) first = n;
-    /* A plain copy: the words are read through this cursor's own mapping,
-     * and whatever a concurrent writer does to them is caught by the
-     * check of head below. */
-    memcpy(c->buf, ring + at, first * 8);
-    if (n > first) memcpy(c->buf + first, ring, (n - first) * 8);
-    /* The copy's loads stay before the reload of the pair; pairs with the
+    /* Whether the copy ends at the tail rather than where CHUNK cut it:
+     * decided from the position the copy starts at, before a lap found
+     * below moves pos. */
+    const int whole = pos + n == tail;
+    /* A plain copy: whatever a concurrent writer does to these words is
+     * caught by the check of head below. */
+    if ((err = get(c, ring + 8 * at, c->buf, first * 8)) != 0) break;
+    if (n > first && (err = get(c, ring, c->buf + first, (n - first) * 8)) != 0)
+      break;
+    AFTER_COPY(domain, pos, n);
+    /* The copy's loads stay before the load of the pair; pairs with the
      * writer's release fence between publishing head and overwriting the
      * words it freed (ring.c, evict()). */
     er_fence_acquire();
-    uint64_t head2, evicted2;
-    if ((err = load_head(c, hdr, &head2, &evicted2)) != 0) break;
+    uint64_t head, evicted;
+    if ((err = checked_head(c, hdr, tail, &head, &evicted)) != 0) break;
     uint64_t off = 0;
-    if (head2 > pos) {
-      /* What lies below head2 may have been overwritten while we copied
-       * it: drop it, counted exactly from the writer's pair. */
-      if (c->ours && evicted2 < events) {
+    if (head > pos) {
+      /* What lies below head may have been overwritten while we copied
+       * it: drop it, counted exactly from the writer's pair -- a count
+       * checked against WRITTEN, loaded after the pair, which the writer
+       * had raised past every event before head when it published it. */
+      uint64_t written = 0;
+      if (c->ours &&
+          (err = get_acq(c, hdr + 8 * ER_RING_WRITTEN, &written)) != 0)
+        break;
+      if (c->ours &&
+          (evicted < events || evicted > written || written > MAX_COUNT)) {
         err = EVENTRING_E_CORRUPT;
         break;
       }
-      lost(ps, domain, c->ours ? evicted2 - events : head2 - pos);
-      off = head2 - pos;
-      pos = head2;
-      events = evicted2;
+      lost(ps, domain, c->ours ? evicted - events : head - pos);
+      off = head - pos;
+      pos = head;
+      events = evicted;
       if (off >= n || ps->stop) continue;
     }
 
-    /* Decode the whole events of the copy.  The copy ends at the tail
-     * unless CHUNK cut it (`whole`); when it wrapped, the ring's end lies
-     * at `first` in it and no event may straddle that.  So the copy is
+    /* Decode the events of the copy.  The copy ends at the tail unless
+     * CHUNK cut it (`whole`); when it wrapped, the ring's end lies at
+     * `first` in it and no event may straddle that.  So the copy is
      * decoded as up to two segments, [off, first) and [first, n), each
      * with one bound: an event running past its segment's end straddles
      * the ring's end, runs past the tail, or continues in the next
      * copy. */
     const uint64_t *buf = c->buf;
-    const int whole = pos + n == tail;
     uint64_t seg_end = first < n && off < first ? first : n;
     for (;;) {
       while (off < seg_end) {
-        unsigned len = ER_HDR_LEN(buf[off]);
-        if (ER_UNLIKELY(len == 0 || off + len > seg_end)) {
+        uint64_t h = buf[off];
+        unsigned len = ER_HDR_LEN(h);
+        if (ER_UNLIKELY(len == 0 || (h & HDR_ZERO_BITS) ||
+                        off + len > seg_end)) {
           /* Past the copy's end, not the ring's: the next copy has it. */
-          if (len != 0 && seg_end == n && !whole) goto next_copy;
+          if (len != 0 && !(h & HDR_ZERO_BITS) && seg_end == n && !whole)
+            goto next_copy;
+          /* Not a header, or an event running past its segment: where
+           * the next event starts is unknown from here on. */
           err = EVENTRING_E_CORRUPT;
           goto out;
         }
@@ -728,6 +920,11 @@ read_ring(struct poll_state *ps, int domain) {
         if (ER_LIKELY(r == 0)) {
           events++;
           if (ER_UNLIKELY(++delivered >= max || ps->stop)) goto next_copy;
+        } else if (r == MALFORMED) {
+          /* Its length was sane, so the next event starts after it: the
+           * writer counted it as an event, and so do we. */
+          events++;
+          malformed++;
         }
       }
       if (seg_end == n) break;
@@ -738,6 +935,7 @@ read_ring(struct poll_state *ps, int domain) {
 out:
   rp->pos = pos;
   rp->events = events;
+  rp->malformed = malformed;
   ps->delivered = delivered;
   return err;
 }
@@ -748,10 +946,12 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
   if (!er_cas(&c->busy, 0, 1)) return EVENTRING_E_BUSY;
   int r = 0;
   struct stat st;
-  /* The mapping is only read while the file still covers it. */
-  if (!c->image &&
+  /* A file cut shorter than when the cursor opened is reported before
+   * anything is read: through pread() a read past the end would say so
+   * too, but only for the parts a poll happens to read. */
+  if (c->via != VIA_IMAGE &&
       (fstat(c->fd, &st) < 0 || (uint64_t)st.st_size < c->map_bytes)) {
-    r = EVENTRING_E_CORRUPT;
+    r = EVENTRING_E_TRUNCATED;
   } else {
     /* Too little evidence so far: look at what is new before naming it. */
     if (c->infer && !c->forced && c->basis == EVENTRING_NUMBERING_GUESSED)
@@ -759,9 +959,15 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
     struct poll_state ps = {c, cb, data, max_events, 0, 0};
     for (uint64_t d = 0; d < c->max_domains && !ps.stop; d++) {
       if (c->rings[d].broken) continue;
-      if (read_ring(&ps, (int)d) < 0) {
+      int e = read_ring(&ps, (int)d);
+      if (e == EVENTRING_E_CORRUPT) {
         c->rings[d].broken = 1;
-        r = EVENTRING_E_CORRUPT;
+        r = e;
+      } else if (e < 0) {
+        /* The file shrank under us (or cannot be read): no ring of it
+         * can be read now, and the next poll's fstat() says so. */
+        r = e;
+        break;
       }
       if (ps.max && ps.delivered >= ps.max) break;
     }
@@ -774,23 +980,41 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
 }
 
 /* ------------------------------------------------------------------ */
+/* What the writer could not record, and what the cursor skipped.       */
+
+int eventring_cursor_dropped(const eventring_cursor *c, int domain,
+                             uint64_t *count) {
+  if (!c || !count || domain < -1 ||
+      (domain >= 0 && (uint64_t)domain >= c->max_domains))
+    return EVENTRING_E_INVAL;
+  *count = 0;
+  /* OCaml 5's files do not count what they drop. */
+  if (!c->ours) return 0;
+  uint64_t off = domain < 0
+                     ? ER_META_WORDS * 8 + 8 * ER_EXT_DROPPED
+                     : c->headers_off + (uint64_t)domain * c->hdr_bytes +
+                           8 * ER_RING_DROPPED;
+  uint64_t n;
+  int e = get_acq(c, off, &n);
+  if (e) return e;
+  if (n > MAX_COUNT) return EVENTRING_E_CORRUPT;
+  *count = n;
+  return 0;
+}
+
+int eventring_cursor_malformed(const eventring_cursor *c, int domain,
+                               uint64_t *count) {
+  if (!c || !count || domain < -1 ||
+      (domain >= 0 && (uint64_t)domain >= c->max_domains))
+    return EVENTRING_E_INVAL;
+  *count = domain < 0 ? 0 : c->rings[domain].malformed;
+  return 0;
+}
+
+/* ------------------------------------------------------------------ */
 /* The program name of eventring's files (ER_EXT_FLAG_PROGRAM).         */
 
 const char *eventring_cursor_program(const eventring_cursor *c) {
-  if (!c || !c->ours) return NULL;
-  /* read_ext() checked the fixed part and the name tables against the
-   * block's size when the cursor opened; the name after them is checked
-   * here, against the same size, as nothing else reads it. */
-  const unsigned char *x = c->map + ER_META_WORDS * 8;
-  if (!(load(x + 8 * ER_EXT_FLAGS) & ER_EXT_FLAG_PROGRAM)) return NULL;
-  uint64_t n = load(x + 8 * ER_EXT_N_PHASES) + load(x + 8 * ER_EXT_N_COUNTERS) +
-               load(x + 8 * ER_EXT_N_LIFECYCLE);
-  uint64_t at, end;
-  if (!fits(load(x + 8 * ER_EXT_NAMES_OFFSET), n, load(x + 8 * ER_EXT_NAME_SLOT),
-            UINT64_MAX, &at) ||
-      !fits(at, 1, ER_EXT_PROGRAM_BYTES, c->headers_off, &end) ||
-      end > ER_META_WORDS * 8 + load(x + 8 * ER_EXT_SIZE))
-    return NULL;
-  const char *name = (const char *)c->map + at;
-  return memchr(name, 0, ER_EXT_PROGRAM_BYTES) ? name : NULL;
+  /* Copied when the cursor opened (read_program()). */
+  return c ? c->program : NULL;
 }

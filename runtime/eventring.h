@@ -452,13 +452,47 @@ EVENTRING_API void eventring_callbacks_set_lost_events(
 /* Reads at most `max_events` events (0: no limit) across all domains,
  * in domain order, calling `cb` for each.  Returns the number of events
  * delivered (every kind counts; lost-event reports do not), or a negative
- * error: EVENTRING_E_CORRUPT (the file is malformed, truncated or shrank),
- * EVENTRING_E_BUSY (another thread is polling this cursor).  After
- * EVENTRING_E_CORRUPT on one ring the cursor skips that ring's remaining
- * events and later polls go on with the others. */
+ * error: EVENTRING_E_CORRUPT (a ring is malformed), EVENTRING_E_TRUNCATED
+ * (the file shrank since the cursor opened it, before or during this
+ * poll: never SIGBUS), EVENTRING_E_BUSY (another thread is polling this
+ * cursor).  After EVENTRING_E_CORRUPT on one ring the cursor skips that
+ * ring's remaining events and later polls go on with the others.
+ *
+ * One bad event -- its header sane (a length that fits, the bits below
+ * the id zero) but its type, id, length for its type, user event name or
+ * custom padding wrong -- is skipped and counted (see
+ * eventring_cursor_malformed()), and the ring is read on.  A header that
+ * is not sane leaves no way to find the next event: that ring is
+ * malformed from there.  Counts that cannot be true (a position beyond
+ * 2^60 words, more events lost than the ring's writer ever wrote, a
+ * written count beyond 2^60) make the ring malformed too, so no lost
+ * count exceeds 2^60. */
 EVENTRING_API int eventring_cursor_poll(eventring_cursor *cursor,
                                         const eventring_callbacks *cb,
                                         void *data, size_t max_events);
+
+/* Events the writer could not record at all, as eventring's files count
+ * them now (they only grow): with `domain` a slot, 0 .. max_domains - 1,
+ * the probes of that domain that were dropped (a probe in a signal
+ * handler that interrupted another on the same thread, an event longer
+ * than the ring); with EVENTRING_NO_DOMAIN, the events of threads that
+ * found no free domain slot (more threads than OCAMLRUNPARAM d=, or
+ * domains left untraced).  Lost events (overwritten before they were
+ * read) are not in these counts: they go to the lost_events callback.
+ * Stores the count in *count (0 for OCaml 5's files, which keep none) and
+ * returns 0, or EVENTRING_E_INVAL (no cursor, no count, a domain out of
+ * range), EVENTRING_E_CORRUPT (a count above 2^60, which no writer can
+ * reach), EVENTRING_E_TRUNCATED (the file shrank). */
+#define EVENTRING_NO_DOMAIN (-1)
+EVENTRING_API int eventring_cursor_dropped(const eventring_cursor *cursor,
+                                           int domain, uint64_t *count);
+
+/* The malformed events this cursor has skipped in domain `domain` so far
+ * (see eventring_cursor_poll()); EVENTRING_NO_DOMAIN gives 0.  Stores the
+ * count in *count and returns 0, or EVENTRING_E_INVAL.  Not to be called
+ * while another thread polls the cursor. */
+EVENTRING_API int eventring_cursor_malformed(const eventring_cursor *cursor,
+                                             int domain, uint64_t *count);
 
 /* ------------------------------------------------------------------ */
 /* Probes.  Off or paused, each is one load and one branch inlined at   */

@@ -230,14 +230,14 @@ static void weigh(struct er_numbering *n, struct domain *dm, uint64_t hdr) {
 /* Reads one ring from where the last scan left it up to the tail. */
 static void scan_ring(struct er_numbering *n, const struct er_rings *r,
                       uint64_t d) {
-  const uint64_t *hdr =
-      (const uint64_t *)(r->map + r->headers_off + d * r->hdr_bytes);
-  const uint64_t *ring =
-      (const uint64_t *)(r->map + r->data_off + d * r->ring_bytes);
+  const uint64_t hdr = r->headers_off + d * r->hdr_bytes;
+  const uint64_t ring = r->data_off + d * r->ring_bytes;
   const uint64_t words = r->ring_words, mask = words - 1;
   /* The tail first, with acquire order (pairs with the writer's release
-   * store of it): the words below it are written. */
-  uint64_t tail = er_load_acq(&hdr[ER_RING_TAIL]);
+   * store of it): the words below it are written.  A file that can no
+   * longer be read is left alone: the consumer reports it. */
+  uint64_t tail;
+  if (r->read(r->ctx, hdr + 8 * ER_RING_TAIL, &tail, 8) != 0) return;
   struct domain *dm = n->domains[d];
   if (!dm) {
     if (tail == 0) return;
@@ -250,7 +250,8 @@ static void scan_ring(struct er_numbering *n, const struct er_rings *r,
   }
   uint64_t pos = dm->pos;
   while (pos < tail) {
-    uint64_t head = er_load_acq(&hdr[ER_RING_HEAD]);
+    uint64_t head;
+    if (r->read(r->ctx, hdr + 8 * ER_RING_HEAD, &head, 8) != 0) break;
     /* A head past the tail we loaded is a writer that lapped us since:
      * the next scan sees the new tail. */
     if (head > tail) break;
@@ -268,12 +269,13 @@ static void scan_ring(struct er_numbering *n, const struct er_rings *r,
     uint64_t at = pos & mask, run = tail - pos;
     if (run > words - at) run = words - at;
     if (run > COPY_WORDS) run = COPY_WORDS;
-    memcpy(n->copy, ring + at, run * 8);
+    if (r->read(r->ctx, ring + 8 * at, n->copy, run * 8) != 0) break;
     /* The copy's loads stay before the reload of head; pairs with the
      * writer's ordering of publishing head before overwriting the words
      * it frees (FORMAT.md's writer protocol). */
     er_fence_acquire();
-    uint64_t head2 = er_load_acq(&hdr[ER_RING_HEAD]);
+    uint64_t head2;
+    if (r->read(r->ctx, hdr + 8 * ER_RING_HEAD, &head2, 8) != 0) break;
     uint64_t off = 0;
     if (head2 > pos) {
       /* What lies below head2 may be torn: skip it. */

@@ -14,9 +14,12 @@
 #include "internal.h"
 
 /* Where a file's rings are: values the consumer has checked against the
- * size of the mapping `map`, which must cover all of them. */
+ * file's size, and how to read them: `read` copies `bytes` bytes at file
+ * offset `off` (8 bytes: one word, with acquire order) and returns 0, or
+ * a negative error when the file can no longer be read there. */
 struct er_rings {
-  const unsigned char *map;
+  int (*read)(const void *ctx, uint64_t off, void *dst, uint64_t bytes);
+  const void *ctx;
   uint64_t max_domains, ring_words, ring_bytes, hdr_bytes;
   uint64_t headers_off, data_off;
 };
