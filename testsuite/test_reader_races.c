@@ -1,0 +1,198 @@
+/* Tests that a reader lapped or truncated in the middle of a poll gives the right events or an error, never a false "corrupt" or a signal. */
+/* The interleavings are forced, not hoped for: this test compiles the
+ * consumer itself with ER_CONSUMER_TEST, which calls
+ * er_consumer_test_after_copy between the copy of a run of ring words and
+ * the check of head that validates it -- exactly where a writer that laps
+ * the reader, or a file cut short, does harm.  The hook moves the head of
+ * a crafted file there, or truncates it.  The consumer's objects in
+ * libeventring.a are then not linked (this file defines their symbols). */
+#define ER_CONSUMER_TEST 1
+#include "../runtime/consumer.c"
+
+#include <sys/wait.h>
+
+#include "lat_craft.h"
+
+/* The crafted file: OCaml 5's layout (lat_craft.h), domain 0 holding a
+ * 3-word counter at position 0 and then 2-word phase events.  Events
+ * start at 0, 3, 5, 7, ... (odd positions), so position CHUNK (even) is
+ * inside an event: a copy cut at CHUNK words ends in the middle of one. */
+#define PHASES 10000
+#define TAIL (3 + 2 * PHASES)
+
+static char path[PATH_MAX];
+static uint64_t headers_off;
+
+static void make_file(const char *dir) {
+  struct craft c;
+  craft_init(&c);
+  craft_user_name(&c, 0, "unused");
+  craft_counter(&c, 0, 1, CT_MINOR_PROMOTED, 7);
+  for (int i = 0; i < PHASES; i++) {
+    if (i % 2 == 0) craft_begin(&c, 0, 10 + (uint64_t)i, PH_MINOR);
+    else craft_end(&c, 0, 10 + (uint64_t)i, PH_MINOR);
+  }
+  ck_assert_uint_eq(c.tail[0], TAIL);
+  snprintf(path, sizeof path, "%s/races.events", dir);
+  craft_write(&c, path);
+  craft_free(&c);
+  struct rf_file f;
+  er_open_ring(path, &f);
+  headers_off = f.meta[ER_META_HEADERS_OFFSET];
+  ck_assert_uint_gt(f.ring_words, CHUNK);
+  rf_close(&f);
+}
+
+/* Sets ring 0's head, as a writer that lapped the reader would. */
+static void set_head_word(uint64_t head) {
+  int fd = open(path, O_WRONLY);
+  ck_assert_int_ge(fd, 0);
+  put_words(fd, (off_t)(headers_off + 8 * ER_RING_HEAD), &head, 1);
+  close(fd);
+}
+
+struct seen {
+  uint64_t events, lost;
+};
+
+static int on_phase(void *d, int dom, uint64_t ts, int ph) {
+  (void)dom, (void)ts, (void)ph;
+  ((struct seen *)d)->events++;
+  return 1;
+}
+static int on_counter(void *d, int dom, uint64_t ts, int k, uint64_t v) {
+  (void)dom, (void)ts, (void)k, (void)v;
+  ((struct seen *)d)->events++;
+  return 1;
+}
+static int on_lost(void *d, int dom, uint64_t n) {
+  (void)dom;
+  ((struct seen *)d)->lost += n;
+  return 1;
+}
+
+static eventring_callbacks *callbacks(void) {
+  eventring_callbacks *cb = eventring_callbacks_create();
+  ck_assert_ptr_nonnull(cb);
+  eventring_callbacks_set_runtime_begin(cb, on_phase);
+  eventring_callbacks_set_runtime_end(cb, on_phase);
+  eventring_callbacks_set_runtime_counter(cb, on_counter);
+  eventring_callbacks_set_lost_events(cb, on_lost);
+  return cb;
+}
+
+/* ---- A lap during the first copy. */
+
+static int hook_calls;
+static uint64_t lap_to;
+
+static void lap_hook(int domain, uint64_t pos, uint64_t n) {
+  if (domain != 0 || hook_calls++ != 0) return;
+  /* The first copy is [0, CHUNK): cut by its size, not at the tail. */
+  ck_assert_uint_eq(pos, 0);
+  ck_assert_uint_eq(n, CHUNK);
+  set_head_word(lap_to);
+}
+
+/* The writer moves head to TAIL - CHUNK, an event's start, while the
+ * reader copies [0, CHUNK).  The reader must drop what lies below the new
+ * head and decode the rest of the copy as cut by its size, taking the
+ * event across CHUNK from the next copy.  The old code judged "cut by
+ * its size" from the new head (head + CHUNK == tail) and called that
+ * event corrupt (issue 13, item 10). */
+START_TEST(test_lap_during_copy_is_not_corrupt) {
+  make_file(er_tmpdir());
+  lap_to = TAIL - CHUNK;
+  ck_assert_uint_eq(lap_to % 2, 1); /* an event's start */
+  hook_calls = 0;
+  er_consumer_test_after_copy = lap_hook;
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  eventring_callbacks *cb = callbacks();
+  struct seen s = {0, 0};
+  int r;
+  int total = 0;
+  while ((r = eventring_cursor_poll(c, cb, &s, 0)) > 0) total += r;
+  ck_assert_msg(r == 0, "poll after a lap: %s", eventring_strerror(r));
+  ck_assert_int_ge(hook_calls, 1);
+  /* Every event from the new head on, and the words below it lost (OCaml
+   * 5's files count losses in words). */
+  ck_assert_uint_eq(s.events, (TAIL - lap_to) / 2);
+  ck_assert_uint_eq((uint64_t)total, s.events);
+  ck_assert_uint_eq(s.lost, lap_to);
+  eventring_callbacks_free(cb);
+  eventring_cursor_free(c);
+  er_consumer_test_after_copy = NULL;
+}
+END_TEST
+
+/* ---- Truncation in the middle of a poll. */
+
+static off_t cut_to;
+
+static void cut_hook(int domain, uint64_t pos, uint64_t n) {
+  (void)pos, (void)n;
+  if (domain != 0 || hook_calls++ != 0) return;
+  ck_assert_int_eq(truncate(path, cut_to), 0);
+}
+
+/* The file is cut after the reader copied ring words and before it
+ * looks at head again: to nothing (the header is gone), and to just past
+ * the start of the rings (the header is there, the next copy is not).
+ * Through a mapping either would be SIGBUS; the poll returns
+ * EVENTRING_E_TRUNCATED, and so does every later one. */
+START_TEST(test_truncated_during_poll) {
+  const char *dir = er_tmpdir();
+  for (int k = 0; k < 2; k++) {
+    make_file(dir);
+    struct rf_file f;
+    er_open_ring(path, &f);
+    cut_to = k == 0 ? 0 : (off_t)f.meta[ER_META_DATA_OFFSET] + 64;
+    rf_close(&f);
+    hook_calls = 0;
+    er_consumer_test_after_copy = cut_hook;
+    eventring_cursor *c;
+    ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+    eventring_callbacks *cb = callbacks();
+    struct seen s = {0, 0};
+    int r = eventring_cursor_poll(c, cb, &s, 0);
+    ck_assert_int_eq(hook_calls, 1);
+    ck_assert_msg(r == EVENTRING_E_TRUNCATED, "cut to %ld: poll gave %d (%s)",
+                  (long)cut_to, r, eventring_strerror(r));
+    ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 0),
+                     EVENTRING_E_TRUNCATED);
+    uint64_t n;
+    ck_assert_int_eq(eventring_cursor_dropped(c, 0, &n), 0); /* OCaml 5 */
+    eventring_callbacks_free(cb);
+    eventring_cursor_free(c);
+    er_consumer_test_after_copy = NULL;
+    unlink(path);
+  }
+}
+END_TEST
+
+/* Cut between two polls: the next poll says so. */
+START_TEST(test_truncated_between_polls) {
+  make_file(er_tmpdir());
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  eventring_callbacks *cb = callbacks();
+  struct seen s = {0, 0};
+  ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 100), 100);
+  ck_assert_int_eq(truncate(path, 4096), 0);
+  ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 0), EVENTRING_E_TRUNCATED);
+  ck_assert_uint_eq(s.events, 100);
+  eventring_callbacks_free(cb);
+  eventring_cursor_free(c);
+}
+END_TEST
+
+static TCase *tc_races(void) {
+  TCase *tc = er_tcase("races");
+  tcase_add_test(tc, test_lap_during_copy_is_not_corrupt);
+  tcase_add_test(tc, test_truncated_during_poll);
+  tcase_add_test(tc, test_truncated_between_polls);
+  return tc;
+}
+
+ER_TEST_MAIN("reader_races", tc_races)
