@@ -874,7 +874,9 @@ static int sink_event(void *arg, int domain, const uint64_t *ev,
   }
   t->uname = NULL;
   trim_age(t, domain);
-  if (W.words > O.max_words) trim_room();
+  /* Before the next event could take the buffers past the bound, so that
+   * a bound that is a power of two is also the buffers' size. */
+  if (W.words + ER_MAX_EVENT_WORDS > O.max_words) trim_room();
   return 0;
 }
 

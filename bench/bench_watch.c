@@ -1,0 +1,240 @@
+/* bench_watch.c -- the event rate one `eventring watch` sustains, and its
+ * memory.
+ *
+ * A watcher keeps the last --before of every domain's events, so it must
+ * read as fast as the rings fill and hold no more than its bound.  Issue
+ * 12 asks what rate one watcher sustains on one core and how much
+ * resident memory it takes.
+ *
+ * Method.  A run (this program re-executed with `--one`) forks a writer
+ * that starts tracing (default ring size) and, once the watcher is
+ * following it, writes a runtime's mix (a begin and end of a phase, a
+ * counter and a user int, repeated) as fast as it can for RUN_MS; it then
+ * reports how many events it wrote.  The watcher is the real command,
+ * `eventring watch --when pause>3600s --pid PID`, which reads every event
+ * into its windows and triggers nothing.  On a machine of two or more
+ * CPUs the writer has a core of its own and the watcher one too: when the
+ * watcher cannot keep up, the writer overwrites what it has not read
+ * (counted as lost, which it says on stderr).  Figures: the events the
+ * watcher read (written - lost), its CPU time (user + system, from
+ * wait4), their ratio (the sustained rate on one core), the share lost,
+ * and its peak resident size (ru_maxrss).
+ *
+ * The eventring command is tools/eventring below the current directory
+ * (make bench runs in the build directory), or EVENTRING_BENCH_TOOL.
+ *
+ * Output: a table on stdout; JSON to the file EVENTRING_BENCH_OUT names.
+ * The exit status reports errors only.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "benchlib.h"
+#include "eventring.h"
+
+#define RUN_MS 1500
+
+static const char *tool_path(void) {
+  const char *t = getenv("EVENTRING_BENCH_TOOL");
+  return t && *t ? t : "tools/eventring";
+}
+
+/* The writer: `go` is the read end of a pipe that says when to start,
+ * `out` where the count goes. */
+static void writer(int go, int out) {
+  int id = eventring_register("bench.value", EVENTRING_TYPE_INT);
+  if (id < 0 || eventring_start() != 0) _exit(BL_EXIT_DISABLED);
+  char c;
+  if (write(out, "r", 1) != 1 || read(go, &c, 1) != 1) _exit(2);
+  uint64_t n = 0, end = bl_now_ns() + (uint64_t)RUN_MS * 1000000u;
+  while (bl_now_ns() < end)
+    for (int k = 0; k < 256; k++, n += 4) {
+      eventring_begin(EVENTRING_PHASE_MINOR);
+      eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, n);
+      eventring_write_int(id, k);
+      eventring_end(EVENTRING_PHASE_MINOR);
+    }
+  char buf[32];
+  int len = snprintf(buf, sizeof buf, "%" PRIu64 "\n", n);
+  if (write(out, buf, (size_t)len) != len) _exit(2);
+  _exit(0);
+}
+
+/* Reads what `fd` gives until `want` is in `buf` or it ends. */
+static size_t read_until(int fd, char *buf, size_t len, size_t have,
+                         const char *want) {
+  while (have + 1 < len) {
+    buf[have] = 0;
+    if (want && strstr(buf, want)) break;
+    ssize_t r = read(fd, buf + have, len - 1 - have);
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) break;
+    have += (size_t)r;
+  }
+  buf[have] = 0;
+  return have;
+}
+
+static int run_one(void) {
+  char dir[] = "/tmp/eventring-bench-watch-XXXXXX";
+  if (!mkdtemp(dir)) return 2;
+  setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
+  int go[2], cnt[2], err[2];
+  if (pipe2(go, O_CLOEXEC) || pipe2(cnt, O_CLOEXEC)) return 2;
+  pid_t w = fork();
+  if (w == 0) {
+    close(go[1]);
+    close(cnt[0]);
+    writer(go[0], cnt[1]);
+  }
+  close(go[0]);
+  close(cnt[1]);
+  char c, buf[8192];
+  if (w < 0 || read(cnt[0], &c, 1) != 1) {
+    int st;
+    waitpid(w, &st, 0);
+    rmdir(dir);
+    return WIFEXITED(st) && WEXITSTATUS(st) == BL_EXIT_DISABLED
+               ? BL_EXIT_DISABLED
+               : 2;
+  }
+  char pid[16];
+  snprintf(pid, sizeof pid, "%ld", (long)w);
+  /* After the writer's fork: the writer must not hold the end that
+   * tells us the watcher has finished. */
+  if (pipe2(err, O_CLOEXEC)) return 2;
+  pid_t t = fork();
+  if (t == 0) {
+    dup2(err[1], 2);
+    close(err[0]);
+    close(err[1]);
+    execl(tool_path(), "eventring", "watch", "--when", "pause>3600s", "--out",
+          dir, "--pid", pid, (char *)NULL);
+    fprintf(stderr, "bench_watch: %s: %s\n", tool_path(), strerror(errno));
+    _exit(127);
+  }
+  close(err[1]);
+  size_t have = read_until(err[0], buf, sizeof buf, 0, "watching");
+  int ok = t > 0 && strstr(buf, "watching") != NULL;
+  if (write(go[1], "g", 1) != 1) ok = 0;
+  char count[64];
+  size_t cn = read_until(cnt[0], count, sizeof count, 0, "\n");
+  int st;
+  waitpid(w, &st, 0);
+  have = read_until(err[0], buf, sizeof buf, have, NULL);
+  struct rusage ru;
+  int tst = 0;
+  if (t > 0) wait4(t, &tst, 0, &ru);
+  rmdir(dir);
+  if (!ok || !cn || !WIFEXITED(tst) || WEXITSTATUS(tst) != 0) {
+    fprintf(stderr, "bench_watch: the watcher failed: %s\n", buf);
+    return 2;
+  }
+  double written = strtod(count, NULL), lost = 0;
+  /* "eventring: N events lost (...)" when it could not keep up. */
+  const char *l = strstr(buf, "eventring: ");
+  for (; l; l = strstr(l + 1, "eventring: ")) {
+    char *e;
+    double v = strtod(l + 11, &e);
+    if (e != l + 11 && !strncmp(e, " events lost", 12)) lost = v;
+  }
+  double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
+               (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+  printf("%.0f %.0f %.6f %ld\n", written, lost, cpu, ru.ru_maxrss);
+  return 0;
+}
+
+enum { F_READ, F_CPU, F_RATE, F_LOST, F_RSS, N_F };
+
+static int driver(const char *argv0) {
+  char self[4096], out[512], cpu[256];
+  bl_self(argv0, self, sizeof self);
+  if (access(tool_path(), X_OK) != 0) {
+    fprintf(stderr, "bench_watch: %s: %s (run it from the build directory "
+            "or set EVENTRING_BENCH_TOOL)\n", tool_path(), strerror(errno));
+    return 1;
+  }
+  unsetenv("OCAML_RUNTIME_EVENTS_START");
+  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
+  unsetenv("OCAMLRUNPARAM");
+  unsetenv("CAMLRUNPARAM");
+  int runs = bl_runs(), errors = 0;
+  static struct bl_stat s[N_F];
+  for (int round = 0; round < runs; round++) {
+    fprintf(stderr, "bench_watch: round %d of %d\n", round + 1, runs);
+    char *args[] = {"--one", NULL};
+    int st = bl_spawn(self, args, out, sizeof out);
+    if (st == BL_EXIT_DISABLED) {
+      printf("bench_watch: n/a: library built with tracing disabled\n");
+      return 0;
+    }
+    double written, lost, secs;
+    long rss;
+    if (st != 0 ||
+        sscanf(out, "%lf %lf %lf %ld", &written, &lost, &secs, &rss) != 4 ||
+        secs <= 0) {
+      fprintf(stderr, "bench_watch: run %d failed\n", round + 1);
+      errors++;
+      continue;
+    }
+    bl_add(&s[F_READ], (written - lost) / 1e6);
+    bl_add(&s[F_CPU], secs);
+    bl_add(&s[F_RATE], (written - lost) / secs / 1e6);
+    bl_add(&s[F_LOST], written > 0 ? 100 * lost / written : 0);
+    bl_add(&s[F_RSS], (double)rss / 1024);
+  }
+  for (int i = 0; i < N_F; i++) bl_summarize(&s[i]);
+  static const char *const label[N_F] = {
+      "events read (M)", "watcher CPU time (s)", "rate (M events / CPU s)",
+      "events lost (%)", "peak RSS (MiB)"};
+  static const char *const key[N_F] = {"events_read_m", "cpu_s",
+                                       "rate_m_per_cpu_s", "lost_percent",
+                                       "peak_rss_mib"};
+  printf("eventring watch: one watcher following a writer at full speed for "
+         "%d ms\n(default ring, a phase begin and end, a counter and a user "
+         "int per round);\nmedian, min and max of %d runs, each a new "
+         "process\n\n",
+         RUN_MS, runs);
+  printf("%-26s %10s %10s %10s\n", "figure", "median", "min", "max");
+  for (int i = 0; i < N_F; i++)
+    printf("%-26s %10.2f %10.2f %10.2f\n", label[i], s[i].median, s[i].min,
+           s[i].max);
+  printf("\nrate: events read (written - lost) per second of the watcher's "
+         "CPU time; lost:\nwhat the writer overwrote before the watcher read "
+         "it (its core was the limit)\n");
+  bl_cpu_model(cpu, sizeof cpu);
+  FILE *o;
+  if (bl_json_open("bench_watch", &o) < 0) return 1;
+  if (o != NULL) {
+    fprintf(o, "{\n  \"runs\": %d,\n  \"run_ms\": %d,\n  \"cpu\": ", runs,
+            RUN_MS);
+    bl_json_str(o, cpu);
+    for (int i = 0; i < N_F; i++) {
+      fprintf(o, ",\n  \"%s\": {", key[i]);
+      bl_json_stat(o, &s[i]);
+      fprintf(o, "}");
+    }
+    fprintf(o, "\n}\n");
+    if (bl_json_close("bench_watch", o) < 0) errors++;
+  }
+  return errors ? 1 : 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc == 2 && strcmp(argv[1], "--one") == 0) return run_one();
+  if (argc != 1) {
+    fprintf(stderr, "usage: %s\n", argv[0]);
+    return 2;
+  }
+  return driver(argv[0]);
+}
