@@ -935,7 +935,9 @@ read_ring(struct poll_state *ps, int domain) {
 out:
   rp->pos = pos;
   rp->events = events;
-  rp->malformed = malformed;
+  /* Atomic: eventring_cursor_malformed() may read it from another
+   * thread while we poll. */
+  er_store_rlx(&rp->malformed, malformed);
   ps->delivered = delivered;
   return err;
 }
@@ -1007,7 +1009,7 @@ int eventring_cursor_malformed(const eventring_cursor *c, int domain,
   if (!c || !count || domain < -1 ||
       (domain >= 0 && (uint64_t)domain >= c->max_domains))
     return EVENTRING_E_INVAL;
-  *count = domain < 0 ? 0 : c->rings[domain].malformed;
+  *count = domain < 0 ? 0 : er_load_rlx(&c->rings[domain].malformed);
   return 0;
 }
 

@@ -489,8 +489,9 @@ EVENTRING_API int eventring_cursor_dropped(const eventring_cursor *cursor,
 
 /* The malformed events this cursor has skipped in domain `domain` so far
  * (see eventring_cursor_poll()); EVENTRING_NO_DOMAIN gives 0.  Stores the
- * count in *count and returns 0, or EVENTRING_E_INVAL.  Not to be called
- * while another thread polls the cursor. */
+ * count in *count and returns 0, or EVENTRING_E_INVAL.  Like
+ * eventring_cursor_dropped(), it may be called while another thread
+ * polls the cursor (an exporter's scrape). */
 EVENTRING_API int eventring_cursor_malformed(const eventring_cursor *cursor,
                                              int domain, uint64_t *count);
 
