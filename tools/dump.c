@@ -25,8 +25,8 @@
  *
  *   SUMMARY total=N runtime_begin=N runtime_end=N runtime_counter=N
  *     alloc=N lifecycle=N user_int=N user_span=N user_unit=N
- *     user_custom=N lost_events_calls=N lost_events_total=N
- *     lost_unit=events|words
+ *     user_custom=N dropped_events=N malformed_events=N
+ *     lost_events_calls=N lost_events_total=N lost_unit=events|words
  *
  * on one line, where total is the number of event lines.  It is printed
  * only after a complete read: after a read error the events read so far
@@ -185,10 +185,19 @@ static void summary(const struct dump *d) {
   fprintf(stdout, "SUMMARY total=%" PRIu64, total);
   for (int k = 0; k < K_COUNT; k++)
     fprintf(stdout, " %s=%" PRIu64, kind_names[k], d->count[k]);
+  /* What the writer never recorded and what the reader skipped (a file
+   * that no longer tells the first shows "?"), before lost_unit, which
+   * stays last. */
+  struct tool_unrecorded u;
+  if (tool_unrecorded(d->src->cursor, &u) == 0)
+    fprintf(stdout, " dropped_events=%" PRIu64, u.dropped);
+  else
+    fprintf(stdout, " dropped_events=?");
   fprintf(stdout,
-          " lost_events_calls=%" PRIu64 " lost_events_total=%" PRIu64
-          " lost_unit=%s\n",
-          d->lost_calls, d->lost_total, tool_lost_unit(d->src->cursor));
+          " malformed_events=%" PRIu64 " lost_events_calls=%" PRIu64
+          " lost_events_total=%" PRIu64 " lost_unit=%s\n",
+          u.malformed, d->lost_calls, d->lost_total,
+          tool_lost_unit(d->src->cursor));
 }
 
 static void help(void) {

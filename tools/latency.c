@@ -29,7 +29,8 @@
  *    "percentiles": {"50": N, "75": N, "90": N, "99": N, "99.9": N,
  *                    "99.99": N, "100": N},
  *    "relative_error": X, "cut": N, "unfinished": N, "unmatched_ends": N,
- *    "markers": N, "lost": N, "lost_unit": "events"|"words"}
+ *    "markers": N, "lost": N, "lost_unit": "events"|"words",
+ *    "dropped": N, "malformed": N}
  *
  * where min_ns .. percentiles are null when there is no pause, and
  * relative_error is the histogram's bound on the percentiles' error, and
@@ -149,9 +150,15 @@ static void print_json(const struct latency *l) {
   analysis_json_double(stdout, HIST_RELATIVE_ERROR);
   printf(", \"cut\": %" PRIu64 ", \"unfinished\": %" PRIu64
          ", \"unmatched_ends\": %" PRIu64 ", \"markers\": %" PRIu64
-         ", \"lost\": %" PRIu64 ", \"lost_unit\": \"%s\"}\n",
+         ", \"lost\": %" PRIu64 ", \"lost_unit\": \"%s\"",
          p->cut, p->unfinished, p->unmatched, p->markers, l->src->lost_total,
          tool_lost_unit(l->src->cursor));
+  struct tool_unrecorded u;
+  if (tool_unrecorded(l->src->cursor, &u) == 0)
+    printf(", \"dropped\": %" PRIu64 ", \"malformed\": %" PRIu64 "}\n",
+           u.dropped, u.malformed);
+  else
+    printf(", \"dropped\": null, \"malformed\": null}\n");
 }
 
 static void help(void) {

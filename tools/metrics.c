@@ -33,6 +33,9 @@
  *   eventring_lost_events_total        counter (eventring's files count
  *                                      events; OCaml 5's files count ring
  *                                      words: eventring_lost_ring_words_total)
+ *   eventring_dropped_events_total     counter, events the writer could
+ *                                      not record (eventring's files)
+ *   eventring_malformed_events_total   counter, bad events skipped
  *   eventring_ring_paused              gauge, 1 after ring_pause
  *   eventring_gc_pause_seconds         histogram of pauses: outermost
  *                                      runtime phases of a domain (not
@@ -817,6 +820,28 @@ static void render(FILE *o) {
       put_target_labels(o, t);
       fprintf(o, "} %" PRIu64 "\n", t->lost);
     }
+  }
+  /* Read from the file at each scrape (eventring_cursor_dropped may be
+   * called while another thread polls); a file that no longer gives them
+   * has no sample. */
+  put_family(o, "eventring_dropped_events_total", "counter",
+             "Events the writer could not record: threads without a domain "
+             "slot, probes in signal handlers, events longer than the ring.");
+  for (t = M.targets; t; t = t->next) {
+    struct tool_unrecorded u;
+    if (tool_unrecorded(t->cursor, &u) != 0) continue;
+    fputs("eventring_dropped_events_total", o);
+    put_target_labels(o, t);
+    fprintf(o, "} %" PRIu64 "\n", u.dropped);
+  }
+  put_family(o, "eventring_malformed_events_total", "counter",
+             "Malformed events the reader skipped.");
+  for (t = M.targets; t; t = t->next) {
+    struct tool_unrecorded u;
+    if (tool_unrecorded(t->cursor, &u) != 0) continue;
+    fputs("eventring_malformed_events_total", o);
+    put_target_labels(o, t);
+    fprintf(o, "} %" PRIu64 "\n", u.malformed);
   }
   put_family(o, "eventring_ring_paused", "gauge",
              "1 while recording is paused (after ring_pause), else 0.");

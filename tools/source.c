@@ -690,8 +690,15 @@ void tool_source_lifecycle(struct tool_source *src, int kind) {
   if (kind == EVENTRING_LIFECYCLE_RING_STOP) src->saw_ring_stop = 1;
 }
 
+/* a + b, or UINT64_MAX when that does not fit: the cursor bounds each
+ * domain's count (2^60), not the sum over thousands of domains. */
+static uint64_t add_sat(uint64_t a, uint64_t b) {
+  uint64_t s;
+  return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
+}
+
 void tool_source_lost(struct tool_source *src, int domain, uint64_t count) {
-  src->lost_total += count;
+  src->lost_total = add_sat(src->lost_total, count);
   if (domain < 0) return;
   if (domain >= src->lost_n) {
     /* Grown to the file's domain count at once: losses are rare, and a
@@ -704,7 +711,7 @@ void tool_source_lost(struct tool_source *src, int domain, uint64_t count) {
     src->lost = p;
     src->lost_n = n;
   }
-  src->lost[domain] += count;
+  src->lost[domain] = add_sat(src->lost[domain], count);
 }
 
 int tool_source_on_lost(void *data, int domain, uint64_t count) {
@@ -713,7 +720,80 @@ int tool_source_on_lost(void *data, int domain, uint64_t count) {
   return 1;
 }
 
+int tool_unrecorded(const eventring_cursor *c, struct tool_unrecorded *u) {
+  memset(u, 0, sizeof *u);
+  if (!c) return 0;
+  int e = eventring_cursor_dropped(c, EVENTRING_NO_DOMAIN, &u->no_slot);
+  if (e) return e;
+  u->dropped = u->no_slot;
+  for (int d = 0; d < eventring_cursor_max_domains(c); d++) {
+    uint64_t n, m;
+    if ((e = eventring_cursor_dropped(c, d, &n)) != 0 ||
+        (e = eventring_cursor_malformed(c, d, &m)) != 0)
+      return e;
+    u->dropped = add_sat(u->dropped, n);
+    u->malformed = add_sat(u->malformed, m);
+  }
+  return 0;
+}
+
+/* Up to 8 domains' counts of `get` as "domain D: N", the rest as a
+ * count, after `sep` when one is printed. */
+static void per_domain(FILE *out, const eventring_cursor *c, const char *sep,
+                       int (*get)(const eventring_cursor *, int, uint64_t *)) {
+  int shown = 0, more = 0;
+  for (int d = 0; d < eventring_cursor_max_domains(c); d++) {
+    uint64_t n;
+    if (get(c, d, &n) != 0 || n == 0) continue;
+    if (shown == 8) {
+      more++;
+      continue;
+    }
+    fprintf(out, "%sdomain %d: %llu", shown ? ", " : sep, d,
+            (unsigned long long)n);
+    shown++;
+  }
+  if (more) fprintf(out, ", %d more domain%s", more, more > 1 ? "s" : "");
+}
+
+/* The lines of tool_source_lost_summary() for what the writer never
+ * recorded and what the reader skipped. */
+static void unrecorded_summary(const struct tool_source *src, FILE *out) {
+  struct tool_unrecorded u;
+  int e = tool_unrecorded(src->cursor, &u);
+  if (e) {
+    fprintf(out, "eventring: %s: cannot tell the events the writer dropped: "
+            "%s\n", src->path, eventring_strerror(e));
+    return;
+  }
+  if (u.dropped) {
+    fprintf(out, "eventring: %llu event%s dropped by the writer, never "
+            "recorded (", (unsigned long long)u.dropped,
+            u.dropped > 1 ? "s" : "");
+    if (u.no_slot)
+      fprintf(out, "without a domain slot: %llu",
+              (unsigned long long)u.no_slot);
+    per_domain(out, src->cursor, u.no_slot ? ", " : "",
+               eventring_cursor_dropped);
+    fprintf(out, ")%s%s\n",
+            u.no_slot ? "; more threads than domain slots: raise "
+                        "OCAMLRUNPARAM=d=N" : "",
+            u.dropped > u.no_slot ? "; a domain drops probes run by signal "
+                                    "handlers inside another probe and "
+                                    "events longer than its ring" : "");
+  }
+  if (u.malformed) {
+    fprintf(out, "eventring: %s: %llu malformed event%s skipped (",
+            src->path, (unsigned long long)u.malformed,
+            u.malformed > 1 ? "s" : "");
+    per_domain(out, src->cursor, "", eventring_cursor_malformed);
+    fprintf(out, "); the file holds events no writer of this format "
+            "writes\n");
+  }
+}
+
 uint64_t tool_source_lost_summary(const struct tool_source *src, FILE *out) {
+  unrecorded_summary(src, out);
   if (src->lost_total == 0) return 0;
   int words = src->cursor &&
               eventring_cursor_lost_unit(src->cursor) == EVENTRING_LOST_WORDS;
@@ -790,10 +870,15 @@ int tool_source_read(struct tool_source *src, const eventring_callbacks *cb,
     tool_progress_tick(src);
     if (!tool_output_ok()) break; /* the caller reports it */
     if (r < 0) {
-      /* The events read so far come first, then the reason we stopped. */
+      /* The events read so far come first, then the reason we stopped:
+       * a file cut short says by how much. */
       tool_progress_end();
       fflush(stdout);
-      tool_error("%s: %s", src->path, eventring_strerror(r));
+      char why[256];
+      tool_error("%s: %s", src->path,
+                 r == EVENTRING_E_TRUNCATED
+                     ? tool_ring_error(src->path, r, why, sizeof why)
+                     : eventring_strerror(r));
       return TOOL_EXIT_INPUT;
     }
     int sig = tool_signal_pending();

@@ -33,6 +33,7 @@
  *    "user_events": [{"name": S, "kind": "unit"|"int"|"span"|"custom",
  *                     "count": N}, ...],
  *    "events": {"read": N, "lost": N, "lost_unit": "events"|"words",
+ *               "dropped": N, "malformed": N,
  *               "domains": [{"domain": D, "read": N, "lost": N}, ...]}}
  *
  * first_ts and last_ts are null (and wall_ns 0) when no event was read.
@@ -371,8 +372,16 @@ static void print_text(const struct stats *s, const struct named_phase *ph,
     read += s->domains[d].read;
     lost += s->domains[d].lost;
   }
-  printf("\nevents: %" PRIu64 " read, %" PRIu64 " lost (%s)\n", read, lost,
+  printf("\nevents: %" PRIu64 " read, %" PRIu64 " lost (%s)", read, lost,
          tool_lost_unit(s->src->cursor));
+  /* Only when there are some, so that the line reads as before. */
+  struct tool_unrecorded u;
+  if (tool_unrecorded(s->src->cursor, &u) == 0) {
+    if (u.dropped)
+      printf(", %" PRIu64 " dropped by the writer", u.dropped);
+    if (u.malformed) printf(", %" PRIu64 " malformed skipped", u.malformed);
+  }
+  printf("\n");
   for (int d = 0; d < s->ndomains; d++) {
     const struct domain_stat *ds = &s->domains[d];
     if (!domain_listed(ds)) continue;
@@ -470,10 +479,18 @@ static void print_json(const struct stats *s, const struct named_phase *ph,
     read += s->domains[d].read;
     lost += s->domains[d].lost;
   }
+  struct tool_unrecorded u;
+  int have_u = tool_unrecorded(s->src->cursor, &u) == 0;
   fprintf(o,
           "],\n \"events\": {\"read\": %" PRIu64 ", \"lost\": %" PRIu64
-          ", \"lost_unit\": \"%s\", \"domains\": [",
+          ", \"lost_unit\": \"%s\", ",
           read, lost, tool_lost_unit(s->src->cursor));
+  if (have_u)
+    fprintf(o, "\"dropped\": %" PRIu64 ", \"malformed\": %" PRIu64 ", ",
+            u.dropped, u.malformed);
+  else
+    fprintf(o, "\"dropped\": null, \"malformed\": null, ");
+  fprintf(o, "\"domains\": [");
   sep = "";
   for (int d = 0; d < s->ndomains; d++) {
     const struct domain_stat *ds = &s->domains[d];

@@ -348,8 +348,23 @@ int tool_source_on_lost(void *data, int domain, uint64_t count);
  * subcommand's report) such as
  *   eventring: 1234 events lost (domain 0: 1200, domain 3: 34); ...
  * naming the unit (ring words for OCaml 5's files) and how to get bigger
- * rings.  Returns lost_total. */
+ * rings; before it, when the writer dropped events or the reader skipped
+ * malformed ones (tool_unrecorded), one line for each:
+ *   eventring: 3000 events dropped by the writer, never recorded
+ *     (without a domain slot: 3000); more threads than domain slots: ...
+ *   eventring: FILE: 1 malformed event skipped (domain 0: 1); ...
+ * Returns lost_total. */
 uint64_t tool_source_lost_summary(const struct tool_source *src, FILE *out);
+
+/* What a cursor's file says its writer dropped (eventring_cursor_dropped:
+ * `dropped` over every domain and the threads without one, `no_slot` for
+ * those alone) and what the cursor skipped as malformed, each sum
+ * saturating at UINT64_MAX.  Returns 0, or the cursor's error (the file
+ * shrank, an impossible count). */
+struct tool_unrecorded {
+  uint64_t dropped, no_slot, malformed;
+};
+int tool_unrecorded(const eventring_cursor *c, struct tool_unrecorded *u);
 
 /* Polls the cursor to the end -- until a poll finds nothing, or with
  * --follow (and always for a spawned command) until the writer is gone
