@@ -42,5 +42,5 @@ endif
 clean: demo-clean
 demo-clean:
 	rm -f demo/threads demo/gc_heavy demo/demo-trace.fxt \
-		demo/demo-gc-trace.fxt
+		demo/demo-gc-trace.fxt demo/*-pause.fxt
 	rm -rf demo/ocaml-tmp

@@ -46,7 +46,7 @@ run() {
 mkdir -p "$out" || exit 1
 trace=$out/demo-trace.fxt
 gctrace=$out/demo-gc-trace.fxt
-rm -f "$trace" "$gctrace"
+rm -f "$trace" "$gctrace" "$out"/*-pause.fxt
 
 if [ -n "$gc" ]; then
   step "GC pause times of an OCaml program (demo/gc_heavy.ml, OCaml 4.13 \
@@ -68,6 +68,14 @@ run latency -- "$threads"
 step "The same program, summarised" "stats -- demo/threads"
 run stats -- "$threads"
 
+# The flight recorder: only the moments around an anomaly are kept.
+watched=${gc:-$threads}
+step "A flight recorder: the 2 s before the first GC pause over 1 ms of \
+$(basename "$watched"), and 200 ms after it, as a Perfetto trace" \
+  "watch --when 'pause>1ms' --max 1 --format fxt --out demo -- demo/$(basename "$watched")"
+run watch --when 'pause>1ms' --max 1 --format fxt --out "$out" -- "$watched" \
+  >/dev/null
+
 step "Perfetto traces" "trace demo-trace.fxt -- demo/threads"
 run trace "$trace" -- "$threads"
 if [ -n "$gc" ]; then
@@ -80,5 +88,7 @@ echo "  $trace   (demo/threads: 4 threads, requests and GC phases)"
 if [ -n "$gc" ]; then
   echo "  $gctrace   (demo/gc_heavy: the OCaml GC's phases)"
 fi
+echo "  $out/*-pause.fxt   (eventring watch: the window around one pause, the"
+echo "      trigger marked by an instant named eventring.trigger)"
 echo "Open one at https://ui.perfetto.dev with \"Open trace file\" (the file"
 echo "stays on your machine: the UI runs in the browser)."
