@@ -456,6 +456,33 @@ START_TEST(test_memory_bound) {
 }
 END_TEST
 
+/* lost: a writer at full speed overwrites what the watcher has not read
+ * yet; the loss fires a snapshot whose mark says how much. */
+START_TEST(test_lost) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  char dir[64];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  const char *args[] = {"watch", "--when", "lost", "--before", "100ms",
+                        "--after", "50ms", "--max", "1", "--out", dir, "--",
+                        writer(), "--flood", "1000", NULL};
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "eventring watch") == 0, "%s", r.err);
+  /* The watcher says what it lost, as every subcommand does. */
+  ck_assert_msg(strstr(r.err, "events lost (domain 0: "), "%s", r.err);
+  struct er_lines files = files_in(dir, "-lost.events");
+  ck_assert_msg(files.n == 1, "%zu snapshots: %s", files.n, r.err);
+  struct er_lines all = dump(dir, files.v[0]);
+  struct er_lines marks = grep(&all, "value=\"lost: ");
+  ck_assert_uint_ge(marks.n, 1);
+  ck_assert_msg(strstr(marks.v[0], " events (domain 0)"), "%s", marks.v[0]);
+  er_lines_free(&marks);
+  er_lines_free(&all);
+  er_lines_free(&files);
+  er_run_free(&r);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Bad conditions are usage errors that say what is wrong.              */
 
@@ -519,6 +546,7 @@ static TCase *tc_bounds(void) {
   TCase *tc = er_tcase("bounds");
   tcase_add_test(tc, test_storm);
   tcase_add_test(tc, test_memory_bound);
+  tcase_add_test(tc, test_lost);
   tcase_add_test(tc, test_bad_usage);
   return tc;
 }
