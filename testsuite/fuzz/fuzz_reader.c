@@ -180,6 +180,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (r < 0 && r != EVENTRING_E_CORRUPT) abort(); /* no other error fits */
     if (r < 0 && i > 8) break;
   }
+  /* What the writer dropped and the reader skipped: a count or
+   * EVENTRING_E_CORRUPT for an impossible one, nothing else. */
+  for (int d = -1; d < eventring_cursor_max_domains(c) && d < 64; d++) {
+    uint64_t n;
+    int e = eventring_cursor_dropped(c, d, &n);
+    if (e != 0 && e != EVENTRING_E_CORRUPT) abort();
+    if (eventring_cursor_malformed(c, d, &n) != 0) abort();
+    sink += n;
+  }
   eventring_cursor_free(c);
   return 0;
 }
