@@ -629,8 +629,9 @@ static int fill(struct target *t, struct er_snap *s) {
       for (unsigned i = 0; i < len; i++) ev[i] = word_at(b, p + i);
       p += len;
       uint64_t ts = ev[1];
-      if (ts < w->start) continue;
-      if (ts > w->end) break;
+      /* Not a break past the end: the threads of an OCaml 4 program
+       * share domain 0, and their timestamps need not be in order. */
+      if (ts < w->start || ts > w->end) continue;
       if (ev[0] == LOST_HDR) {
         lost += ev[2];
         continue;
