@@ -69,8 +69,9 @@ static void note_refused(struct tool_dirscan *d, const char *name, ino_t ino,
   }
 }
 
-void tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
-                  void *arg) {
+int tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
+                 void *arg) {
+  int refused = 0;
   for (struct dirscan_refused *r = d->refused; r; r = r->next) r->seen = 0;
   DIR *dp = opendir(d->dir);
   struct dirent *e;
@@ -87,6 +88,7 @@ void tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
     int r = eventring_cursor_open_file(&c, path);
     if (r < 0) {
       note_refused(d, e->d_name, st.st_ino, path, r);
+      refused++;
       continue;
     }
     if (ops->found(arg, c, path, pid, &st) != 0) eventring_cursor_free(c);
@@ -102,6 +104,7 @@ void tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
       rp = &r->next;
     }
   }
+  return refused;
 }
 
 void tool_dirscan_free(struct tool_dirscan *d) {

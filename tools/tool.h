@@ -473,9 +473,11 @@ struct tool_dirscan_ops {
 int tool_dirscan_check(const char *dir, const char *who);
 /* One scan of d->dir: every <pid>.events not known is opened and offered
  * to ops->found; a file that cannot be opened three scans in a row is
- * reported once ("WHO: PATH: reason (skipped)"). */
-void tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
-                  void *arg);
+ * reported once ("WHO: PATH: reason (skipped)").  Returns the number of
+ * files that could not be opened this time (a file being created looks
+ * malformed for an instant: worth another look soon). */
+int tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
+                 void *arg);
 void tool_dirscan_free(struct tool_dirscan *d);
 
 /* CLOCK_MONOTONIC in nanoseconds. */

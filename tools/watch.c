@@ -50,10 +50,12 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <signal.h>
+#include <poll.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -90,6 +92,9 @@
 #define EXTEND_AFTERS 10
 /* How often --dir is scanned, and the idle sleep between polls there. */
 #define SCAN_NS 250000000ULL
+/* With inotify: how soon a file that could not be opened (one being
+ * created) is looked at again. */
+#define RESCAN_NS 20000000ULL
 #define IDLE_NS 10000000L
 /* The name of the mark's user event. */
 #define MARK_NAME "eventring.trigger"
@@ -1055,9 +1060,32 @@ static int scan_found(void *arg, eventring_cursor *c, const char *path,
   return 0;
 }
 
+/* Whether the directory changed (inotify: a file created or moved in)
+ * while we waited at most `ns` for it; a plain sleep without inotify. */
+static int dir_changed(int ifd, long ns) {
+  if (ifd < 0) {
+    struct timespec ts = {0, ns};
+    if (ns) nanosleep(&ts, NULL);
+    return 0;
+  }
+  struct pollfd pfd = {ifd, POLLIN, 0};
+  if (ns && poll(&pfd, 1, (int)(ns / 1000000)) <= 0) return 0;
+  char buf[4096];
+  int changed = 0;
+  while (read(ifd, buf, sizeof buf) > 0) changed = 1;
+  return changed;
+}
+
 static int follow_dir(const char *dir) {
   int rc = tool_dirscan_check(dir, "watch");
   if (rc != TOOL_EXIT_OK) return rc;
+  /* A new file is scanned for at once rather than at the next period, so
+   * that a process that lives a tenth of a second is seen. */
+  int ifd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (ifd >= 0 && inotify_add_watch(ifd, dir, IN_CREATE | IN_MOVED_TO) < 0) {
+    close(ifd);
+    ifd = -1;
+  }
   struct tool_dirscan ds = {dir, "watch", NULL};
   static const struct tool_dirscan_ops ops = {scan_known, scan_found};
   tool_signals_install();
@@ -1074,9 +1102,9 @@ static int follow_dir(const char *dir) {
     uint64_t now = tool_now_ns();
     if (now >= next_scan) {
       for (struct target *t = W.targets; t; t = t->next) t->seen = 0;
-      tool_dirscan(&ds, &ops, NULL);
+      int refused = tool_dirscan(&ds, &ops, NULL);
       first_scan = 0;
-      next_scan = now + SCAN_NS;
+      next_scan = now + (refused && ifd >= 0 ? RESCAN_NS : SCAN_NS);
       for (struct target *t = W.targets, *n; t; t = n) {
         n = t->next;
         if (!t->seen) {
@@ -1108,11 +1136,9 @@ static int follow_dir(const char *dir) {
       }
     }
     tick();
-    if (!any) {
-      struct timespec ts = {0, IDLE_NS};
-      nanosleep(&ts, NULL);
-    }
+    if (dir_changed(ifd, any ? 0 : IDLE_NS)) next_scan = 0;
   }
+  if (ifd >= 0) close(ifd);
   for (struct target *t = W.targets; t; t = t->next)
     if (!t->retired) finish_target(t);
   int sig = tool_signal_pending();
