@@ -847,6 +847,14 @@ read_ring(struct poll_state *ps, int domain) {
      * through pread() each look at head costs three system calls. */
     uint64_t n = tail - pos;
     if (n > c->buf_words) n = c->buf_words;
+    /* A poll limited to a few events copies about what they take (a few
+     * words each, the longest event more), not a whole CHUNK each time:
+     * through pread() the copy is most of a small poll's cost.  A copy
+     * cut short is read on by the next, as one cut by CHUNK. */
+    if (max != SIZE_MAX && max - delivered < c->buf_words / 8) {
+      uint64_t want = (uint64_t)(max - delivered) * 4 + ER_MAX_EVENT_WORDS;
+      if (n > want) n = want;
+    }
     uint64_t at = pos & mask, first = words - at;
     if (first > n) first = n;
     /* Whether the copy ends at the tail rather than where CHUNK cut it:
