@@ -115,6 +115,10 @@ ER_HIDDEN int er_file_create(unsigned log2, unsigned max_domains);
  * symbolic link.  Returns the descriptor (read-write, close-on-exec) or a
  * negated errno value (-EEXIST, -ELOOP, ...). */
 ER_HIDDEN int er_file_open_new(const char *path);
+/* Returns `fd` when it is above 2, else a close-on-exec duplicate above 2
+ * (or a negated errno value) after closing `fd`: a descriptor the library
+ * keeps must never be the host's stdin, stdout or stderr. */
+ER_HIDDEN int er_fd_above_std(int fd);
 /* What an extension block holds besides its magic (ring_format.h): the
  * name tables (phases, counters, lifecycle kinds; a NULL name is written
  * empty), the writer's pid and, unless NULL, its program name. */

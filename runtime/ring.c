@@ -91,7 +91,19 @@ int er_file_open_new(const char *path) {
    * shared directory) is refused, never written through; 0600 because
    * the events are the owner's business. */
   int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-  return fd < 0 ? -errno : fd;
+  if (fd < 0) return -errno;
+  return er_fd_above_std(fd);
+}
+
+int er_fd_above_std(int fd) {
+  /* A host started with stdin, stdout or stderr closed would otherwise
+   * give us that number, and its next printf would write into our file
+   * (and its next open() would not get the descriptor it expects). */
+  if (fd > STDERR_FILENO) return fd;
+  int high = fcntl(fd, F_DUPFD_CLOEXEC, STDERR_FILENO + 1);
+  int err = errno;
+  close(fd);
+  return high < 0 ? -err : high;
 }
 
 uint64_t er_ext_bytes(const struct er_ext_desc *d) {
