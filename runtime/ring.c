@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -153,6 +154,16 @@ int er_file_create(unsigned log2, unsigned max_domains) {
       round_up(headers_off + (uint64_t)max_domains * ER_RING_HEADER_BYTES, PAGE);
   uint64_t custom_off = data_off + (uint64_t)max_domains * ring_words * 8;
   uint64_t size = custom_off + (uint64_t)ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
+
+  /* A file longer than RLIMIT_FSIZE (`ulimit -f`) would make ftruncate()
+   * raise SIGXFSZ, which kills the host unless it handles the signal.
+   * Checking first refuses such a file before it exists and leaves the
+   * host's signal disposition alone; every later write or reservation
+   * stays below the size checked here. */
+  struct rlimit fsize;
+  if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
+      fsize.rlim_cur != RLIM_INFINITY && size > (uint64_t)fsize.rlim_cur)
+    return -EFBIG;
 
   int fd = er_file_open_new(er_st.path);
   if (fd < 0) return fd;
