@@ -162,11 +162,11 @@ const char *const eventring__lifecycle_names[] = {
 };
 const unsigned eventring__n_lifecycle = COUNT(eventring__lifecycle_names);
 
-_Static_assert(COUNT(eventring__phase_names_53) == EVENTRING_PHASE_COUNT + 7,
+_Static_assert(COUNT(eventring__phase_names_53) == ER_N_PHASES_53,
                "phase enum and names disagree");
-_Static_assert(COUNT(eventring__counter_names) == EVENTRING_COUNTER_COUNT + 6,
+_Static_assert(COUNT(eventring__counter_names) == ER_N_COUNTERS,
                "counter enum and names disagree");
-_Static_assert(COUNT(eventring__lifecycle_names) == EVENTRING_LIFECYCLE_COUNT,
+_Static_assert(COUNT(eventring__lifecycle_names) == ER_N_LIFECYCLE,
                "lifecycle enum and names disagree");
 
 static const char *lookup(const char *const *names, unsigned n, int id) {

@@ -11,16 +11,47 @@
 
 #include "writer.h"
 
+/* An event whose type or id the file cannot hold: written, it would be
+ * malformed (an id beyond the file's name tables) or would spill into the
+ * header's type and user bits (an id of 8192 or more), and every reader
+ * would have to skip it.  It is counted in the ring's DROPPED word
+ * instead, as an event the writer could not record.  Cold and out of
+ * line, so that the checks below cost the probes one compare each. */
+static __attribute__((noinline, cold)) void drop_bad_event(void) {
+  struct er_domain *d = er_enter(ER_IF_ON);
+  if (!d) return;
+  er_count_dropped(d);
+  er_leave(d);
+}
+
 void eventring__runtime(unsigned type, unsigned id) {
+  /* A phase's begin or end: the unsigned difference wraps for the types
+   * below ER_EV_BEGIN, so one compare checks the type. */
+  if (ER_UNLIKELY(type - ER_EV_BEGIN > ER_EV_END - ER_EV_BEGIN ||
+                  id >= ER_N_PHASES_53)) {
+    drop_bad_event();
+    return;
+  }
   er_emit(ER_IF_ON, ER_FROM_RUNTIME, type, id, NULL, 0);
 }
 
 void eventring__runtime1(unsigned type, unsigned id, uint64_t value) {
+  if (ER_UNLIKELY(type == ER_EV_COUNTER ? id >= ER_N_COUNTERS
+                  : type != ER_EV_LIFECYCLE || id >= ER_N_LIFECYCLE)) {
+    drop_bad_event();
+    return;
+  }
   er_emit(ER_IF_ON, ER_FROM_RUNTIME, type, id, &value, 1);
 }
 
 void eventring__user(unsigned type, int id, int64_t value) {
+  /* Unregistered ids are ignored (eventring.h says so); a type that is not
+   * one of the payload-less or int kinds is dropped. */
   if (!er_user_id_ok(id)) return;
+  if (ER_UNLIKELY(type > ER_UEV_SPAN_END)) {
+    drop_bad_event();
+    return;
+  }
   uint64_t v = (uint64_t)value;
   /* Two copies, each with a constant payload size. */
   if (type == ER_UEV_INT)

@@ -174,5 +174,11 @@ extern const char *const eventring__counter_names[];
 extern const unsigned eventring__n_counters;
 extern const char *const eventring__lifecycle_names[];
 extern const unsigned eventring__n_lifecycle;
+/* Their sizes as constants (names.c checks them against the tables), in
+ * terms of eventring.h's enums: the ids a probe may write, since they are
+ * the ids a file of this library has names for. */
+#define ER_N_PHASES_53 (EVENTRING_PHASE_COUNT + 7)
+#define ER_N_COUNTERS (EVENTRING_COUNTER_COUNT + 6)
+#define ER_N_LIFECYCLE EVENTRING_LIFECYCLE_COUNT
 
 #endif /* EVENTRING_RING_FORMAT_H */
