@@ -110,6 +110,7 @@ void er_clock_init(void) {
 
 uint64_t er_clock_slow(uint64_t t) {
   if (er_cas(&recal_busy, 0, 1)) {
+    (void)ER_HOOK(ER_HOOK_RECALIBRATING);
     uint64_t g = er_load_acq(&er_clock_gen);
     const struct er_clock_params *p = &er_clock_p[g & 1];
     uint64_t tsc0 = er_load_rlx(&p->tsc0), ns0 = er_load_rlx(&p->ns0);

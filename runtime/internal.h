@@ -201,6 +201,24 @@ ER_HIDDEN void er_remote_after_fork(void);
  * EVENTRING_E_CORRUPT. */
 ER_HIDDEN int er_check_meta(const uint64_t *meta, uint64_t size);
 
+/* Test hooks: points where a test forces an interleaving (a thread stuck
+ * inside a probe, a membarrier that fails, a fork during recalibration).
+ * Compiled in only with ER_TEST_HOOKS, for testsuite/test_hook_*.c
+ * (Makefile.in); elsewhere ER_HOOK() is the constant 0.  A hook returns
+ * nonzero to make the operation at that point fail, where it can. */
+enum er_hook {
+  ER_HOOK_INSIDE_PROBE,    /* a probe saw `live` and is about to write */
+  ER_HOOK_INSIDE_SLOTLESS, /* a slotless probe saw `live`, before counting */
+  ER_HOOK_STOP_MEMBARRIER, /* the stopper's membarrier: nonzero fails it */
+  ER_HOOK_RECALIBRATING    /* a probe holds the clock's recalibration */
+};
+#ifdef ER_TEST_HOOKS
+extern int (*er_test_hook)(enum er_hook);
+#define ER_HOOK(h) (er_test_hook ? er_test_hook(h) : 0)
+#else
+#define ER_HOOK(h) 0
+#endif
+
 /* consumer.c: a cursor on a ring file image in memory (for the fuzzer). */
 ER_HIDDEN int er_cursor_open_image(eventring_cursor **out, const void *bytes,
                                    size_t len);

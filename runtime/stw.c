@@ -16,6 +16,9 @@
 #include "writer.h"
 
 int er_need_fence;
+#ifdef ER_TEST_HOOKS
+int (*er_test_hook)(enum er_hook);
+#endif
 /* The membarrier command stopping issues, or 0 when there is none. */
 static int barrier_cmd;
 
@@ -46,7 +49,8 @@ static uint64_t now_ms(void) { return er_clock_monotonic() / 1000000u; }
 static enum er_world wait_for_probes(void) {
   /* Make the caller's store of `live` visible to every thread and theirs
    * of in_probe to us (stw.h). */
-  if (barrier_cmd == 0 || syscall(__NR_membarrier, barrier_cmd, 0, 0) != 0)
+  if (barrier_cmd == 0 || ER_HOOK(ER_HOOK_STOP_MEMBARRIER) ||
+      syscall(__NR_membarrier, barrier_cmd, 0, 0) != 0)
     er_istore_rlx(&er_need_fence, 1);
   er_fence();
   /* A probe is a few hundred nanoseconds; a thread still inside one after
@@ -110,6 +114,9 @@ void er_nested_drop(struct er_domain *d) {
 void er_slotless_drop(void) {
   /* slotless_in is in_probe for every thread without a slot (stw.h). */
   er_fetch_add(&er_st.slotless_in, 1);
-  if (er_iload_acq(&er_st.live)) er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
+  if (er_iload_acq(&er_st.live)) {
+    (void)ER_HOOK(ER_HOOK_INSIDE_SLOTLESS);
+    er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
+  }
   er_fetch_add(&er_st.slotless_in, (uint64_t)-1);
 }

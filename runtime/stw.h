@@ -153,6 +153,7 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
     er_leave(d);
     return NULL;
   }
+  (void)ER_HOOK(ER_HOOK_INSIDE_PROBE);
   if (ER_UNLIKELY(!d->ring)) {
     /* A domain left untraced (its ring could not be reserved, or its slot
      * is past this file's domains): its events are counted as dropped.
