@@ -462,10 +462,10 @@ int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
   char path[PATH_MAX];
   if (pid == 0 && !dir) {
     /* This process: the file its tracing writes. */
-    pthread_mutex_lock(&er_st.lock);
+    er_lock();
     int live = er_iload_rlx(&er_st.live);
     if (live) snprintf(path, sizeof path, "%s", er_st.path);
-    pthread_mutex_unlock(&er_st.lock);
+    er_unlock();
     if (!live) return EVENTRING_E_NOTSTARTED;
     /* Our own file, which only we write and nobody shrinks under us
      * (opening the file by name again could find another, should it

@@ -79,41 +79,41 @@ int eventring_start(void) {
 #ifdef EVENTRING_DISABLED
   return EVENTRING_E_DISABLED;
 #else
-  pthread_mutex_lock(&er_st.lock);
+  er_lock();
   int r = start_with_watcher_locked();
-  pthread_mutex_unlock(&er_st.lock);
+  er_unlock();
   return r;
 #endif
 }
 
 int eventring_stop(void) {
   er_remote_stop();
-  pthread_mutex_lock(&er_st.lock);
+  er_lock();
   int r = er_stop_locked();
-  pthread_mutex_unlock(&er_st.lock);
+  er_unlock();
   return r;
 }
 
 void eventring_pause(void) {
-  pthread_mutex_lock(&er_st.lock);
+  er_lock();
   if (er_iload_rlx(&er_st.live) && !er_st.paused) {
     er_st.paused = 1;
     er_istore_rlx(&eventring__on, 0);
     er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_PAUSE, 0);
     er_store_rel(&er_st.ext[ER_EXT_PAUSED], 1);
   }
-  pthread_mutex_unlock(&er_st.lock);
+  er_unlock();
 }
 
 void eventring_resume(void) {
-  pthread_mutex_lock(&er_st.lock);
+  er_lock();
   if (er_iload_rlx(&er_st.live) && er_st.paused) {
     er_st.paused = 0;
     er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_RESUME, 0);
     er_istore_rel(&eventring__on, 1);
     er_store_rel(&er_st.ext[ER_EXT_PAUSED], 0);
   }
-  pthread_mutex_unlock(&er_st.lock);
+  er_unlock();
 }
 
 int eventring_is_active(void) { return er_iload_rlx(&eventring__on) != 0; }

@@ -9,6 +9,7 @@
  * enter and when a slot's ring may change is the stop-the-world
  * protocol's business (stw.h).
  */
+#include <sched.h>
 #include <unistd.h>
 
 #include "writer.h"
@@ -17,6 +18,7 @@ struct er_domain er_domains[ER_DOMAINS_LIMIT];
 
 __thread struct er_domain *er_tls_self
     __attribute__((tls_model("initial-exec")));
+__thread unsigned er_tls_locking __attribute__((tls_model("initial-exec")));
 /* The free_epoch at which this thread last found every slot taken. */
 static __thread uint64_t noslot_epoch
     __attribute__((tls_model("initial-exec")));
@@ -56,20 +58,47 @@ static void release_slot_locked(struct er_domain *d) {
   er_store_rlx(&er_st.free_epoch, er_load_rlx(&er_st.free_epoch) + 1);
 }
 
+/* Takes er_st.lock for a probe, never waiting for a control path: 1
+ * when taken, 0 when the event must be dropped instead (stw.h, SIGNAL
+ * HANDLERS AND THE LOCK). */
+static int lock_from_probe(void) {
+  /* Our own thread is taking, holding or giving back the lock: this
+   * probe runs in a signal handler that interrupted it. */
+  if (er_tls_locking) return 0;
+  er_tls_locking++;
+  er_compiler_barrier();
+  while (pthread_mutex_trylock(&er_st.lock) != 0) {
+    /* Another thread's first event holds it for a few microseconds and
+     * waits for nothing; a control path may wait for anything (a lock
+     * our interrupted code holds, the probes to leave): give up. */
+    if (er_load_rlx(&er_st.control_busy)) {
+      er_compiler_barrier();
+      er_tls_locking--;
+      return 0;
+    }
+    sched_yield();
+  }
+  return 1;
+}
+
+static void unlock_from_probe(void) {
+  pthread_mutex_unlock(&er_st.lock);
+  er_compiler_barrier();
+  er_tls_locking--;
+}
+
 static struct er_domain *attach_from_probe(void) {
-  if (noslot_epoch == er_load_rlx(&er_st.free_epoch)) {
+  if (noslot_epoch == er_load_rlx(&er_st.free_epoch) || !lock_from_probe()) {
     er_slotless_drop();
     return NULL;
   }
   struct er_domain *d = NULL;
-  int live;
-  pthread_mutex_lock(&er_st.lock);
-  live = er_iload_rlx(&er_st.live);
+  int live = er_iload_rlx(&er_st.live);
   if (live) {
     d = er_attach_locked();
     if (!d) noslot_epoch = er_load_rlx(&er_st.free_epoch);
   }
-  pthread_mutex_unlock(&er_st.lock);
+  unlock_from_probe();
   if (!d && live) er_slotless_drop();
   return d;
 }
@@ -136,7 +165,7 @@ enum slot_use {
 /* Puts the calling thread in slot `id`, used as `use` says. */
 static int enter_slot(int id, enum slot_use use) {
   int shared = use == SLOT_SHARED;
-  pthread_mutex_lock(&er_st.lock);
+  er_lock();
   unsigned limit = er_iload_rlx(&er_st.live) ? er_st.max_domains
                                              : ER_DOMAINS_LIMIT;
   int r = 0;
@@ -162,7 +191,7 @@ static int enter_slot(int id, enum slot_use use) {
     er_tls_self = d;
     pthread_setspecific(exit_key, d);
   }
-  pthread_mutex_unlock(&er_st.lock);
+  er_unlock();
   return r;
 }
 
@@ -172,9 +201,9 @@ int eventring_domain_join(int id) { return enter_slot(id, SLOT_SHARED); }
 
 void eventring_domain_release(void) {
   if (!er_tls_self) return;
-  pthread_mutex_lock(&er_st.lock);
+  er_lock();
   leave_slot_locked();
-  pthread_mutex_unlock(&er_st.lock);
+  er_unlock();
 }
 
 int eventring_domain_id(void) { return er_tls_self ? er_tls_self->id : -1; }

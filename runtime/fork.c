@@ -17,9 +17,9 @@ pid_t eventring_fork(void) {
   return pid;
 }
 
-static void fork_prepare(void) { pthread_mutex_lock(&er_st.lock); }
+static void fork_prepare(void) { er_lock(); }
 
-static void fork_parent(void) { pthread_mutex_unlock(&er_st.lock); }
+static void fork_parent(void) { er_unlock(); }
 
 /* Only async-signal-safe calls are made on this path when tracing was
  * off. */
@@ -30,7 +30,7 @@ static void fork_child(void) {
   er_stw_after_fork();
   er_remote_after_fork();
   if (!er_iload_rlx(&er_st.live)) {
-    pthread_mutex_unlock(&er_st.lock);
+    er_unlock();
     return;
   }
   uint64_t parent = (uint64_t)er_st.pid;
@@ -43,7 +43,7 @@ static void fork_child(void) {
   else
     er_warn("cannot trace forked child %ld: %s: %s", (long)getpid(),
             er_st.path, eventring_strerror(r));
-  pthread_mutex_unlock(&er_st.lock);
+  er_unlock();
 }
 
 void er_fork_install(void) {

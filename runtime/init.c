@@ -36,7 +36,7 @@ __attribute__((constructor)) static void er_init(void) {
 
 __attribute__((destructor)) static void er_fini(void) {
   er_remote_stop();
-  pthread_mutex_lock(&er_st.lock);
+  er_lock();
   er_stop_locked();
-  pthread_mutex_unlock(&er_st.lock);
+  er_unlock();
 }

@@ -84,6 +84,8 @@ struct er_state {
   unsigned slots_hw;   /* 1 + highest slot ever bound */
   uint64_t free_epoch; /* bumped when a slot may have become free */
   uint64_t slotless_in;/* threads without a slot inside a probe (atomic) */
+  uint64_t control_busy;/* control paths holding or awaiting `lock`
+                          (atomic; stw.h) */
   pid_t pid;
 };
 
@@ -94,6 +96,29 @@ extern ER_HIDDEN struct er_domain er_domains[ER_DOMAINS_LIMIT];
  * library. */
 extern ER_HIDDEN __thread struct er_domain *er_tls_self
     __attribute__((tls_model("initial-exec")));
+
+/* How many times the calling thread is between taking er_st.lock (or
+ * trying to) and giving it back: a probe of a signal handler that finds
+ * it nonzero must not wait for the lock (stw.h). */
+extern ER_HIDDEN __thread unsigned er_tls_locking
+    __attribute__((tls_model("initial-exec")));
+
+/* Every path that takes er_st.lock but a thread's first event (domain.c)
+ * takes it with er_lock() and gives it back with er_unlock(); stw.h says
+ * why the counts come before the lock and after the unlock. */
+static inline void er_lock(void) {
+  er_tls_locking++;
+  er_compiler_barrier();
+  er_fetch_add(&er_st.control_busy, 1);
+  pthread_mutex_lock(&er_st.lock);
+}
+
+static inline void er_unlock(void) {
+  pthread_mutex_unlock(&er_st.lock);
+  er_fetch_add(&er_st.control_busy, (uint64_t)-1);
+  er_compiler_barrier();
+  er_tls_locking--;
+}
 
 /* Whether a write waits for eventring__on: a probe's does; the lifecycle
  * events of control operations, whose caller holds er_st.lock, are

@@ -101,6 +101,10 @@ void er_stw_after_fork(void) {
     if (d != er_tls_self) er_istore_rlx(&d->in_probe, 0);
   }
   er_store_rlx(&er_st.slotless_in, 0);
+  /* The parent's threads that were waiting for the lock do not exist
+   * here either: what remains is the forking thread's own count, which
+   * its fork handler gives back with the lock (fork.c). */
+  er_store_rlx(&er_st.control_busy, 1);
 }
 
 void er_nested_drop(struct er_domain *d) {

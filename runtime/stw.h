@@ -55,6 +55,24 @@
  * drops the event and counts it (er_nested_drop()).  The interrupted
  * probe holds in_probe, so the mapping stays while the handler runs.
  *
+ * SIGNAL HANDLERS AND THE LOCK.  A probe takes er_st.lock only for its
+ * thread's first event, to take a slot, and never waits for a control
+ * path there: a control path (start, stop, pause, a slot's change,
+ * eventring_register, fork) may hold the lock while it waits for
+ * anything -- the probes to leave, a lock that the code a handler
+ * interrupted holds -- so a handler waiting for it could wait for ever,
+ * and does when it interrupted its own thread's control path.  So every
+ * path that takes the lock counts itself, in its thread's er_tls_locking
+ * before it tries the lock and until after it gives it back (a handler
+ * that interrupts it anywhere in between sees the count), and, control
+ * paths only, in er_st.control_busy.  A first event whose thread's count
+ * is not zero, or that finds the lock held while control_busy is not
+ * zero, drops its event and counts it as a slotless thread's
+ * (er_slotless_drop()); the thread's next event tries again.  Another
+ * thread's first event is the only holder a probe waits for (trylock
+ * and yield): it holds the lock for microseconds and waits for nothing
+ * but posix_fallocate(2).
+ *
  * Opening needs no barrier: a probe reads nothing of the mapping before
  * its acquire load of `live` returns 1, which pairs with the release
  * store in er_stw_open() that publishes a fully built file.  Everything a

@@ -36,7 +36,7 @@ int eventring_register(const char *name, int type) {
       type != EVENTRING_TYPE_SPAN && type != EVENTRING_TYPE_CUSTOM)
     return EVENTRING_E_INVAL;
 
-  pthread_mutex_lock(&er_st.lock);
+  er_lock();
   int r;
   unsigned h = hash_name(name);
   while (user_index[h] && strcmp(users[user_index[h] - 1].name, name) != 0)
@@ -54,7 +54,7 @@ int eventring_register(const char *name, int type) {
     if (er_iload_rlx(&er_st.live)) er_file_write_name(r, name);
     er_istore_rel(&er_user_count, r + 1);
   }
-  pthread_mutex_unlock(&er_st.lock);
+  er_unlock();
   return r;
 }
 
