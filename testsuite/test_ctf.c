@@ -13,6 +13,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/resource.h>
+
+#include "craft_small.h"
 #include "harness.h"
 #include "testlib.h"
 
@@ -703,6 +706,69 @@ START_TEST(test_outdir) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Many domains under a low descriptor limit.                           */
+
+#define MANY_DOMAINS 2000
+#define LOW_NOFILE 64
+
+/* Sets the soft limit on descriptors to `n` (at most the hard one);
+ * returns the previous soft limit. */
+static rlim_t set_nofile(rlim_t n) {
+  struct rlimit rl;
+  ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+  rlim_t old = rl.rlim_cur;
+  rl.rlim_cur = n < rl.rlim_max ? n : rl.rlim_max;
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+  return old;
+}
+
+/* 2,000 domains with events make 2,000 streams: written without one
+ * descriptor held per stream, under a limit of 64 descriptors, complete
+ * (one file per domain, exit 0, nothing on stderr) and read back by
+ * babeltrace2 event for event as dump lists them. */
+START_TEST(test_many_domains) {
+  NEED_TOOLS();
+  char outdir[64], path[PATH_MAX];
+  const char *dir = two_dirs(outdir);
+  snprintf(path, sizeof path, "%s/many.events", dir);
+  er_craft_small(path, MANY_DOMAINS, 2);
+
+  /* No phase events to tell the numbering by: say which (dump_of too). */
+  const char *args[] = {"ctf", "--ocaml50", "-o", outdir, path, NULL};
+  rlim_t old = set_nofile(LOW_NOFILE);
+  struct er_run r = er_run(dir, er_tool_path(), args, NULL, 0);
+  set_nofile(old);
+  ck_assert_msg(er_exit_code(&r, "ctf") == 0 && r.err[0] == '\0',
+                "ctf with %d descriptors: status %d, stderr: %.300s",
+                LOW_NOFILE, r.status, r.err);
+  er_run_free(&r);
+  ck_assert_int_eq(er_count_entries(outdir, ""), MANY_DOMAINS + 1);
+  char stream[PATH_MAX];
+  snprintf(stream, sizeof stream, "%s/stream_%d", outdir, MANY_DOMAINS - 1);
+  ck_assert_msg(access(stream, R_OK) == 0, "no %s", stream);
+
+  /* babeltrace2 opens every stream at once: it needs the descriptors we
+   * did without. */
+  struct rlimit rl;
+  ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+  if (rl.rlim_max != RLIM_INFINITY && rl.rlim_max < 2 * MANY_DOMAINS + 64)
+    ER_SKIP("the hard descriptor limit is too low for babeltrace2 to read "
+            "2000 streams (the trace itself was checked)");
+  old = set_nofile(2 * MANY_DOMAINS + 64);
+  char lost_unit[16];
+  struct er_lines want = dump_of(dir, path, 1, lost_unit);
+  ck_assert_uint_eq(want.n, 2 * MANY_DOMAINS);
+  struct er_lines got = babeltrace_lines(dir, outdir, lost_unit);
+  set_nofile(old);
+  ck_assert_msg(got.n == want.n, "babeltrace2 printed %zu events, dump %zu",
+                got.n, want.n);
+  compare_domains(&got, &want, 0);
+  er_lines_free(&got);
+  er_lines_free(&want);
+}
+END_TEST
+
 static TCase *tc_vectors(void) {
   TCase *tc = er_tcase("vectors");
   tcase_add_loop_test(tc, test_vector, 0, ER_NVECTORS);
@@ -714,6 +780,7 @@ static TCase *tc_own(void) {
   tcase_add_test(tc, test_own_file);
   tcase_add_test(tc, test_many_packets);
   tcase_add_test(tc, test_interrupt);
+  tcase_add_test(tc, test_many_domains);
   return tc;
 }
 

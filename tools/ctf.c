@@ -13,6 +13,13 @@
  *                       on the domain's first event, in the domain's
  *                       order (which is the ring's order).
  *
+ * No descriptor is held per stream: a file may have thousands of domains,
+ * more than a process may have descriptors open.  Each stream's packet is
+ * built in memory and appended to its file with open, write and close
+ * when it is full; the packets being filled take BUFFERED_MAX bytes at
+ * most together (beyond that every one of them is written out, and the
+ * next events start new packets), so that memory stays bounded too.
+ *
  * Every stream file is a sequence of packets of at most PACKET_MAX bytes
  * (an event larger than that gets a packet of its own).  A packet is
  *
@@ -77,6 +84,10 @@
  * that the 68 bytes of header and context per packet cost nothing. */
 #define PACKET_MAX 65536
 
+/* The bytes the packets being filled may hold together before all are
+ * written out: 256 packets' worth. */
+#define BUFFERED_MAX (256 * PACKET_MAX)
+
 #define CTF_MAGIC UINT32_C(0xC1FC1FC1)
 
 /* Packet layout, in bytes from the packet's start. */
@@ -105,9 +116,9 @@ enum ev_class {
   EV_LOST_EVENTS,
 };
 
-/* One domain's stream: its file and the packet being filled. */
+/* One domain's stream: the packet being filled (its file, stream_D, is
+ * opened only to append a packet). */
 struct stream {
-  int fd;
   uint8_t *buf;       /* the packet: header, context, events */
   size_t len, cap;    /* bytes used (0: no packet open), allocated */
   uint64_t seq;       /* the packet's sequence number */
@@ -122,6 +133,8 @@ struct ctf {
   struct tool_source *src;
   const char *outdir;
   int dirfd;
+  size_t buffered;         /* bytes of every packet being filled */
+  int failed_domain;       /* the stream flush_all() could not write */
   uint8_t uuid[16];
   int max_domains;
   struct stream **streams; /* [max_domains], NULL until a domain has events */
@@ -159,36 +172,53 @@ static void put32(uint8_t *p, uint32_t v) {
   for (int i = 0; i < 4; i++) p[i] = (uint8_t)(v >> (8 * i));
 }
 
-/* Completes the open packet's context and writes the packet out. */
-static int flush_packet(struct stream *s) {
+static void stream_name(char *name, size_t size, int domain) {
+  snprintf(name, size, "stream_%d", domain);
+}
+
+/* Completes the open packet's context and appends the packet to the
+ * stream's file; 0 or -1 with errno. */
+static int flush_packet(struct ctf *c, struct stream *s, int domain) {
   if (s->len == 0) return 0;
   put64(s->buf + PC_TS_BEGIN, s->ts_first);
   put64(s->buf + PC_TS_END, s->ts_last);
   put64(s->buf + PC_CONTENT_SIZE, (uint64_t)s->len * 8);
   put64(s->buf + PC_PACKET_SIZE, (uint64_t)s->len * 8);
   put64(s->buf + PC_SEQ_NUM, s->seq);
-  int rc = write_all(s->fd, s->buf, s->len);
+  char name[32];
+  stream_name(name, sizeof name, domain);
+  int rc = -1, fd = openat(c->dirfd, name, O_WRONLY | O_APPEND | O_CLOEXEC);
+  if (fd >= 0) {
+    rc = write_all(fd, s->buf, s->len);
+    int err = errno;
+    if (close(fd) < 0 && rc == 0) err = errno, rc = -1;
+    errno = err;
+  }
+  c->buffered -= s->len;
   s->len = 0;
   s->seq++;
   return rc;
 }
 
-/* Writes every open packet and closes the streams; returns 0 or -1 with
- * errno of the first failure. */
-static int flush_all(struct ctf *c) {
+/* Writes every open packet; returns 0, or -1 with errno and
+ * c->failed_domain of the first failure.  With `release` the packets'
+ * buffers are freed as well: the memory they took is what the bound is
+ * about. */
+static int flush_all(struct ctf *c, int release) {
   int rc = 0, err = 0;
   for (int d = 0; d < c->max_domains; d++) {
     struct stream *s = c->streams[d];
-    if (!s || s->fd < 0) continue;
-    if (flush_packet(s) < 0 && rc == 0) {
+    if (!s) continue;
+    if (flush_packet(c, s, d) < 0 && rc == 0) {
       rc = -1;
       err = errno;
+      c->failed_domain = d;
     }
-    if (close(s->fd) < 0 && rc == 0) {
-      rc = -1;
-      err = errno;
+    if (release) {
+      free(s->buf);
+      s->buf = NULL;
+      s->cap = 0;
     }
-    s->fd = -1;
   }
   if (rc < 0) errno = err;
   return rc;
@@ -433,7 +463,7 @@ static void ev_name(struct ctf *c, enum tool_name_kind k, int id,
  * written and exits: nothing read later could be kept. */
 static void fail_write(struct ctf *c, int domain, int err) {
   tool_error("%s/stream_%d: %s", c->outdir, domain, strerror(err));
-  flush_all(c);
+  flush_all(c, 0);
   exit(TOOL_EXIT_INPUT);
 }
 
@@ -444,7 +474,7 @@ static struct stream *stream_of(struct ctf *c, int domain) {
   if (domain < 0 || domain >= c->max_domains) {
     tool_error("%s: event of domain %d, beyond the file's %d domains",
                c->src->path, domain, c->max_domains);
-    flush_all(c);
+    flush_all(c, 0);
     exit(TOOL_EXIT_INPUT);
   }
   struct stream *s = c->streams[domain];
@@ -452,14 +482,19 @@ static struct stream *stream_of(struct ctf *c, int domain) {
   s = calloc(1, sizeof *s);
   if (!s) {
     tool_error("out of memory");
-    flush_all(c);
+    flush_all(c, 0);
     exit(TOOL_EXIT_INPUT);
   }
+  /* Created now, so that the streams appear in the domains' order and a
+   * name taken by someone else is reported at once. */
   char name[32];
-  snprintf(name, sizeof name, "stream_%d", domain);
-  s->fd = openat(c->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                 0666);
-  if (s->fd < 0) fail_write(c, domain, errno);
+  stream_name(name, sizeof name, domain);
+  int fd = openat(c->dirfd, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+                  0666);
+  if (fd < 0 || close(fd) < 0) {
+    free(s);
+    fail_write(c, domain, errno);
+  }
   c->streams[domain] = s;
   return s;
 }
@@ -473,8 +508,11 @@ static void append(struct ctf *c, struct stream *s, int domain, uint8_t *ev,
     ts = s->ts_last;
   }
   put64(ev + 2, ts);
-  if (s->len > 0 && s->len + len > PACKET_MAX && flush_packet(s) < 0)
+  if (s->len > 0 && s->len + len > PACKET_MAX && flush_packet(c, s, domain) < 0)
     fail_write(c, domain, errno);
+  if (c->buffered + len + PACKET_HEAD > BUFFERED_MAX && flush_all(c, 1) < 0)
+    fail_write(c, c->failed_domain, errno);
+  size_t before = s->len;
   s->buf = grow(s->buf, &s->cap, (s->len ? s->len : PACKET_HEAD) + len);
   if (s->len == 0) {
     /* The context's times and sizes are filled in by flush_packet(). */
@@ -488,6 +526,7 @@ static void append(struct ctf *c, struct stream *s, int domain, uint8_t *ev,
   }
   memcpy(s->buf + s->len, ev, len);
   s->len += len;
+  c->buffered += s->len - before;
   s->ts_last = ts;
   s->has_events = 1;
 }
@@ -623,8 +662,9 @@ static int finish(struct ctf *c) {
     if (s && s->lost_pending)
       append_lost(c, s, d, s->has_events ? s->ts_last : 0);
   }
-  if (flush_all(c) < 0) {
-    tool_error("%s: %s", c->outdir, strerror(errno));
+  if (flush_all(c, 0) < 0) {
+    tool_error("%s/stream_%d: %s", c->outdir, c->failed_domain,
+               strerror(errno));
     rc = -1;
   }
   return rc;
