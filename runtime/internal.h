@@ -152,6 +152,7 @@ struct er_ext_desc {
   uint64_t flags;            /* ER_EXT_FLAG_* other than _PROGRAM */
   pid_t pid;
   uint64_t dropped;          /* the ER_EXT_DROPPED word */
+  uint64_t start_time;       /* with ER_EXT_FLAG_START_TIME in flags */
   const char *program;
   const char *const *tables[3];
   unsigned counts[3];

@@ -33,12 +33,14 @@
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "starttime.h"
 #include "writer.h"
 
 #define PAGE 4096u
@@ -110,7 +112,8 @@ int er_fd_above_std(int fd) {
 uint64_t er_ext_bytes(const struct er_ext_desc *d) {
   uint64_t n_names = (uint64_t)d->counts[0] + d->counts[1] + d->counts[2];
   return ER_EXT_WORDS * 8 + n_names * ER_EXT_NAME_BYTES +
-         (d->program ? ER_EXT_PROGRAM_BYTES : 0);
+         (d->program ? ER_EXT_PROGRAM_BYTES : 0) +
+         (d->flags & ER_EXT_FLAG_START_TIME ? 8 : 0);
 }
 
 void er_ext_fill(uint64_t *x, const struct er_ext_desc *d) {
@@ -130,6 +133,46 @@ void er_ext_fill(uint64_t *x, const struct er_ext_desc *d) {
     for (unsigned i = 0; i < d->counts[t]; i++, names += ER_EXT_NAME_BYTES)
       put_name(names, ER_EXT_NAME_BYTES, d->tables[t][i] ? d->tables[t][i] : "");
   if (d->program) put_name(names, ER_EXT_PROGRAM_BYTES, d->program);
+  /* The start time is the block's last word, wherever the rest ends. */
+  if (d->flags & ER_EXT_FLAG_START_TIME)
+    x[er_ext_bytes(d) / 8 - 1] = d->start_time;
+}
+
+/* Whether the file at `path` is provably a dead process's file that we may
+ * replace: a regular file of ours, complete, naming our pid and a start
+ * time other than `start`, ours (starttime.c).  What it checked goes to
+ * *st, so that swap_in() replaces that file and no other. */
+static int is_stale(const char *path, uint64_t start, struct stat *st) {
+  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  pid_t pid = 0;
+  uint64_t recorded = 0;
+  int stale = fstat(fd, st) == 0 && S_ISREG(st->st_mode) &&
+              st->st_uid == geteuid() &&
+              er_file_writer(fd, &pid, &recorded) == 1 && pid == getpid() &&
+              recorded != start;
+  close(fd);
+  return stale;
+}
+
+/* Puts the complete file `fresh` in place of the stale one at `path`
+ * (is_stale() described it in *stale).  The names are exchanged
+ * atomically, so a reader never finds the name missing or the file half
+ * made; then the file now at `fresh` must be the stale one checked, or
+ * something put there since (by whoever can write in the directory) is
+ * put back and we give up.  Returns 0 or -EEXIST. */
+static int swap_in(const char *fresh, const char *path,
+                   const struct stat *stale) {
+  if (renameat2(AT_FDCWD, fresh, AT_FDCWD, path, RENAME_EXCHANGE) != 0)
+    return -EEXIST; /* no RENAME_EXCHANGE here: keep the old answer */
+  struct stat st;
+  if (lstat(fresh, &st) == 0 && st.st_dev == stale->st_dev &&
+      st.st_ino == stale->st_ino) {
+    unlink(fresh);
+    return 0;
+  }
+  renameat2(AT_FDCWD, fresh, AT_FDCWD, path, RENAME_EXCHANGE);
+  return -EEXIST;
 }
 
 int er_file_create(unsigned log2, unsigned max_domains) {
@@ -147,6 +190,8 @@ int er_file_create(unsigned log2, unsigned max_domains) {
                  eventring__lifecycle_names},
       .counts = {eventring__n_phases_53, eventring__n_counters,
                  eventring__n_lifecycle}};
+  if (er_proc_start_time(0, &desc.start_time) == 0)
+    desc.flags |= ER_EXT_FLAG_START_TIME;
   uint64_t ext_bytes = er_ext_bytes(&desc);
   uint64_t ring_words = UINT64_C(1) << log2;
   uint64_t headers_off = round_up(ER_META_WORDS * 8 + ext_bytes, 64);
@@ -165,7 +210,20 @@ int er_file_create(unsigned log2, unsigned max_domains) {
       fsize.rlim_cur != RLIM_INFINITY && size > (uint64_t)fsize.rlim_cur)
     return -EFBIG;
 
+  /* The file is created at its name, or, when a stale file of our pid is
+   * there, beside it, to be exchanged with it once complete. */
+  struct stat stale;
+  char fresh[PATH_MAX];
+  const char *created = er_st.path;
   int fd = er_file_open_new(er_st.path);
+  if (fd == -EEXIST && (desc.flags & ER_EXT_FLAG_START_TIME) &&
+      is_stale(er_st.path, desc.start_time, &stale) &&
+      snprintf(fresh, sizeof fresh, "%s.XXXXXX", er_st.path) <
+          (int)sizeof fresh) {
+    fd = mkostemp(fresh, O_CLOEXEC);
+    fd = fd < 0 ? -errno : er_fd_above_std(fd);
+    created = fresh;
+  }
   if (fd < 0) return fd;
   int err = 0;
   void *map = MAP_FAILED;
@@ -189,18 +247,10 @@ int er_file_create(unsigned log2, unsigned max_domains) {
    * holes of idle rings: an idle slot must cost no memory. */
   madvise(map, size, MADV_RANDOM);
 
-  er_st.map = map;
-  er_st.meta = map;
-  er_st.ext = (uint64_t *)((unsigned char *)map + ER_META_WORDS * 8);
-  er_st.max_domains = max_domains;
-  er_st.ring_log2 = log2;
-  er_st.pid = getpid();
-  er_st.file_gen++;
-
-  uint64_t *x = er_st.ext;
+  uint64_t *x = (uint64_t *)((unsigned char *)map + ER_META_WORDS * 8);
   er_ext_fill(x, &desc);
 
-  uint64_t *m = er_st.meta;
+  uint64_t *m = map;
   m[ER_META_MAX_DOMAINS] = max_domains;
   m[ER_META_RING_HEADER_SIZE] = ER_RING_HEADER_BYTES;
   m[ER_META_RING_SIZE_BYTES] = ring_words * 8;
@@ -213,12 +263,23 @@ int er_file_create(unsigned log2, unsigned max_domains) {
    * header behind it. */
   er_store_rel(&x[ER_EXT_MAGIC_W], ER_EXT_MAGIC);
   er_store_rel(&m[ER_META_VERSION], ER_FORMAT_VERSION);
+  if (created != er_st.path && (err = swap_in(created, er_st.path, &stale))) {
+    goto fail;
+  }
+
+  er_st.map = map;
+  er_st.meta = m;
+  er_st.ext = x;
+  er_st.max_domains = max_domains;
+  er_st.ring_log2 = log2;
+  er_st.pid = getpid();
+  er_st.file_gen++;
   return 0;
 
 fail:
   if (map != MAP_FAILED) munmap(map, size);
   /* We created this path with O_EXCL just now, so it is ours to remove. */
-  unlink(er_st.path);
+  unlink(created);
   close(fd);
   er_st.fd = -1;
   er_st.map_bytes = 0;

@@ -134,6 +134,11 @@ enum {
  * the names against ER_EXT_WORDS) read these files unchanged. */
 #define ER_EXT_FLAG_PROGRAM 2
 #define ER_EXT_PROGRAM_BYTES 64
+/* The block's last word (at byte 64 + ER_EXT_SIZE - 8, inside ER_EXT_SIZE,
+ * so readers that predate the flag skip it) is the writer's start time:
+ * field 22 of /proc/PID/stat, clock ticks since boot.  With ER_EXT_PID it
+ * names the writing process even after its pid is reused (starttime.c). */
+#define ER_EXT_FLAG_START_TIME 8
 
 enum {
   ER_EXT_MAGIC_W = 0,

@@ -53,6 +53,7 @@
 #include <unistd.h>
 
 #include "ring_format.h"
+#include "starttime.h"
 #include "tool.h"
 
 /* How long --follow sleeps when a poll found nothing: short enough that
@@ -362,6 +363,41 @@ static int try_dir(const char *dir, pid_t pid, char *path, size_t size) {
   return 1;
 }
 
+/* The start time the file at `path` records for its writer, when it names
+ * `pid` (starttime.c).  Returns 1 and sets *start, or 0. */
+static int recorded_start(const char *path, pid_t pid, uint64_t *start) {
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return 0;
+  pid_t writer = 0;
+  struct stat st;
+  int known = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+              er_file_writer(fd, &writer, start) == 1 && writer == pid;
+  close(fd);
+  return known;
+}
+
+/* Whether the file at `path`, found for live process `pid`, is a stale
+ * one: written by an earlier process with the same pid (a pid reused in a
+ * container, after the writer was killed), as the start times say. */
+static int stale_file(const char *path, pid_t pid) {
+  uint64_t recorded, now;
+  return recorded_start(path, pid, &recorded) &&
+         er_proc_start_time(pid, &now) == 0 && now != recorded;
+}
+
+/* TOOL_FIND_OK for the file found at `path`, or TOOL_FIND_NONE with a
+ * message when it is stale. */
+static int found(const char *path, pid_t pid, const char *who, char *msg,
+                 size_t msg_size) {
+  if (!stale_file(path, pid)) return TOOL_FIND_OK;
+  snprintf(msg, msg_size,
+           "%s is stale: an earlier process %ld wrote it and is gone; %s is "
+           "not traced (remove the file; a traced process with this pid "
+           "replaces it)",
+           path, (long)pid, who);
+  return TOOL_FIND_NONE;
+}
+
 /* The user name of `uid`, or its number, into `buf`. */
 static const char *user_name(uid_t uid, char *buf, size_t size) {
   struct passwd *pw = getpwuid(uid);
@@ -387,7 +423,8 @@ int tool_find_ring(pid_t pid, const char *dir, char *path, size_t size,
       return TOOL_FIND_ERROR;
     }
     struct stat st;
-    if (stat(path, &st) == 0 || errno != ENOENT) return TOOL_FIND_OK;
+    if (stat(path, &st) == 0 || errno != ENOENT)
+      return alive ? found(path, pid, who, msg, msg_size) : TOOL_FIND_OK;
     char elsewhere[PATH_MAX];
     int r = alive ? find_in_maps(pid, elsewhere, sizeof elsewhere) : 0;
     snprintf(msg, msg_size, "no ring file for pid %ld in %s (no %s): %s%s%s",
@@ -408,11 +445,14 @@ int tool_find_ring(pid_t pid, const char *dir, char *path, size_t size,
   if (in_maps == 1) return TOOL_FIND_OK;
   char d[PATH_MAX];
   int env = process_env_dir(pid, d, sizeof d);
-  if (env == 1 && try_dir(d, pid, path, size)) return TOOL_FIND_OK;
+  if (env == 1 && try_dir(d, pid, path, size))
+    return found(path, pid, who, msg, msg_size);
   snprintf(d, sizeof d, "/proc/%ld/cwd", (long)pid);
-  if (env >= 0 && try_dir(d, pid, path, size)) return TOOL_FIND_OK;
+  if (env >= 0 && try_dir(d, pid, path, size))
+    return found(path, pid, who, msg, msg_size);
   const char *own = getenv("OCAML_RUNTIME_EVENTS_DIR");
-  if (try_dir(own && *own ? own : ".", pid, path, size)) return TOOL_FIND_OK;
+  if (try_dir(own && *own ? own : ".", pid, path, size))
+    return found(path, pid, who, msg, msg_size);
 
   if (in_maps == -EACCES || in_maps == -EPERM) {
     struct stat st;
@@ -530,6 +570,8 @@ static int wait_for_ring(struct tool_source *src, const char *dir, char *msg,
 /* Remembers which file the cursor reads, so that following it can tell
  * whether the writer still maps it (writer_done). */
 static void note_file(struct tool_source *src) {
+  src->writer_start_known =
+      src->pid && recorded_start(src->path, src->pid, &src->writer_start);
   struct stat st;
   src->file_known = stat(src->path, &st) == 0;
   if (src->file_known) {
@@ -592,6 +634,8 @@ static int open_named(struct tool_source *src, const char *help) {
      * else as its name says. */
     src->pid = eventring_cursor_writer_pid(src->cursor);
     if (!src->pid) src->pid = tool_pid_of_path(src->file);
+    src->writer_start_known =
+        src->pid && recorded_start(src->path, src->pid, &src->writer_start);
     return TOOL_EXIT_OK;
   }
   /* A process armed but paused records while we read it, and is paused
@@ -841,6 +885,10 @@ static int writer_done(struct tool_source *src) {
   if (src->cmd) return tool_spawn_done(src);
   if (!src->pid) return src->saw_ring_stop;
   if (tool_process_gone(src->pid)) return 1;
+  uint64_t start;
+  if (src->writer_start_known && er_proc_start_time(src->pid, &start) == 0 &&
+      start != src->writer_start)
+    return 1; /* the pid is a later process's */
   if (!src->file_known) return 0;
   uint64_t now = tool_now_ns();
   if (now < src->maps_checked_ns + MAPS_CHECK_NS) return 0;

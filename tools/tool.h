@@ -295,6 +295,11 @@ struct tool_source {
   char file_real[4096];
   uint64_t maps_checked_ns, unmapped_since_ns;
   int seen_mapped;
+  /* The writer's start time as the file records it (when
+   * writer_start_known): a live process with the writer's pid but
+   * another start time is a later process, and the writer is gone. */
+  int writer_start_known;
+  uint64_t writer_start;
 };
 
 /* Called by main() with the subcommand's argc/argv (argv[0] is its name)
