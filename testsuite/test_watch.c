@@ -58,6 +58,14 @@ static struct er_lines grep(const struct er_lines *all, const char *what) {
   return l;
 }
 
+/* How many event lines of a dump contain `what`. */
+static size_t count(const struct er_lines *all, const char *what) {
+  struct er_lines l = grep(all, what);
+  size_t n = l.n;
+  er_lines_free(&l);
+  return n;
+}
+
 /* The timestamps of the first and last events of domain 0. */
 static void span_of(const struct er_lines *all, uint64_t *first,
                     uint64_t *last) {
@@ -269,7 +277,7 @@ START_TEST(test_sigusr1) {
   struct er_lines all = dump(dir, files.v[0]);
   struct er_lines marks = grep(&all, "value=\"SIGUSR1\"");
   ck_assert_uint_eq(marks.n, 1);
-  ck_assert_uint_ge(grep(&all, "name=minor ").n, 10);
+  ck_assert_uint_ge(count(&all, "name=minor "), 10);
   er_lines_free(&marks);
   er_lines_free(&all);
   er_lines_free(&files);
@@ -303,8 +311,8 @@ START_TEST(test_killed_mid_window) {
   struct er_lines files = files_in(dir, "-pause.events");
   ck_assert_uint_eq(files.n, 1);
   struct er_lines all = dump(dir, files.v[0]);
-  ck_assert_uint_eq(grep(&all, "name=eventring.trigger").n, 1);
-  ck_assert_uint_ge(grep(&all, "kind=runtime_end name=major_slice").n, 1);
+  ck_assert_uint_eq(count(&all, "name=eventring.trigger"), 1);
+  ck_assert_uint_ge(count(&all, "kind=runtime_end name=major_slice"), 1);
   /* Complete up to the last event: the dead writer's file (left behind
    * by SIGKILL) ends with the snapshot's last event of domain 0. */
   struct er_lines left = dump(dir, ring);

@@ -214,8 +214,10 @@ static int known_phase(const char *name) {
     if (eventring__phase_names_53[i] &&
         !strcmp(eventring__phase_names_53[i], name))
       return 1;
-  for (unsigned i = 0; eventring__phase_names_50[i]; i++)
-    if (!strcmp(eventring__phase_names_50[i], name)) return 1;
+  for (unsigned i = 0; i < eventring__n_phases_50; i++)
+    if (eventring__phase_names_50[i] &&
+        !strcmp(eventring__phase_names_50[i], name))
+      return 1;
   return 0;
 }
 
