@@ -851,6 +851,69 @@ START_TEST(test_promtool) {
 }
 END_TEST
 
+/* ------------------------------------------------------------------ */
+/* Limits: idle connections, directories of many files, few descriptors. */
+
+#define IDLE_OTHER 100 /* idle connections from another address */
+#define IDLE_SAME 8    /* and from the scraper's own */
+
+/* A TCP connection to 127.0.0.1:port from `src` (an address of the
+ * loopback network) that never sends a byte; -1 when `src` cannot be
+ * bound.  The connection may still be in the server's backlog. */
+static int idle_connection(const char *src, int port) {
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  ck_assert_int_ge(fd, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET};
+  inet_pton(AF_INET, src, &a.sin_addr);
+  if (bind(fd, (struct sockaddr *)&a, sizeof a) != 0) {
+    close(fd);
+    return -1;
+  }
+  struct sockaddr_in to = {.sin_family = AF_INET, .sin_port = htons(port)};
+  to.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  int r = connect(fd, (struct sockaddr *)&to, sizeof to);
+  ck_assert_msg(r == 0 || errno == EINPROGRESS, "connect from %s: %s", src,
+                strerror(errno));
+  /* Wait (boundedly) for the handshake, so that the server has them all
+   * before the scrape. */
+  struct pollfd p = {fd, POLLOUT, 0};
+  poll(&p, 1, 1000);
+  return fd;
+}
+
+/* Idle connections, more than the server's old limit of 64, do not keep
+ * a scrape waiting: the one from another address is answered while they
+ * stay open (http_get gives up after 5 s; the old server made it wait for
+ * its 10 s timeout). */
+START_TEST(test_idle_connections) {
+  if (!tool_path()) ER_SKIP("EVENTRING_TEST_TOOL unset");
+  const char *dir = er_tmpdir();
+  char d[64], log[128];
+  snprintf(d, sizeof d, "%s", dir);
+  snprintf(log, sizeof log, "%s/exporter.log", er_tmpdir());
+  char *args[] = {"--dir", d, NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, log, &port, 0);
+  int fds[IDLE_OTHER + IDLE_SAME];
+  for (int i = 0; i < IDLE_OTHER; i++) {
+    fds[i] = idle_connection("127.0.0.2", port);
+    if (fds[i] < 0) ER_SKIP("cannot bind 127.0.0.2 (no loopback network)");
+  }
+  for (int i = 0; i < IDLE_SAME; i++)
+    fds[IDLE_OTHER + i] = idle_connection("127.0.0.1", port);
+  for (int round = 0; round < 3; round++) {
+    char *body = scrape(port);
+    ck_assert_double_eq(need(body, "eventring_rings"), 0);
+    free(body);
+  }
+  for (int i = 0; i < IDLE_OTHER + IDLE_SAME; i++) close(fds[i]);
+  kill(e.pid, SIGTERM);
+  int es = er_pipe_finish(&e, 10);
+  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 128 + SIGTERM,
+                "exporter status %d", es);
+}
+END_TEST
+
 static TCase *tc_exporter(void) {
   TCase *tc = er_tcase("exporter");
   tcase_add_test(tc, test_pid_values);
@@ -861,6 +924,12 @@ static TCase *tc_exporter(void) {
   return tc;
 }
 
+static TCase *tc_limits(void) {
+  TCase *tc = er_tcase("limits");
+  tcase_add_test(tc, test_idle_connections);
+  return tc;
+}
+
 static TCase *tc_prometheus(void) {
   TCase *tc = er_tcase("prometheus");
   tcase_set_timeout(tc, 90);
@@ -868,4 +937,4 @@ static TCase *tc_prometheus(void) {
   return tc;
 }
 
-ER_TEST_MAIN("metrics", tc_exporter, tc_prometheus)
+ER_TEST_MAIN("metrics", tc_exporter, tc_limits, tc_prometheus)

@@ -27,6 +27,14 @@
  * again) is a new target.  Files that cannot be read (another user's, a
  * half-written one that stays malformed) are reported once each.
  *
+ * Limits of the HTTP side: scrapes must get through whatever idle
+ * connections others hold.  One client address may hold PER_IP_LIMIT
+ * connections (libmicrohttpd closes the next ones at once), all of them
+ * together CONNECTION_LIMIT (bounded by the descriptors we have), and a
+ * connection idle for CONNECTION_TIMEOUT seconds is closed.  The server
+ * waits with epoll where there is one, which unlike select() takes
+ * descriptors above 1023.
+ *
  * What is exported (every series has the labels pid and program; the
  * program is /proc/PID/comm, or the spawned command's name):
  *   eventring_events_read_total        counter
@@ -126,6 +134,7 @@ int tool_metrics(int argc, char **argv) {
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -140,6 +149,11 @@ int tool_metrics(int argc, char **argv) {
 #define IDLE_NS 10000000L
 /* Events read per poll under the mutex in --dir mode. */
 #define POLL_BATCH 65536
+/* HTTP connections: from one address, in all, and seconds of idleness
+ * before one is closed (the header comment says why). */
+#define PER_IP_LIMIT 16
+#define CONNECTION_LIMIT 512
+#define CONNECTION_TIMEOUT 5
 /* Phase and counter ids we keep series for; the format has 49 and 26. */
 #define MAX_PHASES 64
 #define MAX_COUNTERS 64
@@ -1008,14 +1022,24 @@ static struct MHD_Daemon *start_server(int fd) {
   sigaddset(&block, SIGTERM);
   sigaddset(&block, SIGHUP);
   pthread_sigmask(SIG_BLOCK, &block, &old);
+  /* A connection costs a descriptor: leave room for the ring files and
+   * the server's own, or accept() fails and each failure is logged. */
+  unsigned limit = CONNECTION_LIMIT;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+    rlim_t room = rl.rlim_cur > 64 ? (rl.rlim_cur - 64) / 2 : 0;
+    if (room < limit) limit = room > 8 ? (unsigned)room : 8;
+  }
   struct MHD_Daemon *d = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
+      MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
       on_request, NULL,
       /* First, so that it catches the messages about the others too. */
       MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
       MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-      MHD_OPTION_CONNECTION_LIMIT, (unsigned)64,
-      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_LIMIT, limit,
+      MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_IP_LIMIT,
+      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT,
+      MHD_OPTION_END);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   return d;
 }
