@@ -17,10 +17,14 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "craft_small.h"
 #include "harness.h"
 #include "lat_craft.h"
 #include "testlib.h"
@@ -914,6 +918,216 @@ START_TEST(test_idle_connections) {
 }
 END_TEST
 
+/* Counting a traced program's system calls on ring files, scan by scan:
+ * the program runs under ptrace here, and every openat, open, stat,
+ * lstat, newfstatat and statx whose path ends in ".events" counts for
+ * the scan in progress; a scan starts with the opening of `dir` itself
+ * (opendir).  Independent of the tool's code, as strace would be. */
+#define MAX_SCANS 64
+struct scan_calls {
+  int nscans;               /* directory openings seen */
+  int opens[MAX_SCANS + 1]; /* [k]: during scan k (0: before the first) */
+  int stats[MAX_SCANS + 1];
+};
+
+static void tracee_string(pid_t t, uint64_t addr, char *buf, size_t n) {
+  size_t k = 0;
+  while (k + sizeof(long) < n) {
+    errno = 0;
+    long w = ptrace(PTRACE_PEEKDATA, t, (void *)(uintptr_t)(addr + k), NULL);
+    if (errno) break;
+    memcpy(buf + k, &w, sizeof w);
+    if (memchr(&w, 0, sizeof w)) return;
+    k += sizeof w;
+  }
+  buf[k] = '\0';
+}
+
+static void count_call(struct scan_calls *sc, const char *dir, pid_t t,
+                       const struct __ptrace_syscall_info *in) {
+  long nr = (long)in->entry.nr;
+  int arg = -1, open = 0;
+  if (nr == SYS_openat) arg = 1, open = 1;
+  else if (nr == SYS_newfstatat || nr == SYS_statx) arg = 1;
+#ifdef SYS_open
+  else if (nr == SYS_open) arg = 0, open = 1;
+#endif
+#ifdef SYS_stat
+  else if (nr == SYS_stat || nr == SYS_lstat) arg = 0;
+#endif
+  if (arg < 0) return;
+  char path[PATH_MAX];
+  tracee_string(t, in->entry.args[arg], path, sizeof path);
+  size_t n = strlen(path);
+  if (open && !strcmp(path, dir)) {
+    if (sc->nscans < MAX_SCANS) sc->nscans++;
+  } else if (n > 7 && !strcmp(path + n - 7, ".events")) {
+    if (open) sc->opens[sc->nscans]++;
+    else sc->stats[sc->nscans]++;
+  }
+}
+
+/* Runs the tool with `args` (NULL-terminated, without argv[0]) under
+ * ptrace, its output into `log`, until `scans` scans of `dir` have
+ * started (or 30 s have passed), then kills it. */
+static void trace_scans(char *const args[], const char *log, const char *dir,
+                        int scans, struct scan_calls *sc) {
+  memset(sc, 0, sizeof *sc);
+  char *argv[16];
+  int n = 0;
+  argv[n++] = (char *)tool_path();
+  for (int i = 0; args[i] && n < 15; i++) argv[n++] = args[i];
+  argv[n] = NULL;
+  pid_t child = fork();
+  ck_assert_int_ge(child, 0);
+  if (child == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int nul = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (fd < 0 || nul < 0) _exit(126);
+    dup2(nul, 0), dup2(fd, 1), dup2(fd, 2);
+    ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+    raise(SIGSTOP);
+    execv(argv[0], argv);
+    _exit(127);
+  }
+  int st;
+  ck_assert_int_eq(waitpid(child, &st, 0), child);
+  ck_assert_msg(WIFSTOPPED(st), "the tool did not stop for the tracer");
+  long opts = PTRACE_O_TRACESYSGOOD | PTRACE_O_TRACECLONE |
+              PTRACE_O_TRACEEXEC | PTRACE_O_EXITKILL;
+  ck_assert_int_eq(ptrace(PTRACE_SETOPTIONS, child, NULL, (void *)opts), 0);
+  ptrace(PTRACE_SYSCALL, child, NULL, NULL);
+  double end = er_now() + 30;
+  while (sc->nscans <= scans && er_now() < end) {
+    pid_t t = waitpid(-1, &st, __WALL);
+    if (t < 0) break;
+    if (WIFEXITED(st) || WIFSIGNALED(st)) {
+      ck_assert_msg(t != child, "the tool ended (status %d), see %s", st, log);
+      continue;
+    }
+    int sig = WSTOPSIG(st);
+    if (sig == (SIGTRAP | 0x80)) {
+      struct __ptrace_syscall_info in;
+      if (ptrace(PTRACE_GET_SYSCALL_INFO, t, (void *)sizeof in, &in) > 0 &&
+          in.op == PTRACE_SYSCALL_INFO_ENTRY)
+        count_call(sc, dir, t, &in);
+      sig = 0;
+    } else if (sig == SIGTRAP || sig == SIGSTOP) {
+      /* Event stops (clone, exec) and new threads' first stop. */
+      sig = 0;
+    }
+    ptrace(PTRACE_SYSCALL, t, NULL, (void *)(long)sig);
+  }
+  kill(child, SIGKILL);
+  while (waitpid(-1, &st, __WALL) > 0) {
+  }
+  ck_assert_msg(sc->nscans > scans, "only %d scans of %s in 30 s (see %s)",
+                sc->nscans, dir, log);
+}
+
+#define EMPTY_FILES 2000
+#define FIRST_EMPTY_PID 6000000 /* above any pid_max: never a live pid */
+
+/* Files named as ring files that never become ones (empty here) cost
+ * next to nothing once refused: after the first scans, a scan opens none
+ * of them and looks at a small share; each is reported once.  The old
+ * scan opened and lstat'ed all 2000 at every scan, four times a second,
+ * and compared every name with every refused one (quadratic). */
+START_TEST(test_dir_scan_cost) {
+  if (!tool_path()) ER_SKIP("EVENTRING_TEST_TOOL unset");
+  const char *dir = er_tmpdir();
+  char d[64], log[128], path[PATH_MAX];
+  snprintf(d, sizeof d, "%s", dir);
+  snprintf(log, sizeof log, "%s/exporter.log", er_tmpdir());
+  for (int i = 0; i < EMPTY_FILES; i++) {
+    snprintf(path, sizeof path, "%s/%d.events", d, FIRST_EMPTY_PID + i);
+    er_write_text(path, "", 1);
+  }
+  char *args[] = {"metrics", "--listen", "127.0.0.1:0", "--dir", d, NULL};
+  struct scan_calls sc;
+  trace_scans(args, log, d, 12, &sc);
+  /* The first scan opens every file; the two after it, which try again
+   * a file caught while it was being written, stat them. */
+  ck_assert_int_eq(sc.opens[1], EMPTY_FILES);
+  for (int k = 4; k <= 12; k++) {
+    ck_assert_msg(sc.opens[k] == 0, "scan %d opened %d files", k, sc.opens[k]);
+    ck_assert_msg(sc.stats[k] <= EMPTY_FILES / 16,
+                  "scan %d looked at %d of %d files", k, sc.stats[k],
+                  EMPTY_FILES);
+  }
+  /* Each refusal said once. */
+  struct er_lines l = er_lines_read(log);
+  int refusals = 0;
+  for (size_t i = 0; i < l.n; i++)
+    if (strstr(l.v[i], ".events: ") && strstr(l.v[i], "(skipped)")) refusals++;
+  ck_assert_int_eq(refusals, EMPTY_FILES);
+  er_lines_free(&l);
+}
+END_TEST
+
+#define LOW_NOFILE 48
+#define STALE_RINGS 100 /* ring files of dead processes */
+#define STALE_EMPTY 100 /* and empty ones */
+#define FIRST_STALE_PID 5000000
+
+/* More files than descriptors: the exporter keeps none for files that
+ * are not ring files or whose process is dead, so a live process's file
+ * is read, and each refusal is reported once. */
+START_TEST(test_few_descriptors) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  const char *dir = er_tmpdir();
+  char d[64], log[128], path[PATH_MAX];
+  snprintf(d, sizeof d, "%s", dir);
+  snprintf(log, sizeof log, "%s/exporter.log", er_tmpdir());
+  for (int i = 0; i < STALE_RINGS; i++) {
+    snprintf(path, sizeof path, "%s/%d.events", d, FIRST_STALE_PID + i);
+    er_craft_small(path, 1, 2);
+  }
+  for (int i = 0; i < STALE_EMPTY; i++) {
+    snprintf(path, sizeof path, "%s/%d.events", d, FIRST_EMPTY_PID + i);
+    er_write_text(path, "", 1);
+  }
+  /* Soft and hard: the exporter may not raise it. */
+  struct rlimit rl = {LOW_NOFILE, LOW_NOFILE};
+  ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+  char *args[] = {"--dir", d, NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, log, &port, 0);
+  struct er_pipe_proc w = start_writer(d, NULL);
+  char s[256];
+  snprintf(s, sizeof s,
+           "eventring_user_mon_queue_depth{pid=\"%ld\",program=\"mon_writer\","
+           "event=\"mon.queue_depth\",domain=\"0\"}", (long)w.pid);
+  char *body = scrape_until(port, s, WRITER_ROUNDS);
+  check_values(body, w.pid, "mon_writer");
+  /* The dead processes' files were read to their end: two events each. */
+  snprintf(s, sizeof s, "eventring_events_read_total{pid=\"%d\",program=\"\"}",
+           FIRST_STALE_PID);
+  ck_assert_double_eq(need(body, s), 2);
+  free(body);
+  er_pipe_finish(&w, 10);
+  kill(e.pid, SIGTERM);
+  int es = er_pipe_finish(&e, 10);
+  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 128 + SIGTERM,
+                "exporter status %d", es);
+  /* Every empty file reported once, no ring file reported at all. */
+  struct er_lines l = er_lines_read(log);
+  int empty = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    ck_assert_msg(!strstr(l.v[i], "Too many open files"), "%s", l.v[i]);
+    long pid = 0;
+    const char *p = strstr(l.v[i], d);
+    if (p) pid = atol(p + strlen(d) + 1);
+    ck_assert_msg(pid < FIRST_STALE_PID || pid >= FIRST_EMPTY_PID,
+                  "a ring file reported: %s", l.v[i]);
+    if (pid >= FIRST_EMPTY_PID) empty++;
+  }
+  ck_assert_int_eq(empty, STALE_EMPTY);
+  er_lines_free(&l);
+}
+END_TEST
+
 static TCase *tc_exporter(void) {
   TCase *tc = er_tcase("exporter");
   tcase_add_test(tc, test_pid_values);
@@ -927,6 +1141,8 @@ static TCase *tc_exporter(void) {
 static TCase *tc_limits(void) {
   TCase *tc = er_tcase("limits");
   tcase_add_test(tc, test_idle_connections);
+  tcase_add_test(tc, test_dir_scan_cost);
+  tcase_add_test(tc, test_few_descriptors);
   return tc;
 }
 

@@ -25,7 +25,12 @@
  * seconds, so that at least one scrape can see how the process ended; a
  * file replaced by another of the same name (the process started tracing
  * again) is a new target.  Files that cannot be read (another user's, a
- * half-written one that stays malformed) are reported once each.
+ * half-written one that stays malformed) are reported once each, and
+ * cost next to nothing afterwards (dirscan.c).  A file whose process is
+ * dead is read to its end and closed at once, its series kept while the
+ * file stays: only the files of live processes hold a descriptor, so a
+ * directory of more stale files than descriptors does not keep a live
+ * process's file from being read.
  *
  * Limits of the HTTP side: scrapes must get through whatever idle
  * connections others hold.  One client address may hold PER_IP_LIMIT
@@ -214,7 +219,7 @@ struct user_state {
 
 struct target {
   struct target *next;
-  eventring_cursor *cursor;
+  eventring_cursor *cursor; /* NULL once closed (--dir: ended) */
   int own_cursor; /* ours to free (--dir), else source.c's */
   char path[PATH_MAX];
   dev_t dev;
@@ -228,6 +233,9 @@ struct target {
   int gone;          /* the file vanished, or reading ended */
   uint64_t gone_ns;  /* when */
   int failed;        /* a read error: no more polls */
+  int ended;         /* its process is dead, its file read and closed */
+  int unrec_ok;      /* `unrec` holds the file's last word on them */
+  struct tool_unrecorded unrec; /* dropped and malformed, once closed */
   int seen;          /* found by the current scan */
   struct pauses pauses;  /* analysis.c's tracker, live */
   struct hist pause;
@@ -290,7 +298,7 @@ static struct target *target_new(eventring_cursor *c, int own,
 }
 
 static void target_free(struct target *t) {
-  if (t->own_cursor) eventring_cursor_free(t->cursor);
+  if (t->own_cursor && t->cursor) eventring_cursor_free(t->cursor);
   pauses_free(&t->pauses);
   for (int i = 0; i < MAX_PHASES; i++) free(t->phase[i]);
   free(t->counter);
@@ -795,6 +803,14 @@ out:
   free(es);
 }
 
+/* What the writer dropped and the reader skipped: from the file while it
+ * is open, then as it last said.  Returns 0 when nothing is known. */
+static int unrecorded(const struct target *t, struct tool_unrecorded *u) {
+  if (t->cursor) return tool_unrecorded(t->cursor, u) == 0;
+  *u = t->unrec;
+  return t->unrec_ok;
+}
+
 static void render(FILE *o) {
   const struct target *t;
   int ntargets = 0, any_words = 0, any_events = 0;
@@ -843,7 +859,7 @@ static void render(FILE *o) {
              "slot, probes in signal handlers, events longer than the ring.");
   for (t = M.targets; t; t = t->next) {
     struct tool_unrecorded u;
-    if (tool_unrecorded(t->cursor, &u) != 0) continue;
+    if (!unrecorded(t, &u)) continue;
     fputs("eventring_dropped_events_total", o);
     put_target_labels(o, t);
     fprintf(o, "} %" PRIu64 "\n", u.dropped);
@@ -852,7 +868,7 @@ static void render(FILE *o) {
              "Malformed events the reader skipped.");
   for (t = M.targets; t; t = t->next) {
     struct tool_unrecorded u;
-    if (tool_unrecorded(t->cursor, &u) != 0) continue;
+    if (!unrecorded(t, &u)) continue;
     fputs("eventring_malformed_events_total", o);
     put_target_labels(o, t);
     fprintf(o, "} %" PRIu64 "\n", u.malformed);
@@ -1050,30 +1066,49 @@ static struct MHD_Daemon *start_server(int fd) {
 
 static struct tool_dirscan D;
 
-static int scan_known(void *arg, const char *path, const struct stat *st) {
-  (void)arg;
-  for (struct target *t = M.targets; t; t = t->next)
-    if (!t->gone && t->dev == st->st_dev && t->ino == st->st_ino &&
-        !strcmp(t->path, path)) {
-      t->seen = 1;
-      return 1;
-    }
-  return 0;
+/* Reads what is left in `t`'s file and closes it: its process is dead,
+ * so nothing more will come.  Its series stay (until the file goes and
+ * --keep has passed); it no longer holds a descriptor. */
+static void end_target(struct target *t, const eventring_callbacks *cb) {
+  int r;
+  do {
+    pthread_mutex_lock(&M.lock);
+    r = eventring_cursor_poll(t->cursor, cb, t, POLL_BATCH);
+    pthread_mutex_unlock(&M.lock);
+  } while (r > 0);
+  pthread_mutex_lock(&M.lock);
+  t->unrec_ok = tool_unrecorded(t->cursor, &t->unrec) == 0;
+  eventring_cursor_free(t->cursor);
+  t->cursor = NULL;
+  t->ended = 1;
+  pthread_mutex_unlock(&M.lock);
 }
 
-static int scan_found(void *arg, eventring_cursor *c, const char *path,
-                      pid_t pid, const struct stat *st) {
+/* The target is the file's handle for dirscan.c: it is freed only after
+ * a scan that no longer sees the file (scan() marks it gone). */
+static void scan_still(void *arg, void *handle) {
   (void)arg;
+  struct target *t = handle;
+  t->seen = 1;
+}
+
+static void *scan_found(void *arg, eventring_cursor *c, const char *path,
+                        pid_t pid, const struct stat *st) {
+  const eventring_callbacks *cb = arg;
+  /* The same pid's earlier file (tracing stopped and started again)
+   * must not give a second series with the same labels; another name
+   * for the same pid (a leading 0) that is still there is declined. */
+  for (struct target *t = M.targets; t; t = t->next)
+    if (t->pid == pid && !t->gone && strcmp(t->path, path) != 0)
+      return NULL;
   char prog[64];
   tool_process_name(pid, prog, sizeof prog);
   struct target *t = target_new(c, 1, path, pid, prog);
-  if (!t) return -1;
+  if (!t) return NULL;
   t->dev = st->st_dev;
   t->ino = st->st_ino;
   t->seen = 1;
   pthread_mutex_lock(&M.lock);
-  /* The same pid's earlier file (tracing stopped and started again)
-   * must not give a second series with the same labels. */
   for (struct target **tp = &M.targets; *tp;) {
     struct target *old = *tp;
     if (old->pid == pid) {
@@ -1086,14 +1121,22 @@ static int scan_found(void *arg, eventring_cursor *c, const char *path,
   t->next = M.targets;
   M.targets = t;
   pthread_mutex_unlock(&M.lock);
-  return 0;
+  /* A dead process's file is read now and closed, so that a directory
+   * of them never holds more than one descriptor at a time. */
+  if (tool_process_gone(pid)) end_target(t, cb);
+  return t;
 }
 
-static void scan(uint64_t now, uint64_t keep_ns) {
-  static const struct tool_dirscan_ops ops = {scan_known, scan_found};
+static void scan(uint64_t now, uint64_t keep_ns,
+                 const eventring_callbacks *cb) {
+  static const struct tool_dirscan_ops ops = {scan_still, scan_found};
   struct target *t;
   for (t = M.targets; t; t = t->next) t->seen = 0;
-  tool_dirscan(&D, &ops, NULL);
+  tool_dirscan(&D, &ops, (void *)cb);
+  /* Processes that died since the last scan: their files are complete. */
+  for (t = M.targets; t; t = t->next)
+    if (t->seen && t->cursor && !t->failed && tool_process_gone(t->pid))
+      end_target(t, cb);
   /* Files that vanished keep their last values for keep_ns. */
   pthread_mutex_lock(&M.lock);
   for (struct target **tp = &M.targets; *tp;) {
@@ -1126,7 +1169,7 @@ static int follow_dir(const char *dir, uint64_t keep_ns,
       /* Read what is there before a vanished file is marked gone, so
        * that its final events count. */
       for (struct target *t = M.targets; t; t = t->next) {
-        if (t->gone || t->failed) continue;
+        if (t->gone || t->failed || !t->cursor) continue;
         int r;
         do {
           pthread_mutex_lock(&M.lock);
@@ -1134,12 +1177,12 @@ static int follow_dir(const char *dir, uint64_t keep_ns,
           pthread_mutex_unlock(&M.lock);
         } while (r > 0);
       }
-      scan(now, keep_ns);
+      scan(now, keep_ns, cb);
       next_scan = now + SCAN_NS;
     }
     int any = 0;
     for (struct target *t = M.targets; t; t = t->next) {
-      if (t->gone || t->failed) continue;
+      if (t->gone || t->failed || !t->cursor) continue;
       pthread_mutex_lock(&M.lock);
       int r = eventring_cursor_poll(t->cursor, cb, t, POLL_BATCH);
       pthread_mutex_unlock(&M.lock);
@@ -1148,6 +1191,12 @@ static int follow_dir(const char *dir, uint64_t keep_ns,
         t->failed = 1;
         tool_error("metrics: %s: %s (no longer read)", t->path,
                    eventring_strerror(r));
+        /* Nothing more will be read from it: its descriptor goes. */
+        pthread_mutex_lock(&M.lock);
+        t->unrec_ok = tool_unrecorded(t->cursor, &t->unrec) == 0;
+        eventring_cursor_free(t->cursor);
+        t->cursor = NULL;
+        pthread_mutex_unlock(&M.lock);
       }
     }
     if (!any) {

@@ -457,30 +457,37 @@ const char *tool_ring_error(const char *path, int err, char *buf,
                             size_t size);
 
 /* dirscan.c: the ring files that appear in a directory (--dir alone). */
-struct dirscan_refused;
+struct dirscan_files;
 struct stat;
 struct tool_dirscan {
   const char *dir; /* the directory */
   const char *who; /* the subcommand, for messages ("metrics") */
-  struct dirscan_refused *refused; /* zero at first */
+  struct dirscan_files *files; /* NULL at first */
 };
-/* What a scan asks the subcommand: `known` whether it follows the file
- * at `path` already (nonzero: yes, skip it); `found` takes cursor `c` on
- * a new file of process `pid` (0), or declines it (nonzero: the cursor
- * is freed). */
+/* What a scan tells the subcommand: `found` takes cursor `c` on a new
+ * file of process `pid` and returns a handle for it (anything but NULL),
+ * or NULL to decline it (the cursor is freed, the file looked at again
+ * later); `still` says that the file whose handle it is is still there.
+ * After a scan that did not call `still` for a handle, the file is gone
+ * (or replaced: a new one of the same name goes to `found` in the same
+ * scan) and the handle is never used again; until then it must stay
+ * valid. */
 struct tool_dirscan_ops {
-  int (*known)(void *arg, const char *path, const struct stat *st);
-  int (*found)(void *arg, eventring_cursor *c, const char *path, pid_t pid,
-               const struct stat *st);
+  void (*still)(void *arg, void *handle);
+  void *(*found)(void *arg, eventring_cursor *c, const char *path, pid_t pid,
+                 const struct stat *st);
 };
 /* Whether `dir` is a directory: TOOL_EXIT_OK, or TOOL_EXIT_INPUT after
- * one line naming `who` and `dir`. */
+ * one line naming `who` and `dir`.  Also raises the soft limit on open
+ * files to the hard one: a scan's subcommand holds one per live process. */
 int tool_dirscan_check(const char *dir, const char *who);
-/* One scan of d->dir: every <pid>.events not known is opened and offered
- * to ops->found; a file that cannot be opened three scans in a row is
- * reported once ("WHO: PATH: reason (skipped)").  Returns the number of
- * files that could not be opened this time (a file being created looks
- * malformed for an instant: worth another look soon). */
+/* One scan of d->dir.  Costs a listing and, per file, a hash lookup; a
+ * file is opened only when new, replaced or changed since it was refused
+ * (and one refused for want of descriptors, from time to time).  A file
+ * refused three scans in a row is reported once ("WHO: PATH: reason
+ * (skipped)") and looked at again only every 32 scans.  Returns the
+ * number of files refused fewer than three times (a file being created
+ * looks malformed for an instant: worth another look soon). */
 int tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
                  void *arg);
 void tool_dirscan_free(struct tool_dirscan *d);

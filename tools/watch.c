@@ -1030,19 +1030,16 @@ static void between_polls(struct tool_source *src, void *data) {
 
 static int first_scan;
 
-static int scan_known(void *arg, const char *path, const struct stat *st) {
+static void scan_still(void *arg, void *handle) {
   (void)arg;
-  for (struct target *t = W.targets; t; t = t->next)
-    if (t->dev == st->st_dev && t->ino == st->st_ino &&
-        !strcmp(t->path, path)) {
-      t->seen = 1;
-      return 1;
-    }
-  return 0;
+  struct target *t = handle;
+  t->seen = 1;
 }
 
-static int scan_found(void *arg, eventring_cursor *c, const char *path,
-                      pid_t pid, const struct stat *st) {
+/* The target is the file's handle for dirscan.c: a target stays in the
+ * list (retired or not) until a scan no longer sees its file. */
+static void *scan_found(void *arg, eventring_cursor *c, const char *path,
+                        pid_t pid, const struct stat *st) {
   (void)arg;
   char prog[64];
   tool_process_name(pid, prog, sizeof prog);
@@ -1051,7 +1048,7 @@ static int scan_found(void *arg, eventring_cursor *c, const char *path,
     snprintf(prog, sizeof prog, "%s", p ? p : "");
   }
   struct target *t = target_new(c, 1, path, pid, prog);
-  if (!t) return -1;
+  if (!t) return NULL;
   t->dev = st->st_dev;
   t->ino = st->st_ino;
   t->seen = 1;
@@ -1059,7 +1056,7 @@ static int scan_found(void *arg, eventring_cursor *c, const char *path,
    * news; one that appears while we watch is read even if its writer
    * has already gone. */
   if (first_scan && tool_process_gone(pid)) target_release(t);
-  return 0;
+  return t;
 }
 
 /* Whether the directory changed (inotify: a file created or moved in)
@@ -1089,7 +1086,7 @@ static int follow_dir(const char *dir) {
     ifd = -1;
   }
   struct tool_dirscan ds = {dir, "watch", NULL};
-  static const struct tool_dirscan_ops ops = {scan_known, scan_found};
+  static const struct tool_dirscan_ops ops = {scan_still, scan_found};
   tool_signals_install();
   struct sigaction sa, old;
   memset(&sa, 0, sizeof sa);
