@@ -13,7 +13,7 @@
  * Orders used in eventring:
  *   rlx  no ordering, only atomicity (the value is a hint or owned)
  *   acq  later accesses stay after the load
- *   rel  earlier accesses stay before the store
+ *   rel  earlier accesses stay before the store (or read-modify-write)
  */
 #ifndef EVENTRING_ATOMICS_H
 #define EVENTRING_ATOMICS_H
@@ -32,6 +32,8 @@ _Static_assert(sizeof(AO_t) == sizeof(uint64_t), "AO_t must be 64-bit");
 #define er_store_rel(p, v) AO_store_release((volatile AO_t *)(p), (AO_t)(v))
 #define er_fetch_add(p, v)                                               \
   ((uint64_t)AO_fetch_and_add_full((volatile AO_t *)(p), (AO_t)(v)))
+#define er_fetch_add_rel(p, v)                                           \
+  ((uint64_t)AO_fetch_and_add_release((volatile AO_t *)(p), (AO_t)(v)))
 #define er_cas(p, old, new)                                              \
   AO_compare_and_swap_full((volatile AO_t *)(p), (AO_t)(old), (AO_t)(new))
 
@@ -64,6 +66,8 @@ _Static_assert(sizeof(AO_t) == sizeof(uint64_t), "AO_t must be 64-bit");
   atomic_store_explicit(ER_A64(p), (uint64_t)(v), memory_order_release)
 #define er_fetch_add(p, v)                                               \
   atomic_fetch_add_explicit(ER_A64(p), (uint64_t)(v), memory_order_relaxed)
+#define er_fetch_add_rel(p, v)                                           \
+  atomic_fetch_add_explicit(ER_A64(p), (uint64_t)(v), memory_order_release)
 /* Nonzero when *p was `old` and is now `new` (acquire and release). */
 #define er_cas(p, old, new)                                              \
   er_cas_((_Atomic uint64_t *)(p), (uint64_t)(old), (uint64_t)(new))

@@ -116,11 +116,17 @@ void er_nested_drop(struct er_domain *d) {
 }
 
 void er_slotless_drop(void) {
-  /* slotless_in is in_probe for every thread without a slot (stw.h). */
+  /* slotless_in is in_probe for every thread without a slot, and the
+   * orders are in_probe's (stw.h, THREADS WITHOUT A SLOT): the increment
+   * is relaxed in one build and full in the other, so neither is relied
+   * on. */
   er_fetch_add(&er_st.slotless_in, 1);
+  er_compiler_barrier();
+  if (ER_UNLIKELY(er_iload_rlx(&er_need_fence))) er_fence();
   if (er_iload_acq(&er_st.live)) {
     (void)ER_HOOK(ER_HOOK_INSIDE_SLOTLESS);
     er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
   }
-  er_fetch_add(&er_st.slotless_in, (uint64_t)-1);
+  /* Pairs with the stopper's acquire load of slotless_in. */
+  er_fetch_add_rel(&er_st.slotless_in, (uint64_t)-1);
 }

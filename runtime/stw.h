@@ -42,13 +42,15 @@
  * after their store instead (er_need_fence, read before `live`), which
  * gives the same argument with the barrier moved into the probe.
  *
- * Threads without a slot (every slot taken) share one counter,
- * `slotless_in`, that plays the role of in_probe for all of them; it is
- * moved by read-modify-writes, and those threads only count a drop in the
- * extension block.  On x86-64 a locked read-modify-write is a full
- * barrier, which is what makes the counter's increment visible before its
- * load of `live` (issue 13 notes the relaxed build's weaker guarantee on
- * other CPUs).
+ * THREADS WITHOUT A SLOT (every slot taken) only count a drop in the
+ * extension block, and share one counter, `slotless_in`, that plays the
+ * role of in_probe for all of them.  It is moved by read-modify-writes,
+ * whose own order differs between the two builds (relaxed in C11's, full
+ * in libatomic_ops'), so the protocol relies on neither: the increment
+ * is followed by the same compiler barrier and, where er_need_fence says
+ * so, the same fence as a probe's store of in_probe = 1, and the
+ * decrement is a release, like in_probe = 0.  The proof above then holds
+ * word for word on any CPU.
  *
  * A signal handler's probe that interrupts a probe of the same thread
  * would be a second writer in the ring: it finds its own in_probe set,
