@@ -48,6 +48,7 @@ struct er_domain {
   /* Owner-private while tracing runs. */
   uint64_t *ring;      /* the ring's words in the mapping, or NULL */
   uint64_t *hdr;       /* the ring's header words in the mapping */
+  uint64_t *ext;       /* the extension block of the file bound to */
   uint64_t mask;       /* ring_size_elements - 1 */
   uint64_t head, tail; /* the owner's copies of ring_head / ring_tail */
   uint64_t evicted;    /* events before head */
@@ -83,7 +84,6 @@ struct er_state {
   uint64_t file_gen;   /* counts files created, so domains notice a new one */
   unsigned slots_hw;   /* 1 + highest slot ever bound */
   uint64_t free_epoch; /* bumped when a slot may have become free */
-  uint64_t slotless_in;/* threads without a slot inside a probe (atomic) */
   uint64_t control_busy;/* control paths holding or awaiting `lock`
                           (atomic; stw.h) */
   pid_t pid;

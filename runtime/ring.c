@@ -317,6 +317,7 @@ void er_file_write_name(int id, const char *name) {
 void er_domain_bind_file(struct er_domain *d) {
   if (d->file_gen == er_st.file_gen) return; /* still this file's ring */
   d->file_gen = er_st.file_gen;
+  d->ext = er_st.ext; /* where its drops are counted, ring or not */
   d->head = d->tail = d->evicted = d->written = d->seq = 0;
   d->ring = d->hdr = NULL;
   if ((unsigned)d->id >= er_st.max_domains) return;

@@ -37,15 +37,29 @@ void er_stw_init(void) {
   er_istore_rlx(&er_need_fence, cmd == 0);
 }
 
+/* The counters that play in_probe's part for threads without a slot
+ * (stw.h, THREADS WITHOUT A SLOT).  `gate` indexes the current one; one
+ * in which a thread stayed stuck is abandoned to it, with the mapping its
+ * `ext` points into, and the next one is used from then on.  The last
+ * one is never abandoned: past it, stops wait for stuck threads again. */
+#define GATES 8
+static struct gate {
+  uint64_t in;  /* threads inside (atomic) */
+  uint64_t *ext; /* the extension block they count into */
+} gates[GATES];
+static int gate; /* atomic; changed under the lock, world closed */
+
 void er_stw_open(void) {
-  /* Pairs with the probes' acquire load of `live`. */
+  gates[gate].ext = er_st.ext;
+  /* Pairs with the probes' acquire load of `live`: they see the file and
+   * the gate's `ext` complete. */
   er_istore_rel(&er_st.live, 1);
 }
 
 static uint64_t now_ms(void) { return er_clock_monotonic() / 1000000u; }
 
 /* Waits for every probe to leave; returns ER_WORLD_STUCK when one stayed
- * past the deadline (its slot is then retired). */
+ * past the deadline (its slot is then retired, or its gate abandoned). */
 static enum er_world wait_for_probes(void) {
   /* Make the caller's store of `live` visible to every thread and theirs
    * of in_probe to us (stw.h). */
@@ -60,6 +74,9 @@ static enum er_world wait_for_probes(void) {
   enum er_world world = ER_WORLD_STOPPED;
   for (unsigned i = 0; i < er_st.slots_hw; i++) {
     struct er_domain *d = &er_domains[i];
+    /* A retired slot's thread writes only into the mapping it was stuck
+     * in, which stays for good (stw.h): nothing to wait for. */
+    if (d->retired) continue;
     while (er_iload_acq(&d->in_probe)) {
       if (now_ms() > deadline) {
         d->retired = 1;
@@ -69,9 +86,13 @@ static enum er_world wait_for_probes(void) {
       sched_yield();
     }
   }
-  while (er_load_acq(&er_st.slotless_in)) {
+  struct gate *g = &gates[gate];
+  while (er_load_acq(&g->in)) {
     if (now_ms() > deadline) {
       world = ER_WORLD_STUCK;
+      /* Pairs with the acquire load in er_slotless_drop(): a thread that
+       * loads the new index counts itself in the new gate. */
+      if (gate + 1 < GATES) er_istore_rel(&gate, gate + 1);
       break;
     }
     sched_yield();
@@ -100,7 +121,8 @@ void er_stw_after_fork(void) {
     struct er_domain *d = &er_domains[i];
     if (d != er_tls_self) er_istore_rlx(&d->in_probe, 0);
   }
-  er_store_rlx(&er_st.slotless_in, 0);
+  for (int i = 0; i < GATES; i++) er_store_rlx(&gates[i].in, 0);
+  er_istore_rlx(&gate, 0);
   /* The parent's threads that were waiting for the lock do not exist
    * here either: what remains is the forking thread's own count, which
    * its fork handler gives back with the lock (fork.c). */
@@ -116,17 +138,18 @@ void er_nested_drop(struct er_domain *d) {
 }
 
 void er_slotless_drop(void) {
-  /* slotless_in is in_probe for every thread without a slot, and the
+  /* The gate's `in` is in_probe for every thread without a slot, and the
    * orders are in_probe's (stw.h, THREADS WITHOUT A SLOT): the increment
    * is relaxed in one build and full in the other, so neither is relied
    * on. */
-  er_fetch_add(&er_st.slotless_in, 1);
+  struct gate *g = &gates[er_iload_acq(&gate)];
+  er_fetch_add(&g->in, 1);
   er_compiler_barrier();
   if (ER_UNLIKELY(er_iload_rlx(&er_need_fence))) er_fence();
   if (er_iload_acq(&er_st.live)) {
     (void)ER_HOOK(ER_HOOK_INSIDE_SLOTLESS);
-    er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
+    er_fetch_add(&g->ext[ER_EXT_DROPPED], 1);
   }
-  /* Pairs with the stopper's acquire load of slotless_in. */
-  er_fetch_add_rel(&er_st.slotless_in, (uint64_t)-1);
+  /* Pairs with the stopper's acquire load of `in`. */
+  er_fetch_add_rel(&g->in, (uint64_t)-1);
 }

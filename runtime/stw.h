@@ -3,7 +3,7 @@
  *
  * This is the one statement of the protocol; every other file calls the
  * functions below rather than touching `live`, `in_probe` or
- * `slotless_in` itself.  The probe side is inline here because it is on
+ * the slotless gates itself.  The probe side is inline here because it is on
  * every probe's fast path; the stopping side is in stw.c.
  *
  * THE INVARIANT.  No thread dereferences the mapping of the ring file
@@ -24,7 +24,7 @@
  *   in_probe = 1        (relaxed)      on = 0, live = 0     (relaxed)
  *   compiler barrier                   membarrier(2), then a full fence
  *   if (live, acquire) write           wait for in_probe == 0 (acquire),
- *   in_probe = 0        (release)        per slot, and slotless_in == 0
+ *   in_probe = 0        (release)        per slot, and the gate's in == 0
  *                                      unmap
  *
  * Proof.  Without a fence on the probe side the CPU may let the probe's
@@ -43,14 +43,24 @@
  * gives the same argument with the barrier moved into the probe.
  *
  * THREADS WITHOUT A SLOT (every slot taken) only count a drop in the
- * extension block, and share one counter, `slotless_in`, that plays the
- * role of in_probe for all of them.  It is moved by read-modify-writes,
- * whose own order differs between the two builds (relaxed in C11's, full
- * in libatomic_ops'), so the protocol relies on neither: the increment
- * is followed by the same compiler barrier and, where er_need_fence says
- * so, the same fence as a probe's store of in_probe = 1, and the
- * decrement is a release, like in_probe = 0.  The proof above then holds
- * word for word on any CPU.
+ * extension block, and share one counter, the current gate's `in`
+ * (stw.c), that plays the role of in_probe for all of them.  It is moved
+ * by read-modify-writes, whose own order differs between the two builds
+ * (relaxed in C11's, full in libatomic_ops'), so the protocol relies on
+ * neither: the increment is followed by the same compiler barrier and,
+ * where er_need_fence says so, the same fence as a probe's store of
+ * in_probe = 1, and the decrement is a release, like in_probe = 0.  The
+ * proof above then holds word for word on any CPU.  A thread counts into
+ * the `ext` its gate was given when the world opened, never er_st.ext.
+ *
+ * A THREAD STUCK inside a probe past a stop's two seconds keeps for good
+ * the mapping it is in: its slot is retired (never bound to a later file,
+ * so its ring, hdr and `ext` stay in that mapping), or, without a slot,
+ * its gate is abandoned to it with the `ext` it holds and later threads
+ * count in the next gate.  So it never writes into a later file, and a
+ * later stop does not wait for it again: retired slots and abandoned
+ * gates are not waited for.  (Eight gates; past the last, stops wait for
+ * a stuck slotless thread again.)
  *
  * A signal handler's probe that interrupts a probe of the same thread
  * would be a second writer in the ring: it finds its own in_probe set,
@@ -176,9 +186,11 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
   (void)ER_HOOK(ER_HOOK_INSIDE_PROBE);
   if (ER_UNLIKELY(!d->ring)) {
     /* A domain left untraced (its ring could not be reserved, or its slot
-     * is past this file's domains): its events are counted as dropped.
-     * The mapping is there: we are inside the probe and saw `live`. */
-    er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
+     * is past this file's domains): its events are counted as dropped,
+     * in the file the slot was bound to, whose mapping is there: we are
+     * inside the probe and saw `live`, or the slot is retired and its
+     * mapping stays for good (see A THREAD STUCK). */
+    er_fetch_add(&d->ext[ER_EXT_DROPPED], 1);
     er_leave(d);
     return NULL;
   }
