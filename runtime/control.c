@@ -66,10 +66,14 @@ int er_stop_locked(void) {
   if (!er_iload_rlx(&er_st.live)) return EVENTRING_E_NOTSTARTED;
   er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_STOP, 0);
   unsigned drop = er_st.preserve ? 0 : ER_FILE_UNLINK;
-  if (er_stw_close() == ER_WORLD_STOPPED)
+  enum er_world world = er_stw_close();
+  if (world == ER_WORLD_STOPPED)
     drop |= ER_FILE_UNMAP;
-  else
+  else if (world == ER_WORLD_STUCK)
     er_warn("a thread stayed inside a probe; leaving %s mapped", er_st.path);
+  else
+    er_warn("membarrier(2) failed: a probe may still be inside; leaving %s "
+            "mapped", er_st.path);
   er_file_drop(drop);
   er_st.paused = 0;
   return 0;

@@ -59,13 +59,19 @@ void er_stw_open(void) {
 static uint64_t now_ms(void) { return er_clock_monotonic() / 1000000u; }
 
 /* Waits for every probe to leave; returns ER_WORLD_STUCK when one stayed
- * past the deadline (its slot is then retired, or its gate abandoned). */
+ * past the deadline (its slot is then retired, or its gate abandoned),
+ * ER_WORLD_UNPROVEN when the barrier failed. */
 static enum er_world wait_for_probes(void) {
   /* Make the caller's store of `live` visible to every thread and theirs
-   * of in_probe to us (stw.h). */
-  if (barrier_cmd == 0 || ER_HOOK(ER_HOOK_STOP_MEMBARRIER) ||
-      syscall(__NR_membarrier, barrier_cmd, 0, 0) != 0)
+   * of in_probe to us (stw.h).  Where there is no membarrier, probes have
+   * fenced themselves since the start; where it fails now, a probe that
+   * read er_need_fence before us may be inside unseen. */
+  int proven = 1;
+  if (barrier_cmd != 0 && (ER_HOOK(ER_HOOK_STOP_MEMBARRIER) ||
+                           syscall(__NR_membarrier, barrier_cmd, 0, 0) != 0)) {
     er_istore_rlx(&er_need_fence, 1);
+    proven = 0;
+  }
   er_fence();
   /* A probe is a few hundred nanoseconds; a thread still inside one after
    * two seconds is stopped or stuck in a signal handler.  We will not hang
@@ -97,6 +103,7 @@ static enum er_world wait_for_probes(void) {
     }
     sched_yield();
   }
+  if (!proven && world == ER_WORLD_STOPPED) world = ER_WORLD_UNPROVEN;
   return world;
 }
 

@@ -103,7 +103,10 @@
  * ER_WORLD_STUCK (a thread stayed inside a probe for two seconds: stopped,
  * or stuck in a signal handler), the mapping must stay for good, because
  * that thread may still write into it; its slot is retired and never
- * reused.  In a forked child, only the forking thread exists, so the world
+ * reused.  After it returns ER_WORLD_UNPROVEN (membarrier(2) failed at
+ * this stop: a probe that read er_need_fence before the failure may be
+ * inside with its store of in_probe not yet seen), the mapping stays for
+ * good too; later probes fence themselves.  In a forked child, only the forking thread exists, so the world
  * is stopped by construction (er_stw_close_forked()).  The remote-control
  * watcher maps nothing of its own but reads the extension block: it is
  * stopped before the world is (remote_watcher.c).
@@ -129,7 +132,8 @@ ER_HIDDEN void er_stw_open(void);
 
 enum er_world {
   ER_WORLD_STOPPED, /* no probe inside: the mapping may go */
-  ER_WORLD_STUCK    /* a probe may still write: the mapping must stay */
+  ER_WORLD_STUCK,   /* a probe may still write: the mapping must stay */
+  ER_WORLD_UNPROVEN /* the barrier failed: the mapping must stay */
 };
 
 /* Closes the world (eventring__on, then `live`, cleared) and waits for
