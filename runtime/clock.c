@@ -108,6 +108,13 @@ void er_clock_init(void) {
   er_istore_rel(&er_clock_tsc, use);
 }
 
+void er_clock_after_fork(void) {
+  /* The thread that held the recalibration, if one did, does not exist
+   * in the child: left held, it would keep every later probe on this
+   * slow path, converting with parameters that age for good. */
+  er_store_rlx(&recal_busy, 0);
+}
+
 uint64_t er_clock_slow(uint64_t t) {
   if (er_cas(&recal_busy, 0, 1)) {
     (void)ER_HOOK(ER_HOOK_RECALIBRATING);
@@ -134,6 +141,8 @@ uint64_t er_clock_slow(uint64_t t) {
 #else /* no TSC: always clock_gettime() */
 
 void er_clock_init(void) { er_istore_rel(&er_clock_tsc, 0); }
+
+void er_clock_after_fork(void) {}
 
 uint64_t er_clock_slow(uint64_t t) {
   (void)t;

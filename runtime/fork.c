@@ -28,6 +28,7 @@ static void fork_child(void) {
    * of the child; it is released once the child's state is its own. */
   er_domains_after_fork();
   er_stw_after_fork();
+  er_clock_after_fork();
   er_remote_after_fork();
   if (!er_iload_rlx(&er_st.live)) {
     er_unlock();

@@ -54,6 +54,7 @@ extern ER_HIDDEN uint64_t er_clock_gen;       /* current set: gen & 1 */
 extern ER_HIDDEN struct er_clock_params er_clock_p[2];
 
 ER_HIDDEN void er_clock_init(void);           /* under the lock, at start */
+ER_HIDDEN void er_clock_after_fork(void);     /* in a forked child */
 ER_HIDDEN uint64_t er_clock_slow(uint64_t tsc);
 
 static inline uint64_t er_clock_monotonic(void) {
