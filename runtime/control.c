@@ -11,12 +11,21 @@
  */
 #include <stdlib.h>
 
+#include "remote.h"
 #include "writer.h"
 
 /* The flag the inlined probes test (eventring.h).  Stored only under the
- * lock; loaded by probes with no ordering, because it only decides whether
- * to go and look (stw.h). */
+ * lock; loaded by the inlined test with no ordering, because it only
+ * decides whether to go and look, and inside the probe with acquire
+ * order (stw.h). */
 int eventring__on;
+
+/* The slot of the thread that started tracing, whose ring begins with
+ * ring_start; -1 when it had none.  Under the lock. */
+static int starter_slot = -1;
+/* 1 while the process records only because readers hold leases
+ * (remote.h): the last lease to go pauses it again.  Under the lock. */
+static int resumed_for_readers;
 
 int er_start_locked(void) {
   if (er_iload_rlx(&er_st.live)) return 0;
@@ -40,6 +49,8 @@ int er_start_locked(void) {
    * even when the thread took its slot before. */
   struct er_domain *d = er_attach_locked();
   if (d) d->spawn_pending = 0;
+  starter_slot = d ? d->id : -1;
+  resumed_for_readers = 0;
   er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_START, (uint64_t)er_st.pid);
   /* Started armed but paused (OCAML_RUNTIME_EVENTS_START=paused, or a
    * forked child of a paused parent): say so in the ring. */
@@ -64,6 +75,10 @@ static int start_with_watcher_locked(void) {
 
 int er_stop_locked(void) {
   if (!er_iload_rlx(&er_st.live)) return EVENTRING_E_NOTSTARTED;
+  /* The watcher reads this file's extension block: it goes first, under
+   * the lock, so that no stop and start in another thread can give it a
+   * file that we then unmap under it (remote_watcher.c). */
+  er_remote_stop();
   er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_STOP, 0);
   unsigned drop = er_st.preserve ? 0 : ER_FILE_UNLINK;
   enum er_world world = er_stw_close();
@@ -76,6 +91,7 @@ int er_stop_locked(void) {
             "mapped", er_st.path);
   er_file_drop(drop);
   er_st.paused = 0;
+  resumed_for_readers = 0;
   return 0;
 }
 
@@ -91,32 +107,106 @@ int eventring_start(void) {
 }
 
 int eventring_stop(void) {
-  er_remote_stop();
+  ER_REMOTE_POINT(ER_POINT_STOP_ENTERED);
   er_lock();
   int r = er_stop_locked();
   er_unlock();
   return r;
 }
 
-void eventring_pause(void) {
-  er_lock();
-  if (er_iload_rlx(&er_st.live) && !er_st.paused) {
-    er_st.paused = 1;
+/* Who records a pause or a resume: the thread that asked, in its own
+ * ring, or the watcher, which must not take a slot a user thread needs
+ * (on_behalf()). */
+enum recorder { BY_CALLER, BY_WATCHER };
+
+/* Writes lifecycle `kind` on behalf of the watcher: in the starter's
+ * ring, or else the lowest held slot's, with every probe held off
+ * (stw.h, HOLDING PROBES OFF) so that the owner is not writing there at
+ * the same time.  Leaves `on` at 0.  With no ring to write into, the
+ * event is counted as dropped. */
+static void on_behalf(int kind) {
+  /* Stuck or not, the slots we may write are held off: a stuck one is
+   * retired, and skipped below. */
+  enum er_world world = er_stw_hold_probes();
+  struct er_domain *d = NULL;
+  /* Unless the stop was proven (a failed membarrier proves nothing: a
+   * probe may be inside unseen), no ring may be written. */
+  if (world != ER_WORLD_STOPPED && world != ER_WORLD_STUCK) {
+    er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
+    return;
+  }
+  for (int i = -1; i < (int)er_st.slots_hw && !d; i++) {
+    int id = i < 0 ? starter_slot : i;
+    if (id < 0) continue;
+    struct er_domain *c = &er_domains[id];
+    if (c->ring && c->file_gen == er_st.file_gen && !c->retired &&
+        (i < 0 || c->threads))
+      d = c;
+  }
+  /* A 2-word ring cannot hold the 3-word event (nor its domain_spawn);
+   * the ring's own DROPPED word is its owner's, so the extension block
+   * counts it. */
+  if (!d || d->mask + 1 < 3) {
+    er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
+    return;
+  }
+  if (d->spawn_pending) er_write_spawn(d);
+  uint64_t *ev = er_reserve(d, 3);
+  er_store_rlx(&ev[0], ER_HDR(3, ER_FROM_RUNTIME, ER_EV_LIFECYCLE, kind));
+  er_store_rlx(&ev[1], er_stamp(d));
+  er_store_rlx(&ev[2], 0);
+  er_commit(d, 3);
+}
+
+static void pause_locked(enum recorder by) {
+  resumed_for_readers = 0;
+  if (!er_iload_rlx(&er_st.live) || er_st.paused) return;
+  er_st.paused = 1;
+  if (by == BY_WATCHER) {
+    on_behalf(EVENTRING_LIFECYCLE_RING_PAUSE);
+  } else {
     er_istore_rlx(&eventring__on, 0);
     er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_PAUSE, 0);
-    er_store_rel(&er_st.ext[ER_EXT_PAUSED], 1);
   }
+  er_store_rel(&er_st.ext[ER_EXT_PAUSED], 1);
+}
+
+static void resume_locked(enum recorder by) {
+  resumed_for_readers = 0;
+  if (!er_iload_rlx(&er_st.live) || !er_st.paused) return;
+  er_st.paused = 0;
+  if (by == BY_WATCHER)
+    on_behalf(EVENTRING_LIFECYCLE_RING_RESUME);
+  else
+    er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_RESUME, 0);
+  /* Pairs with the probes' acquire load of `on`: they see the rings as
+   * on_behalf() left them (stw.h). */
+  er_istore_rel(&eventring__on, 1);
+  er_store_rel(&er_st.ext[ER_EXT_PAUSED], 0);
+}
+
+void er_remote_pause_locked(void) { pause_locked(BY_WATCHER); }
+
+void er_remote_resume_locked(void) { resume_locked(BY_WATCHER); }
+
+void er_readers_hold_locked(int held) {
+  if (held && er_st.paused) {
+    resume_locked(BY_WATCHER);
+    resumed_for_readers = 1;
+  } else if (!held && resumed_for_readers) {
+    pause_locked(BY_WATCHER);
+  }
+}
+
+void eventring_pause(void) {
+  er_lock();
+  pause_locked(BY_CALLER);
   er_unlock();
 }
 
 void eventring_resume(void) {
   er_lock();
-  if (er_iload_rlx(&er_st.live) && er_st.paused) {
-    er_st.paused = 0;
-    er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_RESUME, 0);
-    er_istore_rel(&eventring__on, 1);
-    er_store_rel(&er_st.ext[ER_EXT_PAUSED], 0);
-  }
+  resume_locked(BY_CALLER);
   er_unlock();
 }
 

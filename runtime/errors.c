@@ -32,6 +32,8 @@ const char *eventring_strerror(int err) {
     return "the ring file has no remote control: OCaml 5's runtime wrote "
            "it, and pausing or resuming from outside needs eventring's "
            "runtime";
+  case EVENTRING_E_PENDING:
+    return "the traced process took the request but has not applied it yet";
   default: break;
   }
   /* Negated errno values: strerror() of glibc returns a static string for

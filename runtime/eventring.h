@@ -54,8 +54,10 @@ enum eventring_error {
   EVENTRING_E_TIMEDOUT = -1012,    /* the traced process did not answer */
   EVENTRING_E_NOTRINGFILE = -1013, /* a regular file, but not a ring file */
   EVENTRING_E_TRUNCATED = -1014,   /* shorter than its header says */
-  EVENTRING_E_NOCONTROL = -1015    /* a ring file without remote control
+  EVENTRING_E_NOCONTROL = -1015,   /* a ring file without remote control
                                       (OCaml 5's runtime wrote it) */
+  EVENTRING_E_PENDING = -1016      /* a request the traced process took
+                                      but has not applied yet (stopped) */
 };
 
 /* Returns a static, human-readable description of `err`, which is an
@@ -247,9 +249,28 @@ EVENTRING_API pid_t eventring_fork(void);
  * ring file written by OCaml 5's runtime, which has no remote control),
  * EVENTRING_E_NOTSTARTED (the process does not serve requests: it stopped
  * tracing), EVENTRING_E_TIMEDOUT (no answer within a second: the process
- * is gone or stopped). */
+ * is gone or stopped, and the request was withdrawn: it will never take
+ * effect), EVENTRING_E_PENDING (no answer within a second, but the
+ * process had taken the request, or a later one replaced it: it takes
+ * effect when the process runs again, e.g. after SIGCONT). */
 EVENTRING_API int eventring_remote_pause(const char *dir, pid_t pid);
 EVENTRING_API int eventring_remote_resume(const char *dir, pid_t pid);
+
+/* Keeps that process recording while the caller reads it: a lease, held
+ * until eventring_remote_unhold() or until the calling process dies.  A
+ * paused process is resumed (and this returns once it has); when the last
+ * lease goes, it is paused again, unless its state was set explicitly
+ * meanwhile (eventring_pause/_resume, eventring_remote_pause/_resume).
+ * Leases of several readers add up: one leaving does not pause the
+ * others' process.  The process checks every 0.1 s that the holders are
+ * alive, so a reader killed with SIGKILL lets go too.  Returns 0, the
+ * errors of eventring_remote_pause() (EVENTRING_E_NOCONTROL also for a
+ * file of an eventring too old to have leases), or EVENTRING_E_TOOMANY
+ * when 16 readers hold leases already; on error no lease is held. */
+EVENTRING_API int eventring_remote_hold(const char *dir, pid_t pid);
+/* Gives back a lease of the calling process; 0 when it held none.
+ * Returns as eventring_remote_pause() does. */
+EVENTRING_API int eventring_remote_unhold(const char *dir, pid_t pid);
 
 /* 1 when that process's tracing is paused, 0 when it records, or a
  * negative error as above (EVENTRING_E_NOTSTARTED when it serves no

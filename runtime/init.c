@@ -35,7 +35,6 @@ __attribute__((constructor)) static void er_init(void) {
 }
 
 __attribute__((destructor)) static void er_fini(void) {
-  er_remote_stop();
   er_lock();
   er_stop_locked();
   er_unlock();

@@ -210,9 +210,10 @@ ER_HIDDEN void er_domains_after_fork(void);
 ER_HIDDEN void er_domains_init(void);
 
 /* remote_watcher.c: the thread that serves pause/resume requests from
- * outside.  Start it under the lock once a file exists; stop it WITHOUT
- * the lock (it takes the lock to apply requests) before the world closes
- * and the file goes away. */
+ * outside.  Started and stopped under the lock: started once a file
+ * exists, stopped (er_stop_locked() does it) before the world closes and
+ * the file goes away.  It only tries the lock, so stopping it under the
+ * lock cannot deadlock. */
 ER_HIDDEN void er_remote_start(uint64_t *ext);
 ER_HIDDEN void er_remote_stop(void);
 ER_HIDDEN void er_remote_after_fork(void);

@@ -1,24 +1,72 @@
 /* remote_watcher.c -- the traced process's side of remote control: the
- * watcher thread that applies pause and resume requests (protocol in
- * remote.h).
+ * watcher thread that applies pause and resume requests and counts the
+ * readers' leases (protocol in remote.h).
  *
- * The watcher is started under er_st.lock once a file exists, and stopped
- * WITHOUT the lock (it takes the lock to apply requests) before the world
- * closes and the file goes away: it reads the file's extension block.  It
- * takes the host's signals never, and a forked child has none (its
- * creation is not async-signal-safe) until tracing is started anew.
+ * The watcher is started and stopped under er_st.lock: started once a
+ * file exists, stopped by er_stop_locked() before the world closes and
+ * the file goes away, since it reads the file's extension block.  So a
+ * watcher never outlives the file it serves, whatever stops and starts
+ * other threads make meanwhile.  That is possible because the watcher
+ * never waits for er_st.lock: it tries it, and gives up as soon as it is
+ * asked to return.  It records its events in no slot of its own
+ * (control.c), takes the host's signals never, and a forked child has
+ * none (its creation is not async-signal-safe) until tracing is started
+ * anew.
  */
+#include <errno.h>
 #include <sched.h>
 #include <signal.h>
 
 #include "remote.h"
 
-static pthread_mutex_t watcher_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Under er_st.lock. */
 static pthread_t watcher;
-static int watcher_running; /* under watcher_lock */
-static int watcher_quit;    /* atomic: asks the watcher to return */
-static int watcher_up;      /* atomic: the watcher is running */
+static int watcher_running;
 static uint64_t *watched;   /* the extension block it serves */
+/* Atomic: asks the watcher to return (stored under er_st.lock). */
+static int watcher_quit;
+/* Atomic: the watcher is running. */
+static int watcher_up;
+
+/* Takes er_st.lock as er_lock() does, counted as a control path, and
+ * returns 0 (er_unlock() gives it back); or returns 1 without it once the
+ * watcher is asked to quit: the thread that asks holds the lock while it
+ * waits for us to return. */
+static int lock_or_quit(void) {
+  er_tls_locking++;
+  er_compiler_barrier();
+  er_fetch_add(&er_st.control_busy, 1);
+  while (pthread_mutex_trylock(&er_st.lock) != 0) {
+    if (er_iload_acq(&watcher_quit)) {
+      er_fetch_add(&er_st.control_busy, (uint64_t)-1);
+      er_compiler_barrier();
+      er_tls_locking--;
+      return 1;
+    }
+    struct timespec ts = {0, 200 * 1000};
+    nanosleep(&ts, NULL);
+  }
+  return 0;
+}
+
+/* The number of lease words holding the pid of a live process; the words
+ * of dead holders are freed. */
+static int count_holders(uint64_t *ext) {
+  int n = 0;
+  for (int i = 0; i < ER_EXT_LEASE_SLOTS; i++) {
+    uint64_t *w = er_lease_word(ext, i);
+    uint64_t pid = er_load_acq(w);
+    if (!pid) continue;
+    /* EPERM: alive, another user's (root reads anyone's file). */
+    if (pid > INT_MAX || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
+      /* A compare-and-swap: a new holder may have taken the word since. */
+      er_cas(w, pid, 0);
+      continue;
+    }
+    n++;
+  }
+  return n;
+}
 
 static void *watch(void *arg) {
   uint64_t *ext = arg;
@@ -27,72 +75,89 @@ static void *watch(void *arg) {
   int seen = er_iload_acq(req);
   er_istore_rel(ack, seen);
   er_istore_rel(&watcher_up, 1);
+  int holders = 0;
   while (!er_iload_acq(&watcher_quit)) {
     int v = er_iload_acq(req);
+    int expired = 0;
     if (v == seen) {
-      /* Returns at once if REQ changed since the load above. */
-      er_futex(req, FUTEX_WAIT, v, NULL);
-      continue;
+      /* Returns at once if REQ changed since the load above.  While
+       * leases are held, wake up now and then to look for dead holders. */
+      struct timespec check = {0, ER_LEASE_CHECK_MS * 1000000L};
+      long r = er_futex(req, FUTEX_WAIT, v, holders ? &check : NULL);
+      if (!(r < 0 && errno == ETIMEDOUT)) continue;
+      expired = 1;
     }
-    if ((v & 3) == ER_CTL_PAUSE) eventring_pause();
-    else if ((v & 3) == ER_CTL_RESUME) eventring_resume();
-    seen = v;
-    er_istore_rel(ack, v);
-    er_futex(ack, FUTEX_WAKE, INT_MAX, NULL);
+    if (lock_or_quit()) break;
+    int op = 0;
+    if (!expired) {
+      v = er_iload_acq(req);
+      op = v & 3;
+      /* Take the request, unless its controller withdrew it meanwhile
+       * (remote.h): then look again. */
+      if (op && !er_icas(req, v, v & ~3)) {
+        er_unlock();
+        continue;
+      }
+      if (op) ER_REMOTE_POINT(ER_POINT_TAKEN);
+    }
+    if (op == ER_CTL_PAUSE) er_remote_pause_locked();
+    else if (op == ER_CTL_RESUME) er_remote_resume_locked();
+    if (expired || op == ER_CTL_LEASES) {
+      int n = count_holders(ext);
+      if ((n > 0) != (holders > 0)) er_readers_hold_locked(n > 0);
+      holders = n;
+    }
+    er_unlock();
+    if (!expired) {
+      seen = v & ~3;
+      er_istore_rel(ack, v);
+      er_futex(ack, FUTEX_WAKE, INT_MAX, NULL);
+    }
   }
-  /* The watcher took a domain slot to record its events: give it back
-   * before the world stops. */
-  eventring_domain_release();
   return NULL;
 }
 
 void er_remote_start(uint64_t *ext) {
-  pthread_mutex_lock(&watcher_lock);
-  if (!watcher_running) {
-    er_istore_rlx(&watcher_quit, 0);
-    /* The watcher must not take the host's signals. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_SETMASK, &all, &old);
-    pthread_attr_t attr;
-    pthread_attr_init(&attr);
-    pthread_attr_setstacksize(&attr, 64 * 1024);
-    er_istore_rlx(&watcher_up, 0);
-    if (pthread_create(&watcher, &attr, watch, ext) == 0) {
-      /* Return only once the thread runs: a fork() right after the start
-       * must not catch it half-created (its creation takes locks, e.g.
-       * a sanitizer's allocator's, that the child would inherit held). */
-      for (int i = 0; i < 100000 && !er_iload_acq(&watcher_up); i++)
-        sched_yield();
-      watcher_running = 1;
-      watched = ext;
-      er_istore_rel(er_ctl_word(ext, ER_EXT_CTL_WATCHER), 1);
-    } else {
-      er_warn("cannot start the control thread: pause and resume from "
-              "outside will not work");
-    }
-    pthread_attr_destroy(&attr);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (watcher_running) return;
+  er_istore_rlx(&watcher_quit, 0);
+  /* The watcher must not take the host's signals. */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  er_istore_rlx(&watcher_up, 0);
+  if (pthread_create(&watcher, &attr, watch, ext) == 0) {
+    /* Return only once the thread runs: a fork() right after the start
+     * must not catch it half-created (its creation takes locks, e.g. a
+     * sanitizer's allocator's, that the child would inherit held). */
+    for (int i = 0; i < 100000 && !er_iload_acq(&watcher_up); i++)
+      sched_yield();
+    watcher_running = 1;
+    watched = ext;
+    er_istore_rel(er_ctl_word(ext, ER_EXT_CTL_WATCHER), 1);
+  } else {
+    er_warn("cannot start the control thread: pause and resume from "
+            "outside will not work");
   }
-  pthread_mutex_unlock(&watcher_lock);
+  pthread_attr_destroy(&attr);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 void er_remote_stop(void) {
-  pthread_mutex_lock(&watcher_lock);
-  if (watcher_running) {
-    er_istore_rel(er_ctl_word(watched, ER_EXT_CTL_WATCHER), 0);
-    er_istore_rel(&watcher_quit, 1);
-    er_post_request(er_ctl_word(watched, ER_EXT_CTL_REQ), 0);
-    pthread_join(watcher, NULL);
-    watcher_running = 0;
-    watched = NULL;
-  }
-  pthread_mutex_unlock(&watcher_lock);
+  if (!watcher_running) return;
+  er_istore_rel(er_ctl_word(watched, ER_EXT_CTL_WATCHER), 0);
+  er_istore_rel(&watcher_quit, 1);
+  /* A request of nothing, so that a watcher about to sleep does not. */
+  er_post_request(er_ctl_word(watched, ER_EXT_CTL_REQ), 0);
+  pthread_join(watcher, NULL);
+  watcher_running = 0;
+  watched = NULL;
 }
 
 void er_remote_after_fork(void) {
-  /* The watcher did not survive the fork; its lock may have been held. */
-  pthread_mutex_init(&watcher_lock, NULL);
+  /* The watcher did not survive the fork. */
   watcher_running = 0;
   watched = NULL;
 }

@@ -112,6 +112,7 @@ int er_fd_above_std(int fd) {
 uint64_t er_ext_bytes(const struct er_ext_desc *d) {
   uint64_t n_names = (uint64_t)d->counts[0] + d->counts[1] + d->counts[2];
   return ER_EXT_WORDS * 8 + n_names * ER_EXT_NAME_BYTES +
+         (d->flags & ER_EXT_FLAG_LEASES ? ER_EXT_LEASE_SLOTS * 8 : 0) +
          (d->program ? ER_EXT_PROGRAM_BYTES : 0) +
          (d->flags & ER_EXT_FLAG_START_TIME ? 8 : 0);
 }
@@ -123,12 +124,15 @@ void er_ext_fill(uint64_t *x, const struct er_ext_desc *d) {
   x[ER_EXT_FLAGS] = d->flags | (d->program ? ER_EXT_FLAG_PROGRAM : 0);
   x[ER_EXT_PID] = (uint64_t)d->pid;
   x[ER_EXT_DROPPED] = d->dropped;
-  x[ER_EXT_NAMES_OFFSET] = ER_META_WORDS * 8 + ER_EXT_WORDS * 8;
+  /* The lease words, when there are any, lie between the fixed part and
+   * the names (ring_format.h); they start at 0, no holder. */
+  unsigned leases = d->flags & ER_EXT_FLAG_LEASES ? ER_EXT_LEASE_SLOTS : 0;
+  x[ER_EXT_NAMES_OFFSET] = ER_META_WORDS * 8 + (ER_EXT_WORDS + leases) * 8;
   x[ER_EXT_N_PHASES] = d->counts[0];
   x[ER_EXT_N_COUNTERS] = d->counts[1];
   x[ER_EXT_N_LIFECYCLE] = d->counts[2];
   x[ER_EXT_NAME_SLOT] = ER_EXT_NAME_BYTES;
-  unsigned char *names = (unsigned char *)(x + ER_EXT_WORDS);
+  unsigned char *names = (unsigned char *)(x + ER_EXT_WORDS + leases);
   for (int t = 0; t < 3; t++)
     for (unsigned i = 0; i < d->counts[t]; i++, names += ER_EXT_NAME_BYTES)
       put_name(names, ER_EXT_NAME_BYTES, d->tables[t][i] ? d->tables[t][i] : "");
@@ -182,7 +186,9 @@ int er_file_create(unsigned log2, unsigned max_domains) {
   struct er_ext_desc desc = {
       .numbering = ER_PHASES_OCAML53,
 #ifdef EVENTRING_INSTRUMENTED
-      .flags = ER_EXT_FLAG_INSTRUMENTED,
+      .flags = ER_EXT_FLAG_INSTRUMENTED | ER_EXT_FLAG_LEASES,
+#else
+      .flags = ER_EXT_FLAG_LEASES,
 #endif
       .pid = getpid(),
       .program = program_invocation_short_name,

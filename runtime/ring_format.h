@@ -140,6 +140,13 @@ enum {
  * names the writing process even after its pid is reused (starttime.c). */
 #define ER_EXT_FLAG_START_TIME 8
 
+/* ER_EXT_LEASE_SLOTS lease words follow the fixed part, before the name
+ * tables (ER_EXT_NAMES_OFFSET says where those are, so readers that
+ * predate the flag read these files unchanged): each holds the pid of a
+ * reader that keeps a paused process recording (remote.h), or 0. */
+#define ER_EXT_FLAG_LEASES 4
+#define ER_EXT_LEASE_SLOTS 16
+
 enum {
   ER_EXT_MAGIC_W = 0,
   ER_EXT_VERSION_W = 1,
@@ -163,6 +170,7 @@ enum {
 };
 #define ER_CTL_PAUSE 1
 #define ER_CTL_RESUME 2
+#define ER_CTL_LEASES 3 /* the lease words changed: count the holders */
 /* The name tables follow the fixed part: n_phases names, then n_counters,
  * then n_lifecycle, each a NUL-terminated string in a 48-byte slot; then,
  * with ER_EXT_FLAG_PROGRAM, the program name. */

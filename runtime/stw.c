@@ -115,6 +115,13 @@ enum er_world er_stw_close(void) {
   return wait_for_probes();
 }
 
+enum er_world er_stw_hold_probes(void) {
+  /* `live` stays: only the probes that honour a pause are held off, and
+   * those that write while paused hold the lock we hold (stw.h). */
+  er_istore_rlx(&eventring__on, 0);
+  return wait_for_probes();
+}
+
 void er_stw_close_forked(void) {
   er_istore_rlx(&eventring__on, 0);
   er_istore_rlx(&er_st.live, 0);

@@ -92,11 +92,25 @@
  * ring, hdr and mask -- is written before that store or, for a slot taken
  * while the world is open, by the slot's own thread before it enters.
  *
- * `eventring__on` is a hint, never a guarantee: the inlined test of
- * eventring.h reads it with no ordering only to decide whether to come in,
- * and a probe then checks `live` as above.  So its order against `live`
- * does not matter for safety; control.c orders the two for the sake of
- * the events it records.
+ * `eventring__on` is a hint to the inlined test of eventring.h, which
+ * reads it with no ordering only to decide whether to come in; a probe
+ * then checks `live` as above, so the order of the two stores does not
+ * matter for the mapping's safety (control.c orders them for the sake of
+ * the events it records).
+ *
+ * HOLDING PROBES OFF.  Inside the probe, a probe that honours a pause
+ * (ER_IF_ON) loads `on` after its store of in_probe, exactly as it loads
+ * `live`; so er_stw_hold_probes(), which stores on = 0 and then does the
+ * stopper's part above, gives the same guarantee as closing the world
+ * without taking the mapping away: once it returns ER_WORLD_STOPPED, no
+ * probe writes into any ring until `on` is stored 1 again, because the
+ * only writes made while paused (ER_EVEN_PAUSED) are control operations'
+ * and they hold er_st.lock.  The holder of the lock may then write into
+ * any slot's ring as its owner would, head, tail and counts included
+ * (remote control records ring_pause and ring_resume so, taking no slot:
+ * control.c).  The store of on = 1 that lets probes in again is a release
+ * and a probe's load of `on` an acquire, so an owner sees those words as
+ * the holder left them.  A slot retired by ER_WORLD_STUCK is not written.
  *
  * WHAT MAY BE UNMAPPED WHEN.  After er_stw_close() returns
  * ER_WORLD_STOPPED, the mapping and every ring may go.  After it returns
@@ -139,6 +153,12 @@ enum er_world {
 /* Closes the world (eventring__on, then `live`, cleared) and waits for
  * every probe to leave, two seconds at most. */
 ER_HIDDEN enum er_world er_stw_close(void);
+
+/* Holds off every probe that honours a pause: stores eventring__on = 0
+ * and waits, as er_stw_close() does, for the probes inside to leave; the
+ * mapping stays and `live` stays 1.  The caller may write into the rings
+ * until it stores `on` again (see HOLDING PROBES OFF). */
+ER_HIDDEN enum er_world er_stw_hold_probes(void);
 
 /* Closes the world in a forked child, whose only thread is the caller:
  * no probe can be inside, and no wait is needed (async-signal-safe). */
@@ -183,7 +203,7 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
   er_compiler_barrier();
   if (ER_UNLIKELY(er_iload_rlx(&er_need_fence))) er_fence();
   if (ER_UNLIKELY(!er_iload_acq(&er_st.live)) ||
-      ER_UNLIKELY(when == ER_IF_ON && !er_iload_rlx(&eventring__on))) {
+      ER_UNLIKELY(when == ER_IF_ON && !er_iload_acq(&eventring__on))) {
     er_leave(d);
     return NULL;
   }

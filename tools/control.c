@@ -35,7 +35,9 @@ static void help(const char *name) {
          "\n"
          "Exit status: 0 done, 1 the process could not be %s (no ring "
          "file,\n"
-         "not yours, not answering), 2 bad usage.\n",
+         "not yours, not answering within a second: then the request is\n"
+         "withdrawn, or reported pending if the process took it), 2 bad "
+         "usage.\n",
          name, pause ? "Pause" : "Resume", pause ? "paused" : "resumed",
          pause ? "ring_pause" : "ring_resume", pause ? "paused" : "resumed");
 }
@@ -106,8 +108,14 @@ static int control(int argc, char **argv, int pause) {
                (long)pid);
     break;
   case EVENTRING_E_TIMEDOUT:
-    tool_error("pid %ld did not answer (it has exited or is stopped)",
+    tool_error("pid %ld did not answer within a second (it is stopped, or "
+               "has exited): the request was withdrawn, nothing changed",
                (long)pid);
+    break;
+  case EVENTRING_E_PENDING:
+    tool_error("pid %ld took the request but has not applied it within a "
+               "second (it is stopped): it will be %s when it runs again",
+               (long)pid, pause ? "paused" : "resumed");
     break;
   default:
     tool_error("%s: %s", path, tool_ring_error(path, r, why, sizeof why));

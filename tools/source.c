@@ -638,13 +638,16 @@ static int open_named(struct tool_source *src, const char *help) {
         src->pid && recorded_start(src->path, src->pid, &src->writer_start);
     return TOOL_EXIT_OK;
   }
-  /* A process armed but paused records while we read it, and is paused
-   * again when we are done (tool_source_close).  The library's remote
-   * control takes the directory of the file. */
+  /* A process armed but paused records while we read it: we hold a lease
+   * on it (tool_source_close gives it back, and the process lets go of it
+   * by itself if we are killed).  Leases add up, so that a reader leaving
+   * never pauses a process another one still reads; hence one is taken
+   * even on a process that records already.  Without one (an older
+   * eventring, 16 readers already, a stopped process) we read anyway.
+   * The library's remote control takes the directory of the file. */
   tool_dir_of(src->path, src->ctl_dir_buf, sizeof src->ctl_dir_buf);
   const char *dir = src->ctl_dir_buf;
-  if (eventring_remote_state(dir, src->pid) == 1 &&
-      eventring_remote_resume(dir, src->pid) == 0) {
+  if (eventring_remote_hold(dir, src->pid) == 0) {
     src->resumed = 1;
     src->ctl_dir = dir;
   }
@@ -700,8 +703,8 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
 void tool_source_close(struct tool_source *src) {
   tool_progress_end();
   if (src->resumed) {
-    /* The process may have exited meanwhile: nothing to pause then. */
-    eventring_remote_pause(src->ctl_dir, src->pid);
+    /* The process may have exited meanwhile: nothing to give back then. */
+    eventring_remote_unhold(src->ctl_dir, src->pid);
     src->resumed = 0;
   }
   eventring_cursor_free(src->cursor);

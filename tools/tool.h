@@ -279,10 +279,10 @@ struct tool_source {
    * which wrote no ring_stop. */
   int child_reaped;
   int child_status;
-  /* --pid on a process whose tracing was paused (e.g. started with
-   * OCAML_RUNTIME_EVENTS_START=paused): it is resumed for as long as the
-   * source is open and paused again when it closes; ctl_dir is the
-   * directory of its ring file. */
+  /* --pid: 1 while we hold a lease that keeps the process recording if
+   * it was paused (e.g. started with OCAML_RUNTIME_EVENTS_START=paused),
+   * given back when the source closes; ctl_dir is the directory of its
+   * ring file. */
   int resumed;
   const char *ctl_dir;
   char ctl_dir_buf[4096];
