@@ -189,24 +189,36 @@ static void resolve_ids(void) {
 /* ------------------------------------------------------------------ */
 /* Domain 0.                                                            */
 
-/* Set when this thread could not join slot 0 (another thread bound it for
- * itself): its events then go to a slot of its own, and it does not take
- * the control lock again on every probe to retry. */
-static __thread int join_failed __attribute__((tls_model("initial-exec")));
+/* Set once this thread has joined slot 0.  Being in slot 0 is not
+ * enough: the thread that started tracing holds it alone until it joins
+ * (which opens it to the other OCaml threads).  The slot can still change
+ * under us (eventring_stop and a new start, fork), hence the id check. */
+static __thread int joined __attribute__((tls_model("initial-exec")));
 
-static int join0(void) {
-  /* When this thread holds slot 0 alone (tracing was started from the
-   * environment at program load, and ring_start took the slot), joining
-   * opens it to the other OCaml threads. */
-  return eventring_domain_join(0);
+/* er_st.free_epoch + 1 when this thread last failed to join slot 0
+ * (another thread bound it for itself), 0 when it has not failed: its
+ * events then go to a slot of its own, or are dropped and counted, and
+ * it does not take the control lock again to retry until a slot may have
+ * become free (the epoch moves on).  domain.c's probes remember a failed
+ * attach the same way. */
+static __thread uint64_t join_failed_epoch
+    __attribute__((tls_model("initial-exec")));
+
+int eventring__ocaml_join0(void) {
+  if (ER_LIKELY(joined && eventring_domain_id() == 0)) return 0;
+  /* Read before trying: a slot freed while we try moves the epoch past
+   * the one remembered, and the next call tries again. */
+  uint64_t epoch = er_load_rlx(&er_st.free_epoch);
+  if (join_failed_epoch == epoch + 1) return EVENTRING_E_BUSY;
+  int r = eventring_domain_join(0);
+  joined = r == 0;
+  join_failed_epoch = r != 0 ? epoch + 1 : 0;
+  return r;
 }
 
 /* Makes the calling OCaml thread write into domain 0.  Only called while
  * tracing is on: the check is a TLS load once joined. */
-static inline void in_domain0(void) {
-  if (ER_LIKELY(eventring_domain_id() == 0) || join_failed) return;
-  if (join0() != 0) join_failed = 1;
-}
+static inline void in_domain0(void) { (void)eventring__ocaml_join0(); }
 
 /* ------------------------------------------------------------------ */
 /* The probes: a load and a branch inline, the rest out of line.        */
@@ -280,7 +292,7 @@ void caml_eventlog_init(void) {
   resolve_ids();
   __atomic_store_n(&eventring__ocaml_instrumented, 1, __ATOMIC_RELAXED);
   /* The main thread, which runs this, is the first OCaml thread. */
-  if (join0() != 0) join_failed = 1;
+  (void)eventring__ocaml_join0();
   /* 4.13's switch: set (any value) starts tracing, a value beginning with
    * 'p' starts it paused.  OCAML_RUNTIME_EVENTS_START, read by eventring's
    * constructor, works as well; OCAML_EVENTLOG_PREFIX is not used (the

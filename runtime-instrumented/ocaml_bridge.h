@@ -93,6 +93,17 @@ typedef enum eventring_ocaml4_counter {
  * libeventring_i.a ahead of the OCaml runtime archive. */
 EVENTRING_API void eventring__ocaml_bridge_init(void);
 
+/* Makes the calling OCaml thread write into domain slot 0, shared with
+ * the other OCaml threads (OCaml 4 runs one at a time under its runtime
+ * lock).  Returns 0 when the thread is in slot 0, or the error of
+ * eventring_domain_join(0) (EVENTRING_E_BUSY: another thread bound the
+ * slot for itself).  A failure is remembered: until a domain slot may
+ * have become free, the thread's later calls return the same error at
+ * once, without the control lock, so that a probe never retries under
+ * the lock on every event.  The one piece of code for the bindings'
+ * stubs and the bridge's probes; needs no lock, any thread may call it. */
+EVENTRING_API int eventring__ocaml_join0(void);
+
 /* 1 once the OCaml runtime has called caml_eventlog_init(), that is, when
  * the program runs the instrumented (-runtime-variant i) runtime whose
  * probes the bridge turns into events; 0 otherwise.  Written once at

@@ -77,20 +77,20 @@
  * so that the instrumented runtime's eventlog.o is never linked. */
 void eventring__ocaml_bridge_init(void);
 extern int eventring__ocaml_instrumented;
+int eventring__ocaml_join0(void);
 
 /* ------------------------------------------------------------------ */
 /* Domain 0 for every OCaml thread.                                     */
 
-/* Set once this thread has joined slot 0.  The slot can still change
- * under us (eventring_stop and a new start, fork), hence the id check. */
+/* Set once this thread has joined slot 0: it is an OCaml thread (see
+ * fork_parent_handler). */
 static __thread int joined;
 
+/* The bridge's eventring__ocaml_join0() does the work, and remembers a
+ * failure so that a thread refused slot 0 does not retry under the
+ * control lock on every event. */
 static void join0(void) {
-  if (joined && eventring_domain_id() == 0) return;
-  /* When this thread holds slot 0 alone (OCAML_RUNTIME_EVENTS_START
-   * started tracing before OCaml's initialisation, and ring_start took the
-   * slot), joining opens it to the other OCaml threads. */
-  joined = eventring_domain_join(0) == 0;
+  if (eventring__ocaml_join0() == 0) joined = 1;
 }
 
 /* True when an event from the calling OCaml thread should be written now,
