@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sigbus.h"
 #include "starttime.h"
 #include "writer.h"
 
@@ -280,6 +281,7 @@ int er_file_create(unsigned log2, unsigned max_domains) {
   er_st.ring_log2 = log2;
   er_st.pid = getpid();
   er_st.file_gen++;
+  er_sigbus_guard(map, size, fd, er_st.path);
   return 0;
 
 fail:
@@ -295,6 +297,8 @@ fail:
 void er_file_drop(unsigned what) {
   /* Without ER_FILE_UNMAP the mapping is forgotten but stays: a probe may
    * still write into it (stw.h). */
+  if (what & ER_FILE_UNMAP) er_sigbus_unguard();
+  else er_sigbus_forget_fd();
   if ((what & ER_FILE_UNMAP) && er_st.map) munmap(er_st.map, er_st.map_bytes);
   if (er_st.fd >= 0) close(er_st.fd);
   if (what & ER_FILE_UNLINK) unlink(er_st.path);

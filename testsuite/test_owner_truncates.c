@@ -1,0 +1,164 @@
+/* Tests that the host survives its ring file being truncated by its owner while it runs: no SIGBUS, one stderr line, the program goes on and exits normally; a SIGBUS that is not about the ring file still reaches the host's own handler, or kills it as it would have. */
+#include <setjmp.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include "eventring.h"
+#include "harness.h"
+#include "testlib.h"
+
+#define NEED_TRACING()                                                   \
+  do {                                                                   \
+    if (er_tracing_off()) ER_SKIP("a build without tracing");            \
+  } while (0)
+
+#define LOST_LINE "was truncated while the program ran: its events are lost"
+
+/* The case of the issue: `truncate -s 0 DIR/PID.events` under a program
+ * writing an event every 200 us (mon_loop).  Its probes, the remote
+ * watcher's stop and the teardown all store into the cut file after the
+ * truncation; before the fix the first of them killed it with SIGBUS. */
+START_TEST(test_truncate_under_writer) {
+  NEED_TRACING();
+  const char *prog = er_prog_path("mon_loop");
+  if (!prog) ER_SKIP("mon_loop is not built");
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s", prog);
+  const char *dir = er_tmpdir();
+  char out[PATH_MAX];
+  snprintf(out, sizeof out, "%s/out", dir);
+  struct er_pipe_proc w = er_pipe_start(
+      (char *const[]){p, NULL},
+      (char *const[]){"OCAML_RUNTIME_EVENTS_START=1", NULL}, out);
+  /* "ready PID" is printed once tracing runs; the file is then mapped. */
+  char path[PATH_MAX];
+  er_ring_path_for(path, sizeof path, dir, w.pid);
+  er_wait_open(w.pid, path);
+  ck_assert_int_eq(truncate(path, 0), 0);
+  /* The writer stores into the file every 200 us: let a few go by, then
+   * let it exit (ring_stop, the watcher's stop and the teardown store
+   * into the file too, whatever the timing). */
+  er_sleep_ms(20);
+  int status = er_pipe_finish(&w, ER_RUN_TIMEOUT);
+  char *o = er_slurp(out, NULL);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "mon_loop: status 0x%x (SIGBUS is %d); output: %s", status,
+                SIGBUS, o);
+  ck_assert_ptr_nonnull(strstr(o, LOST_LINE));
+  /* One line, however many stores hit the cut file. */
+  ck_assert_ptr_null(strstr(strstr(o, LOST_LINE) + 1, LOST_LINE));
+  free(o);
+  er_rmdir(dir);
+}
+END_TEST
+
+/* The same in this process, with each step forced: a probe after the
+ * cut, then stop. */
+START_TEST(test_truncate_own_file) {
+  NEED_TRACING();
+  const char *dir = er_tmpdir();
+  ck_assert_int_eq(eventring_start(), 0);
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s", eventring_path());
+  eventring_begin(EVENTRING_PHASE_MAJOR);
+  ck_assert_int_eq(truncate(path, 0), 0);
+  struct er_capture cap;
+  er_stderr_begin(&cap);
+  for (int i = 0; i < 100; i++) {
+    eventring_end(EVENTRING_PHASE_MAJOR);
+    eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, (uint64_t)i);
+  }
+  int stopped = eventring_stop();
+  char *err = er_stderr_end(&cap);
+  ck_assert_int_eq(stopped, 0);
+  ck_assert_int_eq(er_count_lines(err), 1);
+  ck_assert_ptr_nonnull(strstr(err, path));
+  ck_assert_ptr_nonnull(strstr(err, LOST_LINE));
+  free(err);
+  /* Tracing starts again with a new file. */
+  ck_assert_int_eq(eventring_start(), 0);
+  eventring_begin(EVENTRING_PHASE_MINOR);
+  ck_assert_int_eq(eventring_stop(), 0);
+  er_rmdir(dir);
+}
+END_TEST
+
+static sigjmp_buf host_jump;
+static void *host_fault_addr;
+
+static void host_handler(int sig, siginfo_t *si, void *ctx) {
+  (void)sig;
+  (void)ctx;
+  host_fault_addr = si->si_addr;
+  siglongjmp(host_jump, 1);
+}
+
+/* Maps a one-page file of its own, cuts it and touches it: a SIGBUS that
+ * is not ours.  Returns the address touched. */
+static volatile char *cut_mapping(const char *dir) {
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s/other", dir);
+  int fd = open(p, O_RDWR | O_CREAT, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, 4096), 0);
+  char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ck_assert_ptr_ne(m, MAP_FAILED);
+  close(fd);
+  ck_assert_int_eq(truncate(p, 0), 0);
+  return m;
+}
+
+/* The host's own SIGBUS handler, installed before tracing started, still
+ * gets the faults that are not about the ring file. */
+START_TEST(test_host_handler_chained) {
+  NEED_TRACING();
+  const char *dir = er_tmpdir();
+  struct sigaction act;
+  memset(&act, 0, sizeof act);
+  act.sa_sigaction = host_handler;
+  act.sa_flags = SA_SIGINFO;
+  ck_assert_int_eq(sigaction(SIGBUS, &act, NULL), 0);
+  ck_assert_int_eq(eventring_start(), 0);
+  volatile char *m = cut_mapping(dir);
+  if (sigsetjmp(host_jump, 1) == 0) {
+    m[0] = 1;
+    ck_abort_msg("no SIGBUS from a cut mapping");
+  }
+  ck_assert_ptr_eq(host_fault_addr, (void *)m);
+  eventring_begin(EVENTRING_PHASE_MAJOR);
+  ck_assert_int_eq(eventring_stop(), 0);
+  er_rmdir(dir);
+}
+END_TEST
+
+/* Without a handler of the host's, such a fault kills it with SIGBUS as
+ * it would have without eventring. */
+START_TEST(test_other_fault_still_kills) {
+  NEED_TRACING();
+  const char *dir = er_tmpdir();
+  fflush(stdout);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (eventring_start() != 0) _exit(3);
+    volatile char *m = cut_mapping(dir);
+    m[0] = 1;
+    _exit(4);
+  }
+  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
+  ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
+                "status 0x%x", status);
+  er_rmdir(dir);
+}
+END_TEST
+
+static TCase *tc_truncate(void) {
+  TCase *tc = er_tcase("truncate");
+  tcase_add_test(tc, test_truncate_under_writer);
+  tcase_add_test(tc, test_truncate_own_file);
+  tcase_add_test(tc, test_host_handler_chained);
+  tcase_add_test(tc, test_other_fault_still_kills);
+  return tc;
+}
+
+ER_TEST_MAIN("owner_truncates", tc_truncate)
