@@ -40,6 +40,9 @@ int posix_fallocate(int fd, off_t off, off_t len) {
   return errno;
 }
 
+/* Not instrumented by ThreadSanitizer, whose runtime calls this before
+ * the thread it creates is ready to be instrumented. */
+__attribute__((no_sanitize_thread))
 int pthread_setspecific(pthread_key_t key, const void *value) {
   static int (*real)(pthread_key_t, const void *);
   if (!real) *(void **)&real = dlsym(RTLD_NEXT, "pthread_setspecific");
