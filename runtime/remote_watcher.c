@@ -120,9 +120,13 @@ static void *watch(void *arg) {
 void er_remote_start(uint64_t *ext) {
   if (watcher_running) return;
   er_istore_rlx(&watcher_quit, 0);
-  /* The watcher must not take the host's signals. */
+  /* The watcher must not take the host's signals.  Except SIGBUS: its
+   * stores into a file its owner cut short fault, and a fault with SIGBUS
+   * blocked kills the process instead of reaching the handler that
+   * repairs the mapping (sigbus.c). */
   sigset_t all, old;
   sigfillset(&all);
+  sigdelset(&all, SIGBUS);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   pthread_attr_t attr;
   pthread_attr_init(&attr);

@@ -146,7 +146,13 @@ START_TEST(test_other_fault_still_kills) {
     _exit(4);
   }
   int status = er_wait_for(pid, ER_RUN_TIMEOUT);
-  ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
+  /* Under a sanitizer the handler before ours is the sanitizer's, which
+   * reports the fault and aborts. */
+  const char *san = getenv("EVENTRING_SANITIZER");
+  int sanitized = san && *san && strcmp(san, "none") != 0;
+  ck_assert_msg(WIFSIGNALED(status) &&
+                    (WTERMSIG(status) == SIGBUS ||
+                     (sanitized && WTERMSIG(status) == SIGABRT)),
                 "status 0x%x", status);
   er_rmdir(dir);
 }
