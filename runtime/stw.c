@@ -96,9 +96,15 @@ static enum er_world wait_for_probes(void) {
   while (er_load_acq(&g->in)) {
     if (now_ms() > deadline) {
       world = ER_WORLD_STUCK;
-      /* Pairs with the acquire load in er_slotless_drop(): a thread that
-       * loads the new index counts itself in the new gate. */
-      if (gate + 1 < GATES) er_istore_rel(&gate, gate + 1);
+      /* The next gate counts into the same file until the world opens
+       * again (er_stw_hold_probes() leaves it open).  The release store
+       * pairs with the acquire load in er_slotless_drop(): a thread that
+       * loads the new index counts itself, and into that `ext`, in the
+       * new gate. */
+      if (gate + 1 < GATES) {
+        gates[gate + 1].ext = g->ext;
+        er_istore_rel(&gate, gate + 1);
+      }
       break;
     }
     sched_yield();
