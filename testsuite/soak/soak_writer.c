@@ -79,7 +79,8 @@ static void sleep_us(long us) {
   }
 }
 
-static uint64_t rng = 0x243f6a8885a308d3u;
+/* Per thread: the main thread and the churn thread draw from it. */
+static __thread uint64_t rng = 0x243f6a8885a308d3u;
 static unsigned rnd(unsigned n) {
   rng = st_mix(rng + 0x9e3779b97f4a7c15u);
   return (unsigned)(rng % n);
