@@ -213,6 +213,20 @@ static int push(struct rf_ring *r, size_t *cap, const struct rf_event *ev) {
   return 0;
 }
 
+/* Adds to the message in `err` (256 bytes) what a bad event's
+ * diagnosis needs: its header word, the ring's head and tail, and the
+ * event before it, whose length is what placed this one. */
+static int fail_at(char *err, uint64_t h, const struct rf_ring *r,
+                   uint64_t prev_pos, uint64_t prev_h) {
+  size_t n = strlen(err);
+  if (n < 255)
+    snprintf(err + n, 256 - n, " (header %#" PRIx64 ", head %" PRIu64
+             " tail %" PRIu64 "; %s %" PRIu64 " header %#" PRIx64 ")", h,
+             r->head, r->tail, prev_h ? "previous at" : "first event,",
+             prev_pos, prev_h);
+  return -1;
+}
+
 static int walk_ring(struct rf_file *f, int d, char *err) {
   struct rf_ring *r = &f->rings[d];
   uint64_t hdr_off = f->meta[ER_META_HEADERS_OFFSET] +
@@ -239,30 +253,40 @@ static int walk_ring(struct rf_file *f, int d, char *err) {
                 " inconsistent with a ring of %" PRIu64 " words", d, r->head,
                 r->tail, f->ring_words);
 
+  uint64_t prev_pos = r->head, prev_h = 0;
   for (uint64_t pos = r->head; pos < r->tail;) {
     uint64_t idx = pos & mask;
     uint64_t h = word_at(f, ring_off + 8 * idx);
     unsigned len = ER_HDR_LEN(h), type = ER_HDR_TYPE(h), id = ER_HDR_ID(h);
     int user = (int)ER_HDR_IS_USER(h);
-    if (len == 0 || len > ER_MAX_EVENT_WORDS)
-      return fail(err, "domain %d pos %" PRIu64 ": header length %u", d, pos,
-                  len);
-    if (idx + len > f->ring_words || pos + len > r->tail)
-      return fail(err, "domain %d pos %" PRIu64 ": event of %u words runs "
-                  "past the %s", d, pos, len,
-                  idx + len > f->ring_words ? "ring's end" : "tail");
-    if ((h & ((UINT64_C(1) << 36) - 1)) != 0)
-      return fail(err, "domain %d pos %" PRIu64 ": reserved header bits set",
-                  d, pos);
+    if (len == 0 || len > ER_MAX_EVENT_WORDS) {
+      fail(err, "domain %d pos %" PRIu64 ": header length %u", d, pos, len);
+      return fail_at(err, h, r, prev_pos, prev_h);
+    }
+    if (idx + len > f->ring_words || pos + len > r->tail) {
+      fail(err, "domain %d pos %" PRIu64 ": event of %u words runs past the "
+           "%s", d, pos, len,
+           idx + len > f->ring_words ? "ring's end" : "tail");
+      return fail_at(err, h, r, prev_pos, prev_h);
+    }
+    if ((h & ((UINT64_C(1) << 36) - 1)) != 0) {
+      fail(err, "domain %d pos %" PRIu64 ": reserved header bits set", d, pos);
+      return fail_at(err, h, r, prev_pos, prev_h);
+    }
     if (!user && type == ER_EV_INTERNAL) {
       /* Padding fills exactly the rest of the ring. */
-      if (id != 0 || idx + len != f->ring_words)
-        return fail(err, "domain %d pos %" PRIu64 ": padding of %u words "
-                    "does not end the ring", d, pos, len);
+      if (id != 0 || idx + len != f->ring_words) {
+        fail(err, "domain %d pos %" PRIu64 ": padding of %u words does not "
+             "end the ring", d, pos, len);
+        return fail_at(err, h, r, prev_pos, prev_h);
+      }
+      prev_pos = pos;
+      prev_h = h;
       pos += len;
       continue;
     }
-    if (check_event(len, user, type, id, err, d, pos) != 0) return -1;
+    if (check_event(len, user, type, id, err, d, pos) != 0)
+      return fail_at(err, h, r, prev_pos, prev_h);
 
     struct rf_event ev;
     memset(&ev, 0, sizeof ev);
@@ -280,14 +304,18 @@ static int walk_ring(struct rf_file *f, int d, char *err) {
       const unsigned char *p = f->bytes + ring_off + 8 * (idx + 2);
       size_t nbytes = (size_t)ev.npayload * 8;
       unsigned pad = p[nbytes - 1];
-      if (pad > 7)
-        return fail(err, "domain %d pos %" PRIu64 ": custom padding count %u",
-                    d, pos, pad);
+      if (pad > 7) {
+        fail(err, "domain %d pos %" PRIu64 ": custom padding count %u", d, pos,
+             pad);
+        return fail_at(err, h, r, prev_pos, prev_h);
+      }
       ev.custom = p;
       ev.custom_len = nbytes - 1 - pad;
     }
     if (push(r, &cap, &ev) != 0)
       return fail(err, "out of memory for events");
+    prev_pos = pos;
+    prev_h = h;
     pos += len;
   }
   return 0;

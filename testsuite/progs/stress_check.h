@@ -200,7 +200,11 @@ struct st_reader {
   uint64_t order;     /* a writer's sequence going back in one ring */
   uint64_t skips;     /* breaks in a ring's sequence with no loss told */
   uint64_t polled;    /* sum of what the polls returned */
-  char first[256];    /* the first problem, for the failure message */
+  /* The first problem of the gravest kind seen, for the failure message:
+   * a bad or out-of-order event replaces a skip noted before it, since
+   * skips are expected wherever pauses or signal handlers write. */
+  char first[256];
+  char latest[256];   /* the last bad or out-of-order event's problem */
   /* [domain][writer]: the last (s * ST_STEPS + step) seen, plus 1. */
   uint64_t *last;
   int fixed_dom[ST_MAX_WRITERS];
@@ -227,12 +231,15 @@ static inline void st_reader_free(struct st_reader *r) {
 
 static inline __attribute__((format(printf, 3, 4))) void
 st_note(struct st_reader *r, uint64_t *counter, const char *fmt, ...) {
-  if (r->bad + r->order + r->skips == 0) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(r->first, sizeof r->first, fmt, ap);
-    va_end(ap);
-  }
+  char text[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(text, sizeof text, fmt, ap);
+  va_end(ap);
+  int grave = counter != &r->skips;
+  if (grave) memcpy(r->latest, text, sizeof text);
+  if (r->bad + r->order == 0 && (grave || r->skips == 0))
+    memcpy(r->first, text, sizeof text);
   ++*counter;
 }
 
