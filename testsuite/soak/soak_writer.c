@@ -29,6 +29,7 @@
  * error.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <poll.h>
 #include <pthread.h>
@@ -96,6 +97,17 @@ static __attribute__((format(printf, 1, 2))) void fail(const char *fmt, ...) {
   tot.failures++;
 }
 
+/* A line on standard error that explains a failure reported beside it;
+ * not a failure of its own. */
+static __attribute__((format(printf, 1, 2))) void note(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "soak_writer %ld:   ", (long)getpid());
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
 /* ------------------------------------------------------------------ */
 /* Signal handlers' probes: a counter and a user int of the thread's
  * handler writer's next iteration, two of the scheme's steps, so that readers check their
@@ -103,9 +115,25 @@ static __attribute__((format(printf, 1, 2))) void fail(const char *fmt, ...) {
  * sequence (a "skip"), which is why the soak does not count skips as
  * failures. */
 
+/* Set by a handler that ran while the library still traced into another
+ * process's file: in a forked child, before eventring's fork handler gave
+ * the parent's file up, its probes write into the parent's rings. */
+static volatile sig_atomic_t alarm_in_parents_file;
+
+/* Whether the file being traced into is another process's (the path
+ * ends in PID.events); async-signal-safe. */
+static int tracing_into_other_process(void) {
+  const char *path = eventring_path();
+  if (!path) return 0;
+  const char *base = strrchr(path, '/');
+  long pid = strtol(base ? base + 1 : path, NULL, 10);
+  return pid != (long)getpid();
+}
+
 static void on_alarm(int sig) {
   (void)sig;
   int saved = errno;
+  if (tracing_into_other_process()) alarm_in_parents_file = 1;
   uint64_t s = sig_next++;
   uint64_t v = st_pack(sig_writer, s);
   eventring_counter((eventring_counter_id)st_counter(sig_writer, s), v);
@@ -223,6 +251,8 @@ static void *churn_main(void *arg) {
 
 struct reader {
   pthread_t th;
+  int k;    /* its index, for the copy a corrupt file leaves */
+  unsigned cycle;
   int mode; /* 0: this process's own file (mapped), 1: by directory and
                pid, 2: by path, a little late (both through pread) */
   const char *path;
@@ -236,6 +266,36 @@ struct reader {
 static size_t poll_limit(unsigned long n) {
   static const size_t limits[] = {0, 7, 1000, 1, 64, 0, 300};
   return limits[n % (sizeof limits / sizeof limits[0])];
+}
+
+/* Copies this process's file, as a reader found it corrupt, beside the
+ * watched directory (DIR/..), where the driver keeps it when the soak
+ * fails: the ring may be repaired or overwritten by the time the writer
+ * checks its final contents.  Says where, and what ringfile.c makes of
+ * the copy. */
+static void keep_copy(const struct reader *r) {
+  char copy[PATH_MAX], err[256];
+  snprintf(copy, sizeof copy, "%s/../writer-%ld-cycle-%u-reader-%d.copy", dir,
+           (long)getpid(), r->cycle, r->k);
+  int in = open(r->path, O_RDONLY | O_CLOEXEC);
+  int out = open(copy, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  char buf[65536];
+  ssize_t n = -1;
+  while (in >= 0 && out >= 0 && (n = read(in, buf, sizeof buf)) > 0)
+    if (write(out, buf, (size_t)n) != n) n = -1;
+  if (in >= 0) close(in);
+  if (out >= 0) close(out);
+  if (n != 0) {
+    note("reader %d: cannot copy %s to %s", r->k, r->path, copy);
+    return;
+  }
+  struct rf_file f;
+  if (rf_open(copy, &f, err) == 0) {
+    rf_close(&f);
+    snprintf(err, sizeof err, "ringfile.c reads it whole");
+  }
+  note("reader %d found %s corrupt; copied to %s: %s", r->k, r->path, copy,
+       err);
 }
 
 static void *reader_main(void *arg) {
@@ -256,6 +316,7 @@ static void *reader_main(void *arg) {
     r->polls++;
     if (n < 0) {
       r->err = n;
+      if (n == EVENTRING_E_CORRUPT && !victim) keep_copy(r);
       return NULL;
     }
     r->rd.polled += (uint64_t)n;
@@ -270,46 +331,87 @@ static void *reader_main(void *arg) {
 /* ------------------------------------------------------------------ */
 /* Checks of a stopped file.                                            */
 
-/* The events ringfile.c decoded, through the reader's checks. */
+/* Event i of ring r on one line: where, its header word decoded, its
+ * timestamp and first payload word. */
+static void note_event(const char *what, const struct rf_ring *r, size_t i) {
+  if (i >= r->nevents) {
+    note("%s: none (head %llu, tail %llu)", what,
+         (unsigned long long)r->head, (unsigned long long)r->tail);
+    return;
+  }
+  const struct rf_event *e = &r->events[i];
+  note("%s: pos %llu, %s type %u id %u, %u words, ts %llu, payload[0] %#llx",
+       what, (unsigned long long)e->pos, e->is_user ? "user" : "runtime",
+       e->type, e->id, e->len, (unsigned long long)e->ts,
+       (unsigned long long)(e->npayload ? e->payload[0] : 0));
+}
+
+/* Describes the event the reader's checks just found bad, in the file's
+ * final contents, with the events around it: enough to tell a writer
+ * that overwrote its own words from a checker that expected too much. */
+static void describe_bad(const struct rf_file *f, int d, size_t i,
+                         const struct st_reader *rd) {
+  const struct rf_ring *r = &f->rings[d];
+  const struct rf_event *e = &r->events[i];
+  uint64_t mask = f->ring_words - 1;
+  note("bad event in domain %d at pos %llu (index %llu of %llu words; head "
+       "%llu, tail %llu, written %llu, evicted %llu, dropped %llu): %s",
+       d, (unsigned long long)e->pos, (unsigned long long)(e->pos & mask),
+       (unsigned long long)f->ring_words, (unsigned long long)r->head,
+       (unsigned long long)r->tail, (unsigned long long)r->written,
+       (unsigned long long)r->evicted, (unsigned long long)r->dropped,
+       rd->latest);
+  for (size_t k = i >= 3 ? i - 3 : 0; k < i; k++) note_event("before", r, k);
+  note_event("the bad event", r, i);
+  for (size_t k = i + 1; k < i + 4 && k <= r->nevents; k++)
+    note_event("after", r, k);
+}
+
+/* One event ringfile.c decoded, through the reader's checks. */
+static void final_event(const struct rf_file *f, struct st_reader *rd,
+                        int dom, const struct rf_event *e) {
+  if (!e->is_user) {
+    switch (e->type) {
+    case ER_EV_BEGIN: st_on_begin(rd, dom, e->ts, (int)e->id); break;
+    case ER_EV_END: st_on_end(rd, dom, e->ts, (int)e->id); break;
+    case ER_EV_COUNTER:
+      st_on_counter(rd, dom, e->ts, (int)e->id, e->payload[0]);
+      break;
+    case ER_EV_LIFECYCLE: {
+      int has = e->len == 3 && e->id != EVENTRING_LIFECYCLE_RING_STOP;
+      st_on_lifecycle(rd, dom, e->ts, (int)e->id,
+                      has ? (int64_t)e->payload[0] : 0, has);
+      break;
+    }
+    default: st_on_alloc(rd, dom, e->ts, e->payload);
+    }
+    return;
+  }
+  const char *name = rf_user_name(f, e->id);
+  switch (e->type) {
+  case ER_UEV_UNIT: st_on_unit(rd, dom, e->ts, (int)e->id, name); break;
+  case ER_UEV_INT:
+    st_on_int(rd, dom, e->ts, (int)e->id, name, (int64_t)e->payload[0]);
+    break;
+  case ER_UEV_SPAN_BEGIN:
+  case ER_UEV_SPAN_END:
+    st_on_span(rd, dom, e->ts, (int)e->id, name, e->type == ER_UEV_SPAN_END);
+    break;
+  default:
+    st_on_custom(rd, dom, e->ts, (int)e->id, name, e->custom, e->custom_len);
+  }
+}
+
+/* The events ringfile.c decoded, through the reader's checks; each one
+ * they find bad is described. */
 static void read_final(const struct rf_file *f, struct st_reader *rd) {
   for (uint64_t d = 0; d < f->max_domains && d < ST_MAX_DOMAINS; d++) {
     const struct rf_ring *r = &f->rings[d];
-    int dom = (int)d;
-    if (r->evicted) st_on_lost(rd, dom, r->evicted);
+    if (r->evicted) st_on_lost(rd, (int)d, r->evicted);
     for (size_t i = 0; i < r->nevents; i++) {
-      const struct rf_event *e = &r->events[i];
-      if (!e->is_user) {
-        switch (e->type) {
-        case ER_EV_BEGIN: st_on_begin(rd, dom, e->ts, (int)e->id); break;
-        case ER_EV_END: st_on_end(rd, dom, e->ts, (int)e->id); break;
-        case ER_EV_COUNTER:
-          st_on_counter(rd, dom, e->ts, (int)e->id, e->payload[0]);
-          break;
-        case ER_EV_LIFECYCLE: {
-          int has = e->len == 3 && e->id != EVENTRING_LIFECYCLE_RING_STOP;
-          st_on_lifecycle(rd, dom, e->ts, (int)e->id,
-                          has ? (int64_t)e->payload[0] : 0, has);
-          break;
-        }
-        default: st_on_alloc(rd, dom, e->ts, e->payload);
-        }
-        continue;
-      }
-      const char *name = rf_user_name(f, e->id);
-      switch (e->type) {
-      case ER_UEV_UNIT: st_on_unit(rd, dom, e->ts, (int)e->id, name); break;
-      case ER_UEV_INT:
-        st_on_int(rd, dom, e->ts, (int)e->id, name, (int64_t)e->payload[0]);
-        break;
-      case ER_UEV_SPAN_BEGIN:
-      case ER_UEV_SPAN_END:
-        st_on_span(rd, dom, e->ts, (int)e->id, name,
-                   e->type == ER_UEV_SPAN_END);
-        break;
-      default:
-        st_on_custom(rd, dom, e->ts, (int)e->id, name, e->custom,
-                     e->custom_len);
-      }
+      uint64_t bad_before = rd->bad;
+      final_event(f, rd, (int)d, &r->events[i]);
+      if (rd->bad != bad_before) describe_bad(f, (int)d, i, rd);
     }
   }
   rd->polled = st_total_delivered(rd);
@@ -378,6 +480,12 @@ static int check_file(const char *path, pid_t pid, pid_t parent,
  * timer firing into it, and exits; the parent checks its file.        */
 
 static void child_main(uint64_t iters, int stop) {
+  if (alarm_in_parents_file) {
+    fprintf(stderr, "soak_writer %ld: forked child: a SIGALRM handler ran "
+            "before eventring's fork handler, while the parent's file was "
+            "still traced into\n", (long)getpid());
+    _exit(7);
+  }
   interval_timer(150);
   unsigned char buf[ST_MAX_CUSTOM];
   int status = 0;
@@ -445,6 +553,8 @@ static void cycle(unsigned i) {
   for (int k = 0; k < NREADERS; k++) {
     struct reader *r = &readers[k];
     r->mode = k;
+    r->k = k;
+    r->cycle = i;
     r->path = path;
     r->c = NULL;
     atomic_store(&r->stop, 0);
