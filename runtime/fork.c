@@ -6,7 +6,21 @@
  * with a fork_child event naming its parent.  The handlers are installed
  * once, at program start (init.c).  er_st.lock is held across the fork,
  * so the child inherits a consistent state and a lock it can release.
+ *
+ * Until the child's handler has closed the world, the child shares its
+ * parent's mapping and its copy of every ring's tail: a probe run there
+ * would write at the parent's tail, a second writer in the parent's ring
+ * (stw.h, where the child's world is stopped by construction).  What may
+ * run there unasked is a signal handler.  So the forking thread blocks
+ * signals from our prepare handler until the parent's handler and the
+ * child's have run; a signal sent meanwhile waits and is delivered after,
+ * in the parent to its own file, in the child to its new one.  (A probe
+ * in a fork handler that the host installed before ours would still run
+ * in that window: not guarded against.)  Faults (SIGBUS above all, which
+ * sigbus.c repairs in a cut file) stay unblocked: the kernel kills a
+ * thread whose fault it cannot deliver.
  */
+#include <signal.h>
 #include <unistd.h>
 
 #include "writer.h"
@@ -17,9 +31,25 @@ pid_t eventring_fork(void) {
   return pid;
 }
 
-static void fork_prepare(void) { er_lock(); }
+/* The forking thread's signal mask before fork_prepare() blocked them. */
+static __thread sigset_t mask_before_fork
+    __attribute__((tls_model("initial-exec")));
 
-static void fork_parent(void) { er_unlock(); }
+static void fork_prepare(void) {
+  sigset_t all;
+  sigfillset(&all);
+  static const int faults[] = {SIGBUS, SIGSEGV, SIGILL, SIGFPE, SIGTRAP,
+                               SIGSYS};
+  for (unsigned i = 0; i < sizeof faults / sizeof faults[0]; i++)
+    sigdelset(&all, faults[i]);
+  pthread_sigmask(SIG_BLOCK, &all, &mask_before_fork);
+  er_lock();
+}
+
+static void fork_parent(void) {
+  er_unlock();
+  pthread_sigmask(SIG_SETMASK, &mask_before_fork, NULL);
+}
 
 /* Only async-signal-safe calls are made on this path when tracing was
  * off. */
@@ -32,6 +62,7 @@ static void fork_child(void) {
   er_remote_after_fork();
   if (!er_iload_rlx(&er_st.live)) {
     er_unlock();
+    pthread_sigmask(SIG_SETMASK, &mask_before_fork, NULL);
     return;
   }
   uint64_t parent = (uint64_t)er_st.pid;
@@ -45,6 +76,9 @@ static void fork_child(void) {
     er_warn("cannot trace forked child %ld: %s: %s", (long)getpid(),
             er_st.path, eventring_strerror(r));
   er_unlock();
+  /* Signals sent to the child meanwhile are delivered here, their
+   * probes writing into the child's own file. */
+  pthread_sigmask(SIG_SETMASK, &mask_before_fork, NULL);
 }
 
 void er_fork_install(void) {

@@ -120,8 +120,13 @@
  * reused.  After it returns ER_WORLD_UNPROVEN (membarrier(2) failed at
  * this stop: a probe that read er_need_fence before the failure may be
  * inside with its store of in_probe not yet seen), the mapping stays for
- * good too; later probes fence themselves.  In a forked child, only the forking thread exists, so the world
- * is stopped by construction (er_stw_close_forked()).  The remote-control
+ * good too; later probes fence themselves.  In a forked child, only the
+ * forking thread exists, so the world is stopped by construction
+ * (er_stw_close_forked()) -- provided that thread runs no probe before
+ * then, since until then it shares its parent's mapping and its copy of
+ * the parent's tails: fork.c blocks signals in the forking thread from its
+ * prepare handler until its child handler has given the parent's file up,
+ * so that no signal handler's probe runs in between.  The remote-control
  * watcher maps nothing of its own but reads the extension block: it is
  * stopped before the world is (remote_watcher.c).
  */
