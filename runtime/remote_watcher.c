@@ -55,12 +55,16 @@ static int count_holders(uint64_t *ext) {
   int n = 0;
   for (int i = 0; i < ER_EXT_LEASE_SLOTS; i++) {
     uint64_t *w = er_lease_word(ext, i);
-    uint64_t pid = er_load_acq(w);
-    if (!pid) continue;
+    uint64_t v = er_load_acq(w);
+    uint32_t pid = (uint32_t)v;
+    /* Halves that do not match: a controller is writing the word with
+     * pwrite(2) (remote.h); it is neither counted nor freed. */
+    if (!v || v != er_lease_value((pid_t)pid)) continue;
     /* EPERM: alive, another user's (root reads anyone's file). */
-    if (pid > INT_MAX || (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
+    if (!pid || pid > INT_MAX ||
+        (kill((pid_t)pid, 0) != 0 && errno == ESRCH)) {
       /* A compare-and-swap: a new holder may have taken the word since. */
-      er_cas(w, pid, 0);
+      er_cas(w, v, 0);
       continue;
     }
     n++;
@@ -93,11 +97,14 @@ static void *watch(void *arg) {
       v = er_iload_acq(req);
       op = v & 3;
       /* Take the request, unless its controller withdrew it meanwhile
-       * (remote.h): then look again. */
-      if (op && !er_icas(req, v, v & ~3)) {
+       * (remote.h): then look again.  Taken, REQ moves to the next
+       * sequence, which is also the answer. */
+      int next = (int)((er_ctl_seq(v) + 1) << 2);
+      if (op && !er_icas(req, v, next)) {
         er_unlock();
         continue;
       }
+      if (op) v = next;
       if (op) ER_REMOTE_POINT(ER_POINT_TAKEN);
     }
     if (op == ER_CTL_PAUSE) er_remote_pause_locked();
@@ -109,7 +116,7 @@ static void *watch(void *arg) {
     }
     er_unlock();
     if (!expired) {
-      seen = v & ~3;
+      seen = v;
       er_istore_rel(ack, v);
       er_futex(ack, FUTEX_WAKE, INT_MAX, NULL);
     }
