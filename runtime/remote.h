@@ -69,6 +69,19 @@
  * held -- the process is paused again, unless its state was set
  * explicitly (eventring_pause/_resume, `eventring pause/resume`) since.
  *
+ * A futex on a shared file mapping is keyed by the file and the offset,
+ * not by the page in memory, so that truncating the file and growing it
+ * back (the SIGBUS repair, sigbus.c) leaves the watcher's sleep and its
+ * wakers' key the same.  Only when the repair cannot grow the file does
+ * it put anonymous memory in the mapping's place: the watcher may then be
+ * asleep on the file's key while the stop (er_remote_stop) changes and
+ * wakes the anonymous page, which has another key; nothing in the
+ * process can reach the old one.  So the watcher never sleeps longer
+ * than ER_WATCH_RENEW_MS: its next wait is keyed by the page the stop
+ * wakes, whose REQ no longer holds the value it last saw, and the stop
+ * ends after that long at worst.  Controllers in other processes cannot
+ * reach it any more, as nothing they map is that page.
+ *
  * ER_EXT_CTL_WATCHER is 1 while a watcher serves the file, so that a
  * controller knows whether to expect an answer.  Only the file's owner can
  * open it for writing (it is 0600), hence only the owner controls it.
@@ -86,6 +99,10 @@
 
 /* How often the watcher looks for dead lease holders while any is held. */
 #define ER_LEASE_CHECK_MS 100
+
+/* The longest the watcher sleeps on REQ at a time (see above: a page
+ * replaced under its sleep).  A whole number of seconds. */
+#define ER_WATCH_RENEW_MS 1000
 
 /* The futex words are the first four bytes of their extension words. */
 static inline int *er_ctl_word(uint64_t *ext, int index) {

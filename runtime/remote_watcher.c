@@ -85,10 +85,13 @@ static void *watch(void *arg) {
     int expired = 0;
     if (v == seen) {
       /* Returns at once if REQ changed since the load above.  While
-       * leases are held, wake up now and then to look for dead holders. */
+       * leases are held, wake up now and then to look for dead holders;
+       * otherwise once a second (ER_WATCH_RENEW_MS), so that a sleep on a
+       * page that the SIGBUS repair has since replaced ends (remote.h). */
       struct timespec check = {0, ER_LEASE_CHECK_MS * 1000000L};
-      long r = er_futex(req, FUTEX_WAIT, v, holders ? &check : NULL);
-      if (!(r < 0 && errno == ETIMEDOUT)) continue;
+      struct timespec renew = {ER_WATCH_RENEW_MS / 1000, 0};
+      long r = er_futex(req, FUTEX_WAIT, v, holders ? &check : &renew);
+      if (!(r < 0 && errno == ETIMEDOUT) || !holders) continue;
       expired = 1;
     }
     if (lock_or_quit()) break;
