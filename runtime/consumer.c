@@ -31,8 +31,11 @@
  * file reads it with pread(2) -- one call per run of ring words, one per
  * header word whose order matters -- and a short read becomes
  * EVENTRING_E_TRUNCATED.  Only two cursors keep direct access: the one on
- * this process's own file (eventring_cursor_open with pid 0), which
- * nobody else shrinks while we write it, maps it; the one on an image in
+ * this process's own file (eventring_cursor_open with pid 0) maps it, as
+ * a view that sigbus.c guards: its owner may still cut it, and a fault
+ * then leaves zeros in the view, marked cut, which the poll reports as
+ * EVENTRING_E_TRUNCATED in place of anything it read (a table full of
+ * views: this cursor reads with pread(2)); the one on an image in
  * memory (the fuzzer's) reads the caller's bytes.  Every access goes
  * through get() and get_acq(), so that the decoding is the same for all
  * three.  The size is also checked with fstat() before each poll, so that
@@ -64,6 +67,7 @@
 
 #include "internal.h"
 #include "numbering.h"
+#include "sigbus.h"
 
 /* Words copied out of a ring per batch: enough to amortise the fence and
  * the reload of head, small enough to stay in L2. */
@@ -132,6 +136,7 @@ struct eventring_cursor {
   int fd;                   /* -1 for an image in memory */
   enum via via;
   const unsigned char *map; /* VIA_MAP and VIA_IMAGE only */
+  int view;                 /* VIA_MAP: sigbus.c's number for the map */
   size_t map_bytes;
   uint64_t max_domains, ring_words, ring_bytes, hdr_bytes;
   uint64_t headers_off, data_off, custom_off;
@@ -194,6 +199,18 @@ static int fits(uint64_t a, uint64_t b, uint64_t c, uint64_t limit,
 
 static uint64_t load(const void *p) { return er_load_rlx((uint64_t *)p); }
 
+/* EVENTRING_E_TRUNCATED when the file was cut under the cursor's mapping
+ * (sigbus.c put zeros in its place), else 0.  Looked at after each read
+ * through the mapping, so that what came from the zeros is never used:
+ * the mark is stored before the zeros are mapped, and a thread that reads
+ * them has faulted itself or was interrupted to drop the old mapping
+ * (TLB shootdown), either way after the store. */
+static int view_cut(const eventring_cursor *c) {
+  return c->via == VIA_MAP && er_sigbus_view_cut(c->view)
+             ? EVENTRING_E_TRUNCATED
+             : 0;
+}
+
 /* Copies the `bytes` bytes at offset `off` of the file into `dst`.  The
  * caller has checked the range against the size the file had when the
  * cursor opened.  Returns 0, EVENTRING_E_TRUNCATED when the file has
@@ -217,7 +234,7 @@ static int get(const eventring_cursor *c, uint64_t off, void *dst,
   } else {
     memcpy(dst, c->map + off, bytes);
   }
-  return 0;
+  return view_cut(c);
 }
 
 /* One word, with acquire order: the loads after it (the copy of the ring
@@ -226,7 +243,7 @@ static int get(const eventring_cursor *c, uint64_t off, void *dst,
 static int get_acq(const eventring_cursor *c, uint64_t off, uint64_t *w) {
   if (c->via != VIA_PREAD) {
     *w = er_load_acq((const uint64_t *)(c->map + off));
-    return 0;
+    return view_cut(c);
   }
   int e = get(c, off, w, 8);
   er_fence_acquire();
@@ -398,7 +415,13 @@ static int open_fd(eventring_cursor **out, int fd, enum via via) {
       free(c);
       return e;
     }
-    c->map = m;
+    c->view = er_sigbus_watch_view(m, c->map_bytes);
+    if (c->view < 0) {
+      munmap(m, c->map_bytes);
+      c->via = VIA_PREAD;
+    } else {
+      c->map = m;
+    }
   }
   return setup(out, c, size);
 }
@@ -467,9 +490,9 @@ int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
     if (live) snprintf(path, sizeof path, "%s", er_st.path);
     er_unlock();
     if (!live) return EVENTRING_E_NOTSTARTED;
-    /* Our own file, which only we write and nobody shrinks under us
-     * (opening the file by name again could find another, should it
-     * have been replaced: it is then read like any other file). */
+    /* Our own file, mapped: a cut is repaired (sigbus.c).  Opening the
+     * file by name again could find another, should it have been
+     * replaced: it is then read like any other file. */
     return open_path(out, path, VIA_MAP);
   }
   if (pid < 0) return EVENTRING_E_INVAL;
@@ -501,7 +524,10 @@ int er_cursor_open_image(eventring_cursor **out, const void *bytes,
 
 void eventring_cursor_free(eventring_cursor *c) {
   if (!c) return;
-  if (c->via == VIA_MAP && c->map) munmap((void *)c->map, c->map_bytes);
+  if (c->via == VIA_MAP && c->map) {
+    er_sigbus_unwatch_view(c->view);
+    munmap((void *)c->map, c->map_bytes);
+  }
   if (c->fd >= 0) close(c->fd);
   if (c->user_names)
     for (unsigned i = 0; i < ER_NAME_SLOTS; i++)
@@ -959,10 +985,12 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
   /* A file cut shorter than when the cursor opened is reported before
    * anything is read: through pread() a read past the end would say so
    * too, but only for the parts a poll happens to read. */
-  if (c->via != VIA_IMAGE &&
-      (fstat(c->fd, &st) < 0 || (uint64_t)st.st_size < c->map_bytes)) {
+  if (view_cut(c) || (c->via != VIA_IMAGE && (fstat(c->fd, &st) < 0 ||
+                                               (uint64_t)st.st_size <
+                                                   c->map_bytes))) {
     r = EVENTRING_E_TRUNCATED;
   } else {
+    (void)ER_HOOK(ER_HOOK_POLL_SIZED);
     /* Too little evidence so far: look at what is new before naming it. */
     if (c->infer && !c->forced && c->basis == EVENTRING_NUMBERING_GUESSED)
       infer_numbering(c);

@@ -87,6 +87,23 @@ static void unlock_from_probe(void) {
   er_tls_locking--;
 }
 
+/* Takes er_st.lock for a slot's change (bind, join, release, a thread's
+ * exit), which holds it for microseconds and waits for nothing, as a
+ * first event does: counted in the thread's er_tls_locking (a handler on
+ * this thread must not wait for it) but not in control_busy, so that
+ * other threads' first events wait for it rather than drop (stw.h). */
+static void lock_for_slot(void) {
+  er_tls_locking++;
+  er_compiler_barrier();
+  pthread_mutex_lock(&er_st.lock);
+}
+
+static void unlock_for_slot(void) {
+  pthread_mutex_unlock(&er_st.lock);
+  er_compiler_barrier();
+  er_tls_locking--;
+}
+
 static struct er_domain *attach_from_probe(void) {
   if (noslot_epoch == er_load_rlx(&er_st.free_epoch) || !lock_from_probe()) {
     er_slotless_drop();
@@ -165,7 +182,7 @@ enum slot_use {
 /* Puts the calling thread in slot `id`, used as `use` says. */
 static int enter_slot(int id, enum slot_use use) {
   int shared = use == SLOT_SHARED;
-  er_lock();
+  lock_for_slot();
   unsigned limit = er_iload_rlx(&er_st.live) ? er_st.max_domains
                                              : ER_DOMAINS_LIMIT;
   int r = 0;
@@ -191,7 +208,7 @@ static int enter_slot(int id, enum slot_use use) {
     er_tls_self = d;
     pthread_setspecific(exit_key, d);
   }
-  er_unlock();
+  unlock_for_slot();
   return r;
 }
 
@@ -201,9 +218,9 @@ int eventring_domain_join(int id) { return enter_slot(id, SLOT_SHARED); }
 
 void eventring_domain_release(void) {
   if (!er_tls_self) return;
-  er_lock();
+  lock_for_slot();
   leave_slot_locked();
-  er_unlock();
+  unlock_for_slot();
 }
 
 int eventring_domain_id(void) { return er_tls_self ? er_tls_self->id : -1; }

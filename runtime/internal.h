@@ -237,7 +237,10 @@ enum er_hook {
   ER_HOOK_INSIDE_PROBE,    /* a probe saw `live` and is about to write */
   ER_HOOK_INSIDE_SLOTLESS, /* a slotless probe saw `live`, before counting */
   ER_HOOK_STOP_MEMBARRIER, /* the stopper's membarrier: nonzero fails it */
-  ER_HOOK_RECALIBRATING    /* a probe holds the clock's recalibration */
+  ER_HOOK_RECALIBRATING,   /* a probe holds the clock's recalibration */
+  ER_HOOK_SIGBUS_REPAIR,   /* sigbus.c: a fault of ours, before the file's
+                            * size is looked at */
+  ER_HOOK_POLL_SIZED       /* a poll found its file whole, before reading */
 };
 #ifdef ER_TEST_HOOKS
 extern int (*er_test_hook)(enum er_hook);

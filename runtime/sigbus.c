@@ -1,28 +1,56 @@
 /* sigbus.c -- the host survives its ring file being cut short.
  *
  * The ring file is mapped shared, and its owner may truncate it while the
- * program runs (`truncate -s 0 DIR/PID.events`).  Every store into a page
+ * program runs (`truncate -s 0 DIR/PID.events`).  Every access to a page
  * past the new end of the file then raises SIGBUS, and a probe, the
- * remote-control watcher or the teardown would kill the host with it.
+ * remote-control watcher, the teardown or a cursor reading the file would
+ * kill the host with it.
  *
  * So while a file is mapped, a SIGBUS handler guards it.  A fault whose
- * address lies in the mapping is repaired where it happened: the file is
- * grown back to its size (ftruncate, so that the mapping stays the file's
- * and the watcher's futex words keep working), or, when that cannot help
- * (the file was not shorter: a full disk or an I/O error; the descriptor
- * is closed; RLIMIT_FSIZE no longer allows the size), the whole mapping is
- * replaced by anonymous memory at the same address (mmap MAP_FIXED).
- * Either way the handler returns and the store is executed again, now
- * into memory that exists.  The events are lost (the owner wiped them):
- * one line on stderr says so, once per file.  Every call in the handler
- * is async-signal-safe.
+ * address lies in the writer's mapping is repaired where it happened, and
+ * the handler returns, so that the store runs again:
+ *
+ *   - the file is shorter than the mapping: it is grown back to its size
+ *     (ftruncate).  The mapping stays the file's, so that the watcher's
+ *     futex words stay the ones a controller and the stop wake (remote.h);
+ *   - the file is not shorter: it was grown back between the fault and
+ *     our look, by another thread's repair (two threads fault together)
+ *     or by its owner.  The page's disk block is reserved (fallocate: a
+ *     page grown back is a hole, and a full disk faults it again) and the
+ *     store simply runs again.  Putting other memory in the mapping's
+ *     place here, as we once did, cut the watcher off its futex: the stop
+ *     woke another page than the one it slept on, and never returned;
+ *   - when neither can help (the descriptor is closed; RLIMIT_FSIZE no
+ *     longer allows the size; no block for the page; the same store of
+ *     this thread faulted again with the file unchanged since: an I/O
+ *     error), the whole mapping is replaced by anonymous memory at the
+ *     same address (mmap MAP_FIXED, one step for other threads).  The
+ *     watcher may then sleep on a futex that nobody can wake: it never
+ *     sleeps for more than a second at a time (remote_watcher.c).
+ *
+ * The events are lost (the owner wiped them): one line on stderr says so,
+ * once per file.
+ *
+ * A cursor on this process's own file (eventring_cursor_open(NULL, 0))
+ * reads it through a mapping of its own, which outlives tracing.  Such a
+ * view is registered here for as long as it is mapped (a fixed table; a
+ * cursor that finds it full reads with pread(2) instead).  A fault in a
+ * view puts anonymous zeros in its place and marks it cut, so that the
+ * cursor says EVENTRING_E_TRUNCATED from then on (consumer.c) and never
+ * passes on what it read from the zeros.
+ *
+ * Every call in the handler is async-signal-safe (fallocate(2) is a plain
+ * system call, as ftruncate is), and it touches no mapped page of the
+ * file: a fault inside it would kill the host, SIGBUS being blocked there.
  *
  * Any other SIGBUS goes to what was there before us, as if we were not:
  * the previous handler, or the default action (the faulting instruction
  * runs again and faults under SIG_DFL; a SIGBUS sent by kill(2) is raised
  * again).  The handler is installed once, when a file is first mapped; a
  * handler the host installs later replaces ours, and then truncation
- * kills the host as it did before (doc/GUARANTEES.md).
+ * kills the host as it did before (doc/GUARANTEES.md).  A thread that
+ * blocks SIGBUS dies of such a fault whatever we do: the library's own
+ * threads never block it.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -47,6 +75,26 @@ static int guard_fd = -1;
 static int warned;             /* the line for this file was written */
 static char line[PATH_MAX + 128];
 static size_t line_len;
+static uint64_t page_bytes = 4096; /* the system's, set by er_sigbus_guard */
+
+/* The last fault of this thread that found the file not shorter: where,
+ * and the file's change time after the repair.  The same store faulting
+ * again with the file unchanged means that running it again does not
+ * help. */
+static __thread struct {
+  uint64_t addr;
+  struct timespec ctime;
+} last_retry __attribute__((tls_model("initial-exec")));
+
+/* Cursors' views of the file (see the top of the file).  A slot is taken
+ * by a compare-and-swap of `used`; its base is stored last (release) and
+ * cleared first, as guard_base is. */
+#define VIEWS 32
+static struct view {
+  int used;
+  int cut;
+  uint64_t base, len;
+} views[VIEWS];
 
 /* What would have happened without us. */
 static void chain(int sig, siginfo_t *si, void *ctx) {
@@ -69,16 +117,40 @@ static void chain(int sig, siginfo_t *si, void *ctx) {
   previous.sa_handler(sig);
 }
 
-/* Makes the guarded mapping writable again (see the top of the file). */
-static void repair(uint64_t base, uint64_t len) {
+static int same_time(const struct timespec *a, const struct timespec *b) {
+  return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/* Whether the store at `addr`, in the guarded mapping of `len` bytes at
+ * `base`, succeeds when it runs again, after what this does to the file
+ * (see the top of the file). */
+static int fix_file(uint64_t base, uint64_t len, uint64_t addr) {
   int fd = er_iload_rlx(&guard_fd);
   struct stat st;
-  struct rlimit fsize;
-  int grown = fd >= 0 && fstat(fd, &st) == 0 && (uint64_t)st.st_size < len &&
-              getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
-              (fsize.rlim_cur == RLIM_INFINITY || len <= fsize.rlim_cur) &&
-              ftruncate(fd, (off_t)len) == 0;
-  if (!grown)
+  if (fd < 0 || fstat(fd, &st) != 0) return 0;
+  if ((uint64_t)st.st_size < len) {
+    struct rlimit fsize;
+    last_retry.addr = 0;
+    return getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
+           (fsize.rlim_cur == RLIM_INFINITY || len <= fsize.rlim_cur) &&
+           ftruncate(fd, (off_t)len) == 0;
+  }
+  if (last_retry.addr == addr && same_time(&last_retry.ctime, &st.st_ctim))
+    return 0;
+  uint64_t page = (addr - base) / page_bytes * page_bytes;
+  uint64_t bytes = len - page < page_bytes ? len - page : page_bytes;
+  /* EOPNOTSUPP (a file system without it) is no proof that the page can
+   * be written: the mapping is replaced then too. */
+  if (fallocate(fd, 0, (off_t)page, (off_t)bytes) != 0 || fstat(fd, &st) != 0)
+    return 0;
+  last_retry.addr = addr;
+  last_retry.ctime = st.st_ctim;
+  return 1;
+}
+
+/* Makes the guarded mapping writable again (see the top of the file). */
+static void repair(uint64_t base, uint64_t len, uint64_t addr) {
+  if (!fix_file(base, len, addr))
     mmap((void *)(uintptr_t)base, (size_t)len, PROT_READ | PROT_WRITE,
          MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   if (er_icas(&warned, 0, 1)) {
@@ -87,25 +159,48 @@ static void repair(uint64_t base, uint64_t len) {
   }
 }
 
+/* Repairs a fault at `addr` in a cursor's view; returns 0 when `addr` is
+ * in none. */
+static int repair_view(uint64_t addr) {
+  for (int i = 0; i < VIEWS; i++) {
+    struct view *v = &views[i];
+    uint64_t base = er_load_acq(&v->base);
+    if (!base || addr - base >= er_load_rlx(&v->len)) continue;
+    /* Marked before the zeros appear: a cursor that read them finds the
+     * mark when it next looks (er_sigbus_view_cut, an acquire). */
+    er_istore_rel(&v->cut, 1);
+    mmap((void *)(uintptr_t)base, (size_t)er_load_rlx(&v->len), PROT_READ,
+         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    return 1;
+  }
+  return 0;
+}
+
 static void on_sigbus(int sig, siginfo_t *si, void *ctx) {
   int saved = errno;
   uint64_t base = er_load_acq(&guard_base);
   uint64_t len = er_load_rlx(&guard_len);
   uint64_t addr = (uint64_t)(uintptr_t)si->si_addr;
-  if (si->si_code > 0 && base && addr - base < len) repair(base, len);
-  else chain(sig, si, ctx);
+  if (si->si_code > 0 && base && addr - base < len) {
+    (void)ER_HOOK(ER_HOOK_SIGBUS_REPAIR);
+    repair(base, len, addr);
+  } else if (!(si->si_code > 0 && repair_view(addr))) {
+    chain(sig, si, ctx);
+  }
   errno = saved;
 }
 
 void er_sigbus_guard(void *map, size_t len, int fd, const char *path) {
-  if (!installed) {
+  if (!er_iload_rlx(&installed)) {
     struct sigaction act;
     memset(&act, 0, sizeof act);
     act.sa_sigaction = on_sigbus;
     act.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigfillset(&act.sa_mask);
     if (sigaction(SIGBUS, &act, &previous) != 0) return;
-    installed = 1;
+    long page = sysconf(_SC_PAGESIZE);
+    if (page > 0) page_bytes = (uint64_t)page;
+    er_istore_rel(&installed, 1);
   }
   er_store_rel(&guard_base, 0);
   int n = snprintf(line, sizeof line,
@@ -124,4 +219,27 @@ void er_sigbus_forget_fd(void) { er_istore_rlx(&guard_fd, -1); }
 void er_sigbus_unguard(void) {
   er_store_rel(&guard_base, 0);
   er_istore_rlx(&guard_fd, -1);
+}
+
+int er_sigbus_watch_view(const void *map, size_t len) {
+  /* Without our handler a fault in the view would not reach us. */
+  if (!er_iload_acq(&installed)) return -1;
+  for (int i = 0; i < VIEWS; i++) {
+    struct view *v = &views[i];
+    if (er_iload_rlx(&v->used) || !er_icas(&v->used, 0, 1)) continue;
+    er_istore_rlx(&v->cut, 0);
+    er_store_rlx(&v->len, (uint64_t)len);
+    er_store_rel(&v->base, (uint64_t)(uintptr_t)map);
+    return i;
+  }
+  return -1;
+}
+
+int er_sigbus_view_cut(int view) {
+  return er_iload_acq(&views[view].cut);
+}
+
+void er_sigbus_unwatch_view(int view) {
+  er_store_rel(&views[view].base, 0);
+  er_istore_rel(&views[view].used, 0);
 }

@@ -1,5 +1,5 @@
-/* sigbus.h -- guarding the ring file's mapping against truncation by its
- * owner (sigbus.c).  All under er_st.lock. */
+/* sigbus.h -- guarding the ring file's mappings against truncation by its
+ * owner (sigbus.c).  The writer's guard is set under er_st.lock. */
 #ifndef EVENTRING_SIGBUS_H
 #define EVENTRING_SIGBUS_H
 
@@ -18,5 +18,21 @@ __attribute__((visibility("hidden"))) void er_sigbus_forget_fd(void);
 
 /* The mapping is about to go: nothing is guarded any more. */
 __attribute__((visibility("hidden"))) void er_sigbus_unguard(void);
+
+/* A cursor's read-only mapping of this process's ring file, `len` bytes
+ * at `map`: a fault there (the file cut under it) puts zeros in its place
+ * and marks it cut instead of killing the host.  Returns the view's
+ * number, or -1 when it cannot be guarded (no handler installed, or the
+ * table full): the caller must not read the file through a mapping then.
+ * Need not hold er_st.lock; neither do the two below. */
+__attribute__((visibility("hidden"))) int er_sigbus_watch_view(const void *map,
+                                                               size_t len);
+
+/* 1 once a fault in the view replaced it with zeros: nothing read through
+ * it since the fault is the file's.  An acquire load. */
+__attribute__((visibility("hidden"))) int er_sigbus_view_cut(int view);
+
+/* The view is about to be unmapped. */
+__attribute__((visibility("hidden"))) void er_sigbus_unwatch_view(int view);
 
 #endif /* EVENTRING_SIGBUS_H */

@@ -69,15 +69,20 @@
  *
  * SIGNAL HANDLERS AND THE LOCK.  A probe takes er_st.lock only for its
  * thread's first event, to take a slot, and never waits for a control
- * path there: a control path (start, stop, pause, a slot's change,
- * eventring_register, fork) may hold the lock while it waits for
+ * path there: a control path (start, stop, pause, eventring_register,
+ * fork) may hold the lock while it waits for
  * anything -- the probes to leave, a lock that the code a handler
  * interrupted holds -- so a handler waiting for it could wait for ever,
  * and does when it interrupted its own thread's control path.  So every
  * path that takes the lock counts itself, in its thread's er_tls_locking
  * before it tries the lock and until after it gives it back (a handler
  * that interrupts it anywhere in between sees the count), and, control
- * paths only, in er_st.control_busy.  A first event whose thread's count
+ * paths only, in er_st.control_busy.  A slot's change (bind, join,
+ * release, a thread's exit) is not a control path: like a first event it
+ * holds the lock for microseconds and waits for nothing, so other
+ * threads' first events wait for it instead of dropping (a thread
+ * exiting while another starts would otherwise drop the newcomer's whole
+ * burst).  A first event whose thread's count
  * is not zero, or that finds the lock held while control_busy is not
  * zero, drops its event and counts it as a slotless thread's
  * (er_slotless_drop()); the thread's next event tries again.  Another
