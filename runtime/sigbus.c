@@ -6,6 +6,11 @@
  * remote-control watcher, the teardown or a cursor reading the file would
  * kill the host with it.
  *
+ * Other processes never need this guard: readers copy the file with
+ * pread(2), and controllers (remote_client.c) reach its control words
+ * through system calls only, which fail with EFAULT or read short where
+ * a load would fault (remote.h).
+ *
  * So while a file is mapped, a SIGBUS handler guards it.  A fault whose
  * address lies in the writer's mapping is repaired where it happened, and
  * the handler returns, so that the store runs again:
