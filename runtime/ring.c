@@ -253,6 +253,9 @@ int er_file_create(unsigned log2, unsigned max_domains) {
    * device's read_ahead_kb, megabytes), filling the page cache with the
    * holes of idle rings: an idle slot must cost no memory. */
   madvise(map, size, MADV_RANDOM);
+  /* Guarded before the first store: the owner may cut the file while we
+   * fill it in (sigbus.c). */
+  er_sigbus_guard(map, size, fd, er_st.path);
 
   uint64_t *x = (uint64_t *)((unsigned char *)map + ER_META_WORDS * 8);
   er_ext_fill(x, &desc);
@@ -281,11 +284,13 @@ int er_file_create(unsigned log2, unsigned max_domains) {
   er_st.ring_log2 = log2;
   er_st.pid = getpid();
   er_st.file_gen++;
-  er_sigbus_guard(map, size, fd, er_st.path);
   return 0;
 
 fail:
-  if (map != MAP_FAILED) munmap(map, size);
+  if (map != MAP_FAILED) {
+    er_sigbus_unguard();
+    munmap(map, size);
+  }
   /* We created this path with O_EXCL just now, so it is ours to remove. */
   unlink(created);
   close(fd);

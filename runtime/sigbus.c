@@ -11,9 +11,10 @@
  * through system calls only, which fail with EFAULT or read short where
  * a load would fault (remote.h).
  *
- * So while a file is mapped, a SIGBUS handler guards it.  A fault whose
- * address lies in the writer's mapping is repaired where it happened, and
- * the handler returns, so that the store runs again:
+ * So while a file is mapped -- from before the first store that fills it
+ * in -- a SIGBUS handler guards it.  A fault whose address lies in the
+ * writer's mapping is repaired where it happened, and the handler
+ * returns, so that the store runs again:
  *
  *   - the file is shorter than the mapping: it is grown back to its size
  *     (ftruncate).  The mapping stays the file's, so that the watcher's
@@ -35,6 +36,10 @@
  *
  * The events are lost (the owner wiped them): one line on stderr says so,
  * once per file.
+ *
+ * A writer's mapping left in place at a stop (a thread stuck inside a
+ * probe, stw.h) keeps being guarded after the next file's guard replaces
+ * its own: it moves to the table of views below, writable.
  *
  * A cursor on this process's own file (eventring_cursor_open(NULL, 0))
  * reads it through a mapping of its own, which outlives tracing.  Such a
@@ -98,8 +103,11 @@ static __thread struct {
 static struct view {
   int used;
   int cut;
+  int prot; /* PROT_READ for a cursor's, or a writer's left mapped */
   uint64_t base, len;
 } views[VIEWS];
+
+static int add_view(const void *map, size_t len, int prot);
 
 /* What would have happened without us. */
 static void chain(int sig, siginfo_t *si, void *ctx) {
@@ -174,8 +182,8 @@ static int repair_view(uint64_t addr) {
     /* Marked before the zeros appear: a cursor that read them finds the
      * mark when it next looks (er_sigbus_view_cut, an acquire). */
     er_istore_rel(&v->cut, 1);
-    mmap((void *)(uintptr_t)base, (size_t)er_load_rlx(&v->len), PROT_READ,
-         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+    mmap((void *)(uintptr_t)base, (size_t)er_load_rlx(&v->len),
+         er_iload_rlx(&v->prot), MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
     return 1;
   }
   return 0;
@@ -219,25 +227,41 @@ void er_sigbus_guard(void *map, size_t len, int fd, const char *path) {
   er_store_rel(&guard_base, (uint64_t)(uintptr_t)map);
 }
 
-void er_sigbus_forget_fd(void) { er_istore_rlx(&guard_fd, -1); }
+void er_sigbus_forget_fd(void) {
+  er_istore_rlx(&guard_fd, -1);
+  /* The mapping stays for a thread still inside a probe, and will never
+   * be unmapped: it keeps a view of its own, writable, so that the next
+   * file's guard does not leave it unguarded.  With the table full it
+   * stays the guarded mapping until then. */
+  uint64_t base = er_load_rlx(&guard_base);
+  if (base && add_view((void *)(uintptr_t)base,
+                       (size_t)er_load_rlx(&guard_len),
+                       PROT_READ | PROT_WRITE) >= 0)
+    er_store_rel(&guard_base, 0);
+}
 
 void er_sigbus_unguard(void) {
   er_store_rel(&guard_base, 0);
   er_istore_rlx(&guard_fd, -1);
 }
 
-int er_sigbus_watch_view(const void *map, size_t len) {
+static int add_view(const void *map, size_t len, int prot) {
   /* Without our handler a fault in the view would not reach us. */
   if (!er_iload_acq(&installed)) return -1;
   for (int i = 0; i < VIEWS; i++) {
     struct view *v = &views[i];
     if (er_iload_rlx(&v->used) || !er_icas(&v->used, 0, 1)) continue;
     er_istore_rlx(&v->cut, 0);
+    er_istore_rlx(&v->prot, prot);
     er_store_rlx(&v->len, (uint64_t)len);
     er_store_rel(&v->base, (uint64_t)(uintptr_t)map);
     return i;
   }
   return -1;
+}
+
+int er_sigbus_watch_view(const void *map, size_t len) {
+  return add_view(map, len, PROT_READ);
 }
 
 int er_sigbus_view_cut(int view) {

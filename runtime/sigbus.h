@@ -12,8 +12,9 @@ __attribute__((visibility("hidden"))) void er_sigbus_guard(void *map,
                                                            size_t len, int fd,
                                                            const char *path);
 
-/* The descriptor is about to be closed, the mapping stays (a thread may
- * still write into it): a fault is then repaired with anonymous memory. */
+/* The descriptor is about to be closed, the mapping stays for good (a
+ * thread may still write into it): a fault there is then repaired with
+ * anonymous memory, even after another file is guarded. */
 __attribute__((visibility("hidden"))) void er_sigbus_forget_fd(void);
 
 /* The mapping is about to go: nothing is guarded any more. */
