@@ -240,7 +240,8 @@ enum er_hook {
   ER_HOOK_RECALIBRATING,   /* a probe holds the clock's recalibration */
   ER_HOOK_SIGBUS_REPAIR,   /* sigbus.c: a fault of ours, before the file's
                             * size is looked at */
-  ER_HOOK_POLL_SIZED       /* a poll found its file whole, before reading */
+  ER_HOOK_POLL_SIZED,      /* a poll found its file whole, before reading */
+  ER_HOOK_FILE_MAPPED      /* a new ring file mapped, not yet filled in */
 };
 #ifdef ER_TEST_HOOKS
 extern int (*er_test_hook)(enum er_hook);

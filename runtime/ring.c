@@ -256,6 +256,7 @@ int er_file_create(unsigned log2, unsigned max_domains) {
   /* Guarded before the first store: the owner may cut the file while we
    * fill it in (sigbus.c). */
   er_sigbus_guard(map, size, fd, er_st.path);
+  (void)ER_HOOK(ER_HOOK_FILE_MAPPED);
 
   uint64_t *x = (uint64_t *)((unsigned char *)map + ER_META_WORDS * 8);
   er_ext_fill(x, &desc);
