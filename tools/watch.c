@@ -28,14 +28,19 @@
  * window from T - before (or the anomaly's start, when that is earlier
  * and still held) to T + after.  Triggers within an open window extend
  * it (to at most EXTEND_AFTERS times --after past its first trigger) and
- * are marked in it too.  The window is written once every event up to
- * its end has been read: when a poll that started EVENT_SETTLE_NS after
- * the end (CLOCK_MONOTONIC, the clock of the events) has been done, or
- * when events more than a second past the end have been seen (a clock
- * that is not ours); and at once, with what was read, when the process
- * ends or the watcher is interrupted.  A trigger that comes less than
- * --every after the previous window's first trigger, or once --max
- * windows were opened, is ignored and counted.
+ * are marked in it too; a trigger past every open window's end opens
+ * another at once, so that what is marked and what ignored depends on the
+ * triggers' timestamps alone, not on how far behind the watcher reads.
+ * A window is written once every event up to its end has been read
+ * (read_through): when a poll that started EVENT_SETTLE_NS after the end
+ * (CLOCK_MONOTONIC, the clock of the events) has been done and every
+ * domain that wrote in the window has been read past its end (or has
+ * been quiet until QUIET_SETTLE_NS past it), or when events more than a
+ * second past the end have been seen (a clock that is not ours); and at
+ * once, with what was read, when the process ends or the watcher is
+ * interrupted.  A trigger that comes less than --every after the previous
+ * window's first trigger, or once --max windows were opened, is ignored
+ * and counted.
  *
  * The mark.  Each trigger is written into the snapshot as a custom user
  * event named "eventring.trigger" (in the highest user event id the
@@ -89,6 +94,9 @@
 /* Events this far past a window's end close it whatever our clock
  * says. */
 #define EVENT_CLOCK_SLACK_NS 1000000000ULL
+/* How long past a window's end a domain that wrote in it, and nothing
+ * past it yet, is waited for before it is taken to be idle (read_through). */
+#define QUIET_SETTLE_NS 1000000000ULL
 #define EXTEND_AFTERS 10
 /* How often --dir is scanned, and the idle sleep between polls there. */
 #define SCAN_NS 250000000ULL
@@ -327,8 +335,15 @@ struct mark {
   char text[160];
 };
 
+/* An open window.  A target keeps its open windows in a list, oldest
+ * first: a trigger past the end of every open one opens the next at once
+ * (when --every and --max allow it), so which triggers are marked, and
+ * which are ignored, depends on their timestamps only, never on how far
+ * behind the writer the watcher reads.  Their ends increase along the
+ * list: a new window's trigger is past every open end, and an extension
+ * comes from a trigger before the newer window's. */
 struct window {
-  int open;
+  struct window *next;
   uint64_t start, end, limit;
   const struct cond *cond; /* the first trigger's */
   char measured[128];      /* the first trigger's, for the message */
@@ -338,17 +353,6 @@ struct window {
   uint64_t triggers;
   uint64_t *lost; /* per domain: dropped for room while open */
   int nlost;
-};
-
-/* A trigger that came past an open window's end before it was written:
- * it gets a window of its own once that one is. */
-struct pending {
-  int set;
-  const struct cond *cond;
-  int domain;
-  uint64_t at, start;
-  char measured[128];
-  time_t wall;
 };
 
 struct target {
@@ -369,8 +373,7 @@ struct target {
   uint64_t cur_ts; /* the end event being handled, for on_pause */
   uint64_t *span_open[MAX_CONDS]; /* per domain: begin's ts + 1, 0 none */
   const char *uname; /* the name of the user event being handled */
-  struct window win;
-  struct pending pend;
+  struct window *wins; /* open, oldest first */
   uint64_t last_first; /* the previous window's first trigger */
   int has_last;
   int started;  /* a poll has been done: later losses are news */
@@ -437,7 +440,7 @@ static int append(struct dbuf *b, const uint64_t *ev, unsigned len) {
   return 0;
 }
 
-/* Drops domain `d`'s oldest event; one the open window holds is counted
+/* Drops domain `d`'s oldest event; one an open window holds is counted
  * as lost in it. */
 static void drop_oldest(struct target *t, int d) {
   struct dbuf *b = &t->d[d];
@@ -445,8 +448,8 @@ static void drop_oldest(struct target *t, int d) {
   unsigned len = ER_HDR_LEN(h);
   if (len < 2 || b->tail - b->head < len) len = (unsigned)(b->tail - b->head);
   uint64_t ts = len >= 2 ? word_at(b, b->head + 1) : 0;
-  struct window *w = &t->win;
-  if (w->open && ts >= w->start && ts <= w->end) {
+  for (struct window *w = t->wins; w; w = w->next) {
+    if (ts < w->start || ts > w->end) continue;
     uint64_t n = h == LOST_HDR ? word_at(b, b->head + 2) : 1;
     if (d >= w->nlost) {
       uint64_t *l = realloc(w->lost, (size_t)t->nd * sizeof *l);
@@ -463,12 +466,13 @@ static void drop_oldest(struct target *t, int d) {
 }
 
 /* Drops what is older than --before (plus the slack) behind the newest
- * event, but not what the open window holds. */
+ * event, but not what an open window holds. */
 static void trim_age(struct target *t, int d) {
   struct dbuf *b = &t->d[d];
   uint64_t span = O.before + KEEP_SLACK_NS;
   uint64_t keep = t->max_ts > span ? t->max_ts - span : 0;
-  if (t->win.open && t->win.start < keep) keep = t->win.start;
+  for (const struct window *w = t->wins; w; w = w->next)
+    if (w->start < keep) keep = w->start;
   while (b->head < b->tail && word_at(b, b->head + 1) < keep)
     drop_oldest(t, d);
 }
@@ -526,58 +530,50 @@ static void add_mark(struct window *w, const struct cond *c, int domain,
 }
 
 static void open_window(struct target *t, const struct cond *c, int domain,
-                        uint64_t at, uint64_t start, const char *measured,
-                        time_t wall) {
+                        uint64_t at, uint64_t start, const char *measured) {
   if (W.opened >= O.max || (t->has_last && at < t->last_first + O.every)) {
     W.ignored++;
     return;
   }
-  struct window *w = &t->win;
-  w->open = 1;
+  struct window *w = calloc(1, sizeof *w);
+  if (!w) {
+    tool_error("watch: %s (pid %ld): out of memory for the window of %s at "
+               "%" PRIu64 " ns", t->program, (long)t->pid, c->text, at);
+    W.failed = 1;
+    return;
+  }
   uint64_t from = at > O.before ? at - O.before : 0;
   w->start = start < from ? start : from;
   w->end = at + O.after;
   w->limit = at + (O.after ? O.after : 1) * EXTEND_AFTERS;
   w->cond = c;
   snprintf(w->measured, sizeof w->measured, "%s", measured);
-  w->wall = wall;
-  w->nmarks = 0;
-  w->triggers = 0;
-  if (w->lost) memset(w->lost, 0, (size_t)w->nlost * sizeof *w->lost);
+  w->wall = time(NULL);
   add_mark(w, c, domain, at, measured);
+  struct window **tail = &t->wins;
+  while (*tail) tail = &(*tail)->next;
+  *tail = w;
   t->last_first = at;
   t->has_last = 1;
   W.opened++;
 }
 
 /* Condition `c` held in `domain` at `at`, for an anomaly that began at
- * `start`, with `measured` to say what was seen. */
+ * `start`, with `measured` to say what was seen.  The oldest open window
+ * whose end is not before `at` takes it (a trigger of another domain,
+ * read later, may be older than the newest window's); past them all, it
+ * opens a window of its own. */
 static void trigger(struct target *t, const struct cond *c, int domain,
                     uint64_t at, uint64_t start, const char *measured) {
-  struct window *w = &t->win;
-  if (w->open && at <= w->end) {
-    uint64_t end = at + O.after;
-    if (end > w->limit) end = w->limit;
-    if (end > w->end) w->end = end;
-    add_mark(w, c, domain, at, measured);
-    return;
-  }
-  if (w->open) {
-    if (t->pend.set) {
-      W.ignored++;
+  for (struct window *w = t->wins; w; w = w->next)
+    if (at <= w->end) {
+      uint64_t end = at + O.after;
+      if (end > w->limit) end = w->limit;
+      if (end > w->end) w->end = end;
+      add_mark(w, c, domain, at, measured);
       return;
     }
-    struct pending *p = &t->pend;
-    p->set = 1;
-    p->cond = c;
-    p->domain = domain;
-    p->at = at;
-    p->start = start;
-    snprintf(p->measured, sizeof p->measured, "%s", measured);
-    p->wall = time(NULL);
-    return;
-  }
-  open_window(t, c, domain, at, start, measured, time(NULL));
+  open_window(t, c, domain, at, start, measured);
 }
 
 /* `name` made safe as part of a file name. */
@@ -605,10 +601,9 @@ static int put_mark(struct er_snap *s, const struct mark *m, int id) {
   return er_snap_event(s, m->domain, ev, 2 + words);
 }
 
-/* The window's events (and marks) of every domain into `s`.  Returns 0
- * or a negative error. */
-static int fill(struct target *t, struct er_snap *s) {
-  struct window *w = &t->win;
+/* The events (and marks) of every domain in window `w` into `s`.
+ * Returns 0 or a negative error. */
+static int fill(struct target *t, const struct window *w, struct er_snap *s) {
   int id = free_mark_id(t);
   int e = er_snap_names_from_cursor(s, t->cursor);
   if (!e) e = er_snap_set_writer(s, t->pid, t->program);
@@ -691,15 +686,15 @@ static int run_trace(const char *events, const char *out) {
  * Returns the descriptor of `events` (the compact file: the snapshot
  * itself, or the trace's input beside it) with `path` the snapshot's
  * name, or a negated errno. */
-static int create_file(struct target *t, char *path, size_t size,
-                       char *events, size_t esize) {
+static int create_file(const struct target *t, const struct window *w,
+                       char *path, size_t size, char *events, size_t esize) {
   char when[32], prog[64], base[PATH_MAX];
   struct tm tm;
-  gmtime_r(&t->win.wall, &tm);
+  gmtime_r(&w->wall, &tm);
   strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &tm);
   file_part(t->program, prog, sizeof prog);
   snprintf(base, sizeof base, "%s/%s-%s-%ld-%s", O.out, when, prog,
-           (long)t->pid, reason_name[t->win.cond->kind]);
+           (long)t->pid, reason_name[w->cond->kind]);
   for (int n = 1; n < 1000; n++) {
     char suffix[16] = "";
     if (n > 1) snprintf(suffix, sizeof suffix, "-%d", n);
@@ -721,18 +716,17 @@ static int create_file(struct target *t, char *path, size_t size,
   return -EEXIST;
 }
 
-/* Writes the open window of `t` and closes it; then opens the pending
- * one, if any. */
+/* Writes the oldest open window of `t` and frees it. */
 static void close_window(struct target *t) {
-  struct window *w = &t->win;
+  struct window *w = t->wins;
   struct er_snap *s = er_snap_new();
   char path[PATH_MAX], events[PATH_MAX];
-  int e = s ? fill(t, s) : -ENOMEM;
+  int e = s ? fill(t, w, s) : -ENOMEM;
   struct er_snap_stats st;
   memset(&st, 0, sizeof st);
   int fd = -1;
-  if (!e && (fd = create_file(t, path, sizeof path, events, sizeof events)) <
-                0)
+  if (!e && (fd = create_file(t, w, path, sizeof path, events,
+                              sizeof events)) < 0)
     e = fd;
   if (!e) e = er_snap_write(s, fd, &st);
   if (fd >= 0 && close(fd) < 0 && !e) e = -errno;
@@ -766,12 +760,9 @@ static void close_window(struct target *t) {
             t->program[0] ? t->program : "unknown", (long)t->pid, st.events,
             st.domains, st.lost, extra);
   }
-  w->open = 0;
-  if (t->pend.set) {
-    struct pending *p = &t->pend;
-    p->set = 0;
-    open_window(t, p->cond, p->domain, p->at, p->start, p->measured, p->wall);
-  }
+  t->wins = w->next;
+  free(w->lost);
+  free(w);
 }
 
 /* ------------------------------------------------------------------ */
@@ -962,9 +953,12 @@ static void target_release(struct target *t) {
   }
   if (t->have_pauses) pauses_free(&t->pauses);
   t->have_pauses = 0;
-  free(t->win.lost);
-  t->win.lost = NULL;
-  t->win.nlost = 0;
+  while (t->wins) {
+    struct window *w = t->wins;
+    t->wins = w->next;
+    free(w->lost);
+    free(w);
+  }
   er_snap_encoder_free(t->enc);
   t->enc = NULL;
   if (t->own_cursor) eventring_cursor_free(t->cursor);
@@ -993,15 +987,33 @@ static int poll_target(struct target *t) {
 /* The reading is over for `t`: what its windows hold is all there
  * will be. */
 static void finish_target(struct target *t) {
-  if (t->win.open) {
-    /* Complete up to the last event read. */
-    close_window(t);
-  }
-  if (t->win.open) close_window(t); /* the pending one */
+  /* Complete up to the last event read. */
+  while (t->wins) close_window(t);
 }
 
-/* After each poll: SIGUSR1, windows whose time has passed, the age of
- * idle domains. */
+/* Whether every event of window `w` has been read, so that it can be
+ * written.  A domain's events are read in the order of their timestamps,
+ * so a domain read past the end has given the window all it will.  One
+ * that wrote in the window and nothing past it yet may have gone idle, or
+ * its thread may have been stopped (a loaded machine) between taking an
+ * event's timestamp and storing the event: it is waited for until
+ * QUIET_SETTLE_NS past the end, and then taken to be idle.  A domain with
+ * nothing in the window has nothing for it.  Either way a poll must have
+ * started EVENT_SETTLE_NS past the end; events far past it on any domain
+ * (a clock that is not ours) end the wait at once. */
+static int read_through(const struct target *t, const struct window *w) {
+  if (t->max_ts > w->end + EVENT_CLOCK_SLACK_NS) return 1;
+  if (!W.prev_tick || W.prev_tick <= w->end + EVENT_SETTLE_NS) return 0;
+  if (W.prev_tick > w->end + QUIET_SETTLE_NS) return 1;
+  for (int d = 0; d < t->nd; d++) {
+    uint64_t last = t->d[d].last_ts;
+    if (last && last >= w->start && last <= w->end) return 0;
+  }
+  return 1;
+}
+
+/* After each poll: SIGUSR1, windows whose events have all been read, the
+ * age of idle domains. */
 static void tick(void) {
   uint64_t now = tool_now_ns();
   int usr1 = W.usr1;
@@ -1011,10 +1023,7 @@ static void tick(void) {
     if (t->retired) continue;
     if (usr1) trigger(t, &by_hand, 0, now, now, "");
     t->started = 1;
-    struct window *w = &t->win;
-    if (w->open && ((W.prev_tick && W.prev_tick > w->end + EVENT_SETTLE_NS) ||
-                    t->max_ts > w->end + EVENT_CLOCK_SLACK_NS))
-      close_window(t);
+    while (t->wins && read_through(t, t->wins)) close_window(t);
     for (int d = 0; d < t->nd; d++) trim_age(t, d);
   }
   W.prev_tick = now;
