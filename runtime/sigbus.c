@@ -60,7 +60,9 @@
  * handler the host installs later replaces ours, and then truncation
  * kills the host as it did before (doc/GUARANTEES.md).  A thread that
  * blocks SIGBUS dies of such a fault whatever we do: the library's own
- * threads never block it.
+ * threads never block it, nor does fork.c when it blocks the forking
+ * thread's signals around fork() (the child's handler fills in a new
+ * file, which may be cut as it does).
  */
 #include <errno.h>
 #include <fcntl.h>
