@@ -2,13 +2,21 @@
  * for test_watch and bench_watch.
  *
  *   watch_writer [--wait] [--lead MS] [--inject KIND] [--tail MS]
- *                [--storm MS] [--flood MS]
+ *                [--storm N] [--flood MS] [--record FILE]
  *
  * Normal activity, about every millisecond of the program's life: a
  * minor phase of about 100 us (busy) with minor_local_roots nested in
  * it, the counter minor_promoted, the user int "app.queue" (0 .. 99) and,
  * every tenth time, a user span "app.request" of about 200 us.  So the
- * pauses are far below the tests' thresholds, and the user spans too.
+ * pauses are far below the tests' thresholds, and the user spans too --
+ * unless the machine is so loaded that the program is stopped within
+ * one, which is why a test judges by --record what it wrote.
+ *
+ * Durations are measured with CLOCK_MONOTONIC, the clock the events are
+ * stamped with, and a stretch of normal activity ends with a step begun
+ * at or past its end: so the lead and the tail hold in the events'
+ * timestamps however long the program was kept from running, and only
+ * how many steps they hold depends on the machine.
  *
  *   --wait        print "ready" and wait for a line on stdin first
  *   --lead MS     normal activity for MS ms before the injection
@@ -19,10 +27,16 @@
  *                 "none"; then prints "injected"
  *   --tail MS     normal activity for MS ms after it (default 200); -1:
  *                 until stdin ends
- *   --storm MS    instead: normal activity with an app.slow event every
- *                 20 ms, for MS ms
+ *   --storm N     instead: N app.slow events, each 20 ms or more after
+ *                 the one before, with normal activity between them and
+ *                 past the last
  *   --flood MS    instead: begin/end pairs and user ints as fast as it
  *                 can, for MS ms
+ *   --record FILE at the end (but with --flood, which overwrites its
+ *                 rings), write what the rings hold -- everything written,
+ *                 since the runs are far shorter than a ring -- to FILE
+ *                 with eventring_snapshot(): what a test compares the
+ *                 watcher's snapshots with
  * Tracing is started unless the environment started it.  Exit status 0,
  * or the step that failed. */
 #include <pthread.h>
@@ -72,10 +86,28 @@ static void normal_step(unsigned i) {
   sleep_ns(1000000);
 }
 
-/* Normal activity for `ms` ms (while stdin lasts when ms < 0). */
+/* Normal activity for `ms` ms, up to a step begun at or past the end
+ * (while stdin lasts when ms < 0). */
 static void normal(long ms, unsigned *i) {
-  uint64_t end = ms >= 0 ? now_ns() + (uint64_t)ms * 1000000u : UINT64_MAX;
-  while (now_ns() < end && !(ms < 0 && stdin_done)) normal_step((*i)++);
+  if (ms < 0) {
+    while (!stdin_done) normal_step((*i)++);
+    return;
+  }
+  uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
+  for (;;) {
+    int last = now_ns() >= end;
+    normal_step((*i)++);
+    if (last) return;
+  }
+}
+
+/* Writes the rings' content to `path` (--record).  Returns 0 or 8. */
+static int record(const char *path) {
+  int rc = path ? eventring_snapshot(path) : 0;
+  if (rc == 0) return 0;
+  fprintf(stderr, "watch_writer: --record %s: %s\n", path,
+          eventring_strerror(rc));
+  return 8;
 }
 
 static void *read_stdin(void *arg) {
@@ -90,7 +122,7 @@ static void *read_stdin(void *arg) {
 int main(int argc, char **argv) {
   int wait = 0;
   long lead = 300, tail = 200, storm = -1, flood = -1;
-  const char *inject = "none";
+  const char *inject = "none", *rec = NULL;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--wait")) wait = 1;
     else if (i + 1 < argc && !strcmp(argv[i], "--lead")) lead = atol(argv[++i]);
@@ -98,6 +130,7 @@ int main(int argc, char **argv) {
     else if (i + 1 < argc && !strcmp(argv[i], "--inject")) inject = argv[++i];
     else if (i + 1 < argc && !strcmp(argv[i], "--storm")) storm = atol(argv[++i]);
     else if (i + 1 < argc && !strcmp(argv[i], "--flood")) flood = atol(argv[++i]);
+    else if (i + 1 < argc && !strcmp(argv[i], "--record")) rec = argv[++i];
     else return 2;
   }
   queue_id = eventring_register("app.queue", EVENTRING_TYPE_INT);
@@ -126,15 +159,15 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (storm >= 0) {
-    uint64_t end = now_ns() + (uint64_t)storm * 1000000u, next = 0;
-    while (now_ns() < end) {
-      if (now_ns() >= next) {
-        eventring_write_unit(slow_id);
-        next = now_ns() + 20000000u;
-      }
-      normal_step(i++);
+    /* The next event's time is taken after this one is written, so that
+     * their timestamps are 20 ms apart or more. */
+    for (long k = 0; k < storm; k++) {
+      eventring_write_unit(slow_id);
+      uint64_t next = now_ns() + 20000000u;
+      do normal_step(i++);
+      while (now_ns() < next);
     }
-    return 0;
+    return record(rec);
   }
   normal(lead, &i);
   if (!strcmp(inject, "pause")) {
@@ -155,5 +188,5 @@ int main(int argc, char **argv) {
   printf("injected\n");
   fflush(stdout);
   normal(tail, &i);
-  return 0;
+  return record(rec);
 }
