@@ -654,9 +654,16 @@ int main(int argc, char **argv) {
   atomic_store(&stop_all, 1);
   for (int w = 0; w < NFIXED; w++) pthread_join(fixed[w], NULL);
   pthread_join(churner, NULL);
-  if (atomic_load(&custom_errors))
+  /* A victim's file is cut under it: a domain whose ring could not be
+   * reserved again refuses its events, which is the damage the soak
+   * inflicts, not a defect; it is reported, and fails a checked writer. */
+  if (atomic_load(&custom_errors) && !victim)
     fail("%llu eventring_write_custom() failures",
          (unsigned long long)atomic_load(&custom_errors));
+  else if (atomic_load(&custom_errors))
+    printf("soak_writer %ld: victim: %llu eventring_write_custom() calls "
+           "refused after its file was cut\n", (long)getpid(),
+           (unsigned long long)atomic_load(&custom_errors));
   printf("soak_writer %ld: %s %s: %u cycles, %u files checked, %u forks, "
          "%u pauses, %u registrations, %llu threads, %llu handler probes; "
          "written %llu, delivered %llu, lost %llu, dropped %llu (rings) + "
