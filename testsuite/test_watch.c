@@ -94,7 +94,8 @@ static int wait_text(const char *path, const char *text, int n) {
 /* the machine's doing; the test asserts what follows from the events'   */
 /* timestamps.                                                          */
 
-/* The kind, name and value of a line of `eventring dump`, or "". */
+/* The word after " key=" in a line of `eventring dump` (its kind, name
+ * or value), or "" when there is none. */
 static void field_str(const char *line, const char *key, char *out,
                       size_t size) {
   char k[32];
