@@ -50,7 +50,8 @@
 #include "eventring.h"
 
 static int queue_id, request_id, slow_id;
-static volatile int stdin_done;
+/* Set by the stdin reader thread, read by the main loop. */
+static int stdin_done;
 
 static uint64_t now_ns(void) {
   struct timespec ts;
@@ -90,7 +91,8 @@ static void normal_step(unsigned i) {
  * (while stdin lasts when ms < 0). */
 static void normal(long ms, unsigned *i) {
   if (ms < 0) {
-    while (!stdin_done) normal_step((*i)++);
+    while (!__atomic_load_n(&stdin_done, __ATOMIC_ACQUIRE))
+      normal_step((*i)++);
     return;
   }
   uint64_t end = now_ns() + (uint64_t)ms * 1000000u;
@@ -115,7 +117,7 @@ static void *read_stdin(void *arg) {
   char buf[256];
   while (read(0, buf, sizeof buf) > 0) {
   }
-  stdin_done = 1;
+  __atomic_store_n(&stdin_done, 1, __ATOMIC_RELEASE);
   return NULL;
 }
 
