@@ -190,5 +190,7 @@ int main(int argc, char **argv) {
   printf("injected\n");
   fflush(stdout);
   normal(tail, &i);
+  /* With --tail -1 the reader thread has seen stdin end: join it. */
+  if (tail < 0) pthread_join(reader, NULL);
   return record(rec);
 }
