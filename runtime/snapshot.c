@@ -568,8 +568,7 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
 /* ------------------------------------------------------------------ */
 /* Naming.                                                              */
 
-/* `name` made safe as a part of a file name, in at most size - 1 bytes. */
-static void file_part(const char *name, char *out, size_t size) {
+void er_snap_file_part(const char *name, char *out, size_t size) {
   size_t n = 0;
   for (; name && name[n] && n + 1 < size; n++) {
     unsigned char ch = (unsigned char)name[n];
@@ -582,7 +581,7 @@ static void file_part(const char *name, char *out, size_t size) {
 int er_snap_default_name(char *buf, size_t size, const char *program,
                          pid_t pid, time_t when, const char *ext) {
   char prog[64], stamp[32];
-  file_part(program, prog, sizeof prog);
+  er_snap_file_part(program, prog, sizeof prog);
   struct tm tm;
   gmtime_r(&when, &tm);
   strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);

@@ -124,6 +124,13 @@ struct er_snap_stats {
 ER_SNAP_HIDDEN int er_snap_write(struct er_snap *s, int fd,
                                  struct er_snap_stats *st);
 
+/* `name` made safe as a part of a file name ('/', spaces and bytes that
+ * are not printable ASCII become '_'; "unknown" when NULL or empty), in at
+ * most size - 1 bytes: for er_snap_default_name() and the names of
+ * `eventring watch`'s snapshots. */
+ER_SNAP_HIDDEN void er_snap_file_part(const char *name, char *out,
+                                      size_t size);
+
 /* The name a snapshot gets when none is given, PROGRAM-PID-TIME.EXT, TIME
  * being `when` in UTC (20261124T031500Z) and PROGRAM `program` made safe
  * as a part of a file name ('/', spaces and bytes that are not printable

@@ -576,16 +576,6 @@ static void trigger(struct target *t, const struct cond *c, int domain,
   open_window(t, c, domain, at, start, measured);
 }
 
-/* `name` made safe as part of a file name. */
-static void file_part(const char *name, char *out, size_t size) {
-  size_t n = 0;
-  for (; name && name[n] && n + 1 < size; n++) {
-    unsigned char ch = (unsigned char)name[n];
-    out[n] = ch > ' ' && ch < 127 && ch != '/' ? (char)ch : '_';
-  }
-  out[n] = 0;
-  if (!n) snprintf(out, size, "unknown");
-}
 
 /* Adds the mark `m` to `s` as a custom user event `id` of its domain. */
 static int put_mark(struct er_snap *s, const struct mark *m, int id) {
@@ -692,7 +682,7 @@ static int create_file(const struct target *t, const struct window *w,
   struct tm tm;
   gmtime_r(&w->wall, &tm);
   strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &tm);
-  file_part(t->program, prog, sizeof prog);
+  er_snap_file_part(t->program, prog, sizeof prog);
   snprintf(base, sizeof base, "%s/%s-%s-%ld-%s", O.out, when, prog,
            (long)t->pid, reason_name[w->cond->kind]);
   for (int n = 1; n < 1000; n++) {
