@@ -811,6 +811,24 @@ static int unrecorded(const struct target *t, struct tool_unrecorded *u) {
   return t->unrec_ok;
 }
 
+enum unrecorded_kind { DROPPED, MALFORMED };
+
+/* The samples of `name`: each target's dropped or malformed events, read
+ * from the file at each scrape (eventring_cursor_dropped may be called
+ * while another thread polls); a file that no longer gives them has no
+ * sample. */
+static void put_unrecorded(FILE *o, const char *name,
+                           enum unrecorded_kind kind) {
+  for (const struct target *t = M.targets; t; t = t->next) {
+    struct tool_unrecorded u;
+    if (!unrecorded(t, &u)) continue;
+    fputs(name, o);
+    put_target_labels(o, t);
+    fprintf(o, "} %" PRIu64 "\n",
+            kind == MALFORMED ? u.malformed : u.dropped);
+  }
+}
+
 static void render(FILE *o) {
   const struct target *t;
   int ntargets = 0, any_words = 0, any_events = 0;
@@ -851,28 +869,13 @@ static void render(FILE *o) {
       fprintf(o, "} %" PRIu64 "\n", t->lost);
     }
   }
-  /* Read from the file at each scrape (eventring_cursor_dropped may be
-   * called while another thread polls); a file that no longer gives them
-   * has no sample. */
   put_family(o, "eventring_dropped_events_total", "counter",
              "Events the writer could not record: threads without a domain "
              "slot, probes in signal handlers, events longer than the ring.");
-  for (t = M.targets; t; t = t->next) {
-    struct tool_unrecorded u;
-    if (!unrecorded(t, &u)) continue;
-    fputs("eventring_dropped_events_total", o);
-    put_target_labels(o, t);
-    fprintf(o, "} %" PRIu64 "\n", u.dropped);
-  }
+  put_unrecorded(o, "eventring_dropped_events_total", DROPPED);
   put_family(o, "eventring_malformed_events_total", "counter",
              "Malformed events the reader skipped.");
-  for (t = M.targets; t; t = t->next) {
-    struct tool_unrecorded u;
-    if (!unrecorded(t, &u)) continue;
-    fputs("eventring_malformed_events_total", o);
-    put_target_labels(o, t);
-    fprintf(o, "} %" PRIu64 "\n", u.malformed);
-  }
+  put_unrecorded(o, "eventring_malformed_events_total", MALFORMED);
   put_family(o, "eventring_ring_paused", "gauge",
              "1 while recording is paused (after ring_pause), else 0.");
   for (t = M.targets; t; t = t->next) {

@@ -400,6 +400,16 @@ static void on_usr1(int sig) {
   W.usr1 = 1;
 }
 
+/* Makes SIGUSR1 take a snapshot by hand (on_usr1), keeping the former
+ * action in `old` for the caller to restore. */
+static void catch_usr1(struct sigaction *old) {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = on_usr1;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGUSR1, &sa, old);
+}
+
 /* ------------------------------------------------------------------ */
 /* The buffers.                                                         */
 
@@ -1087,11 +1097,8 @@ static int follow_dir(const char *dir) {
   struct tool_dirscan ds = {dir, "watch", NULL};
   static const struct tool_dirscan_ops ops = {scan_still, scan_found};
   tool_signals_install();
-  struct sigaction sa, old;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = on_usr1;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGUSR1, &sa, &old);
+  struct sigaction old;
+  catch_usr1(&old);
   tool_error("watch: watching %s for new ring files; snapshots go to %s",
              dir, O.out);
   uint64_t next_scan = 0;
@@ -1265,11 +1272,8 @@ int tool_watch(int argc, char **argv) {
       return TOOL_EXIT_INPUT;
     }
     t->src = &src;
-    struct sigaction sa, old;
-    memset(&sa, 0, sizeof sa);
-    sa.sa_handler = on_usr1;
-    sigemptyset(&sa.sa_mask);
-    sigaction(SIGUSR1, &sa, &old);
+    struct sigaction old;
+    catch_usr1(&old);
     tool_error("watch: watching %s (pid %ld); snapshots go to %s",
                t->program[0] ? t->program : "unknown", (long)t->pid, O.out);
     src.between_polls = between_polls;
