@@ -143,10 +143,23 @@ void er_ext_fill(uint64_t *x, const struct er_ext_desc *d) {
     x[er_ext_bytes(d) / 8 - 1] = d->start_time;
 }
 
+/* The file this program image created last (its device and inode), so
+ * that a later start in the same image tells its own preserved file from
+ * one left by another process with our pid. */
+static struct {
+  dev_t dev;
+  ino_t ino;
+  int set;
+} made;
+
 /* Whether the file at `path` is provably a dead process's file that we may
- * replace: a regular file of ours, complete, naming our pid and a start
- * time other than `start`, ours (starttime.c).  What it checked goes to
- * *st, so that swap_in() replaces that file and no other. */
+ * replace: a regular file of ours, complete, naming our pid, and not this
+ * image's own.  A recorded start time other than `start`, ours
+ * (starttime.c), proves it; so does an equal one on a file this image did
+ * not create, because the start time counts clock ticks (10 ms) and a
+ * reused pid can come round within one: no live process but us has our
+ * pid.  What it checked goes to *st, so that swap_in() replaces that file
+ * and no other. */
 static int is_stale(const char *path, uint64_t start, struct stat *st) {
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return 0;
@@ -155,7 +168,8 @@ static int is_stale(const char *path, uint64_t start, struct stat *st) {
   int stale = fstat(fd, st) == 0 && S_ISREG(st->st_mode) &&
               st->st_uid == geteuid() &&
               er_file_writer(fd, &pid, &recorded) == 1 && pid == getpid() &&
-              recorded != start;
+              (recorded != start || !made.set || made.dev != st->st_dev ||
+               made.ino != st->st_ino);
   close(fd);
   return stale;
 }
@@ -278,6 +292,12 @@ int er_file_create(unsigned log2, unsigned max_domains) {
     goto fail;
   }
 
+  struct stat own;
+  if (fstat(fd, &own) == 0) {
+    made.dev = own.st_dev;
+    made.ino = own.st_ino;
+    made.set = 1;
+  }
   er_st.map = map;
   er_st.meta = m;
   er_st.ext = x;

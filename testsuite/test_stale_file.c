@@ -117,6 +117,45 @@ START_TEST(test_stale_file_replaced) {
 }
 END_TEST
 
+/* A file of our pid with our very start time that this program did not
+ * create: an earlier process given our pid within the same clock tick
+ * (10 ms), as a fast machine does in a new pid namespace.  Made here by
+ * copying our own preserved file to a new inode; a start replaces it
+ * (before the fix: EEXIST, and the program ran untraced). */
+START_TEST(test_same_tick_file_replaced) {
+  NEED_TRACING();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], copy[PATH_MAX + 8];
+  leave_own_file(path);
+  snprintf(copy, sizeof copy, "%s.copy", path);
+  int in = open(path, O_RDONLY), out = open(copy, O_WRONLY | O_CREAT | O_EXCL, 0600);
+  ck_assert_int_ge(in, 0);
+  ck_assert_int_ge(out, 0);
+  char buf[65536];
+  ssize_t n;
+  while ((n = read(in, buf, sizeof buf)) > 0)
+    ck_assert_int_eq(write(out, buf, (size_t)n), n);
+  ck_assert_int_eq(n, 0);
+  close(in);
+  close(out);
+  ck_assert_int_eq(rename(copy, path), 0);
+  ck_assert_uint_eq(read_word(path, start_word_offset(path)),
+                    own_start_time());
+  ino_t stale = inode_of(path);
+
+  ck_assert_int_eq(eventring_start(), 0);
+  ck_assert_str_eq(eventring_path(), path);
+  ck_assert_uint_ne(inode_of(path), stale);
+  ck_assert_int_eq(er_count_entries(dir, ""), 1);
+  ck_assert_int_eq(eventring_stop(), 0);
+  /* This file is the program's own: a second start keeps it. */
+  ino_t own = inode_of(path);
+  ck_assert_int_eq(eventring_start(), -EEXIST);
+  ck_assert_uint_eq(inode_of(path), own);
+  er_rmdir(dir);
+}
+END_TEST
+
 /* Files that are not provably stale stay as they are, and starting fails
  * with EEXIST as before: our own start time (this very process's file),
  * no start time recorded (an older writer's), another owner's file. */
@@ -258,6 +297,7 @@ static TCase *tc_stale(void) {
   TCase *tc = er_tcase("stale");
   tcase_add_test(tc, test_file_records_start_time);
   tcase_add_test(tc, test_stale_file_replaced);
+  tcase_add_test(tc, test_same_tick_file_replaced);
   tcase_add_test(tc, test_file_not_provably_stale_kept);
   tcase_add_test(tc, test_reader_reports_stale_file);
   tcase_add_test(tc, test_pid_reused_in_namespace);
