@@ -1,6 +1,6 @@
 /* clock.c -- choosing the timestamp source and calibrating the TSC.
  *
- * See writer.h for how probes turn a TSC reading into CLOCK_MONOTONIC
+ * See clock.h for how probes turn a TSC reading into CLOCK_MONOTONIC
  * nanoseconds.  This file decides whether they may (the kernel keeps
  * CLOCK_MONOTONIC with the TSC, and the TSC runs at a constant rate
  * through sleep states), measures the rate when tracing starts, and
@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "writer.h"
+#include "clock.h"
 
 int er_clock_tsc;
 uint64_t er_clock_gen;
