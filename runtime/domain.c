@@ -14,6 +14,10 @@
 
 #include "writer.h"
 
+/* Zero in the image and left so until a thread takes a slot: the array
+ * is 1.5 MiB of bss, and a process that never traces must not pay for
+ * it, so nothing here writes a slot that no thread takes (a slot's `id`
+ * is stored when a thread takes it). */
 struct er_domain er_domains[ER_DOMAINS_LIMIT];
 
 __thread struct er_domain *er_tls_self
@@ -22,17 +26,33 @@ __thread unsigned er_tls_locking __attribute__((tls_model("initial-exec")));
 /* The free_epoch at which this thread last found every slot taken. */
 static __thread uint64_t noslot_epoch
     __attribute__((tls_model("initial-exec")));
+/* Created by the first thread to take a slot (arm_exit_key()), so that
+ * a process that never traces registers no thread-exit destructor. */
 static pthread_key_t exit_key;
+static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
 
 static void on_thread_exit(void *p) {
   /* Runs at thread exit, while the thread's TLS is still there. */
   if (p && er_tls_self == p) eventring_domain_release();
 }
 
-void er_domains_init(void) {
-  for (int i = 0; i < ER_DOMAINS_LIMIT; i++) er_domains[i].id = i;
+static void create_exit_key(void) {
   pthread_key_create(&exit_key, on_thread_exit);
-  er_store_rlx(&er_st.free_epoch, 1);
+}
+
+/* Readies what a thread taking slot `d` (index `id`) needs: the slot's
+ * id, and the key whose destructor gives the slot back at the thread's
+ * exit.  Under er_st.lock. */
+static void take_slot_locked(struct er_domain *d, unsigned id) {
+  pthread_once(&exit_key_once, create_exit_key);
+  d->id = (int)id;
+}
+
+/* Marks the calling thread as the holder of `d` (its exit gives it
+ * back). */
+static void hold_slot(struct er_domain *d) {
+  er_tls_self = d;
+  pthread_setspecific(exit_key, d);
 }
 
 struct er_domain *er_attach_locked(void) {
@@ -40,13 +60,13 @@ struct er_domain *er_attach_locked(void) {
   for (unsigned i = 0; i < er_st.max_domains; i++) {
     struct er_domain *d = &er_domains[i];
     if (d->threads || d->retired) continue;
+    take_slot_locked(d, i);
     d->threads = 1;
     d->shared = 0;
     er_domain_bind_file(d);
     d->spawn_pending = 1;
     if (i + 1 > er_st.slots_hw) er_st.slots_hw = i + 1;
-    er_tls_self = d;
-    pthread_setspecific(exit_key, d);
+    hold_slot(d);
     return d;
   }
   return NULL;
@@ -200,13 +220,13 @@ static int enter_slot(int id, enum slot_use use) {
   } else {
     leave_slot_locked();
     if (d->threads++ == 0) {
+      take_slot_locked(d, (unsigned)id);
       d->shared = shared;
       d->spawn_pending = 1;
       if (er_iload_rlx(&er_st.live)) er_domain_bind_file(d);
       if ((unsigned)id + 1 > er_st.slots_hw) er_st.slots_hw = (unsigned)id + 1;
     }
-    er_tls_self = d;
-    pthread_setspecific(exit_key, d);
+    hold_slot(d);
   }
   unlock_for_slot();
   return r;

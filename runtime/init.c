@@ -1,9 +1,11 @@
 /* init.c -- program start and exit.
  *
- * The library's constructor readies the slots, installs the fork
- * handlers and, when OCAML_RUNTIME_EVENTS_START is set, starts tracing
- * before main() as OCaml 5's runtime does; a failure to start is one
- * warning and the program runs untraced.  The destructor stops tracing,
+ * The library's constructor installs the fork handlers and, when
+ * OCAML_RUNTIME_EVENTS_START is set, starts tracing before main() as
+ * OCaml 5's runtime does; a failure to start is one warning and the
+ * program runs untraced.  A program that never traces pays for nothing
+ * else: the domain slots stay untouched bss until a thread takes one, and
+ * the thread-exit key is created then (domain.c).  The destructor stops tracing,
  * so that the file is removed (unless preserved) when the program exits.
  */
 #include <stdlib.h>
@@ -15,10 +17,10 @@
  * and destructor that begin and end it: a program linked with the static
  * library gets only the objects whose symbols it uses, and every part of
  * the runtime that uses the state then brings these two along. */
-struct er_state er_st = {.lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1};
+struct er_state er_st = {
+    .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .free_epoch = 1};
 
 __attribute__((constructor)) static void er_init(void) {
-  er_domains_init();
   er_fork_install();
 #ifndef EVENTRING_DISABLED
   const char *start = secure_getenv("OCAML_RUNTIME_EVENTS_START");

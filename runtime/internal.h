@@ -57,7 +57,7 @@ struct er_domain {
   uint64_t last_ts;    /* the last timestamp written (never go back) */
   uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
   int spawn_pending;   /* write domain_spawn before the next event */
-  int id;              /* slot index, fixed */
+  int id;              /* slot index, stored when a thread takes it */
   int threads;         /* threads bound to the slot; under er_st.lock */
   int shared;          /* joined (eventring_domain_join): several threads
                           whose probes the host serialises */
@@ -83,13 +83,16 @@ struct er_state {
   unsigned ring_log2;
   uint64_t file_gen;   /* counts files created, so domains notice a new one */
   unsigned slots_hw;   /* 1 + highest slot ever bound */
-  uint64_t free_epoch; /* bumped when a slot may have become free */
+  uint64_t free_epoch; /* bumped when a slot may have become free; from
+                          1, as a thread's noslot_epoch starts at 0 */
   uint64_t control_busy;/* control paths holding or awaiting `lock`
                           (atomic; stw.h) */
   pid_t pid;
 };
 
 extern ER_HIDDEN struct er_state er_st;
+/* In bss, untouched until a thread takes a slot (domain.c): a process
+ * that never traces keeps it unallocated. */
 extern ER_HIDDEN struct er_domain er_domains[ER_DOMAINS_LIMIT];
 /* The calling thread's slot, or NULL (domain.c).  initial-exec: one load
  * from the thread pointer, no call to __tls_get_addr, even in the shared
@@ -207,7 +210,6 @@ ER_HIDDEN void er_fork_install(void);
  * then begins with domain_spawn); NULL when every slot is taken. */
 ER_HIDDEN struct er_domain *er_attach_locked(void);
 ER_HIDDEN void er_domains_after_fork(void);
-ER_HIDDEN void er_domains_init(void);
 
 /* remote_watcher.c: the thread that serves pause/resume requests from
  * outside.  Started and stopped under the lock: started once a file
