@@ -33,8 +33,10 @@ uint64_t bl_now_ns(void);
 /* The path of the running program (from /proc/self/exe, else argv0). */
 void bl_self(const char *argv0, char *buf, size_t len);
 
-/* The number of runs: EVENTRING_BENCH_RUNS, else BL_RUNS_DEFAULT, clamped
- * to [1, BL_RUNS_MAX]. */
+/* The number of runs: the program's own variable, EVENTRING_BENCH_X_RUNS
+ * for a program named bench_x (upper-cased, other characters than letters
+ * and digits as '_'), else EVENTRING_BENCH_RUNS, else BL_RUNS_DEFAULT;
+ * clamped to [1, BL_RUNS_MAX].  A benchmark prints the count it used. */
 int bl_runs(void);
 
 /* Runs `self args...` (args NULL-terminated, at most 7), its stdout into
