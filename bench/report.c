@@ -347,8 +347,9 @@ static void targets(const char *dir) {
       jfig(jget(rss, "rss_delta_kib")), 64, "KiB", 0,
       "bench_rss rss_delta_kib",
       "fixed by issue 14; the figure compares with the same program "
-      "without the library in this run (%s KiB; with it: %s KiB)",
-      q(without, 0), q(with, 0));
+      "without the library in this run (VmRSS %s KiB; with it: %s KiB; "
+      "anonymous memory added: %s KiB)",
+      q(without, 0), q(with, 0), q(jfig(jget(rss, "rss_anon_delta_kib")), 0));
   row("14", "eventring_start() <= 300 us", jfig(jget(start, "start_us")),
       300, "us", 0, "bench_start start_us", "fixed by issue 14");
 
