@@ -1,9 +1,10 @@
 (* bench_ocaml_reader.ml -- what Runtime_events.read_poll costs per event
    in OCaml (4.13, native code), with trivial callbacks.
 
-   Issue 4 sets the target: at least twice OCaml 5.2's own OCaml-level
-   reader, which delivers 18 to 40 M events/s on this kind of machine, so
-   at least 40 M events/s here (25 ns per event).
+   Issue 14 sets the target: at most 0.33 times the 60 to 64 ns per event
+   of OCaml 5.2's own OCaml-level reader on this kind of machine (an
+   anchor quoted from the issue: OCaml 5.2 is not installed here), so at
+   most 20 ns per event (50 M events/s).  Issue 4 asked for 25 ns.
 
    Method.  bench/bench_reader (the C benchmark, built beside this one)
    writes its file of about half a million events in a runtime's mix
@@ -17,19 +18,24 @@
    anything else is an error, never a slowness verdict.
 
    Output: a table line on stdout; JSON to the file that
-   EVENTRING_BENCH_OUT names, when set.  EVENTRING_BENCH_RUNS overrides
-   the number of drains. *)
+   EVENTRING_BENCH_OUT names, when set.  EVENTRING_BENCH_OCAML_READER_RUNS,
+   else EVENTRING_BENCH_RUNS, overrides the number of drains (as
+   bench/benchlib.c's bl_runs does for the C benchmarks). *)
 
 module R = Runtime_events
 
 type R.User.tag += Bench
 
-let target_ns = 25.0
-let ocaml52_fast_ns = 1000. /. 40.  (* OCaml 5.2's reader at 40 M events/s *)
+let target_ns = 20.0
+let ocaml52_ns = 60.0  (* OCaml 5.2's read_poll at its fastest, quoted *)
 
 let runs =
-  match Sys.getenv_opt "EVENTRING_BENCH_RUNS" with
-  | Some s -> (try max 1 (int_of_string s) with _ -> 7)
+  let var v = match Sys.getenv_opt v with Some "" -> None | o -> o in
+  let r = match var "EVENTRING_BENCH_OCAML_READER_RUNS" with
+    | Some s -> Some s
+    | None -> var "EVENTRING_BENCH_RUNS" in
+  match r with
+  | Some s -> (try min 51 (max 1 (int_of_string s)) with _ -> 7)
   | None -> 7
 
 (* Registered so that the custom events are decoded (to unit). *)
@@ -97,10 +103,10 @@ let () =
   Printf.printf "%-34s %9.2f %9.2f %9.2f %9.1f %9.3f\n"
     "read_poll, all callbacks" median mn mx (1000. /. median)
     (median /. target_ns);
-  Printf.printf "\nx target: median / %.1f ns (40 M events/s, twice OCaml \
-                 5.2's OCaml reader at its best, %.1f ns);\nminor words \
-                 allocated per event, worst drain: %.4f\n" target_ns
-    ocaml52_fast_ns words;
+  Printf.printf "\nx target: median / %.1f ns (issue 14: 0.33 x OCaml \
+                 5.2's read_poll, %.0f-64 ns, an anchor quoted, not \
+                 measured);\nminor words allocated per event, worst \
+                 drain: %.4f\n" target_ns ocaml52_ns words;
   match Sys.getenv_opt "EVENTRING_BENCH_OUT" with
   | None -> ()
   | Some f ->
