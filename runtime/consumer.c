@@ -120,6 +120,7 @@ struct eventring_callbacks {
   eventring_user_span_fn user_span;
   eventring_user_custom_fn user_custom;
   eventring_lost_fn lost_events;
+  eventring_thread_fn thread;
 };
 
 struct ring_pos {
@@ -181,6 +182,7 @@ SETTER(user_int, eventring_user_int_fn)
 SETTER(user_span, eventring_user_span_fn)
 SETTER(user_custom, eventring_user_custom_fn)
 SETTER(lost_events, eventring_lost_fn)
+SETTER(thread, eventring_thread_fn)
 
 /* ------------------------------------------------------------------ */
 /* Opening.                                                             */
@@ -711,6 +713,28 @@ static int lost(struct poll_state *ps, int domain, uint64_t n) {
 #define PADDING 1   /* not an event */
 #define MALFORMED 2 /* an event whose header or payload is wrong */
 
+/* A thread-switch marker (ring_format.h, ER_XEV_THREAD): an event, as
+ * its writer counted it.  Out of line: rare, and not OCaml's. */
+static __attribute__((noinline)) int
+thread_marker(struct poll_state *ps, int domain, const uint64_t *ev,
+              unsigned len) {
+  if (len < ER_XEV_THREAD_MIN_WORDS) return MALFORMED;
+  size_t n = 0;
+  const char *name = (const char *)(ev + ER_XEV_THREAD_MIN_WORDS);
+  if (len > ER_XEV_THREAD_MIN_WORDS) {
+    size_t words = len - ER_XEV_THREAD_MIN_WORDS;
+    unsigned pad = (unsigned char)name[words * 8 - 1];
+    if (pad > 7 || words * 8 - 1 - pad >= ER_THREAD_NAME_BYTES)
+      return MALFORMED;
+    n = words * 8 - 1 - pad;
+  }
+  if (ps->cb->thread &&
+      !ps->cb->thread(ps->data, domain, ev[1], (int64_t)ev[2], ev[3],
+                      name, n))
+    ps->stop = 1;
+  return 0;
+}
+
 /* Decodes and delivers one event of `len` words at `ev`, whose header is
  * sane (read_ring).  Returns 0, PADDING, MALFORMED, or a negative error
  * from reading a user event's name.  Inlined into the decode loop: one
@@ -723,8 +747,11 @@ deliver(struct poll_state *ps, int domain, const uint64_t *ev, unsigned len) {
   unsigned id = ER_HDR_ID(h);
   int go = 1;
   switch (KEY(h)) {
-  case RUNTIME(ER_EV_INTERNAL):
   case RUNTIME(ER_EV_FLUSH):
+    /* eventring's thread-switch marker; other flush ids stay skipped. */
+    if (id == ER_XEV_THREAD && c->ours) return thread_marker(ps, domain, ev, len);
+    return PADDING;
+  case RUNTIME(ER_EV_INTERNAL):
     return PADDING;
   case RUNTIME(ER_EV_BEGIN):
     if (len != 2 || (c->ours && id >= c->n_phases)) return MALFORMED;

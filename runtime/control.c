@@ -48,6 +48,9 @@ int er_start_locked(void) {
   /* The starter's ring begins with ring_start, as OCaml's domain 0 does,
    * even when the thread took its slot before. */
   struct er_domain *d = er_attach_locked();
+  /* Nor a thread-switch marker before it, in a shared slot: the
+   * starter's next event writes one (last_writer is 0 in a new file). */
+  int writer = d ? d->spawn_pending & ER_PENDING_WRITER : 0;
   if (d) d->spawn_pending = 0;
   starter_slot = d ? d->id : -1;
   resumed_for_readers = 0;
@@ -56,7 +59,8 @@ int er_start_locked(void) {
    * forked child of a paused parent): say so in the ring. */
   if (er_st.paused)
     er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_PAUSE, 0);
-  else
+  if (d) d->spawn_pending |= writer;
+  if (!er_st.paused)
     er_istore_rel(&eventring__on, 1);
   er_store_rel(&er_st.ext[ER_EXT_PAUSED], er_st.paused);
   return 0;
@@ -150,7 +154,7 @@ static void on_behalf(int kind) {
     er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
     return;
   }
-  if (d->spawn_pending) er_write_spawn(d);
+  if (d->spawn_pending & ER_PENDING_SPAWN) er_write_spawn(d);
   uint64_t *ev = er_reserve(d, 3);
   er_store_rlx(&ev[0], ER_HDR(3, ER_FROM_RUNTIME, ER_EV_LIFECYCLE, kind));
   er_store_rlx(&ev[1], er_stamp(d));

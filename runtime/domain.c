@@ -10,6 +10,8 @@
  * protocol's business (stw.h).
  */
 #include <sched.h>
+#include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "writer.h"
@@ -64,7 +66,7 @@ struct er_domain *er_attach_locked(void) {
     d->threads = 1;
     d->shared = 0;
     er_domain_bind_file(d);
-    d->spawn_pending = 1;
+    d->spawn_pending = ER_PENDING_SPAWN;
     if (i + 1 > er_st.slots_hw) er_st.slots_hw = i + 1;
     hold_slot(d);
     return d;
@@ -153,7 +155,7 @@ struct er_domain *er_enter_slow(enum er_when when) {
 }
 
 void er_write_spawn(struct er_domain *d) {
-  d->spawn_pending = 0;
+  d->spawn_pending &= ~ER_PENDING_SPAWN;
   uint64_t *ev = er_reserve(d, 3);
   if (!ev) return; /* a 2-word ring: counted in DROPPED */
   er_store_rlx(&ev[0], ER_HDR(3, 0, ER_EV_LIFECYCLE,
@@ -161,6 +163,80 @@ void er_write_spawn(struct er_domain *d) {
   er_store_rlx(&ev[1], er_stamp(d));
   er_store_rlx(&ev[2], (uint64_t)er_st.pid);
   er_commit(d, 3);
+}
+
+/* ------------------------------------------------------------------ */
+/* Thread switches in shared slots (doc/FORMAT.md, "Thread switches").  */
+
+/* Threads that share a slot (an OCaml 4 program's threads, which run one
+ * at a time under the runtime lock) write into one ring.  Before the
+ * first event of a thread that is not the slot's last writer, the probe
+ * writes a marker naming the thread, so that readers can give each
+ * thread a track of its own.  A thread is known by its writer key, a
+ * number no other thread of the process has had, taken afresh when its
+ * id or name changes so that the next event writes a marker with them.
+ * Only slots opened to joiners pay for this: the test is behind
+ * spawn_pending, which the probe tests anyway. */
+static uint64_t next_writer_key; /* atomic: keys handed out */
+static __thread uint64_t writer_key
+    __attribute__((tls_model("initial-exec")));
+static __thread int64_t thread_id = -1;   /* eventring_thread_id() */
+static __thread uint64_t kernel_tid;      /* 0 until looked up */
+static __thread char thread_name[ER_THREAD_NAME_BYTES];
+
+static void write_marker(struct er_domain *d) {
+  if (!writer_key) {
+    writer_key = er_fetch_add(&next_writer_key, 1) + 1;
+    if (!kernel_tid) kernel_tid = (uint64_t)syscall(SYS_gettid);
+  }
+  /* Set even when the marker cannot be written (a ring shorter than it):
+   * it is counted as dropped once, not at every event. */
+  d->last_writer = writer_key;
+  size_t n = strnlen(thread_name, sizeof thread_name);
+  unsigned len = ER_XEV_THREAD_MIN_WORDS + (n ? (unsigned)ER_CUSTOM_WORDS(n) : 0);
+  uint64_t *ev = er_reserve(d, len);
+  if (!ev) return;
+  er_store_rlx(&ev[0], ER_HDR(len, 0, ER_EV_FLUSH, ER_XEV_THREAD));
+  er_store_rlx(&ev[1], er_stamp(d));
+  er_store_rlx(&ev[2], (uint64_t)thread_id);
+  er_store_rlx(&ev[3], kernel_tid);
+  for (unsigned w = 0; w < len - ER_XEV_THREAD_MIN_WORDS; w++) {
+    unsigned char b[8] = {0};
+    size_t off = (size_t)w * 8;
+    memcpy(b, thread_name + off, n - off < 8 ? n - off : 8);
+    /* The last byte counts the padding bytes before it, as in a custom
+     * event's payload. */
+    if (w == len - ER_XEV_THREAD_MIN_WORDS - 1)
+      b[7] = (unsigned char)((size_t)(w + 1) * 8 - 1 - n);
+    uint64_t v;
+    memcpy(&v, b, 8);
+    er_store_rlx(&ev[ER_XEV_THREAD_MIN_WORDS + w], v);
+  }
+  er_commit(d, len);
+}
+
+void er_write_pending(struct er_domain *d) {
+  if (d->spawn_pending & ER_PENDING_SPAWN) er_write_spawn(d);
+  if ((d->spawn_pending & ER_PENDING_WRITER) &&
+      (!writer_key || d->last_writer != writer_key))
+    write_marker(d);
+}
+
+void eventring_thread_id(int64_t id) {
+  if (id < 0) id = -1;
+  if (id == thread_id) return;
+  thread_id = id;
+  writer_key = 0;
+}
+
+int eventring_thread_name(const char *name) {
+  if (!name) name = "";
+  size_t n = strnlen(name, sizeof thread_name);
+  if (n >= sizeof thread_name) return EVENTRING_E_NAMETOOLONG;
+  if (strcmp(name, thread_name) == 0) return 0;
+  memcpy(thread_name, name, n + 1);
+  writer_key = 0;
+  return 0;
 }
 
 void er_domains_after_fork(void) {
@@ -213,7 +289,10 @@ static int enter_slot(int id, enum slot_use use) {
     /* The sole holder of a slot may open it to joiners (the thread that
      * started tracing holds slot 0 alone until the host's other threads
      * join it); a joined slot never turns exclusive again. */
-    if (shared && !d->shared && d->threads == 1) d->shared = 1;
+    if (shared && !d->shared && d->threads == 1) {
+      d->shared = 1;
+      d->spawn_pending |= ER_PENDING_WRITER;
+    }
     r = d->shared == shared ? 0 : EVENTRING_E_BUSY;
   } else if (d->retired || (d->threads && !(shared && d->shared))) {
     r = EVENTRING_E_BUSY;
@@ -222,7 +301,8 @@ static int enter_slot(int id, enum slot_use use) {
     if (d->threads++ == 0) {
       take_slot_locked(d, (unsigned)id);
       d->shared = shared;
-      d->spawn_pending = 1;
+      d->spawn_pending = ER_PENDING_SPAWN | (shared ? ER_PENDING_WRITER : 0);
+      d->last_writer = 0;
       if (er_iload_rlx(&er_st.live)) er_domain_bind_file(d);
       if ((unsigned)id + 1 > er_st.slots_hw) er_st.slots_hw = (unsigned)id + 1;
     }

@@ -304,6 +304,20 @@ EVENTRING_API void eventring_domain_release(void);
 /* The calling thread's slot, or -1 when it holds none. */
 EVENTRING_API int eventring_domain_id(void);
 
+/* Threads joined to one slot (eventring_domain_join()) share its ring;
+ * before the first event of a thread that is not the slot's last writer,
+ * the probe writes a thread-switch marker (doc/FORMAT.md), which readers
+ * use to give each thread a track of its own.  The marker carries the
+ * calling thread's id as its host numbers it, set here (an OCaml 4
+ * program: Thread.id; any negative value: none, the default), its kernel
+ * thread id and its name.  Both are the calling thread's own and take
+ * effect at its next event in a shared slot; slots that are not shared
+ * write no marker and pay nothing. */
+EVENTRING_API void eventring_thread_id(int64_t id);
+/* Names the calling thread (at most 63 bytes; "" or NULL: no name) in its
+ * markers.  Returns 0 or EVENTRING_E_NAMETOOLONG. */
+EVENTRING_API int eventring_thread_name(const char *name);
+
 /* ------------------------------------------------------------------ */
 /* User events.                                                         */
 
@@ -445,6 +459,13 @@ typedef int (*eventring_user_custom_fn)(void *data, int domain, uint64_t ts,
                                         const void *bytes, size_t len);
 /* `count` is in the unit of eventring_cursor_lost_unit(). */
 typedef int (*eventring_lost_fn)(void *data, int domain, uint64_t count);
+/* A thread-switch marker (eventring_thread_id()): the domain's events
+ * from this one to the next marker are the thread's.  `thread` is the
+ * host's id for it (-1: none), `tid` its kernel thread id, `name` its
+ * name (`len` bytes, not NUL-terminated; len 0 when it has none). */
+typedef int (*eventring_thread_fn)(void *data, int domain, uint64_t ts,
+                                   int64_t thread, uint64_t tid,
+                                   const char *name, size_t len);
 
 /* Returns a set with no callback, or NULL when out of memory. */
 EVENTRING_API eventring_callbacks *eventring_callbacks_create(void);
@@ -469,6 +490,8 @@ EVENTRING_API void eventring_callbacks_set_user_custom(
     eventring_callbacks *cb, eventring_user_custom_fn f);
 EVENTRING_API void eventring_callbacks_set_lost_events(
     eventring_callbacks *cb, eventring_lost_fn f);
+EVENTRING_API void eventring_callbacks_set_thread(eventring_callbacks *cb,
+                                                  eventring_thread_fn f);
 
 /* Reads at most `max_events` events (0: no limit) across all domains,
  * in domain order, calling `cb` for each.  Returns the number of events

@@ -56,7 +56,8 @@ struct er_domain {
   uint64_t seq;        /* the PSEQ word's value: moves of head */
   uint64_t last_ts;    /* the last timestamp written (never go back) */
   uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
-  int spawn_pending;   /* write domain_spawn before the next event */
+  int spawn_pending;   /* ER_PENDING_*: what the owner writes before its
+                          next event (nonzero: one test on the probe path) */
   int id;              /* slot index, stored when a thread takes it */
   int threads;         /* threads bound to the slot; under er_st.lock */
   int shared;          /* joined (eventring_domain_join): several threads
@@ -65,7 +66,18 @@ struct er_domain {
   uint64_t dropped;    /* events from a signal handler that interrupted a
                           probe of this thread (DROPPED word) */
   uint64_t alloc[EVENTRING_ALLOC_BUCKETS];
+  /* A shared slot: the writer key (domain.c) of the thread that wrote its
+   * last thread-switch marker in this file, 0 for none.  Its threads'
+   * probes are serialised by the host (the OCaml runtime lock), which
+   * orders their accesses as it orders their stores into the ring. */
+  uint64_t last_writer;
 } __attribute__((aligned(64)));
+
+/* Bits of er_domain.spawn_pending. */
+#define ER_PENDING_SPAWN 1  /* domain_spawn */
+#define ER_PENDING_WRITER 2 /* a shared slot: a thread-switch marker when
+                               the writer is not the last one (set for as
+                               long as the slot is shared) */
 
 struct er_state {
   pthread_mutex_t lock;

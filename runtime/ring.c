@@ -355,6 +355,7 @@ void er_domain_bind_file(struct er_domain *d) {
   d->file_gen = er_st.file_gen;
   d->ext = er_st.ext; /* where its drops are counted, ring or not */
   d->head = d->tail = d->evicted = d->written = d->seq = 0;
+  d->last_writer = 0; /* a shared slot's first event writes a marker */
   d->ring = d->hdr = NULL;
   if ((unsigned)d->id >= er_st.max_domains) return;
   uint64_t ring_bytes = er_st.meta[ER_META_RING_SIZE_BYTES];

@@ -117,6 +117,23 @@ enum {
   ER_UEV_CUSTOM = 4
 };
 
+/* eventring's own events (doc/FORMAT.md, "Thread switches").  They are
+ * runtime events of message type ER_EV_FLUSH, which OCaml 5 defines and
+ * never writes, and whose readers (OCaml 5.0 to 5.4's, and eventring's
+ * before these ids) skip it whatever its id and length; id 0 stays what
+ * it always was.  Not a phase or counter id: OCaml's readers hand those
+ * to callbacks that index their own tables, and later OCaml versions add
+ * ids at the end of those tables.
+ *
+ * ER_XEV_THREAD: a thread switch in a shared (joined) slot.  Payload: the
+ * thread's id as its host numbers it (an OCaml 4 program: Thread.id, -1
+ * when not given), its kernel thread id, then optionally its name, padded
+ * as a custom payload.  Every later event of the ring, up to the next
+ * marker, is that thread's. */
+#define ER_XEV_THREAD 1
+#define ER_XEV_THREAD_MIN_WORDS 4 /* header, time, id, kernel tid */
+#define ER_THREAD_NAME_BYTES 64   /* a name's bytes, NUL included */
+
 /* Custom payload of `len` bytes: (len + 8) / 8 words; the last byte of the
  * last word is the number of padding bytes before it. */
 #define ER_CUSTOM_WORDS(len) (((uint64_t)(len) + 8) / 8)

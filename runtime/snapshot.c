@@ -314,6 +314,25 @@ static int on_user_custom(void *data, int domain, uint64_t ts, int id,
   return user(data, domain, ev, 2 + words, id, name);
 }
 
+/* A thread-switch marker is kept: without it a shared slot's events
+ * could no longer be told apart by thread. */
+static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
+                     uint64_t tid, const char *name, size_t len) {
+  uint64_t ev[ER_XEV_THREAD_MIN_WORDS + ER_THREAD_NAME_BYTES / 8] = {0};
+  unsigned words = len ? (unsigned)ER_CUSTOM_WORDS(len) : 0;
+  ev[0] = ER_HDR(ER_XEV_THREAD_MIN_WORDS + words, 0, ER_EV_FLUSH,
+                 ER_XEV_THREAD);
+  ev[1] = ts;
+  ev[2] = (uint64_t)thread;
+  ev[3] = tid;
+  if (len) {
+    unsigned char *b = (unsigned char *)(ev + ER_XEV_THREAD_MIN_WORDS);
+    memcpy(b, name, len);
+    b[words * 8 - 1] = (unsigned char)(words * 8 - 1 - len);
+  }
+  return add(data, domain, ev, ER_XEV_THREAD_MIN_WORDS + words);
+}
+
 static int on_lost(void *data, int domain, uint64_t count) {
   struct reading *rd = data;
   int e = rd->sink ? rd->sink->lost(rd->sink->arg, domain, count)
@@ -356,6 +375,7 @@ static eventring_callbacks *encoding_callbacks(void) {
   eventring_callbacks_set_user_span(cb, on_user_span);
   eventring_callbacks_set_user_custom(cb, on_user_custom);
   eventring_callbacks_set_lost_events(cb, on_lost);
+  eventring_callbacks_set_thread(cb, on_thread);
   return cb;
 }
 

@@ -192,6 +192,9 @@ ER_HIDDEN void er_slotless_drop(void);
 ER_HIDDEN struct er_domain *er_enter_slow(enum er_when when);
 
 ER_HIDDEN void er_write_spawn(struct er_domain *d);
+/* What spawn_pending says, for the slot's owner: domain_spawn, and in a
+ * shared slot a thread-switch marker (domain.c). */
+ER_HIDDEN void er_write_pending(struct er_domain *d);
 
 static inline void er_leave(struct er_domain *d) {
   /* Pairs with the acquire load in er_stw_close(): everything this probe
@@ -228,7 +231,7 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
     er_leave(d);
     return NULL;
   }
-  if (ER_UNLIKELY(d->spawn_pending)) er_write_spawn(d);
+  if (ER_UNLIKELY(d->spawn_pending)) er_write_pending(d);
   return d;
 }
 

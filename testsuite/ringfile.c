@@ -191,7 +191,13 @@ static int check_event(unsigned len, int user, unsigned type, unsigned id,
     case ER_EV_END: ok = len == 2 && id < RF_MAX_PHASES; break;
     case ER_EV_COUNTER: ok = len == 3 && id < RF_MAX_COUNTERS; break;
     case ER_EV_ALLOC: ok = len == 2 + EVENTRING_ALLOC_BUCKETS && id == 0; break;
-    case ER_EV_FLUSH: ok = len <= 3; break;
+    /* eventring's thread-switch marker: id, kernel tid, a name of at
+     * most 63 bytes (8 words); other flush events have no meaning. */
+    case ER_EV_FLUSH:
+      ok = id == ER_XEV_THREAD ? len >= ER_XEV_THREAD_MIN_WORDS &&
+                                     len <= ER_XEV_THREAD_MIN_WORDS + 8
+                               : len <= 3;
+      break;
     default: ok = 0;
     }
   }

@@ -32,6 +32,7 @@ struct tool_handlers {
   eventring_user_span_fn user_span;
   eventring_user_custom_fn user_custom;
   eventring_lost_fn lost_events;
+  eventring_thread_fn thread;
 };
 
 /* A callbacks object with the handlers of `h` installed; NULL when out of
