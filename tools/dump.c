@@ -9,7 +9,11 @@
  *   domain=D kind=lost_events value=N
  *
  * KIND is runtime_begin, runtime_end, runtime_counter, alloc, lifecycle,
- * user_unit, user_int, user_span or user_custom.  VALUE is "-" for phases
+ * user_unit, user_int, user_span or user_custom, or thread for a
+ * thread-switch marker of a shared slot (eventring's files only; OCaml's
+ * reader skips them): its name is the thread's ("thread_" and its id
+ * when it has none), its value the host's id for it (-1: none), and a
+ * last field, tid=N, its kernel thread id.  VALUE is "-" for phases
  * and for a lifecycle event without data (ring_stop always: OCaml 5.2
  * writes none, though its reader prints a stale word, which is the one
  * place where our lines differ from the vectors), a decimal number for
@@ -25,7 +29,7 @@
  *
  *   SUMMARY total=N runtime_begin=N runtime_end=N runtime_counter=N
  *     alloc=N lifecycle=N user_int=N user_span=N user_unit=N
- *     user_custom=N dropped_events=N malformed_events=N
+ *     user_custom=N thread=N dropped_events=N malformed_events=N
  *     lost_events_calls=N lost_events_total=N lost_unit=events|words
  *
  * on one line, where total is the number of event lines.  It is printed
@@ -56,6 +60,7 @@ enum kind {
   K_USER_SPAN,
   K_USER_UNIT,
   K_USER_CUSTOM,
+  K_THREAD,
   K_COUNT
 };
 
@@ -65,7 +70,7 @@ static const char *const kind_names[K_COUNT] = {
     [K_COUNTER] = "runtime_counter", [K_ALLOC] = "alloc",
     [K_LIFECYCLE] = "lifecycle",     [K_USER_INT] = "user_int",
     [K_USER_SPAN] = "user_span",     [K_USER_UNIT] = "user_unit",
-    [K_USER_CUSTOM] = "user_custom",
+    [K_USER_CUSTOM] = "user_custom", [K_THREAD] = "thread",
 };
 
 struct dump {
@@ -170,6 +175,18 @@ static int on_user_custom(void *data, int domain, uint64_t ts, int id,
   return end();
 }
 
+static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
+                     uint64_t tid, const char *name, size_t len) {
+  char buf[128];
+  if (len >= sizeof buf) len = sizeof buf - 1;
+  memcpy(buf, name, len);
+  buf[len] = '\0';
+  start(data, K_THREAD, domain, ts);
+  tool_put_name(stdout, buf, "thread_", (int)thread);
+  fprintf(stdout, " value=%" PRId64 " tid=%" PRIu64, thread, tid);
+  return end();
+}
+
 static int on_lost(void *data, int domain, uint64_t count) {
   struct dump *d = data;
   d->lost_calls++;
@@ -262,7 +279,8 @@ int tool_dump(int argc, char **argv) {
 
   static const struct tool_handlers handlers = {
       on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
-      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost};
+      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
+      on_thread};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   if (!cb) {
     tool_error("out of memory");

@@ -1,7 +1,11 @@
 /* trace.c -- `eventring trace`: a ring file as a trace for Perfetto.
  *
  * Each domain becomes one track (a thread named "domain N") of one
- * process named after the program; runtime phases and user spans become
+ * process named after the program, and each thread of a shared domain
+ * (an OCaml 4 program's threads, all in domain 0) a track of its own
+ * after the domain's thread-switch markers (doc/FORMAT.md, "Thread
+ * switches"): "NAME, thread ID (domain N)", which every event of the
+ * thread goes to until the next marker; runtime phases and user spans become
  * nested slices; runtime counters, user ints and allocation buckets
  * counter tracks (two for alloc events: small and large sizes); and
  * lifecycle, unit and custom events instants (a custom event's payload
@@ -34,8 +38,12 @@
  *   - An end that does not match the innermost open slice closes the
  *     slices opened inside it first ("cut": "ended out of order"), as
  *     nesting requires; their own ends, when they come, become instants
- *     with the same mark.  OCaml 4 programs, whose threads all write into
- *     domain 0, do this.
+ *     with the same mark.  Threads sharing a domain without markers (files
+ *     of earlier versions) do this.
+ *   - An end whose slice is open on another thread's track of the same
+ *     domain (a span one thread began and another ended) cannot be drawn:
+ *     the slice stays open where it began, the end is an instant marked
+ *     "began on another thread", and standard error counts them.
  *   - Slices still open when the domain's thread terminates or when the
  *     trace ends are closed at the track's last timestamp ("cut": "domain
  *     terminated" or "end of trace").
@@ -69,6 +77,10 @@
 
 #define HELP_REF "eventring trace --help"
 
+/* The first thread track's number, unless a file has more slots: above
+ * every slot eventring writes (its limit of 4096 domains). */
+#define THREAD_TRACK_BASE 4096
+
 /* Room for a name of the ring (127 bytes) with every byte escaped. */
 #define NAME_MAX_ESCAPED (4 * 128 + 32)
 
@@ -101,6 +113,16 @@ struct domain {
   int lost_pending;
 };
 
+/* The track of one thread of a shared slot (doc/FORMAT.md, "Thread
+ * switches"), known by its ring domain, its host id and kernel tid. */
+struct thread_track {
+  int domain;
+  int64_t thread;
+  uint64_t ktid;
+  char name[64]; /* as the marker gives it: at most 63 bytes */
+  struct domain st;
+};
+
 struct trace {
   struct tool_source *src;
   struct trace_writer w;
@@ -110,6 +132,15 @@ struct trace {
   struct domain *doms;
   int ndoms;
   int failed; /* out of memory or a write error: stop reading */
+  /* Threads of shared slots: track number base + i is thr[i]; below base
+   * a track is the domain of that number.  cur[d] is domain d's track
+   * since its last thread-switch marker (-1 or past ncur: its own). */
+  int base;
+  struct thread_track *thr;
+  int nthr, capthr;
+  int *cur;
+  int ncur;
+  uint64_t crossed; /* ends of spans begun on another thread's track */
   uint64_t max_ts;
   char name[NAME_MAX_ESCAPED];     /* the current event's name */
   char name2[NAME_MAX_ESCAPED];    /* a second name (counter tracks) */
@@ -211,9 +242,33 @@ static void emit(struct trace *t, const struct trace_event *ev) {
   if (ferror(t->out)) t->failed = 1;
 }
 
-/* The state of `domain`, its track declared; NULL when out of memory. */
+static void declare_thread(struct trace *t, int track, struct thread_track *h) {
+  char esc[NAME_MAX_ESCAPED], name[NAME_MAX_ESCAPED + 64];
+  if (h->thread >= 0)
+    snprintf(name, sizeof name, "%s%sthread %" PRId64 " (domain %d)",
+             h->name[0] ? escape_name(esc, h->name, "", 0) : "",
+             h->name[0] ? ", " : "", h->thread, h->domain);
+  else
+    snprintf(name, sizeof name, "%s%stid %" PRIu64 " (domain %d)",
+             h->name[0] ? escape_name(esc, h->name, "", 0) : "",
+             h->name[0] ? ", " : "", h->ktid, h->domain);
+  t->w.track(t->wself, t->out, track, (uint64_t)track + 1, name);
+}
+
+/* The state of track `domain` (a domain, or a thread's track), declared;
+ * NULL when out of memory. */
 static struct domain *dom(struct trace *t, int domain) {
   if (domain < 0) return NULL;
+  if (t->nthr && domain >= t->base) {
+    struct thread_track *h = &t->thr[domain - t->base];
+    if (!h->st.declared) {
+      h->st.declared = 1;
+      h->st.cut_reason = "ring start";
+      h->st.cut_pending = 1;
+      declare_thread(t, domain, h);
+    }
+    return &h->st;
+  }
   if (domain >= t->ndoms) {
     int n = domain + 16;
     struct domain *d = realloc(t->doms, (size_t)n * sizeof *d);
@@ -235,6 +290,19 @@ static struct domain *dom(struct trace *t, int domain) {
     t->w.track(t->wself, t->out, domain, (uint64_t)domain + 1, name);
   }
   return d;
+}
+
+/* The track that ring domain `domain`'s events go to now: the track of
+ * the thread named by its last marker, or its own. */
+static int route(const struct trace *t, int domain) {
+  return domain >= 0 && domain < t->ncur && t->cur[domain] >= 0
+             ? t->cur[domain]
+             : domain;
+}
+
+/* The ring domain whose events track `track` shows. */
+static int ring_domain(const struct trace *t, int track) {
+  return t->nthr && track >= t->base ? t->thr[track - t->base].domain : track;
 }
 
 static int push(struct trace *t, struct slice **v, size_t *n, size_t *cap,
@@ -308,6 +376,7 @@ static int go_on(struct trace *t) { return !t->failed; }
 
 static int on_slice_begin(struct trace *t, int domain, uint64_t ts,
                           struct slice s) {
+  domain = route(t, domain);
   struct domain *d = at(t, domain, &ts);
   if (!d) return go_on(t);
   if (!push(t, &d->stack, &d->depth, &d->cap, s)) return 0;
@@ -322,8 +391,24 @@ static int same(const struct slice *a, const struct slice *b) {
   return a->user == b->user && a->id == b->id;
 }
 
+/* Whether a slice like `s` is open on a track of another thread of the
+ * same shared slot as thread track `track`. */
+static int open_elsewhere(const struct trace *t, int track,
+                          const struct slice *s) {
+  if (!t->nthr || track < t->base) return 0;
+  int ring = t->thr[track - t->base].domain;
+  for (int i = 0; i < t->nthr; i++) {
+    const struct thread_track *h = &t->thr[i];
+    if (t->base + i == track || h->domain != ring) continue;
+    for (size_t k = 0; k < h->st.depth; k++)
+      if (same(&h->st.stack[k], s)) return 1;
+  }
+  return 0;
+}
+
 static int on_slice_end(struct trace *t, int domain, uint64_t ts,
                         struct slice s) {
+  domain = route(t, domain);
   struct domain *d = at(t, domain, &ts);
   if (!d) return go_on(t);
   const char *cat = s.user ? "user" : "runtime";
@@ -352,6 +437,17 @@ static int on_slice_end(struct trace *t, int domain, uint64_t ts,
     init_event(&ev, TRACE_INSTANT, domain, ts, cat,
                slice_name(t->name, &s));
     arg_str(&ev, "cut", "ended out of order");
+    emit(t, &ev);
+    return go_on(t);
+  }
+
+  /* It began on another thread's track: a thread cannot end what
+   * another began, so the slice stays open there, and this end is an
+   * instant here, marked and counted (reported at the end). */
+  if (open_elsewhere(t, domain, &s)) {
+    t->crossed++;
+    init_event(&ev, TRACE_INSTANT, domain, ts, cat, slice_name(t->name, &s));
+    arg_str(&ev, "cut", "began on another thread");
     emit(t, &ev);
     return go_on(t);
   }
@@ -403,13 +499,15 @@ static int on_user_span(void *data, int domain, uint64_t ts, int id,
  * says which domain's counter it is. */
 static const char *counter_name(struct trace *t, const char *escaped,
                                 int domain) {
-  snprintf(t->name2, sizeof t->name2, "%s (domain %d)", escaped, domain);
+  snprintf(t->name2, sizeof t->name2, "%s (domain %d)", escaped,
+           ring_domain(t, domain));
   return t->name2;
 }
 
 static int on_counter(void *data, int domain, uint64_t ts, int counter,
                       uint64_t value) {
   struct trace *t = data;
+  domain = route(t, domain);
   if (!at(t, domain, &ts)) return go_on(t);
   struct trace_event ev;
   const char *n = event_name(t->name, t, TOOL_NAME_COUNTER, counter, NULL);
@@ -423,6 +521,7 @@ static int on_counter(void *data, int domain, uint64_t ts, int counter,
 static int on_user_int(void *data, int domain, uint64_t ts, int id,
                        const char *name, int64_t value) {
   struct trace *t = data;
+  domain = route(t, domain);
   if (!at(t, domain, &ts)) return go_on(t);
   struct trace_event ev;
   init_event(&ev, TRACE_COUNTER, domain, ts, "user",
@@ -448,6 +547,7 @@ static const char *const bucket_names[EVENTRING_ALLOC_BUCKETS] = {
 static int on_alloc(void *data, int domain, uint64_t ts,
                     const uint64_t *buckets) {
   struct trace *t = data;
+  domain = route(t, domain);
   if (!at(t, domain, &ts)) return go_on(t);
   static const char *const part[2] = {"alloc <10 words", "alloc 10+ words"};
   for (int p = 0; p < 2; p++) {
@@ -465,6 +565,8 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
                         int64_t value, int has_data) {
   struct trace *t = data;
   tool_source_lifecycle(t->src, kind);
+  int ring = domain;
+  domain = route(t, domain);
   struct domain *d = at(t, domain, &ts);
   if (!d) return go_on(t);
   struct trace_event ev;
@@ -480,6 +582,8 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
     d->cut_pending = 1;
     d->has_floor = 1;
     d->floor_ts = ts;
+    /* The slot's next events are no thread's until a marker says. */
+    if (ring < t->ncur) t->cur[ring] = -1;
   }
   return go_on(t);
 }
@@ -487,6 +591,7 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
 static int on_user_unit(void *data, int domain, uint64_t ts, int id,
                         const char *name) {
   struct trace *t = data;
+  domain = route(t, domain);
   if (!at(t, domain, &ts)) return go_on(t);
   struct trace_event ev;
   init_event(&ev, TRACE_INSTANT, domain, ts, "user",
@@ -498,6 +603,7 @@ static int on_user_unit(void *data, int domain, uint64_t ts, int id,
 static int on_user_custom(void *data, int domain, uint64_t ts, int id,
                           const char *name, const void *bytes, size_t len) {
   struct trace *t = data;
+  domain = route(t, domain);
   if (!at(t, domain, &ts)) return go_on(t);
   /* The payload as `dump` prints it, without the quotes. */
   size_t n = tool_ocaml_string_str(t->payload, sizeof t->payload, bytes, len);
@@ -513,22 +619,85 @@ static int on_user_custom(void *data, int domain, uint64_t ts, int id,
   return go_on(t);
 }
 
-static int on_lost(void *data, int domain, uint64_t count) {
-  struct trace *t = data;
-  tool_source_lost(t->src, domain, count);
-  struct domain *d = dom(t, domain);
-  if (!d) return go_on(t);
-  /* What was open may have ended in the gap: close it where the track's
-   * events stop, and open what ends later at the first event after. */
-  if (d->has_ts) close_all(t, domain, d, "lost events");
+/* A gap on `track`: what was open may have ended in it.  Closes it where
+ * the track's events stop, and opens what ends later at the first event
+ * after. */
+static void cut_by_loss(struct trace *t, int track, struct domain *d) {
+  if (d->has_ts) close_all(t, track, d, "lost events");
   d->depth = 0;
   d->nearly = 0;
   d->cut_reason = "lost events";
   d->cut_pending = 1;
   d->has_floor = d->has_ts;
   d->floor_ts = d->last_ts;
+}
+
+static int on_lost(void *data, int domain, uint64_t count) {
+  struct trace *t = data;
+  tool_source_lost(t->src, domain, count);
+  struct domain *d = dom(t, domain);
+  if (!d) return go_on(t);
+  cut_by_loss(t, domain, d);
   d->lost += count;
   d->lost_pending = 1;
+  /* The gap may hide thread switches: every thread of the slot is cut,
+   * and its events are no thread's until the next marker. */
+  for (int i = 0; i < t->nthr; i++)
+    if (t->thr[i].domain == domain && t->thr[i].st.declared)
+      cut_by_loss(t, t->base + i, &t->thr[i].st);
+  if (domain < t->ncur) t->cur[domain] = -1;
+  return go_on(t);
+}
+
+/* A thread-switch marker: the domain's events are now this thread's,
+ * on a track of its own (declared at its first event). */
+static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
+                     uint64_t ktid, const char *name, size_t len) {
+  struct trace *t = data;
+  (void)ts;
+  if (domain < 0) return go_on(t);
+  int i = 0;
+  while (i < t->nthr && !(t->thr[i].domain == domain &&
+                          t->thr[i].thread == thread &&
+                          t->thr[i].ktid == ktid))
+    i++;
+  if (i == t->nthr) {
+    if (t->nthr == t->capthr) {
+      int c = t->capthr ? 2 * t->capthr : 8;
+      struct thread_track *p = realloc(t->thr, (size_t)c * sizeof *p);
+      if (!p) {
+        t->failed = 1;
+        return 0;
+      }
+      t->thr = p;
+      t->capthr = c;
+    }
+    memset(&t->thr[i], 0, sizeof t->thr[i]);
+    t->thr[i].domain = domain;
+    t->thr[i].thread = thread;
+    t->thr[i].ktid = ktid;
+    t->nthr++;
+  }
+  /* A track's name is given when it is declared: a later name (the
+   * thread renamed itself) counts until then. */
+  struct thread_track *h = &t->thr[i];
+  if (len && !h->st.declared) {
+    if (len >= sizeof h->name) len = sizeof h->name - 1;
+    memcpy(h->name, name, len);
+    h->name[len] = '\0';
+  }
+  if (domain >= t->ncur) {
+    int n = domain + 16;
+    int *p = realloc(t->cur, (size_t)n * sizeof *p);
+    if (!p) {
+      t->failed = 1;
+      return 0;
+    }
+    for (int k = t->ncur; k < n; k++) p[k] = -1;
+    t->cur = p;
+    t->ncur = n;
+  }
+  t->cur[domain] = t->base + i;
   return go_on(t);
 }
 
@@ -541,6 +710,10 @@ static void finish_tracks(struct trace *t) {
     if (d->has_ts) close_all(t, i, d, "end of trace");
     if (d->lost_pending)
       lost_instant(t, i, d, d->has_ts ? d->last_ts : t->max_ts);
+  }
+  for (int i = 0; i < t->nthr; i++) {
+    struct domain *d = &t->thr[i].st;
+    if (d->declared && d->has_ts) close_all(t, t->base + i, d, "end of trace");
   }
 }
 
@@ -734,7 +907,8 @@ int tool_trace(int argc, char **argv) {
   struct trace *t = calloc(1, sizeof *t);
   static const struct tool_handlers handlers = {
       on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
-      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost};
+      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
+      on_thread};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   if (t) t->wself = json ? trace_json_new(&t->w) : trace_fuchsia_new(&t->w);
   if (!t || !cb || !t->wself) {
@@ -747,6 +921,9 @@ int tool_trace(int argc, char **argv) {
   }
   t->src = &src;
   t->pid = src.pid ? (uint64_t)src.pid : 1;
+  /* Thread tracks are numbered after every slot a file can have. */
+  t->base = eventring_cursor_max_domains(src.cursor);
+  if (t->base < THREAD_TRACK_BASE) t->base = THREAD_TRACK_BASE;
 
   char *tmp = NULL;
   t->out = direct ? stdout : open_tmp(outpath, &tmp);
@@ -764,6 +941,13 @@ int tool_trace(int argc, char **argv) {
   finish_tracks(t);
   t->w.end(t->wself, t->out);
   tool_source_lost_summary(&src, stderr);
+  if (t->crossed)
+    fprintf(stderr,
+            "eventring trace: %" PRIu64 " span%s ended on another thread than "
+            "the one that began %s (shown as instants marked \"began on "
+            "another thread\")\n",
+            t->crossed, t->crossed == 1 ? "" : "s",
+            t->crossed == 1 ? "it" : "them");
 
   if (direct) {
     int out = tool_output_finish();
@@ -790,6 +974,12 @@ done:
     free(t->doms[i].early);
   }
   free(t->doms);
+  for (int i = 0; i < t->nthr; i++) {
+    free(t->thr[i].st.stack);
+    free(t->thr[i].st.early);
+  }
+  free(t->thr);
+  free(t->cur);
   t->w.free(t->wself);
   free(t);
   eventring_callbacks_free(cb);
