@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "wallclock.h"
 
 int er_clock_tsc;
 uint64_t er_clock_gen;
@@ -126,6 +127,7 @@ uint64_t er_clock_slow(uint64_t t) {
     /* The rate over the interval just ended: it follows the kernel's own
      * adjustments of CLOCK_MONOTONIC (NTP). */
     publish(tsc0, ns0, t2, n2);
+    er_wall_recalibrated();
     er_store_rel(&recal_busy, 0);
   }
   /* Convert `t` with the newest set, wherever it lies relative to it. */

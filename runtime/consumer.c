@@ -66,6 +66,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "wallclock.h"
 #include "numbering.h"
 #include "sigbus.h"
 
@@ -148,6 +149,7 @@ struct eventring_cursor {
   struct er_numbering *infer; /* OCaml 5's files: numbering.c's evidence */
   pid_t writer_pid;         /* from the extension block, 0: unknown */
   char *program;            /* the program name of the extension block */
+  uint64_t wall_off;        /* file offset of the wall clock words, or 0 */
   /* Name tables from the file (ours) or built in. */
   char *ext_names;          /* n_phases + n_counters slots of name_bytes */
   unsigned n_phases, n_counters, name_bytes;
@@ -312,6 +314,7 @@ static int read_ext(eventring_cursor *c, uint64_t size) {
     return e;
   for (uint64_t i = 0; i < np + nc; i++)
     if (!memchr(c->ext_names + i * slot, 0, slot)) return EVENTRING_E_CORRUPT;
+  c->wall_off = er_wall_offset(x, c->headers_off);
   return read_program(c, x);
 }
 
@@ -1082,4 +1085,43 @@ int eventring_cursor_malformed(const eventring_cursor *c, int domain,
 const char *eventring_cursor_program(const eventring_cursor *c) {
   /* Copied when the cursor opened (read_program()). */
   return c ? c->program : NULL;
+}
+
+/* ------------------------------------------------------------------ */
+/* The wall clock of eventring's files (ER_EXT_FLAG_WALLCLOCK).         */
+
+int eventring_cursor_wallclock(const eventring_cursor *c, int which,
+                               eventring_wallclock *out) {
+  if (!c || !out || (which != EVENTRING_WALLCLOCK_START &&
+                     which != EVENTRING_WALLCLOCK_LATEST))
+    return EVENTRING_E_INVAL;
+  if (!c->wall_off) return EVENTRING_E_NOWALLCLOCK;
+  uint64_t w[2];
+  int e;
+  if (which == EVENTRING_WALLCLOCK_START) {
+    /* Written before the file was published, never changed. */
+    e = get(c, c->wall_off + 8 * ER_WALL_START_TS, w, sizeof w);
+  } else {
+    /* The writer publishes slot g & 1, then g (wallclock.c): a copy of
+     * the slot between two loads of the same g is one pair.  It
+     * publishes every 0.1 s at most, so a few tries always do. */
+    for (int tries = 0;; tries++) {
+      uint64_t g1, g2;
+      if ((e = get_acq(c, c->wall_off + 8 * ER_WALL_GEN, &g1)) != 0) break;
+      if (g1 == 0) return EVENTRING_E_CORRUPT;
+      if ((e = get(c, c->wall_off + 8 * (ER_WALL_SLOTS + 2 * (g1 & 1)), w,
+                   sizeof w)) != 0)
+        break;
+      /* Orders the copy before the second load; pairs with the writer's
+       * release fence before it rewrites a slot. */
+      er_fence_acquire();
+      if ((e = get(c, c->wall_off + 8 * ER_WALL_GEN, &g2, 8)) != 0) break;
+      if (g1 == g2) break;
+      if (tries == 100) return EVENTRING_E_BUSY;
+    }
+  }
+  if (e) return e;
+  out->ts = w[0];
+  out->wall = (int64_t)w[1];
+  return 0;
 }

@@ -34,6 +34,9 @@ const char *eventring_strerror(int err) {
            "runtime";
   case EVENTRING_E_PENDING:
     return "the traced process took the request but has not applied it yet";
+  case EVENTRING_E_NOWALLCLOCK:
+    return "the ring file does not record the wall clock (OCaml 5's runtime "
+           "or an earlier eventring wrote it)";
   default: break;
   }
   /* Negated errno values: strerror() of glibc returns a static string for

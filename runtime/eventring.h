@@ -56,8 +56,10 @@ enum eventring_error {
   EVENTRING_E_TRUNCATED = -1014,   /* shorter than its header says */
   EVENTRING_E_NOCONTROL = -1015,   /* a ring file without remote control
                                       (OCaml 5's runtime wrote it) */
-  EVENTRING_E_PENDING = -1016      /* a request the traced process took
+  EVENTRING_E_PENDING = -1016,     /* a request the traced process took
                                       but has not applied yet (stopped) */
+  EVENTRING_E_NOWALLCLOCK = -1017  /* the ring file does not record the
+                                      wall clock (OCaml 5's files) */
 };
 
 /* Returns a static, human-readable description of `err`, which is an
@@ -433,6 +435,33 @@ EVENTRING_API pid_t eventring_cursor_writer_pid(const eventring_cursor *c);
  * eventring's files record it, or NULL when the file does not say (OCaml
  * 5's files, and those of earlier eventring versions).  Valid while the cursor is. */
 EVENTRING_API const char *eventring_cursor_program(const eventring_cursor *c);
+
+/* The wall clock against the file's timestamps: `ts` a timestamp
+ * (CLOCK_MONOTONIC nanoseconds, the events' clock) and `wall` the
+ * CLOCK_REALTIME of the same instant, in nanoseconds since the Unix epoch
+ * (UTC), so that the wall time of an event stamped t is
+ * wall + (int64_t)(t - ts). */
+typedef struct eventring_wallclock {
+  uint64_t ts;
+  int64_t wall;
+} eventring_wallclock;
+enum {
+  EVENTRING_WALLCLOCK_START = 0, /* taken when the file was made; fixed */
+  EVENTRING_WALLCLOCK_LATEST = 1 /* taken at the writer's last clock
+                                    recalibration (about every 0.1 s), read
+                                    from the file at each call */
+};
+/* Stores in *out the pair `which` of eventring's files.  The two differ
+ * in their offset (wall - ts) only when the wall clock was stepped
+ * (settimeofday, not NTP's slewing) while the file was written; forked
+ * children's files keep their parent's offset.  Returns 0,
+ * EVENTRING_E_NOWALLCLOCK for a file that does not record it (OCaml 5's,
+ * earlier eventring versions'), EVENTRING_E_INVAL (NULL argument, bad
+ * `which`), or an error of the file's reading (EVENTRING_E_TRUNCATED,
+ * ...). */
+EVENTRING_API int eventring_cursor_wallclock(const eventring_cursor *c,
+                                             int which,
+                                             eventring_wallclock *out);
 
 /* Callbacks.  Each receives the `data` given to eventring_cursor_poll(),
  * the domain (slot) and the timestamp (CLOCK_MONOTONIC nanoseconds), and

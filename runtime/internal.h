@@ -168,6 +168,8 @@ struct er_ext_desc {
   pid_t pid;
   uint64_t dropped;          /* the ER_EXT_DROPPED word */
   uint64_t start_time;       /* with ER_EXT_FLAG_START_TIME in flags */
+  uint64_t wall[4];          /* with ER_EXT_FLAG_WALLCLOCK: the start pair
+                                (ts, wall), then the latest (wallclock.h) */
   const char *program;
   const char *const *tables[3];
   unsigned counts[3];

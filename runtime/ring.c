@@ -42,6 +42,7 @@
 
 #include "sigbus.h"
 #include "starttime.h"
+#include "wallclock.h"
 #include "writer.h"
 
 #define PAGE 4096u
@@ -115,6 +116,7 @@ uint64_t er_ext_bytes(const struct er_ext_desc *d) {
   return ER_EXT_WORDS * 8 + n_names * ER_EXT_NAME_BYTES +
          (d->flags & ER_EXT_FLAG_LEASES ? ER_EXT_LEASE_SLOTS * 8 : 0) +
          (d->program ? ER_EXT_PROGRAM_BYTES : 0) +
+         (d->flags & ER_EXT_FLAG_WALLCLOCK ? ER_EXT_WALL_WORDS * 8 : 0) +
          (d->flags & ER_EXT_FLAG_START_TIME ? 8 : 0);
 }
 
@@ -137,7 +139,12 @@ void er_ext_fill(uint64_t *x, const struct er_ext_desc *d) {
   for (int t = 0; t < 3; t++)
     for (unsigned i = 0; i < d->counts[t]; i++, names += ER_EXT_NAME_BYTES)
       put_name(names, ER_EXT_NAME_BYTES, d->tables[t][i] ? d->tables[t][i] : "");
-  if (d->program) put_name(names, ER_EXT_PROGRAM_BYTES, d->program);
+  if (d->program) {
+    put_name(names, ER_EXT_PROGRAM_BYTES, d->program);
+    names += ER_EXT_PROGRAM_BYTES;
+  }
+  if (d->flags & ER_EXT_FLAG_WALLCLOCK)
+    er_wall_fill((uint64_t *)names, d->wall);
   /* The start time is the block's last word, wherever the rest ends. */
   if (d->flags & ER_EXT_FLAG_START_TIME)
     x[er_ext_bytes(d) / 8 - 1] = d->start_time;
@@ -213,6 +220,8 @@ int er_file_create(unsigned log2, unsigned max_domains) {
                  eventring__n_lifecycle}};
   if (er_proc_start_time(0, &desc.start_time) == 0)
     desc.flags |= ER_EXT_FLAG_START_TIME;
+  desc.flags |= ER_EXT_FLAG_WALLCLOCK;
+  er_wall_start(desc.wall);
   uint64_t ext_bytes = er_ext_bytes(&desc);
   uint64_t ring_words = UINT64_C(1) << log2;
   uint64_t headers_off = round_up(ER_META_WORDS * 8 + ext_bytes, 64);
@@ -301,6 +310,7 @@ int er_file_create(unsigned log2, unsigned max_domains) {
   er_st.map = map;
   er_st.meta = m;
   er_st.ext = x;
+  er_wall_file(x);
   er_st.max_domains = max_domains;
   er_st.ring_log2 = log2;
   er_st.pid = getpid();

@@ -164,6 +164,22 @@ enum {
 #define ER_EXT_FLAG_LEASES 4
 #define ER_EXT_LEASE_SLOTS 16
 
+/* ER_EXT_WALL_WORDS words of wall clock (wallclock.c) follow the program
+ * name (or the name tables, without one), before the start time word:
+ * readers that predate the flag find the program name and the start time
+ * where they were.  They map timestamps (CLOCK_MONOTONIC ns) to
+ * CLOCK_REALTIME (ns since the Unix epoch): a pair taken when the file
+ * was made, which never changes, and the latest pair, in two slots that a
+ * generation word selects so that a reader never takes a torn one. */
+#define ER_EXT_FLAG_WALLCLOCK 16
+enum {
+  ER_WALL_GEN = 0,        /* pairs published; the latest is in slot gen & 1 */
+  ER_WALL_START_TS = 1,   /* the pair taken when the file was made */
+  ER_WALL_START_WALL = 2,
+  ER_WALL_SLOTS = 3,      /* slot j: words SLOTS + 2j (ts), SLOTS + 2j + 1 */
+  ER_EXT_WALL_WORDS = 7
+};
+
 enum {
   ER_EXT_MAGIC_W = 0,
   ER_EXT_VERSION_W = 1,

@@ -57,6 +57,8 @@ struct er_snap {
   unsigned used;
   pid_t pid;
   char *program;
+  int has_wall;      /* the source's wall clock pairs are known */
+  uint64_t wall[4];  /* start ts, wall, latest ts, wall (wallclock.h) */
   int numbering;
   char **names[2];   /* phases, counters */
   unsigned counts[2];
@@ -386,6 +388,17 @@ static int take_names(struct er_snap *s, eventring_cursor *c,
   int numbering = eventring_cursor_numbering(c, NULL);
   if (numbering == ER_PHASES_OCAML50 || numbering == ER_PHASES_OCAML53)
     s->numbering = numbering;
+  /* The source's wall clock goes with its timestamps, which are kept. */
+  eventring_wallclock start, latest;
+  if (eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START, &start) == 0 &&
+      eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_LATEST, &latest) ==
+          0) {
+    s->has_wall = 1;
+    s->wall[0] = start.ts;
+    s->wall[1] = (uint64_t)start.wall;
+    s->wall[2] = latest.ts;
+    s->wall[3] = (uint64_t)latest.wall;
+  }
   int e = set_names(s, 0, count_names(c, cursor_phase, max_phase),
                     cursor_phase, c);
   if (!e)
@@ -511,6 +524,10 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
                  (const char *const *)s->names[1],
                  eventring__lifecycle_names},
       .counts = {s->counts[0], s->counts[1], eventring__n_lifecycle}};
+  if (s->has_wall) {
+    desc.flags |= ER_EXT_FLAG_WALLCLOCK;
+    memcpy(desc.wall, s->wall, sizeof desc.wall);
+  }
   uint64_t ext_bytes = er_ext_bytes(&desc);
   uint64_t headers_off = round_up(ER_META_WORDS * 8 + ext_bytes, 64);
   uint64_t data_off =

@@ -145,9 +145,11 @@ MUT(ext_phases_9000) { *ext(m, ER_EXT_N_PHASES) = 9000; }
 MUT(ext_counters_max) { *ext(m, ER_EXT_N_COUNTERS) = UINT64_MAX; }
 MUT(ext_lifecycle_2e62) { *ext(m, ER_EXT_N_LIFECYCLE) = UINT64_C(1) << 62; }
 MUT(ext_names_offset_0) { *ext(m, ER_EXT_NAMES_OFFSET) = 0; }
-/* Past the block: beyond the program name that follows the tables too. */
+/* Past the block: beyond the program name and the wall clock words that
+ * follow the tables too. */
 MUT(ext_names_offset_past) {
-  *ext(m, ER_EXT_NAMES_OFFSET) += 64 + ER_EXT_PROGRAM_BYTES;
+  *ext(m, ER_EXT_NAMES_OFFSET) +=
+      64 + ER_EXT_PROGRAM_BYTES + ER_EXT_WALL_WORDS * 8;
 }
 MUT(ext_names_offset_2e63) { *ext(m, ER_EXT_NAMES_OFFSET) = UINT64_C(1) << 63; }
 MUT(ext_names_offset_max) { *ext(m, ER_EXT_NAMES_OFFSET) = UINT64_MAX - 47; }

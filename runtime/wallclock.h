@@ -1,0 +1,38 @@
+/* wallclock.h -- the wall clock against the timestamps, in the ring file
+ * (wallclock.c; the words are ring_format.h's ER_WALL_*).
+ *
+ * Timestamps are CLOCK_MONOTONIC nanoseconds, which say nothing of the
+ * time of day.  The extension block holds pairs (ts, wall) taken at one
+ * instant, wall being CLOCK_REALTIME in nanoseconds since the Unix epoch,
+ * so that a reader turns a timestamp t into wall + (t - ts).
+ */
+#ifndef EVENTRING_WALLCLOCK_H
+#define EVENTRING_WALLCLOCK_H
+
+#include <stdint.h>
+
+#include "internal.h"
+
+/* The pairs of a new file into `pairs` (start ts, start wall, latest ts,
+ * latest wall; the latest is the start); under er_st.lock. */
+ER_HIDDEN void er_wall_start(uint64_t pairs[4]);
+
+/* Writes the ER_EXT_WALL_WORDS words of a block being made at `w`: the
+ * start pair of `pairs` and the latest in its slot, one published. */
+ER_HIDDEN void er_wall_fill(uint64_t *w, const uint64_t pairs[4]);
+
+/* Remembers where the wall words lie in a block of this process, `x`
+ * being a complete block of its (ring.c, when a file is made). */
+ER_HIDDEN void er_wall_file(const uint64_t *x);
+
+/* Publishes a new latest pair in the file of the probe the caller is in,
+ * if it is in one (clock.c, at each recalibration).  Async-signal-safe:
+ * a probe of a signal handler may recalibrate. */
+ER_HIDDEN void er_wall_recalibrated(void);
+
+/* Where the wall words of the block whose fixed part is `x` lie, as a
+ * byte offset in the file, given the block's size; 0 when the block has
+ * none or says something impossible.  For the writer and the readers. */
+ER_HIDDEN uint64_t er_wall_offset(const uint64_t *x, uint64_t limit);
+
+#endif /* EVENTRING_WALLCLOCK_H */
