@@ -9,7 +9,12 @@
  * never wraps (OCAMLRUNPARAM e=21: 2^21 words per ring), writes about half
  * a million events in the mix a runtime produces (nested phases, counters,
  * user ints, spans and units, an occasional custom event), stops tracing
- * and keeps the file (OCAML_RUNTIME_EVENTS_PRESERVE).  Every measurement
+ * and keeps the file (OCAML_RUNTIME_EVENTS_PRESERVE).  A second writer
+ * (`--write-ocaml DIR`) makes the file of issue 14's comparison with OCaml
+ * 5.2's reader: 500,000 runtime events in the mix its runtime writes
+ * most (begin, counter, end, begin, end, repeated), in the same ring
+ * size, nothing wrapped; the `ocaml_mix_` measurements drain that one.
+ * Every measurement
  * then runs RUNS times, each time in a new reader process (`--read MODE
  * FILE EXPECTED`), interleaved in rounds as bench_probes does so that a
  * burst of noise on the shared machine spreads over all figures.  A reader
@@ -104,6 +109,17 @@ static unsigned emit_slice(uint64_t i) {
     return 18;
   }
   return 17;
+}
+
+/* The OCaml mix: a minor collection with its promoted-words counter,
+ * then a major slice, five events.  Returns the events written. */
+static unsigned emit_ocaml_slice(uint64_t i) {
+  eventring_begin(EVENTRING_PHASE_MINOR);
+  eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, i & 1023);
+  eventring_end(EVENTRING_PHASE_MINOR);
+  eventring_begin(EVENTRING_PHASE_MAJOR_SLICE);
+  eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
+  return 5;
 }
 
 static uint64_t emit_mix(uint64_t at_least) {
@@ -253,16 +269,22 @@ struct mode {
   size_t batch;      /* max_events per poll; 0: one poll drains all */
   int with_open;     /* the open (and free) is timed as well */
   int open_only;     /* only open and free are timed; prints us */
+  int ocaml_mix;     /* drains the OCaml-mix file, not the bench mix */
 };
 
 static const struct mode modes[] = {
-  {"all_count", "drain, all callbacks (count)", CB_ALL_COUNT, 0, 0, 0},
-  {"all_sum_ts", "drain, all callbacks (sum ts)", CB_ALL_SUM, 0, 0, 0},
-  {"one_begin", "drain, runtime_begin only", CB_ONE, 0, 0, 0},
-  {"none", "drain, no callback", CB_NONE, 0, 0, 0},
-  {"batch1024", "polls of <= 1024, all (count)", CB_ALL_COUNT, BATCH, 0, 0},
-  {"open_drain", "open + drain + free, all", CB_ALL_COUNT, 0, 1, 0},
-  {"open_free", "open + free (us per cursor)", CB_NONE, 0, 1, 1},
+  {"all_count", "drain, all callbacks (count)", CB_ALL_COUNT, 0, 0, 0, 0},
+  {"all_sum_ts", "drain, all callbacks (sum ts)", CB_ALL_SUM, 0, 0, 0, 0},
+  {"one_begin", "drain, runtime_begin only", CB_ONE, 0, 0, 0, 0},
+  {"none", "drain, no callback", CB_NONE, 0, 0, 0, 0},
+  {"batch1024", "polls of <= 1024, all (count)", CB_ALL_COUNT, BATCH, 0, 0, 0},
+  {"open_drain", "open + drain + free, all", CB_ALL_COUNT, 0, 1, 0, 0},
+  {"open_free", "open + free (us per cursor)", CB_NONE, 0, 1, 1, 0},
+  {"ocaml_mix_all_count", "OCaml mix: drain, all (count)", CB_ALL_COUNT, 0,
+   0, 0, 1},
+  {"ocaml_mix_none", "OCaml mix: drain, no callback", CB_NONE, 0, 0, 0, 1},
+  {"ocaml_mix_batch1024", "OCaml mix: polls of <= 1024, all", CB_ALL_COUNT,
+   BATCH, 0, 0, 1},
 };
 #define N_MODES (sizeof modes / sizeof modes[0])
 
@@ -275,8 +297,9 @@ static const struct mode *find_mode(const char *name) {
 /* ---------------------------------------------------------------- */
 /* Child processes.                                                  */
 
-/* Writes the ring file and prints its path and its number of events. */
-static int run_write(const char *dir) {
+/* Writes the ring file, in the bench mix or (`ocaml`) the OCaml mix, and
+ * prints its path and its number of events. */
+static int run_write(const char *dir, int ocaml) {
   alarm(CHILD_TIMEOUT_S);
   setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
   setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
@@ -291,7 +314,11 @@ static int run_write(const char *dir) {
   }
   char path[4096];
   snprintf(path, sizeof path, "%s", eventring_path());
-  uint64_t n = emit_mix(FILE_EVENTS);
+  uint64_t n = 0;
+  if (ocaml)
+    for (uint64_t i = 0; n < FILE_EVENTS; i++) n += emit_ocaml_slice(i);
+  else
+    n = emit_mix(FILE_EVENTS);
   eventring_stop();
   /* ring_start and ring_stop are events of the file too. */
   printf("%llu %s\n", (unsigned long long)(n + 2), path);
@@ -478,17 +505,19 @@ static const char *const cf_labels[N_CF] = {
   "lost, % of written", "events per poll"};
 
 static int write_json(FILE *out, const struct bl_stat *ms, int runs,
-                      const char *cpu, uint64_t events,
+                      const char *cpu, uint64_t events, uint64_t ocaml_events,
                       const struct bl_stat *cf, int conc_runs, int conc_exact,
                       int conc_failed) {
   fprintf(out, "{\n  \"unit\": \"ns per event\",\n  \"runs\": %d,\n", runs);
   fprintf(out, "  \"cpu\": ");
   bl_json_str(out, cpu);
   fprintf(out,
-          ",\n  \"file_events\": %llu,\n  \"file_ring\": \"%s\",\n"
+          ",\n  \"file_events\": %llu,\n  \"ocaml_mix_file_events\": %llu,\n"
+          "  \"file_ring\": \"%s\",\n"
           "  \"drains_per_run\": %d,\n  \"target_ns\": %.1f,\n"
           "  \"ocaml52_reader_anchor_ns\": %.1f,\n  \"results\": [\n",
-          (unsigned long long)events, FILE_RING, REPS, TARGET_NS,
+          (unsigned long long)events, (unsigned long long)ocaml_events,
+          FILE_RING, REPS, TARGET_NS,
           OCAML52_READER_NS);
   int first = 1;
   for (size_t i = 0; i < N_MODES; i++) {
@@ -537,21 +566,26 @@ static int driver(const char *argv0) {
     perror("bench_reader: mkdtemp");
     return 1;
   }
-  char out[4352], path[4096];
-  unsigned long long events = 0;
+  /* The two files: [0] the bench mix, [1] the OCaml mix. */
+  char out[4352], path[2][4096] = {"", ""}, events_s[2][32];
+  unsigned long long events = 0, ocaml_events = 0;
   int st = bl_spawn(self, (char *[]){"--write", dir, NULL}, out, sizeof out);
   if (st == BL_EXIT_DISABLED) {
     printf("bench_reader: n/a: library built with tracing disabled\n");
     rmdir(dir);
     return 0;
   }
-  if (st != 0 || sscanf(out, "%llu %4095s", &events, path) != 2) {
+  if (st != 0 || sscanf(out, "%llu %4095s", &events, path[0]) != 2 ||
+      bl_spawn(self, (char *[]){"--write-ocaml", dir, NULL}, out,
+               sizeof out) != 0 ||
+      sscanf(out, "%llu %4095s", &ocaml_events, path[1]) != 2) {
     fprintf(stderr, "bench_reader: the writer failed\n");
+    if (path[0][0]) unlink(path[0]);
     rmdir(dir);
     return 1;
   }
-  char events_s[32];
-  snprintf(events_s, sizeof events_s, "%llu", events);
+  snprintf(events_s[0], sizeof events_s[0], "%llu", events);
+  snprintf(events_s[1], sizeof events_s[1], "%llu", ocaml_events);
 
   struct bl_stat ms[N_MODES], cf[N_CF];
   memset(ms, 0, sizeof ms);
@@ -560,7 +594,9 @@ static int driver(const char *argv0) {
   for (int round = 0; round < runs; round++) {
     fprintf(stderr, "bench_reader: round %d of %d\n", round + 1, runs);
     for (size_t i = 0; i < N_MODES; i++) {
-      char *args[] = {"--read", (char *)modes[i].name, path, events_s, NULL};
+      int f = modes[i].ocaml_mix;
+      char *args[] = {"--read", (char *)modes[i].name, path[f], events_s[f],
+                      NULL};
       double v;
       if (bl_spawn(self, args, out, sizeof out) == 0 &&
           sscanf(out, "%lf", &v) == 1)
@@ -587,7 +623,8 @@ static int driver(const char *argv0) {
       errors++;
     }
   }
-  unlink(path);
+  unlink(path[0]);
+  unlink(path[1]);
   rmdir(dir);
   for (size_t i = 0; i < N_MODES; i++) bl_summarize(&ms[i]);
   for (int i = 0; i < N_CF; i++) bl_summarize(&cf[i]);
@@ -600,8 +637,10 @@ static int driver(const char *argv0) {
   printf("file: %llu events in one ring (OCAMLRUNPARAM %s, not wrapped): "
          "nested phases,\n  counters, user "
          "int/span/unit, a custom event every 273; each run drains it\n  "
-         "%d times, with a new cursor each time\n\n",
-         events, FILE_RING, REPS);
+         "%d times, with a new cursor each time\n"
+         "OCaml mix: %llu events (begin, counter, end, begin, end repeated), "
+         "same ring\n\n",
+         events, FILE_RING, REPS, ocaml_events);
   printf("%-34s %9s %9s %9s %9s %9s\n", "measurement", "median", "min", "max",
          "x target", "x OCaml");
   for (size_t i = 0; i < N_MODES; i++) {
@@ -644,14 +683,17 @@ static int driver(const char *argv0) {
 
   FILE *jout;
   if (bl_json_open("bench_reader", &jout) < 0 ||
-      (jout != NULL && write_json(jout, ms, runs, cpu, events, cf, conc_runs,
+      (jout != NULL && write_json(jout, ms, runs, cpu, events, ocaml_events, cf, conc_runs,
                                   conc_exact, conc_failed) < 0))
     errors++;
   return errors ? 1 : 0;
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--write") == 0) return run_write(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--write") == 0)
+    return run_write(argv[2], 0);
+  if (argc == 3 && strcmp(argv[1], "--write-ocaml") == 0)
+    return run_write(argv[2], 1);
   if (argc == 5 && strcmp(argv[1], "--read") == 0)
     return run_read(argv[2], argv[3], argv[4]);
   if (argc == 2 && strcmp(argv[1], "--concurrent") == 0)

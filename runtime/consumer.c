@@ -16,7 +16,11 @@
  *      words it frees (ring.c), so every event at or above the reloaded
  *      head was copied intact; the events below it may be torn and are
  *      reported lost, counted exactly from the reloaded pair.
- *   4. Decode the copy, checking every header, and deliver.
+ *   4. Decode the copy, checking every header, and deliver: runs of
+ *      events of a fixed length (runtime phases and counters, user
+ *      units, ints and spans) in two passes, one that checks a run's
+ *      headers and one that delivers it without checks; any other event
+ *      one at a time.
  *
  * The file is never trusted.  Every value is loaded once into a local and
  * checked before use: the metadata and the extension block against the
@@ -155,6 +159,10 @@ struct eventring_cursor {
   unsigned n_phases, n_counters, name_bytes;
   char **user_names;        /* ER_NAME_SLOTS, cached once non-empty;
                                allocated at the first user event */
+  /* The kinds the first pass of the decode validates in runs (read_ring):
+   * for each dispatch key, the header's 28 high bits less `base` must be
+   * below `lim`; lim is 0 for the kinds decoded one at a time. */
+  struct { uint32_t base, lim; } fast[32];
   uint64_t busy;            /* a poll is running (atomic) */
   struct ring_pos *rings;
   uint64_t *buf;            /* the copy: min(CHUNK, ring size) words */
@@ -368,6 +376,7 @@ int er_check_meta(const uint64_t *meta, uint64_t size) {
 }
 
 static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size);
+static void set_fast_kinds(eventring_cursor *c);
 
 /* Lets numbering.c weigh what the rings of an OCaml 5 file hold beyond
  * what it saw before, through get(), and takes its verdict.  Returns 0
@@ -458,6 +467,7 @@ static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size) {
   }
   c->basis = EVENTRING_NUMBERING_FROM_FILE;
   if (!c->ours && (err = infer_numbering(c)) != 0) goto fail;
+  set_fast_kinds(c);
   *out = c;
   return 0;
 
@@ -712,6 +722,181 @@ static int lost(struct poll_state *ps, int domain, uint64_t n) {
 #define RUNTIME(t) (t)
 #define USER(t) (16 + (t))
 
+/* The two-pass decode.  Most of a trace is runtime phases and counters,
+ * each a fixed number of words.  The first pass (scan_run) walks a run
+ * of such events in the copy, checking each header -- its zero bits, its
+ * length for its kind, its id against the file's tables, its end within
+ * the segment -- with one branch per event; the second (dispatch_run)
+ * delivers the run without checking anything again.  An event of any
+ * other kind, or a bad one, ends the run and is decoded by deliver().
+ *
+ * A runtime header's 28 bits above the zero bits are its length (10),
+ * user bit (1), type (4) and id (13): the run's kinds are those whose
+ * 28 bits less `base` (their length, key and id 0) are below `lim` (the
+ * number of ids the file names).  A wrong length, key or id falls
+ * outside, so one subtraction and one comparison check all three. */
+#define TOP(h) ((uint32_t)((uint64_t)(h) >> 36))
+#define FAST_BASE(len, key) (((uint32_t)(len) << 18) | ((uint32_t)(key) << 13))
+
+static void set_fast_kinds(eventring_cursor *c) {
+  /* OCaml 5's files have no tables: every 13-bit id is taken. */
+  uint32_t phases = c->ours ? c->n_phases : 8192;
+  uint32_t counters = c->ours ? c->n_counters : 8192;
+  memset(c->fast, 0, sizeof c->fast);
+  c->fast[RUNTIME(ER_EV_BEGIN)].base = FAST_BASE(2, RUNTIME(ER_EV_BEGIN));
+  c->fast[RUNTIME(ER_EV_BEGIN)].lim = phases;
+  c->fast[RUNTIME(ER_EV_END)].base = FAST_BASE(2, RUNTIME(ER_EV_END));
+  c->fast[RUNTIME(ER_EV_END)].lim = phases;
+  c->fast[RUNTIME(ER_EV_COUNTER)].base = FAST_BASE(3, RUNTIME(ER_EV_COUNTER));
+  c->fast[RUNTIME(ER_EV_COUNTER)].lim = counters;
+  /* User events of a fixed length: their names are checked by the second
+   * pass (a name not yet read ends the run there). */
+  _Static_assert(ER_NAME_SLOTS == 8192, "a user id has 13 bits");
+  c->fast[USER(ER_UEV_UNIT)].base = FAST_BASE(2, USER(ER_UEV_UNIT));
+  c->fast[USER(ER_UEV_UNIT)].lim = ER_NAME_SLOTS;
+  c->fast[USER(ER_UEV_INT)].base = FAST_BASE(3, USER(ER_UEV_INT));
+  c->fast[USER(ER_UEV_INT)].lim = ER_NAME_SLOTS;
+  c->fast[USER(ER_UEV_SPAN_BEGIN)].base = FAST_BASE(2, USER(ER_UEV_SPAN_BEGIN));
+  c->fast[USER(ER_UEV_SPAN_BEGIN)].lim = ER_NAME_SLOTS;
+  c->fast[USER(ER_UEV_SPAN_END)].base = FAST_BASE(2, USER(ER_UEV_SPAN_END));
+  c->fast[USER(ER_UEV_SPAN_END)].lim = ER_NAME_SLOTS;
+}
+
+/* The longest kind a run holds, in words. */
+#define FAST_MAX_LEN 3
+
+/* The first pass: the end of the run of at most `room` checked events
+ * that starts at `off` and ends at or before `end`, and their number in
+ * *count.  An event that starts FAST_MAX_LEN words or more before `end`
+ * fits before it, so the loop checks the kind alone; the last few words
+ * are looked at by the slower loop after it.  The zero bits of the
+ * headers are or-ed together and checked once for the run: when one is
+ * set, the run is cut before the first header that has it.  Sets
+ * *any_user when the run holds a user event.  Not inlined, so that its
+ * loop has the registers to itself. */
+static __attribute__((noinline)) uint64_t
+scan_run(const eventring_cursor *c, const uint64_t *buf, uint64_t off,
+         uint64_t end, uint64_t room, uint64_t *count, uint64_t *any_user) {
+  const uint64_t start = off;
+  uint64_t n = 0, zero = 0;
+  if (end - off >= FAST_MAX_LEN && room > 0) {
+    /* `left` counts down to the limit: one fused decrement and branch. */
+    const uint64_t last = end - FAST_MAX_LEN;
+    uint64_t left = room;
+    do {
+      const uint64_t h = buf[off];
+      const uint32_t top = TOP(h);
+      const unsigned key = (top >> 13) & 0x1f;
+      if (top - c->fast[key].base >= c->fast[key].lim) break;
+      zero |= h;
+      off += top >> 18;
+      if (--left == 0) break;
+    } while (off <= last);
+    n = room - left;
+  }
+  while (off < end && n < room) {
+    const uint64_t h = buf[off];
+    const uint32_t top = TOP(h);
+    const unsigned key = (top >> 13) & 0x1f;
+    if (top - c->fast[key].base >= c->fast[key].lim ||
+        off + (top >> 18) > end)
+      break;
+    zero |= h;
+    off += top >> 18;
+    n++;
+  }
+  if (ER_UNLIKELY(zero & HDR_ZERO_BITS)) {
+    /* Rare: a header with stray bits.  The run stops before it, and
+     * deliver()'s checks report it. */
+    off = start;
+    n = 0;
+    zero = 0;
+    while (!(buf[off] & HDR_ZERO_BITS)) {
+      zero |= buf[off];
+      off += ER_HDR_LEN(buf[off]);
+      n++;
+    }
+  }
+  *count = n;
+  /* The user bit of any header of the run. */
+  *any_user = (zero >> 53) & 1;
+  return off;
+}
+
+/* The second pass: delivers the run [p, end) that scan_run() checked.
+ * The callbacks and their argument are copied into locals first: the
+ * compiler must assume that a call through a pointer may store anywhere,
+ * so fields read through the cursor or the callback set would be loaded
+ * again after each call; locals whose address is not taken stay in
+ * registers (or in this frame) across the calls.  A user event whose
+ * name the cursor has not read yet (or that is empty) is left to
+ * deliver(), which reads and checks it: the run stops before it, with
+ * *why set to RUN_NAME.  Returns where it stopped: `end`, before such an
+ * event, or just after the event whose callback asked to stop (*why set
+ * to RUN_STOP).  Not inlined, for the registers. */
+#define RUN_STOP 1
+#define RUN_NAME 2
+static __attribute__((noinline)) const uint64_t *
+dispatch_run(const eventring_callbacks *cb, char *const *names, void *data,
+             int domain, const uint64_t *p, const uint64_t *end, int *why) {
+  _Static_assert((ER_EV_BEGIN & 1) == 0 && ER_EV_END == (ER_EV_BEGIN | 1),
+                 "begin and end differ in the type's low bit");
+  /* Begin and end share a signature: picked from this pair by the type's
+   * low bit, they cost one branch on the kind, not two. */
+  const eventring_phase_fn phase[2] = {cb->runtime_begin, cb->runtime_end};
+  const eventring_counter_fn on_counter = cb->runtime_counter;
+  while (p < end) {
+    const uint64_t h = p[0];
+    const int id = (int)ER_HDR_ID(h);
+    const unsigned key = KEY(h);
+    int go = 1;
+    if (key == RUNTIME(ER_EV_COUNTER)) {
+      if (on_counter) go = on_counter(data, domain, p[1], id, p[2]);
+      p += 3;
+    } else if (ER_LIKELY(key < USER(0))) { /* begin or end */
+      const eventring_phase_fn f = phase[key & 1];
+      if (f) go = f(data, domain, p[1], id);
+      p += 2;
+    } else { /* the user kinds of set_fast_kinds() */
+      const char *name = names ? names[id] : NULL;
+      if (!name) {
+        *why = RUN_NAME;
+        return p;
+      }
+      /* Loaded here, not before the loop: user events are the fewer. */
+      switch (ER_HDR_TYPE(h)) {
+      case ER_UEV_UNIT:
+        if (cb->user_unit) go = cb->user_unit(data, domain, p[1], id, name);
+        p += 2;
+        break;
+      case ER_UEV_INT:
+        if (cb->user_int)
+          go = cb->user_int(data, domain, p[1], id, name, (int64_t)p[2]);
+        p += 3;
+        break;
+      default: /* ER_UEV_SPAN_BEGIN, ER_UEV_SPAN_END */
+        if (cb->user_span)
+          go = cb->user_span(data, domain, p[1], id, name,
+                             ER_HDR_TYPE(h) == ER_UEV_SPAN_END);
+        p += 2;
+        break;
+      }
+    }
+    if (ER_UNLIKELY(!go)) {
+      *why = RUN_STOP;
+      break;
+    }
+  }
+  return p;
+}
+
+/* The number of events of a checked run [p, end). */
+static uint64_t run_events(const uint64_t *p, const uint64_t *end) {
+  uint64_t n = 0;
+  for (; p < end; p += ER_HDR_LEN(*p)) n++;
+  return n;
+}
+
 /* What deliver() returns besides 0 (delivered) and a negative error. */
 #define PADDING 1   /* not an event */
 #define MALFORMED 2 /* an event whose header or payload is wrong */
@@ -894,6 +1079,11 @@ read_ring(struct poll_state *ps, int domain) {
   if (tail < pos || tail > MAX_POSITION) return EVENTRING_E_CORRUPT;
   size_t delivered = ps->delivered;
   const size_t max = ps->max ? ps->max : SIZE_MAX;
+  const int any_cb = ps->cb->runtime_begin || ps->cb->runtime_end ||
+                     ps->cb->runtime_counter || ps->cb->user_unit ||
+                     ps->cb->user_int || ps->cb->user_span;
+  /* Set when a run stopped before an event that deliver() decodes. */
+  int one_by_one = 0;
 
   while (pos < tail && delivered < max && !ps->stop) {
     /* Copy [pos, pos + n) out of the ring, in at most two runs, then
@@ -962,6 +1152,36 @@ read_ring(struct poll_state *ps, int domain) {
     uint64_t seg_end = first < n && off < first ? first : n;
     for (;;) {
       while (off < seg_end) {
+        /* A run of events of fixed length first (the two passes above),
+         * when there is one; not when the event here is one the run
+         * left to deliver(). */
+        uint64_t count, any_user;
+        uint64_t run_end = one_by_one ? off
+                           : scan_run(c, buf, off, seg_end, max - delivered,
+                                      &count, &any_user);
+        if (run_end != off) {
+          /* Without callbacks for them, the runtime events of a run need
+           * no second pass; the names of user events always do. */
+          if (any_cb || any_user) {
+            int why = 0;
+            const uint64_t *q = dispatch_run(ps->cb, c->user_names, ps->data,
+                                             domain, buf + off,
+                                             buf + run_end, &why);
+            if (ER_UNLIKELY(why)) {
+              if (why == RUN_STOP) ps->stop = 1;
+              else one_by_one = 1;
+              count = run_events(buf + off, q);
+              run_end = (uint64_t)(q - buf);
+            }
+          }
+          pos += run_end - off;
+          off = run_end;
+          events += count;
+          delivered += count;
+          if (delivered >= max || ps->stop) goto next_copy;
+          continue;
+        }
+        one_by_one = 0;
         uint64_t h = buf[off];
         unsigned len = ER_HDR_LEN(h);
         if (ER_UNLIKELY(len == 0 || (h & HDR_ZERO_BITS) ||
