@@ -48,10 +48,7 @@ int er_start_locked(void) {
   /* The starter's ring begins with ring_start, as OCaml's domain 0 does,
    * even when the thread took its slot before. */
   struct er_domain *d = er_attach_locked();
-  /* Nor a thread-switch marker before it, in a shared slot: the
-   * starter's next event writes one (last_writer is 0 in a new file). */
-  int writer = d ? d->spawn_pending & ER_PENDING_WRITER : 0;
-  if (d) d->spawn_pending = 0;
+  if (d) d->spawn_pending &= ~ER_PENDING_SPAWN;
   starter_slot = d ? d->id : -1;
   resumed_for_readers = 0;
   er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_START, (uint64_t)er_st.pid);
@@ -59,8 +56,7 @@ int er_start_locked(void) {
    * forked child of a paused parent): say so in the ring. */
   if (er_st.paused)
     er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_PAUSE, 0);
-  if (d) d->spawn_pending |= writer;
-  if (!er_st.paused)
+  else
     er_istore_rel(&eventring__on, 1);
   er_store_rel(&er_st.ext[ER_EXT_PAUSED], er_st.paused);
   return 0;

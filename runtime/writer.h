@@ -112,8 +112,16 @@ er_emit(enum er_when when, enum er_origin origin, unsigned type, unsigned id,
 /* A lifecycle event of a control operation, whose caller holds
  * er_st.lock: written even while paused. */
 static inline void er_emit_lifecycle(int kind, uint64_t data) {
+  /* The process's event, not a thread's: no thread-switch marker before
+   * it in a shared slot (domain.c), so that a ring still begins with
+   * ring_start (and fork_child).  The slot's threads are the host's to
+   * serialise, and this one holds it. */
+  struct er_domain *d = er_tls_self;
+  int writer = d ? d->spawn_pending & ER_PENDING_WRITER : 0;
+  if (d) d->spawn_pending &= ~ER_PENDING_WRITER;
   er_emit(ER_EVEN_PAUSED, ER_FROM_RUNTIME, ER_EV_LIFECYCLE, (unsigned)kind,
           &data, 1);
+  if (d) d->spawn_pending |= writer;
 }
 
 #endif /* EVENTRING_WRITER_H */

@@ -12,7 +12,8 @@
 #
 # Runtime_events_snapshot (the in-process snapshot, eventring's own and not
 # OCaml 5's) is a module of its own in the same archives, so that every
-# program of the package can use it and none links it unless it does.
+# program of the package can use it and none links it unless it does;
+# so is Runtime_events_thread (a thread's name in the trace).
 #
 # The C archive libeventring_ocaml.a holds the stubs and every object of
 # libeventring_i (the bridge to the instrumented runtime included), so that
@@ -63,7 +64,9 @@ OCAML_OBJS = $(OCB)/runtime_events.cmi $(OCB)/runtime_events.cmo \
 	$(OCB)/runtime_events_auto.cmi $(OCB)/runtime_events_auto.cmo \
 	$(OCB)/runtime_events_auto.cmx $(OCB)/runtime_events_auto.o \
 	$(OCB)/runtime_events_snapshot.cmi $(OCB)/runtime_events_snapshot.cmo \
-	$(OCB)/runtime_events_snapshot.cmx $(OCB)/runtime_events_snapshot.o
+	$(OCB)/runtime_events_snapshot.cmx $(OCB)/runtime_events_snapshot.o \
+	$(OCB)/runtime_events_thread.cmi $(OCB)/runtime_events_thread.cmo \
+	$(OCB)/runtime_events_thread.cmx $(OCB)/runtime_events_thread.o
 OCAML_STUB_OBJS = $(OCB)/runtime_events_stubs.o \
 	$(OCB)/runtime_events_snapshot_stubs.o
 OCAML_LIBS = $(OCB)/libeventring_ocaml.a $(OCB)/dllruntime_events_stubs.so \
@@ -77,7 +80,9 @@ OCAML_PKG_FILES = $(OCAML_SRCDIR)/runtime_events.mli \
 	$(OCB)/runtime_events_auto.cmi $(OCB)/runtime_events_auto.cmo \
 	$(OCB)/runtime_events_auto.cmx $(OCB)/runtime_events_auto.o \
 	$(OCAML_SRCDIR)/runtime_events_snapshot.mli \
-	$(OCB)/runtime_events_snapshot.cmi $(OCB)/runtime_events_snapshot.cmx
+	$(OCB)/runtime_events_snapshot.cmi $(OCB)/runtime_events_snapshot.cmx \
+	$(OCAML_SRCDIR)/runtime_events_thread.mli \
+	$(OCB)/runtime_events_thread.cmi $(OCB)/runtime_events_thread.cmx
 
 .PHONY: ocaml-all ocaml-stage ocaml-install ocaml-uninstall ocaml-clean
 
@@ -149,17 +154,38 @@ $(OCB)/runtime_events_snapshot.cmx: \
 	$(OCAMLFIND) ocamlopt -g -I $(OCB) -c \
 		-o $(OCB)/runtime_events_snapshot.cmx $<
 
+$(OCB)/runtime_events_thread.cmi: \
+		$(OCAML_SRCDIR)/runtime_events_thread.mli Makefile
+	@mkdir -p $(@D)
+	$(OCAMLFIND) ocamlc -g -c -o $@ $<
+
+$(OCB)/runtime_events_thread.cmo: \
+		$(OCAML_SRCDIR)/runtime_events_thread.ml \
+		$(OCB)/runtime_events_thread.cmi
+	$(OCAMLFIND) ocamlc -g -I $(OCB) -c -o $@ $<
+
+$(OCB)/runtime_events_thread.o: $(OCB)/runtime_events_thread.cmx
+$(OCB)/runtime_events_thread.cmx: \
+		$(OCAML_SRCDIR)/runtime_events_thread.ml \
+		$(OCB)/runtime_events_thread.cmi
+	$(OCAMLFIND) ocamlopt -g -I $(OCB) -c \
+		-o $(OCB)/runtime_events_thread.cmx $<
+
 $(OCB)/runtime_events.cma: $(OCB)/runtime_events.cmo \
-		$(OCB)/runtime_events_snapshot.cmo $(OCAML_SRCDIR)/rules.mk
+		$(OCB)/runtime_events_snapshot.cmo $(OCB)/runtime_events_thread.cmo \
+		$(OCAML_SRCDIR)/rules.mk
 	$(OCAMLFIND) ocamlc -a -o $@ $(OCB)/runtime_events.cmo \
-		$(OCB)/runtime_events_snapshot.cmo -dllib -lruntime_events_stubs \
+		$(OCB)/runtime_events_snapshot.cmo $(OCB)/runtime_events_thread.cmo \
+		-dllib -lruntime_events_stubs \
 		$(OCAML_CCLIBS) $(OCAML_CCOPTS)
 
 $(OCB)/runtime_events.a: $(OCB)/runtime_events.cmxa
 $(OCB)/runtime_events.cmxa: $(OCB)/runtime_events.cmx \
-		$(OCB)/runtime_events_snapshot.cmx $(OCAML_SRCDIR)/rules.mk
+		$(OCB)/runtime_events_snapshot.cmx $(OCB)/runtime_events_thread.cmx \
+		$(OCAML_SRCDIR)/rules.mk
 	$(OCAMLFIND) ocamlopt -a -o $(OCB)/runtime_events.cmxa \
 		$(OCB)/runtime_events.cmx $(OCB)/runtime_events_snapshot.cmx \
+		$(OCB)/runtime_events_thread.cmx \
 		$(OCAML_CCLIBS) $(OCAML_CCOPTS)
 
 # @DLLDIR@ is where the package's DLL lives once installed, so that plain

@@ -10,7 +10,10 @@
      and major_heap_words; the instrumented runtime ([-runtime-variant i])
      reports more (doc/ocaml4-mapping.md).
    - Every OCaml thread writes into ring 0, as OCaml 5's threads of one
-     domain do.
+     domain do.  A thread-switch marker (the thread's [Thread.id] and the
+     name [Runtime_events_thread.set_name] gave it) precedes each change
+     of writer, so that eventring's tools draw each thread apart; OCaml
+     5's readers, and [read_poll], skip the markers.
    - The [int array] given to an [alloc] callback is reused by the next
      alloc event of the same cursor: copy it to keep it.
    - Lost events are counted in events for eventring's files and in ring

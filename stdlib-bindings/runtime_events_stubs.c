@@ -50,6 +50,7 @@
  */
 #define CAML_NAME_SPACE
 #define CAML_INTERNALS
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -64,6 +65,7 @@
 #include <caml/callback.h>
 #include <caml/custom.h>
 #include <caml/fail.h>
+#include <caml/io.h>
 #include <caml/major_gc.h>
 #include <caml/memory.h>
 #include <caml/misc.h>
@@ -86,11 +88,52 @@ int eventring__ocaml_join0(void);
  * fork_parent_handler). */
 static __thread int joined;
 
+/* ------------------------------------------------------------------ */
+/* Which OCaml thread writes (doc/FORMAT.md, "Thread switches").        */
+
+/* Every OCaml thread shares slot 0, where eventring writes a marker with
+ * the writing thread's id at each change of writer.  The id is
+ * Thread.id (Thread.self ()), which only systhreads knows: its
+ * caml_thread_self primitive, found when the program links threads
+ * (statically: the weak reference; plain bytecode, whose dllthreads.so
+ * ocamlrun loads globally: dlsym), returns the current thread's
+ * descriptor, whose field 0 is the id.  It may only be called once the
+ * Thread module has set up curr_thread, which caml_thread_initialize does
+ * before it sets caml_channel_mutex_lock (io.h), and only where the
+ * descriptor can be read: outside a collection that moves blocks.  So it
+ * is looked up in join0(), whose callers are the stubs (OCaml code) and
+ * the normal runtime's GC hooks (before or after a collection, never in
+ * one), never in the instrumented runtime's probes (ocaml_bridge.c);
+ * a thread whose first events come from those is known by its kernel tid
+ * until its first event from here.  The main thread is Thread 0: 4.13
+ * numbers the thread that initialises Thread first, and the module's
+ * initialiser runs in it. */
+extern value caml_thread_self(value) __attribute__((weak));
+static value (*thread_self)(value);
+static int thread_self_looked; /* under the runtime lock */
+/* Set once this thread's id is given to eventring_thread_id(). */
+static __thread int tid_known;
+
+static void learn_tid(void) {
+  if (caml_channel_mutex_lock == NULL) return; /* Thread not set up (yet) */
+  if (!thread_self_looked) {
+    thread_self_looked = 1;
+    thread_self = caml_thread_self
+                      ? caml_thread_self
+                      : (value(*)(value))dlsym(RTLD_DEFAULT, "caml_thread_self");
+  }
+  tid_known = 1;
+  if (!thread_self) return; /* another thread library: ids unknown */
+  value descr = thread_self(Val_unit);
+  eventring_thread_id((int64_t)Long_val(Field(descr, 0)));
+}
+
 /* The bridge's eventring__ocaml_join0() does the work, and remembers a
  * failure so that a thread refused slot 0 does not retry under the
  * control lock on every event. */
 static void join0(void) {
   if (eventring__ocaml_join0() == 0) joined = 1;
+  if (__builtin_expect(!tid_known, 0)) learn_tid();
 }
 
 /* True when an event from the calling OCaml thread should be written now,
@@ -337,7 +380,21 @@ CAMLprim value caml_eventring_ml_init(value unit) {
      * first), so the parent and child handlers above run after them. */
     pthread_atfork(fork_prepare, fork_parent_handler, fork_child_handler);
   }
-  /* The main thread takes slot 0 before any other thread can. */
+  /* The main thread takes slot 0 before any other thread can; it is
+   * Thread 0 (see learn_tid()). */
+  eventring_thread_id(0);
+  tid_known = 1;
+  join0();
+  return Val_unit;
+}
+
+/* Runtime_events_thread.set_name. */
+CAMLprim value caml_eventring_ml_thread_name(value name) {
+  if (!caml_string_is_c_safe(name) ||
+      eventring_thread_name(String_val(name)) != 0)
+    caml_invalid_argument(
+        "Runtime_events_thread.set_name: longer than 63 bytes or has a NUL "
+        "byte");
   join0();
   return Val_unit;
 }
