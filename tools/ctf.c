@@ -757,7 +757,8 @@ int tool_ctf(int argc, char **argv) {
   c.name_out = open_memstream(&c.name_buf, &c.name_size);
   static const struct tool_handlers handlers = {
       on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
-      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost};
+      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
+      NULL /* thread-switch markers: not shown */};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   c.dirfd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (!c.streams || !c.name_out || !cb) {

@@ -573,7 +573,8 @@ static int on_lost(void *data, int domain, uint64_t count) {
 static eventring_callbacks *make_callbacks(void) {
   static const struct tool_handlers handlers = {
       on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
-      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost};
+      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
+      NULL /* thread-switch markers: not shown */};
   return tool_callbacks_new(&handlers);
 }
 

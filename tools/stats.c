@@ -521,7 +521,8 @@ int tool_stats(int argc, char **argv) {
 
   static const struct tool_handlers handlers = {
       on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
-      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost};
+      on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
+      NULL /* thread-switch markers: not shown */};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   struct stats *s = calloc(1, sizeof *s);
   struct named_phase *ph = NULL;
