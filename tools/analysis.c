@@ -263,6 +263,7 @@ int analysis_open(int argc, char **argv, const char *help_ref,
   int rc = tool_output_open_for(output, 0, help_ref,
                                 argc - optind == 1 ? argv[optind] : NULL);
   if (rc != TOOL_EXIT_OK) return rc;
+  src->multi = 1; /* both report per process and in total */
   rc = tool_source_open(src, argc - optind, argv + optind, help_ref);
   return rc != TOOL_EXIT_OK ? rc : -1;
 }

@@ -43,6 +43,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "events.h"
@@ -73,15 +74,50 @@ static const char *const kind_names[K_COUNT] = {
     [K_USER_CUSTOM] = "user_custom", [K_THREAD] = "thread",
 };
 
-struct dump {
-  struct tool_source *src;
+struct counts {
   uint64_t count[K_COUNT];
   uint64_t lost_calls, lost_total;
 };
 
+struct dump {
+  struct tool_source *src;
+  struct counts all;
+  /* With several processes each has its counts, and event lines start
+   * with pid=P: every line for a list of files or --dir (tag_all); for a
+   * command, the lines of every process but the first, so that a
+   * command's one process is listed as before. */
+  int tag_all;
+  struct counts *per;
+  int nper;
+};
+
+/* The counts of the process being read, or NULL (out of memory, or one
+ * process only). */
+static struct counts *per(struct dump *d) {
+  if (!d->src->multi) return NULL;
+  int i = d->src->proc;
+  if (i >= d->nper) {
+    int n = i + 16;
+    struct counts *p = realloc(d->per, (size_t)n * sizeof *p);
+    if (!p) return NULL;
+    memset(p + d->nper, 0, (size_t)(n - d->nper) * sizeof *p);
+    d->per = p;
+    d->nper = n;
+  }
+  return &d->per[i];
+}
+
+static void put_pid(struct dump *d) {
+  if (d->tag_all || (d->src->cmd && d->src->proc > 0))
+    fprintf(stdout, "pid=%ld ", (long)d->src->procs[d->src->proc]->pid);
+}
+
 /* Starts an event line, up to and including "name=". */
 static void start(struct dump *d, enum kind k, int domain, uint64_t ts) {
-  d->count[k]++;
+  d->all.count[k]++;
+  struct counts *c = per(d);
+  if (c) c->count[k]++;
+  put_pid(d);
   fprintf(stdout, "domain=%d ts=%" PRIu64 " kind=%s name=", domain, ts,
           kind_names[k]);
 }
@@ -189,32 +225,74 @@ static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
 
 static int on_lost(void *data, int domain, uint64_t count) {
   struct dump *d = data;
-  d->lost_calls++;
-  d->lost_total += count;
+  tool_source_lost(d->src, domain, count);
+  d->all.lost_calls++;
+  d->all.lost_total += count;
+  struct counts *c = per(d);
+  if (c) {
+    c->lost_calls++;
+    c->lost_total += count;
+  }
+  put_pid(d);
   fprintf(stdout, "domain=%d kind=lost_events value=%" PRIu64 "\n", domain,
           count);
   return tool_output_ok();
 }
 
-static void summary(const struct dump *d) {
+/* A SUMMARY line: `c` counted over the files of `cursors` (n of them),
+ * after `pid` ("pid=P ", or "") and with `nprocs` (when not 0). */
+static void summary_line(const struct counts *c, const char *pid,
+                         int nprocs, eventring_cursor *const *cursors,
+                         int n) {
   uint64_t total = 0;
-  for (int k = 0; k < K_COUNT; k++) total += d->count[k];
-  fprintf(stdout, "SUMMARY total=%" PRIu64, total);
+  for (int k = 0; k < K_COUNT; k++) total += c->count[k];
+  fprintf(stdout, "SUMMARY %stotal=%" PRIu64, pid, total);
+  if (nprocs) fprintf(stdout, " processes=%d", nprocs);
   for (int k = 0; k < K_COUNT; k++)
-    fprintf(stdout, " %s=%" PRIu64, kind_names[k], d->count[k]);
+    fprintf(stdout, " %s=%" PRIu64, kind_names[k], c->count[k]);
   /* What the writer never recorded and what the reader skipped (a file
    * that no longer tells the first shows "?"), before lost_unit, which
    * stays last. */
-  struct tool_unrecorded u;
-  if (tool_unrecorded(d->src->cursor, &u) == 0)
-    fprintf(stdout, " dropped_events=%" PRIu64, u.dropped);
+  struct tool_unrecorded u, sum = {0, 0, 0};
+  int known = 1;
+  for (int i = 0; i < n; i++) {
+    if (tool_unrecorded(cursors[i], &u) != 0) {
+      known = 0;
+      continue;
+    }
+    sum.dropped += u.dropped;
+    sum.malformed += u.malformed;
+  }
+  if (known)
+    fprintf(stdout, " dropped_events=%" PRIu64, sum.dropped);
   else
     fprintf(stdout, " dropped_events=?");
   fprintf(stdout,
           " malformed_events=%" PRIu64 " lost_events_calls=%" PRIu64
           " lost_events_total=%" PRIu64 " lost_unit=%s\n",
-          u.malformed, d->lost_calls, d->lost_total,
-          tool_lost_unit(d->src->cursor));
+          sum.malformed, c->lost_calls, c->lost_total,
+          tool_lost_unit(cursors[0]));
+}
+
+static void summary(struct dump *d) {
+  const struct tool_source *src = d->src;
+  if (src->nprocs <= 1 && !d->tag_all) {
+    summary_line(&d->all, "", 0, &src->cursor, 1);
+    return;
+  }
+  /* One line per process, then the total, last as before. */
+  eventring_cursor **all = calloc((size_t)src->nprocs, sizeof *all);
+  for (int i = 0; i < src->nprocs; i++) {
+    const struct tool_proc *p = src->procs[i];
+    struct counts none;
+    memset(&none, 0, sizeof none);
+    char pid[32];
+    snprintf(pid, sizeof pid, "pid=%ld ", (long)p->pid);
+    summary_line(i < d->nper ? &d->per[i] : &none, pid, 0, &p->cursor, 1);
+    if (all) all[i] = p->cursor;
+  }
+  if (all) summary_line(&d->all, "", src->nprocs, all, src->nprocs);
+  free(all);
 }
 
 static void help(void) {
@@ -274,6 +352,7 @@ int tool_dump(int argc, char **argv) {
   rc = tool_output_open_for(output, 0, HELP_REF,
                             argc - optind == 1 ? argv[optind] : NULL);
   if (rc != TOOL_EXIT_OK) return rc;
+  src.multi = 1;
   rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
 
@@ -289,8 +368,10 @@ int tool_dump(int argc, char **argv) {
   }
 
   struct dump d = {.src = &src};
+  d.tag_all = argc - optind > 1 || (src.dir && !src.pid_arg);
   rc = tool_source_read(&src, cb, &d);
   if (rc == TOOL_EXIT_OK && tool_output_ok()) summary(&d);
+  free(d.per);
   eventring_callbacks_free(cb);
   tool_source_close(&src);
   int out = tool_output_finish();

@@ -171,6 +171,17 @@ static unsigned str_ref(struct fxt *f, FILE *out, const char *s, size_t len,
 /* ------------------------------------------------------------------ */
 /* The writer.                                                          */
 
+/* The kernel object record of a process: its koid is the pid. */
+static void put_process(struct fxt *f, FILE *out, uint64_t pid,
+                        const char *process) {
+  size_t il;
+  unsigned name = str_ref(f, out, process, strlen(process), 1, &il);
+  start_record(f);
+  put_word(f, pid);
+  put_stream(f, process, il);
+  end_record(f, out, REC_KOBJ, ZX_OBJ_TYPE_PROCESS | (uint64_t)name << 8);
+}
+
 static void fxt_begin(void *self, FILE *out, uint64_t pid,
                       const char *process) {
   struct fxt *f = self;
@@ -189,12 +200,14 @@ static void fxt_begin(void *self, FILE *out, uint64_t pid,
   put_word(f, 1000000000);
   end_record(f, out, REC_INIT, 0);
 
-  size_t il;
-  unsigned name = str_ref(f, out, process, strlen(process), 1, &il);
-  start_record(f);
-  put_word(f, pid);
-  put_stream(f, process, il);
-  end_record(f, out, REC_KOBJ, ZX_OBJ_TYPE_PROCESS | (uint64_t)name << 8);
+  put_process(f, out, pid, process);
+}
+
+static void fxt_process(void *self, FILE *out, uint64_t pid,
+                        const char *process) {
+  struct fxt *f = self;
+  f->pid = pid;
+  if (process) put_process(f, out, pid, process);
 }
 
 static void fxt_track(void *self, FILE *out, int track, uint64_t tid,
@@ -315,8 +328,8 @@ static void fxt_free(void *self) {
   free(f);
 }
 
-static const struct trace_writer writer = {fxt_begin, fxt_track, fxt_event,
-                                          fxt_end, fxt_free};
+static const struct trace_writer writer = {
+    fxt_begin, fxt_process, fxt_track, fxt_event, fxt_end, fxt_free};
 
 void *trace_fuchsia_new(struct trace_writer *w) {
   struct fxt *f = calloc(1, sizeof *f);

@@ -74,6 +74,19 @@ static void json_begin(void *self, FILE *out, uint64_t pid,
   fputs_unlocked("}}", out);
 }
 
+static void json_process(void *self, FILE *out, uint64_t pid,
+                         const char *process) {
+  struct json *j = self;
+  j->pid = pid;
+  if (!process) return;
+  sep(j, out);
+  fprintf(out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu64
+               ",\"tid\":0,\"args\":{\"name\":",
+          pid);
+  put_cstr(out, process);
+  fputs_unlocked("}}", out);
+}
+
 static void json_track(void *self, FILE *out, int track, uint64_t tid,
                        const char *name) {
   struct json *j = self;
@@ -137,8 +150,8 @@ static void json_end(void *self, FILE *out) {
 
 static void json_free(void *self) { free(self); }
 
-static const struct trace_writer writer = {json_begin, json_track, json_event,
-                                          json_end, json_free};
+static const struct trace_writer writer = {
+    json_begin, json_process, json_track, json_event, json_end, json_free};
 
 void *trace_json_new(struct trace_writer *w) {
   struct json *j = calloc(1, sizeof *j);

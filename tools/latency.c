@@ -39,6 +39,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
@@ -57,10 +58,22 @@ static const struct {
 };
 #define N_ROWS (sizeof rows / sizeof rows[0])
 
-struct latency {
-  struct tool_source *src;
+/* One process's pauses (with several processes; with one, the total's
+ * are its own). */
+struct lat_proc {
+  struct latency *l;
+  int ready;
   struct pauses pauses;
   struct histogram *hist;
+};
+
+struct latency {
+  struct tool_source *src;
+  struct pauses pauses; /* one process */
+  struct histogram *hist; /* every pause */
+  struct lat_proc *procs; /* several processes, nprocs of them */
+  int nprocs;
+  int failed;
 };
 
 static void on_pause(void *arg, int domain, uint64_t duration) {
@@ -69,17 +82,54 @@ static void on_pause(void *arg, int domain, uint64_t duration) {
   hist_record(l->hist, duration);
 }
 
+static void on_proc_pause(void *arg, int domain, uint64_t duration) {
+  (void)domain;
+  struct lat_proc *p = arg;
+  hist_record(p->hist, duration);
+  hist_record(p->l->hist, duration);
+}
+
+/* The pause tracker of the process being read; NULL when out of
+ * memory. */
+static struct pauses *pauses_of(struct latency *l) {
+  if (!l->src->multi) return &l->pauses;
+  int i = l->src->proc;
+  if (i >= l->nprocs) {
+    int n = i + 8;
+    struct lat_proc *v = realloc(l->procs, (size_t)n * sizeof *v);
+    if (!v) goto oom;
+    memset(v + l->nprocs, 0, (size_t)(n - l->nprocs) * sizeof *v);
+    l->procs = v;
+    l->nprocs = n;
+  }
+  struct lat_proc *p = &l->procs[i];
+  if (!p->ready) {
+    const eventring_cursor *c = l->src->procs[i]->cursor;
+    p->l = l;
+    if (!(p->hist = hist_create()) ||
+        pauses_init(&p->pauses, c, eventring_cursor_max_domains(c),
+                    on_proc_pause, p) < 0)
+      goto oom;
+    p->ready = 1;
+  }
+  return &p->pauses;
+oom:
+  if (!l->failed) tool_error("out of memory");
+  l->failed = 1;
+  return NULL;
+}
+
 static int on_begin(void *data, int domain, uint64_t ts, int phase) {
-  struct latency *l = data;
-  pauses_begin(&l->pauses, domain, ts, phase);
-  return 1;
+  struct pauses *p = pauses_of(data);
+  if (p) pauses_begin(p, domain, ts, phase);
+  return p != NULL;
 }
 
 static int on_end(void *data, int domain, uint64_t ts, int phase) {
-  struct latency *l = data;
+  struct pauses *p = pauses_of(data);
   uint64_t start;
-  pauses_end(&l->pauses, domain, ts, phase, &start);
-  return 1;
+  if (p) pauses_end(p, domain, ts, phase, &start);
+  return p != NULL;
 }
 
 static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
@@ -87,24 +137,51 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   (void)ts, (void)value, (void)has_data;
   struct latency *l = data;
   tool_source_lifecycle(l->src, kind);
-  pauses_lifecycle(&l->pauses, domain, kind);
-  return 1;
+  struct pauses *p = pauses_of(l);
+  if (p) pauses_lifecycle(p, domain, kind);
+  return p != NULL;
 }
 
 static int on_lost(void *data, int domain, uint64_t count) {
   struct latency *l = data;
   tool_source_lost(l->src, domain, count);
-  pauses_cut(&l->pauses, domain);
-  return 1;
+  struct pauses *p = pauses_of(l);
+  if (p) pauses_cut(p, domain);
+  return p != NULL;
+}
+
+/* What a report is about: one process, or the total of several. */
+struct lat_report {
+  const struct histogram *hist;
+  uint64_t cut, unfinished, unmatched, markers, lost;
+  const char *lost_unit;
+  int unrecorded_known;
+  struct tool_unrecorded u;
+};
+
+static void add_pauses(struct lat_report *r, const struct pauses *p) {
+  r->cut += p->cut;
+  r->unfinished += p->unfinished;
+  r->unmatched += p->unmatched;
+  r->markers += p->markers;
+}
+
+static void add_unrecorded(struct lat_report *r, const eventring_cursor *c) {
+  struct tool_unrecorded u;
+  if (tool_unrecorded(c, &u) != 0) {
+    r->unrecorded_known = 0;
+    return;
+  }
+  r->u.dropped += u.dropped;
+  r->u.malformed += u.malformed;
 }
 
 static const char *plural(uint64_t n, const char *one, const char *many) {
   return n == 1 ? one : many;
 }
 
-static void print_text(const struct latency *l) {
-  const struct histogram *h = l->hist;
-  const struct pauses *p = &l->pauses;
+static void print_text(const struct lat_report *p) {
+  const struct histogram *h = p->hist;
   char a[32], b[32];
   uint64_t n = hist_count(h);
   printf("GC pauses: %" PRIu64 " (outermost runtime phases, all domains)\n", n);
@@ -126,11 +203,11 @@ static void print_text(const struct latency *l) {
            p->unmatched, plural(p->unmatched, "end", "ends"));
 }
 
-static void print_json(const struct latency *l) {
-  const struct histogram *h = l->hist;
-  const struct pauses *p = &l->pauses;
+/* The report's fields, without the braces. */
+static void print_json(const struct lat_report *p) {
+  const struct histogram *h = p->hist;
   uint64_t n = hist_count(h);
-  printf("{\"pauses\": %" PRIu64, n);
+  printf("\"pauses\": %" PRIu64, n);
   if (n > 0) {
     printf(", \"min_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 ", \"mean_ns\": ",
            hist_min(h), hist_max(h));
@@ -151,14 +228,77 @@ static void print_json(const struct latency *l) {
   printf(", \"cut\": %" PRIu64 ", \"unfinished\": %" PRIu64
          ", \"unmatched_ends\": %" PRIu64 ", \"markers\": %" PRIu64
          ", \"lost\": %" PRIu64 ", \"lost_unit\": \"%s\"",
-         p->cut, p->unfinished, p->unmatched, p->markers, l->src->lost_total,
-         tool_lost_unit(l->src->cursor));
-  struct tool_unrecorded u;
-  if (tool_unrecorded(l->src->cursor, &u) == 0)
-    printf(", \"dropped\": %" PRIu64 ", \"malformed\": %" PRIu64 "}\n",
-           u.dropped, u.malformed);
+         p->cut, p->unfinished, p->unmatched, p->markers, p->lost,
+         p->lost_unit);
+  if (p->unrecorded_known)
+    printf(", \"dropped\": %" PRIu64 ", \"malformed\": %" PRIu64,
+           p->u.dropped, p->u.malformed);
   else
-    printf(", \"dropped\": null, \"malformed\": null}\n");
+    printf(", \"dropped\": null, \"malformed\": null");
+}
+
+/* The report of the source: the one process's, or the total of several,
+ * then each process's (text: a section each; JSON: "processes"). */
+static void report(struct latency *l, int json) {
+  const struct tool_source *src = l->src;
+  struct lat_report r;
+  memset(&r, 0, sizeof r);
+  r.hist = l->hist;
+  r.lost = src->lost_total;
+  r.lost_unit = tool_lost_unit(src->cursor);
+  r.unrecorded_known = 1;
+  int several = src->multi && (src->nprocs > 1 || src->cmd ||
+                               (src->dir && !src->pid_arg));
+  if (!src->multi) {
+    add_pauses(&r, &l->pauses);
+    add_unrecorded(&r, src->cursor);
+  } else {
+    for (int i = 0; i < src->nprocs; i++) {
+      if (i < l->nprocs && l->procs[i].ready)
+        add_pauses(&r, &l->procs[i].pauses);
+      add_unrecorded(&r, src->procs[i]->cursor);
+    }
+  }
+  if (json) {
+    printf("{");
+    print_json(&r);
+  } else {
+    if (src->nprocs > 1) printf("== all %d processes ==\n", src->nprocs);
+    print_text(&r);
+  }
+  if (!several) {
+    if (json) printf("}\n");
+    return;
+  }
+  if (json) printf(",\n \"processes\": [");
+  struct histogram *none = hist_create();
+  for (int i = 0; i < src->nprocs; i++) {
+    const struct tool_proc *p = src->procs[i];
+    const struct lat_proc *lp =
+        i < l->nprocs && l->procs[i].ready ? &l->procs[i] : NULL;
+    struct lat_report q;
+    memset(&q, 0, sizeof q);
+    q.hist = lp ? lp->hist : none;
+    if (!q.hist) continue;
+    if (lp) add_pauses(&q, &lp->pauses);
+    q.lost = p->lost_total;
+    q.lost_unit = tool_lost_unit(p->cursor);
+    q.unrecorded_known = 1;
+    add_unrecorded(&q, p->cursor);
+    if (json) {
+      printf("%s\n  {\"pid\": %ld, \"name\": ", i ? "," : "", (long)p->pid);
+      analysis_json_string(stdout, p->name);
+      printf(", ");
+      print_json(&q);
+      printf("}");
+    } else if (src->nprocs > 1) {
+      char label[128];
+      printf("\n== %s ==\n", tool_proc_label(p, label, sizeof label));
+      print_text(&q);
+    }
+  }
+  hist_free(none);
+  if (json) printf("]}\n");
 }
 
 static void help(void) {
@@ -191,17 +331,22 @@ int tool_latency(int argc, char **argv) {
     goto out;
   }
   rc = tool_source_read(&src, cb, &l);
+  if (l.failed) rc = TOOL_EXIT_INPUT;
   /* After a read error the report would look complete without being so:
    * as dump does, print nothing but the error. */
   if (rc == TOOL_EXIT_OK) {
     pauses_finish(&l.pauses);
-    if (json)
-      print_json(&l);
-    else
-      print_text(&l);
+    for (int i = 0; i < l.nprocs; i++)
+      if (l.procs[i].ready) pauses_finish(&l.procs[i].pauses);
+    report(&l, json);
     if (!json) tool_source_lost_summary(&src, stderr);
   }
 out:
+  for (int i = 0; i < l.nprocs; i++) {
+    if (l.procs[i].ready) pauses_free(&l.procs[i].pauses);
+    hist_free(l.procs[i].hist);
+  }
+  free(l.procs);
   pauses_free(&l.pauses);
   hist_free(l.hist);
   eventring_callbacks_free(cb);

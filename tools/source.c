@@ -136,6 +136,13 @@ int tool_source_option(struct tool_source *src, int c) {
 
 int tool_source_other(struct tool_source *src, int c, char **argv,
                       const char *help_ref, void (*help)(void)) {
+  if (c == TOOL_OPT_DRAIN) {
+    char why[160];
+    if (tool_parse_duration(optarg, &src->drain_ns, why, sizeof why) != 0)
+      return tool_usage_error(help_ref, "--drain-timeout: %s", why);
+    if (src->drain_ns == 0) src->drain_ns = 1; /* 0 means the default */
+    return -1;
+  }
   if (tool_source_option(src, c)) {
     if (src->ocaml50 && src->ocaml53)
       return tool_usage_error(help_ref, "--ocaml50 and --ocaml53 contradict "
@@ -147,6 +154,35 @@ int tool_source_other(struct tool_source *src, int c, char **argv,
     return tool_output_finish();
   }
   return tool_option_error(help_ref, c, argv);
+}
+
+int tool_parse_duration(const char *s, uint64_t *ns, char *why, size_t size) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  if (end == s || errno || !(v >= 0) || *s == '-' || *s == '+') {
+    snprintf(why, size, "duration '%s' is not a number and a unit (ns, us, "
+             "ms, s), e.g. 10ms", s);
+    return -1;
+  }
+  static const struct {
+    const char *unit;
+    double ns;
+  } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  if (!*end) {
+    snprintf(why, size, "duration '%s' needs a unit (ns, us, ms, s)", s);
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(end, units[i].unit)) {
+      double x = v * units[i].ns;
+      if (x > 1e18) break;
+      *ns = (uint64_t)(x + 0.5);
+      return 0;
+    }
+  snprintf(why, size, "duration '%s' has an unknown unit '%s' (ns, us, ms, "
+           "s)", s, end);
+  return -1;
 }
 
 int tool_source_numbering(const struct tool_source *src) {
@@ -161,17 +197,17 @@ int tool_source_numbering(const struct tool_source *src) {
  * Judged once the file has been read, since the cursor goes on looking
  * while a live writer writes; a file with no event names nothing and
  * draws no warning. */
-static void warn_numbering(const struct tool_source *src) {
+void tool_warn_numbering(const eventring_cursor *c, const char *path) {
   int basis;
-  int n = eventring_cursor_numbering(src->cursor, &basis);
+  int n = eventring_cursor_numbering(c, &basis);
   if (basis == EVENTRING_NUMBERING_GUESSED)
     tool_error("%s: cannot tell OCaml 5.0-5.2 from 5.3+ phase numbering "
                "(too few phase events); assuming 5.3+, use --ocaml50 or "
-               "--ocaml53 to choose", src->path);
+               "--ocaml53 to choose", path);
   else if (basis == EVENTRING_NUMBERING_CONFLICTING)
     tool_error("%s: the phase events fit neither OCaml 5.0-5.2's nor 5.3+'s "
                "phase numbering; assuming %s, use --ocaml50 or --ocaml53 to "
-               "choose", src->path,
+               "choose", path,
                n == EVENTRING_NUMBERING_OCAML50 ? "5.0-5.2" : "5.3+");
 }
 
@@ -567,18 +603,22 @@ static int wait_for_ring(struct tool_source *src, const char *dir, char *msg,
   return r;
 }
 
+void tool_writer_note(struct tool_writer_state *w, const char *path,
+                      pid_t pid) {
+  w->writer_start_known = pid && recorded_start(path, pid, &w->writer_start);
+  struct stat st;
+  w->file_known = stat(path, &st) == 0;
+  if (w->file_known) {
+    w->file_dev = st.st_dev;
+    w->file_ino = st.st_ino;
+  }
+  if (!realpath(path, w->file_real)) w->file_real[0] = '\0';
+}
+
 /* Remembers which file the cursor reads, so that following it can tell
  * whether the writer still maps it (writer_done). */
 static void note_file(struct tool_source *src) {
-  src->writer_start_known =
-      src->pid && recorded_start(src->path, src->pid, &src->writer_start);
-  struct stat st;
-  src->file_known = stat(src->path, &st) == 0;
-  if (src->file_known) {
-    src->file_dev = st.st_dev;
-    src->file_ino = st.st_ino;
-  }
-  if (!realpath(src->path, src->file_real)) src->file_real[0] = '\0';
+  tool_writer_note(&src->w, src->path, src->pid);
 }
 
 /* Opens the cursor on a FILE or on the file of --pid. */
@@ -634,8 +674,9 @@ static int open_named(struct tool_source *src, const char *help) {
      * else as its name says. */
     src->pid = eventring_cursor_writer_pid(src->cursor);
     if (!src->pid) src->pid = tool_pid_of_path(src->file);
-    src->writer_start_known =
-        src->pid && recorded_start(src->path, src->pid, &src->writer_start);
+    src->w.writer_start_known =
+        src->pid &&
+        recorded_start(src->path, src->pid, &src->w.writer_start);
     return TOOL_EXIT_OK;
   }
   /* A process armed but paused records while we read it: we hold a lease
@@ -672,9 +713,16 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
   src->child_status = 0;
   src->resumed = 0;
   src->ctl_dir = NULL;
-  if (nargs > 1)
+  src->procs = NULL;
+  src->nprocs = 0;
+  src->proc = 0;
+  src->scan = NULL;
+  if (nargs > 1 && !src->multi)
     return tool_usage_error(help, "too many arguments (one ring file at most)");
-  src->file = nargs == 1 ? args[0] : NULL;
+  src->file = nargs >= 1 ? args[0] : NULL;
+  if (nargs > 1 && (src->cmd || src->pid_arg || src->dir))
+    return tool_usage_error(help, "give either FILEs, --pid, --dir or "
+                                  "-- COMMAND, not several");
   if (taken && !taken_cmd[0])
     return tool_usage_error(help, "no command after '--'");
   if (src->cmd && (src->file || src->pid_arg))
@@ -682,20 +730,38 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
                                   "not several");
   if (src->file && src->pid_arg)
     return tool_usage_error(help, "give either a FILE or --pid, not both");
-  if (!src->file && !src->pid_arg && !src->cmd)
-    return tool_usage_error(help, "no ring file given (FILE, --pid PID or "
-                                  "-- COMMAND)");
-  if (src->dir && !src->pid_arg)
+  int dir_alone = src->dir && !src->pid_arg;
+  if (dir_alone && (src->file || src->cmd))
+    return tool_usage_error(help, src->multi
+                                      ? "give either FILEs, --dir or "
+                                        "-- COMMAND, not several"
+                                      : "--dir needs --pid");
+  if (!src->file && !src->pid_arg && !src->cmd && !(dir_alone && src->multi))
+    return tool_usage_error(help, src->multi
+                                      ? "no ring file given (FILE..., --dir "
+                                        "DIR, --pid PID or -- COMMAND)"
+                                      : "no ring file given (FILE, --pid PID "
+                                        "or -- COMMAND)");
+  if (dir_alone && !src->multi)
     return tool_usage_error(help, "--dir needs --pid");
+  if (dir_alone && !*src->dir)
+    return tool_usage_error(help, "empty directory name");
 
   current = src;
   tool_signals_install();
-  int rc = src->cmd ? tool_spawn_open(src) : open_named(src, help);
+  int rc = src->multi && (nargs > 1 || dir_alone)
+               ? TOOL_EXIT_OK
+               : src->cmd ? tool_spawn_open(src) : open_named(src, help);
+  /* With `multi`, the one file opened above becomes the first process,
+   * and the others are found by procs.c. */
+  if (rc == TOOL_EXIT_OK && src->multi)
+    rc = tool_procs_open(src, nargs, args, help);
   if (rc != TOOL_EXIT_OK) {
     tool_source_close(src);
     return rc;
   }
-  eventring_cursor_set_numbering(src->cursor, tool_source_numbering(src));
+  if (src->cursor)
+    eventring_cursor_set_numbering(src->cursor, tool_source_numbering(src));
   tool_progress_begin(src);
   return TOOL_EXIT_OK;
 }
@@ -707,7 +773,8 @@ void tool_source_close(struct tool_source *src) {
     eventring_remote_unhold(src->ctl_dir, src->pid);
     src->resumed = 0;
   }
-  eventring_cursor_free(src->cursor);
+  if (src->multi) tool_procs_close(src); /* frees src->cursor too */
+  else eventring_cursor_free(src->cursor);
   src->cursor = NULL;
   if (src->cmd) tool_spawn_cleanup(src, 2.0);
   if (!src->interrupted) src->interrupted = tool_signal_pending();
@@ -734,7 +801,10 @@ int tool_source_exit_status(int status) {
 }
 
 void tool_source_lifecycle(struct tool_source *src, int kind) {
-  if (kind == EVENTRING_LIFECYCLE_RING_STOP) src->saw_ring_stop = 1;
+  if (kind != EVENTRING_LIFECYCLE_RING_STOP) return;
+  src->saw_ring_stop = 1;
+  if (src->multi && src->proc < src->nprocs)
+    src->procs[src->proc]->saw_ring_stop = 1;
 }
 
 /* a + b, or UINT64_MAX when that does not fit: the cursor bounds each
@@ -744,21 +814,35 @@ static uint64_t add_sat(uint64_t a, uint64_t b) {
   return __builtin_add_overflow(a, b, &s) ? UINT64_MAX : s;
 }
 
-void tool_source_lost(struct tool_source *src, int domain, uint64_t count) {
-  src->lost_total = add_sat(src->lost_total, count);
+void tool_count_lost(const eventring_cursor *c, uint64_t *total,
+                     uint64_t **lost, int *lost_n, int domain,
+                     uint64_t count) {
+  *total = add_sat(*total, count);
   if (domain < 0) return;
-  if (domain >= src->lost_n) {
+  if (domain >= *lost_n) {
     /* Grown to the file's domain count at once: losses are rare, and a
      * file has at most a few thousand domains. */
-    int n = eventring_cursor_max_domains(src->cursor);
+    int n = eventring_cursor_max_domains(c);
     if (n <= domain) n = domain + 1;
-    uint64_t *p = realloc(src->lost, (size_t)n * sizeof *p);
+    uint64_t *p = realloc(*lost, (size_t)n * sizeof *p);
     if (!p) return; /* the total above is still right */
-    memset(p + src->lost_n, 0, (size_t)(n - src->lost_n) * sizeof *p);
-    src->lost = p;
-    src->lost_n = n;
+    memset(p + *lost_n, 0, (size_t)(n - *lost_n) * sizeof *p);
+    *lost = p;
+    *lost_n = n;
   }
-  src->lost[domain] = add_sat(src->lost[domain], count);
+  (*lost)[domain] = add_sat((*lost)[domain], count);
+}
+
+void tool_source_lost(struct tool_source *src, int domain, uint64_t count) {
+  /* With several processes, src->lost per domain would add up domains of
+   * different processes: only the total is kept there. */
+  if (src->multi) {
+    src->lost_total = add_sat(src->lost_total, count);
+    tool_procs_lost(src, domain, count);
+    return;
+  }
+  tool_count_lost(src->cursor, &src->lost_total, &src->lost, &src->lost_n,
+                  domain, count);
 }
 
 int tool_source_on_lost(void *data, int domain, uint64_t count) {
@@ -805,23 +889,23 @@ static void per_domain(FILE *out, const eventring_cursor *c, const char *sep,
 
 /* The lines of tool_source_lost_summary() for what the writer never
  * recorded and what the reader skipped. */
-static void unrecorded_summary(const struct tool_source *src, FILE *out) {
+static void unrecorded_summary(FILE *out, const eventring_cursor *c,
+                               const char *path, const char *label) {
   struct tool_unrecorded u;
-  int e = tool_unrecorded(src->cursor, &u);
+  int e = tool_unrecorded(c, &u);
   if (e) {
     fprintf(out, "eventring: %s: cannot tell the events the writer dropped: "
-            "%s\n", src->path, eventring_strerror(e));
+            "%s\n", path, eventring_strerror(e));
     return;
   }
   if (u.dropped) {
-    fprintf(out, "eventring: %llu event%s dropped by the writer, never "
-            "recorded (", (unsigned long long)u.dropped,
+    fprintf(out, "eventring: %s%llu event%s dropped by the writer, never "
+            "recorded (", label, (unsigned long long)u.dropped,
             u.dropped > 1 ? "s" : "");
     if (u.no_slot)
       fprintf(out, "without a domain slot: %llu",
               (unsigned long long)u.no_slot);
-    per_domain(out, src->cursor, u.no_slot ? ", " : "",
-               eventring_cursor_dropped);
+    per_domain(out, c, u.no_slot ? ", " : "", eventring_cursor_dropped);
     fprintf(out, ")%s%s\n",
             u.no_slot ? "; more threads than domain slots: raise "
                         "OCAMLRUNPARAM=d=N" : "",
@@ -831,37 +915,46 @@ static void unrecorded_summary(const struct tool_source *src, FILE *out) {
   }
   if (u.malformed) {
     fprintf(out, "eventring: %s: %llu malformed event%s skipped (",
-            src->path, (unsigned long long)u.malformed,
+            path, (unsigned long long)u.malformed,
             u.malformed > 1 ? "s" : "");
-    per_domain(out, src->cursor, "", eventring_cursor_malformed);
+    per_domain(out, c, "", eventring_cursor_malformed);
     fprintf(out, "); the file holds events no writer of this format "
             "writes\n");
   }
 }
 
-uint64_t tool_source_lost_summary(const struct tool_source *src, FILE *out) {
-  unrecorded_summary(src, out);
-  if (src->lost_total == 0) return 0;
-  int words = src->cursor &&
-              eventring_cursor_lost_unit(src->cursor) == EVENTRING_LOST_WORDS;
-  fprintf(out, "eventring: %llu %s lost (",
-          (unsigned long long)src->lost_total,
+void tool_lost_lines(FILE *out, const eventring_cursor *c, const char *path,
+                     const char *label, uint64_t lost_total,
+                     const uint64_t *lost, int lost_n) {
+  unrecorded_summary(out, c, path, label);
+  if (lost_total == 0) return;
+  int words = c && eventring_cursor_lost_unit(c) == EVENTRING_LOST_WORDS;
+  fprintf(out, "eventring: %s%llu %s lost (", label,
+          (unsigned long long)lost_total,
           words ? "ring words of events" : "events");
   /* A few domains by name, the rest as a count: one line however many. */
   int shown = 0, more = 0;
-  for (int d = 0; d < src->lost_n; d++) {
-    if (!src->lost[d]) continue;
+  for (int d = 0; d < lost_n; d++) {
+    if (!lost[d]) continue;
     if (shown == 8) {
       more++;
       continue;
     }
     fprintf(out, "%sdomain %d: %llu", shown ? ", " : "", d,
-            (unsigned long long)src->lost[d]);
+            (unsigned long long)lost[d]);
     shown++;
   }
   if (more) fprintf(out, ", %d more domain%s", more, more > 1 ? "s" : "");
   fprintf(out, "); the writer overwrote them before they were read%s\n",
           words ? "" : " (a larger ring: OCAMLRUNPARAM=e=18 or more)");
+}
+
+uint64_t tool_source_lost_summary(const struct tool_source *src, FILE *out) {
+  if (src->multi)
+    tool_procs_lost_summary(src, out);
+  else
+    tool_lost_lines(out, src->cursor, src->path, "", src->lost_total,
+                    src->lost, src->lost_n);
   return src->lost_total;
 }
 
@@ -880,6 +973,28 @@ int tool_process_gone(pid_t pid) {
   return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
+int tool_writer_gone(struct tool_writer_state *w, pid_t pid) {
+  if (tool_process_gone(pid)) return 1;
+  uint64_t start;
+  if (w->writer_start_known && er_proc_start_time(pid, &start) == 0 &&
+      start != w->writer_start)
+    return 1; /* the pid is a later process's */
+  if (!w->file_known) return 0;
+  uint64_t now = tool_now_ns();
+  if (now < w->maps_checked_ns + MAPS_CHECK_NS) return 0;
+  w->maps_checked_ns = now;
+  int m = maps_file(pid, w->file_dev, w->file_ino, w->file_real);
+  if (m < 0) return 0; /* maps unreadable: the pid is all we know */
+  if (m) {
+    w->seen_mapped = 1;
+    w->unmapped_since_ns = 0;
+    return 0;
+  }
+  if (w->seen_mapped) return 1;
+  if (!w->unmapped_since_ns) w->unmapped_since_ns = now;
+  return now - w->unmapped_since_ns >= UNMAPPED_GRACE_NS;
+}
+
 /* Whether the writer is done, so that what is left is all there will be.
  * A live process with the writer's pid is not enough: the pid may have
  * been reused since (a copy of a dead process's file), or the process
@@ -887,29 +1002,15 @@ int tool_process_gone(pid_t pid) {
 static int writer_done(struct tool_source *src) {
   if (src->cmd) return tool_spawn_done(src);
   if (!src->pid) return src->saw_ring_stop;
-  if (tool_process_gone(src->pid)) return 1;
-  uint64_t start;
-  if (src->writer_start_known && er_proc_start_time(src->pid, &start) == 0 &&
-      start != src->writer_start)
-    return 1; /* the pid is a later process's */
-  if (!src->file_known) return 0;
-  uint64_t now = tool_now_ns();
-  if (now < src->maps_checked_ns + MAPS_CHECK_NS) return 0;
-  src->maps_checked_ns = now;
-  int m = maps_file(src->pid, src->file_dev, src->file_ino, src->file_real);
-  if (m < 0) return 0; /* maps unreadable: the pid is all we know */
-  if (m) {
-    src->seen_mapped = 1;
-    src->unmapped_since_ns = 0;
-    return 0;
-  }
-  if (src->seen_mapped) return 1;
-  if (!src->unmapped_since_ns) src->unmapped_since_ns = now;
-  return now - src->unmapped_since_ns >= UNMAPPED_GRACE_NS;
+  return tool_writer_gone(&src->w, src->pid);
 }
 
 int tool_source_read(struct tool_source *src, const eventring_callbacks *cb,
                      void *data) {
+  if (src->multi) {
+    current = src;
+    return tool_procs_read(src, cb, data);
+  }
   int following = src->follow || src->cmd;
   int draining = 0, killed = 0;
   uint64_t kill_at = 0;
@@ -960,6 +1061,6 @@ int tool_source_read(struct tool_source *src, const eventring_callbacks *cb,
     nanosleep(&ts, NULL);
   }
   tool_progress_end();
-  if (src->events_read) warn_numbering(src);
+  if (src->events_read) tool_warn_numbering(src->cursor, src->path);
   return TOOL_EXIT_OK;
 }

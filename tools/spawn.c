@@ -51,6 +51,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -219,7 +220,9 @@ static int wait_and_open(struct tool_source *src, pid_t own) {
   uint64_t seen = 0; /* when the file was first seen, 0 before */
   long nap = 200000;  /* 0.2 ms, doubling to 10 ms */
   for (;;) {
-    int ended = reap(src, 0);
+    /* With several processes read, the command may end before the one
+     * that traces (`sh -c 'prog &'`): only the whole tree ending counts. */
+    int ended = src->multi ? tool_spawn_tree_done(src) : reap(src, 0);
     pid_t pid = find_ring(own);
     if (pid) {
       snprintf(src->path, sizeof src->path, "%s/%ld.events", privdir,
@@ -286,6 +289,11 @@ int tool_spawn_open(struct tool_source *src) {
    * whatever the command writes to the same streams. */
   fflush(stdout);
   fflush(stderr);
+  /* Reading the whole tree: its orphans (a child that outlives its
+   * parent, a daemon that double-forks) become our children, so that we
+   * learn when the last one has ended, and their pids stay theirs until
+   * we reap them. */
+  if (src->multi) prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
@@ -359,4 +367,34 @@ void tool_spawn_cleanup(struct tool_source *src, double grace_s) {
   if (rmdir(privdir) < 0)
     tool_error("could not remove %s: %s", privdir, strerror(errno));
   privdir[0] = '\0';
+}
+
+const char *tool_spawn_dir(void) { return privdir; }
+
+int tool_spawn_tree_done(struct tool_source *src) {
+  if (!reap(src, 0)) return 0;
+  /* The command is reaped; its descendants that outlived their parents
+   * are our children now. */
+  for (;;) {
+    int st;
+    pid_t r = waitpid(-1, &st, WNOHANG);
+    if (r > 0) continue;
+    if (r == 0) return 0;
+    if (errno == EINTR) continue;
+    return errno == ECHILD;
+  }
+}
+
+int tool_spawn_children(pid_t *v, int max) {
+  /* The children of every thread of ours (the tool has one). */
+  char path[64];
+  snprintf(path, sizeof path, "/proc/self/task/%ld/children",
+           (long)getpid());
+  FILE *f = fopen(path, "re");
+  if (!f) return 0;
+  int n = 0;
+  long pid;
+  while (n < max && fscanf(f, "%ld", &pid) == 1) v[n++] = (pid_t)pid;
+  fclose(f);
+  return n;
 }

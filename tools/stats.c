@@ -74,8 +74,12 @@ struct domain_stat {
   uint64_t read, lost, pauses, gc;
 };
 
+/* The statistics of one process. */
 struct stats {
   struct tool_source *src;
+  const eventring_cursor *cursor; /* its file, which names the ids */
+  pid_t pid;
+  const char *name;
   struct pauses pauses;
   int ndomains;
   struct domain_stat *domains;
@@ -91,6 +95,51 @@ struct stats {
   int user_order[N_IDS * U_KINDS], nusers;
   uint64_t alloc_events, alloc[EVENTRING_ALLOC_BUCKETS];
 };
+
+/* Every process's, by its index in src->procs. */
+struct stats_set {
+  struct tool_source *src;
+  struct stats **per;
+  int nper;
+  int failed;
+};
+
+static void on_pause(void *arg, int domain, uint64_t duration);
+
+/* The statistics of the process being read, made on its first event;
+ * NULL when out of memory. */
+static struct stats *cur(void *data) {
+  struct stats_set *set = data;
+  int i = set->src->proc;
+  if (i >= set->nper) {
+    int n = i + 8;
+    struct stats **v = realloc(set->per, (size_t)n * sizeof *v);
+    if (!v) goto oom;
+    memset(v + set->nper, 0, (size_t)(n - set->nper) * sizeof *v);
+    set->per = v;
+    set->nper = n;
+  }
+  if (!set->per[i]) {
+    struct stats *s = calloc(1, sizeof *s);
+    if (!s) goto oom;
+    set->per[i] = s;
+    const struct tool_proc *p = set->src->procs[i];
+    s->src = set->src;
+    s->cursor = p->cursor;
+    s->pid = p->pid;
+    s->name = p->name;
+    s->ndomains = eventring_cursor_max_domains(p->cursor);
+    s->domains = calloc((size_t)s->ndomains + 1, sizeof *s->domains);
+    if (!s->domains ||
+        pauses_init(&s->pauses, s->cursor, s->ndomains, on_pause, s) < 0)
+      goto oom;
+  }
+  return set->per[i];
+oom:
+  if (!set->failed) tool_error("out of memory");
+  set->failed = 1;
+  return NULL;
+}
 
 static void saw(struct stats *s, int domain, uint64_t ts) {
   if (!s->any_ts || ts < s->first_ts) s->first_ts = ts;
@@ -118,7 +167,8 @@ static struct phase_stat *phase_stat(struct stats *s, int phase) {
 }
 
 static int on_begin(void *data, int domain, uint64_t ts, int phase) {
-  struct stats *s = data;
+  struct stats *s = cur(data);
+  if (!s) return 0;
   saw(s, domain, ts);
   phase_stat(s, phase)->count++;
   pauses_begin(&s->pauses, domain, ts, phase);
@@ -126,7 +176,8 @@ static int on_begin(void *data, int domain, uint64_t ts, int phase) {
 }
 
 static int on_end(void *data, int domain, uint64_t ts, int phase) {
-  struct stats *s = data;
+  struct stats *s = cur(data);
+  if (!s) return 0;
   saw(s, domain, ts);
   uint64_t start;
   if (pauses_end(&s->pauses, domain, ts, phase, &start)) {
@@ -141,7 +192,8 @@ static int on_end(void *data, int domain, uint64_t ts, int phase) {
 
 static int on_counter(void *data, int domain, uint64_t ts, int counter,
                       uint64_t value) {
-  struct stats *s = data;
+  struct stats *s = cur(data);
+  if (!s) return 0;
   saw(s, domain, ts);
   counter &= N_IDS - 1;
   struct counter_stat *c = &s->counters[counter];
@@ -162,7 +214,8 @@ static int on_counter(void *data, int domain, uint64_t ts, int counter,
 
 static int on_alloc(void *data, int domain, uint64_t ts,
                     const uint64_t *buckets) {
-  struct stats *s = data;
+  struct stats *s = cur(data);
+  if (!s) return 0;
   saw(s, domain, ts);
   s->alloc_events++;
   for (int i = 0; i < EVENTRING_ALLOC_BUCKETS; i++) s->alloc[i] += buckets[i];
@@ -172,55 +225,56 @@ static int on_alloc(void *data, int domain, uint64_t ts,
 static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
                         int64_t value, int has_data) {
   (void)value, (void)has_data;
-  struct stats *s = data;
+  struct stats *s = cur(data);
+  if (!s) return 0;
   saw(s, domain, ts);
   tool_source_lifecycle(s->src, kind);
   pauses_lifecycle(&s->pauses, domain, kind);
   return 1;
 }
 
-static void user(struct stats *s, int domain, uint64_t ts, int id, int k) {
+static int user(void *data, int domain, uint64_t ts, int id, int k) {
+  struct stats *s = cur(data);
+  if (!s) return 0;
   saw(s, domain, ts);
   int key = (id & (N_IDS - 1)) * U_KINDS + k;
   if (!s->user[key]) s->user_order[s->nusers++] = key;
   s->user[key]++;
+  return 1;
 }
 
 static int on_user_unit(void *data, int domain, uint64_t ts, int id,
                         const char *name) {
   (void)name;
-  user(data, domain, ts, id, U_UNIT);
-  return 1;
+  return user(data, domain, ts, id, U_UNIT);
 }
 
 static int on_user_int(void *data, int domain, uint64_t ts, int id,
                        const char *name, int64_t value) {
   (void)name, (void)value;
-  user(data, domain, ts, id, U_INT);
-  return 1;
+  return user(data, domain, ts, id, U_INT);
 }
 
 /* A span counts once, by its begin; its end is read but not counted. */
 static int on_user_span(void *data, int domain, uint64_t ts, int id,
                         const char *name, int is_end) {
   (void)name;
-  struct stats *s = data;
-  if (is_end)
-    saw(s, domain, ts);
-  else
-    user(s, domain, ts, id, U_SPAN);
+  struct stats *s = cur(data);
+  if (!s) return 0;
+  if (!is_end) return user(data, domain, ts, id, U_SPAN);
+  saw(s, domain, ts);
   return 1;
 }
 
 static int on_user_custom(void *data, int domain, uint64_t ts, int id,
                           const char *name, const void *bytes, size_t len) {
   (void)name, (void)bytes, (void)len;
-  user(data, domain, ts, id, U_CUSTOM);
-  return 1;
+  return user(data, domain, ts, id, U_CUSTOM);
 }
 
 static int on_lost(void *data, int domain, uint64_t count) {
-  struct stats *s = data;
+  struct stats *s = cur(data);
+  if (!s) return 0;
   tool_source_lost(s->src, domain, count);
   if (domain >= 0 && domain < s->ndomains) s->domains[domain].lost += count;
   pauses_cut(&s->pauses, domain);
@@ -229,39 +283,172 @@ static int on_lost(void *data, int domain, uint64_t count) {
 
 /* ------------------------------------------------------------------ */
 /* Reports.                                                             */
+/*                                                                      */
+/* A report is about one process, or the total of several: ids are      */
+/* merged by the name each file gives them (two programs may register   */
+/* different user events under one id), domains are listed per process. */
 
-/* The phases merged by name, in order of first appearance. */
 struct named_phase {
   const char *name;
   char buf[TOOL_NAME_BUF];
   uint64_t count, completed, total, max;
 };
 
-static size_t merge_phases(const struct stats *s, struct named_phase *out) {
-  size_t n = 0;
+struct named_counter {
+  const char *name;
+  char buf[TOOL_NAME_BUF];
+  uint64_t last, last_ts, samples;
+  int domain;
+};
+
+struct named_user {
+  const char *name;
+  char buf[TOOL_NAME_BUF];
+  int kind;
+  uint64_t count;
+};
+
+struct domain_row {
+  pid_t pid;
+  int domain;
+  struct domain_stat d;
+};
+
+struct report {
+  int any_ts;
+  uint64_t first_ts, last_ts;
+  uint64_t pauses, cut, unfinished, unmatched, markers;
+  int with_pid; /* domain rows name their process */
+  struct domain_row *doms;
+  size_t ndoms;
+  struct named_phase *ph;
+  size_t nph;
+  uint64_t alloc_events, alloc[EVENTRING_ALLOC_BUCKETS];
+  struct named_counter *ctr;
+  size_t nctr;
+  struct named_user *usr;
+  size_t nusr;
+  const char *lost_unit;
+  int unrecorded_known;
+  uint64_t dropped, malformed;
+};
+
+/* The entry named `name` among `n` entries of `size` bytes at `v`
+ * (matching `kind` too for user events when kind >= 0), added when new
+ * (the arrays are sized for every id of every process).  Entries start
+ * with the name and its buffer. */
+static void *named(void *v, size_t *n, size_t size, const char *name,
+                   const char *buf, int kind) {
+  for (size_t j = 0; j < *n; j++) {
+    unsigned char *e = (unsigned char *)v + j * size;
+    if (!strcmp(*(const char **)e, name) &&
+        (kind < 0 || ((struct named_user *)e)->kind == kind))
+      return e;
+  }
+  unsigned char *e = (unsigned char *)v + (*n)++ * size;
+  memset(e, 0, size);
+  struct named_phase *np = (struct named_phase *)e; /* same first fields */
+  if (name == buf) {
+    memcpy(np->buf, buf, TOOL_NAME_BUF);
+    name = np->buf;
+  }
+  np->name = name;
+  return e;
+}
+
+static void add_stats(struct report *r, const struct stats *s) {
+  if (s->any_ts) {
+    if (!r->any_ts || s->first_ts < r->first_ts) r->first_ts = s->first_ts;
+    if (!r->any_ts || s->last_ts > r->last_ts) r->last_ts = s->last_ts;
+    r->any_ts = 1;
+  }
+  r->pauses += s->pauses.count;
+  r->cut += s->pauses.cut;
+  r->unfinished += s->pauses.unfinished;
+  r->unmatched += s->pauses.unmatched;
+  r->markers += s->pauses.markers;
+  for (int d = 0; d < s->ndomains; d++) {
+    const struct domain_stat *ds = &s->domains[d];
+    if (!ds->read && !ds->lost) continue; /* not listed */
+    struct domain_row *row = &r->doms[r->ndoms++];
+    row->pid = s->pid;
+    row->domain = d;
+    row->d = *ds;
+  }
+  char buf[TOOL_NAME_BUF];
   for (int i = 0; i < s->nphases; i++) {
     int id = s->phase_order[i];
     const struct phase_stat *p = &s->phases[id];
-    {
-      char buf[TOOL_NAME_BUF];
-      const char *name = tool_event_name(s->src->cursor, TOOL_NAME_PHASE, id, buf);
-      size_t j = 0;
-      while (j < n && strcmp(out[j].name, name) != 0) j++;
-      if (j == n) {
-        memset(&out[n], 0, sizeof out[n]);
-        if (name == buf) {
-          memcpy(out[n].buf, buf, sizeof buf);
-          name = out[n].buf;
-        }
-        out[n++].name = name;
-      }
-      out[j].count += p->count;
-      out[j].completed += p->completed;
-      out[j].total += p->total;
-      if (p->max > out[j].max) out[j].max = p->max;
-    }
+    const char *name = tool_event_name(s->cursor, TOOL_NAME_PHASE, id, buf);
+    struct named_phase *e = named(r->ph, &r->nph, sizeof *e, name, buf, -1);
+    e->count += p->count;
+    e->completed += p->completed;
+    e->total += p->total;
+    if (p->max > e->max) e->max = p->max;
   }
-  return n;
+  r->alloc_events += s->alloc_events;
+  for (int i = 0; i < EVENTRING_ALLOC_BUCKETS; i++) r->alloc[i] += s->alloc[i];
+  for (int i = 0; i < s->ncounters; i++) {
+    int id = s->counter_order[i];
+    const struct counter_stat *cs = &s->counters[id];
+    const char *name = tool_event_name(s->cursor, TOOL_NAME_COUNTER, id, buf);
+    size_t before = r->nctr;
+    struct named_counter *e =
+        named(r->ctr, &r->nctr, sizeof *e, name, buf, -1);
+    /* The last value is the latest sample's, in any process. */
+    if (r->nctr > before || cs->last_ts >= e->last_ts) {
+      e->last = cs->last;
+      e->last_ts = cs->last_ts;
+      e->domain = cs->domain;
+    }
+    e->samples += cs->samples;
+  }
+  for (int i = 0; i < s->nusers; i++) {
+    int key = s->user_order[i], id = key / U_KINDS, k = key % U_KINDS;
+    const char *name = tool_event_name(s->cursor, TOOL_NAME_USER, id, buf);
+    struct named_user *e = named(r->usr, &r->nusr, sizeof *e, name, buf, k);
+    e->kind = k;
+    e->count += s->user[key];
+  }
+  if (!r->lost_unit) r->lost_unit = tool_lost_unit(s->cursor);
+  struct tool_unrecorded u;
+  if (tool_unrecorded(s->cursor, &u) == 0) {
+    r->dropped += u.dropped;
+    r->malformed += u.malformed;
+  } else {
+    r->unrecorded_known = 0;
+  }
+}
+
+/* The report of the `n` processes' statistics at `v`; -1 when out of
+ * memory. */
+static int make_report(struct report *r, struct stats *const *v, int n,
+                       int with_pid) {
+  memset(r, 0, sizeof *r);
+  r->with_pid = with_pid;
+  r->unrecorded_known = 1;
+  size_t nd = 1, np = 1, nc = 1, nu = 1;
+  for (int i = 0; i < n; i++) {
+    nd += (size_t)v[i]->ndomains;
+    np += (size_t)v[i]->nphases;
+    nc += (size_t)v[i]->ncounters;
+    nu += (size_t)v[i]->nusers;
+  }
+  r->doms = calloc(nd, sizeof *r->doms);
+  r->ph = calloc(np, sizeof *r->ph);
+  r->ctr = calloc(nc, sizeof *r->ctr);
+  r->usr = calloc(nu, sizeof *r->usr);
+  if (!r->doms || !r->ph || !r->ctr || !r->usr) return -1;
+  for (int i = 0; i < n; i++) add_stats(r, v[i]);
+  if (!r->lost_unit) r->lost_unit = "events";
+  return 0;
+}
+
+static void free_report(struct report *r) {
+  free(r->doms);
+  free(r->ph);
+  free(r->ctr);
+  free(r->usr);
 }
 
 /* The bucket's block sizes, as the format defines them. */
@@ -280,50 +467,54 @@ static double share(uint64_t part, uint64_t whole) {
   return whole ? (double)part / (double)whole : 0;
 }
 
-static uint64_t gc_total(const struct stats *s) {
+static uint64_t gc_total(const struct report *r) {
   uint64_t t = 0;
-  for (int d = 0; d < s->ndomains; d++) t += s->domains[d].gc;
+  for (size_t d = 0; d < r->ndoms; d++) t += r->doms[d].d.gc;
   return t;
 }
 
-static int domain_listed(const struct domain_stat *d) {
-  return d->read || d->lost;
-}
-
 /* The time the domains that have events could have spent: the wall time
- * once per domain. */
-static uint64_t domain_time(const struct stats *s, uint64_t wall) {
-  uint64_t n = 0;
-  for (int d = 0; d < s->ndomains; d++) n += domain_listed(&s->domains[d]);
-  return wall * (n ? n : 1);
+ * once per domain (of every process). */
+static uint64_t domain_time(const struct report *r, uint64_t wall) {
+  return wall * (r->ndoms ? r->ndoms : 1);
 }
 
-static void print_text(const struct stats *s, const struct named_phase *ph,
-                       size_t nph) {
+/* "domain 3" or "pid 12 domain 3", padded as the tables were. */
+static const char *domain_label(char *buf, size_t n, const struct report *r,
+                                const struct domain_row *row) {
+  if (r->with_pid)
+    snprintf(buf, n, "pid %ld domain %-3d", (long)row->pid, row->domain);
+  else
+    snprintf(buf, n, "domain %-3d", row->domain);
+  return buf;
+}
+
+static void print_text(const struct report *r) {
   char a[32], b[32], c[32], name[256];
-  uint64_t wall = s->any_ts ? s->last_ts - s->first_ts : 0;
-  uint64_t gc = gc_total(s);
+  uint64_t wall = r->any_ts ? r->last_ts - r->first_ts : 0;
+  uint64_t gc = gc_total(r);
   printf("wall time: %s (first to last event)\n", analysis_duration(a, wall));
   printf("GC time:   %s in %" PRIu64 " pauses (%.2f%% of wall time, over "
          "all domains)\n",
-         analysis_duration(a, gc), s->pauses.count,
-         100 * share(gc, domain_time(s, wall)));
-  for (int d = 0; d < s->ndomains; d++) {
-    const struct domain_stat *ds = &s->domains[d];
-    if (!domain_listed(ds)) continue;
-    printf("  domain %-3d %10s in %" PRIu64 " pauses (%.2f%%)\n", d,
-           analysis_duration(a, ds->gc), ds->pauses, 100 * share(ds->gc, wall));
+         analysis_duration(a, gc), r->pauses,
+         100 * share(gc, domain_time(r, wall)));
+  for (size_t d = 0; d < r->ndoms; d++) {
+    const struct domain_row *row = &r->doms[d];
+    printf("  %s %10s in %" PRIu64 " pauses (%.2f%%)\n",
+           domain_label(name, sizeof name, r, row),
+           analysis_duration(a, row->d.gc), row->d.pauses,
+           100 * share(row->d.gc, wall));
   }
-  if (s->pauses.cut || s->pauses.unfinished || s->pauses.unmatched)
+  if (r->cut || r->unfinished || r->unmatched)
     printf("  not included: %" PRIu64 " cut, %" PRIu64 " unfinished, %" PRIu64
            " unmatched ends\n",
-           s->pauses.cut, s->pauses.unfinished, s->pauses.unmatched);
+           r->cut, r->unfinished, r->unmatched);
 
-  if (nph) {
+  if (r->nph) {
     printf("\n%-32s %8s %11s %11s %11s\n", "phase", "count", "total", "mean",
            "max");
-    for (size_t i = 0; i < nph; i++) {
-      const struct named_phase *p = &ph[i];
+    for (size_t i = 0; i < r->nph; i++) {
+      const struct named_phase *p = &r->ph[i];
       uint64_t mean = p->completed ? p->total / p->completed : 0;
       printf("%-32s %8" PRIu64 " %11s %11s %11s\n",
              tool_name_str(name, sizeof name, p->name, "phase_", 0), p->count,
@@ -332,99 +523,95 @@ static void print_text(const struct stats *s, const struct named_phase *ph,
     }
   }
 
-  if (s->alloc_events) {
+  if (r->alloc_events) {
     printf("\nallocations (blocks by size, %" PRIu64 " alloc events):\n",
-           s->alloc_events);
+           r->alloc_events);
     for (int i = 0; i < EVENTRING_ALLOC_BUCKETS; i++) {
-      if (!s->alloc[i]) continue;
+      if (!r->alloc[i]) continue;
       bucket_label(a, sizeof a, i);
-      printf("  %-12s %12" PRIu64 "\n", a, s->alloc[i]);
+      printf("  %-12s %12" PRIu64 "\n", a, r->alloc[i]);
     }
   }
 
-  if (s->ncounters) {
+  if (r->nctr) {
     printf("\n%-32s %20s %8s\n", "counter", "last", "samples");
-    for (int i = 0; i < s->ncounters; i++) {
-      int id = s->counter_order[i];
-      const struct counter_stat *cs = &s->counters[id];
+    for (size_t i = 0; i < r->nctr; i++) {
+      const struct named_counter *cs = &r->ctr[i];
       printf("%-32s %20" PRIu64 " %8" PRIu64 "\n",
-             tool_name_str(name, sizeof name,
-                           tool_file_name(s->src->cursor, TOOL_NAME_COUNTER, id),
-                           "counter_", id),
+             tool_name_str(name, sizeof name, cs->name, "counter_", 0),
              cs->last, cs->samples);
     }
   }
 
-  if (s->nusers) {
+  if (r->nusr) {
     printf("\n%-32s %-7s %8s\n", "user event", "kind", "count");
-    for (int i = 0; i < s->nusers; i++) {
-      int key = s->user_order[i], id = key / U_KINDS;
+    for (size_t i = 0; i < r->nusr; i++)
       printf("%-32s %-7s %8" PRIu64 "\n",
-             tool_name_str(name, sizeof name,
-                           tool_file_name(s->src->cursor, TOOL_NAME_USER, id),
-                           "user_", id),
-             user_kinds[key % U_KINDS], s->user[key]);
-    }
+             tool_name_str(name, sizeof name, r->usr[i].name, "user_", 0),
+             user_kinds[r->usr[i].kind], r->usr[i].count);
   }
 
   uint64_t read = 0, lost = 0;
-  for (int d = 0; d < s->ndomains; d++) {
-    read += s->domains[d].read;
-    lost += s->domains[d].lost;
+  for (size_t d = 0; d < r->ndoms; d++) {
+    read += r->doms[d].d.read;
+    lost += r->doms[d].d.lost;
   }
   printf("\nevents: %" PRIu64 " read, %" PRIu64 " lost (%s)", read, lost,
-         tool_lost_unit(s->src->cursor));
+         r->lost_unit);
   /* Only when there are some, so that the line reads as before. */
-  struct tool_unrecorded u;
-  if (tool_unrecorded(s->src->cursor, &u) == 0) {
-    if (u.dropped)
-      printf(", %" PRIu64 " dropped by the writer", u.dropped);
-    if (u.malformed) printf(", %" PRIu64 " malformed skipped", u.malformed);
+  if (r->unrecorded_known) {
+    if (r->dropped) printf(", %" PRIu64 " dropped by the writer", r->dropped);
+    if (r->malformed) printf(", %" PRIu64 " malformed skipped", r->malformed);
   }
   printf("\n");
-  for (int d = 0; d < s->ndomains; d++) {
-    const struct domain_stat *ds = &s->domains[d];
-    if (!domain_listed(ds)) continue;
-    printf("  domain %-3d %12" PRIu64 " read %12" PRIu64 " lost\n", d, ds->read,
-           ds->lost);
+  for (size_t d = 0; d < r->ndoms; d++) {
+    const struct domain_row *row = &r->doms[d];
+    printf("  %s %12" PRIu64 " read %12" PRIu64 " lost\n",
+           domain_label(name, sizeof name, r, row), row->d.read, row->d.lost);
   }
 }
 
-static void print_json(const struct stats *s, const struct named_phase *ph,
-                       size_t nph) {
+/* A domain row's opening, with its pid when the report has several
+ * processes. */
+static void json_domain(FILE *o, const struct report *r,
+                        const struct domain_row *row) {
+  fputc('{', o);
+  if (r->with_pid) fprintf(o, "\"pid\": %ld, ", (long)row->pid);
+  fprintf(o, "\"domain\": %d", row->domain);
+}
+
+/* The report's fields, without the braces. */
+static void print_json(const struct report *r) {
   FILE *o = stdout;
-  uint64_t wall = s->any_ts ? s->last_ts - s->first_ts : 0;
-  uint64_t gc = gc_total(s);
-  fprintf(o, "{\"wall_ns\": %" PRIu64, wall);
-  if (s->any_ts)
+  uint64_t wall = r->any_ts ? r->last_ts - r->first_ts : 0;
+  uint64_t gc = gc_total(r);
+  fprintf(o, "\"wall_ns\": %" PRIu64, wall);
+  if (r->any_ts)
     fprintf(o, ", \"first_ts\": %" PRIu64 ", \"last_ts\": %" PRIu64,
-            s->first_ts, s->last_ts);
+            r->first_ts, r->last_ts);
   else
     fprintf(o, ", \"first_ts\": null, \"last_ts\": null");
 
   fprintf(o, ",\n \"gc\": {\"total_ns\": %" PRIu64 ", \"share\": ", gc);
-  analysis_json_double(o, share(gc, domain_time(s, wall)));
+  analysis_json_double(o, share(gc, domain_time(r, wall)));
   fprintf(o,
           ", \"pauses\": %" PRIu64 ", \"cut\": %" PRIu64
           ", \"unfinished\": %" PRIu64 ", \"unmatched_ends\": %" PRIu64
           ", \"markers\": %" PRIu64 ", \"domains\": [",
-          s->pauses.count, s->pauses.cut, s->pauses.unfinished,
-          s->pauses.unmatched, s->pauses.markers);
-  const char *sep = "";
-  for (int d = 0; d < s->ndomains; d++) {
-    const struct domain_stat *ds = &s->domains[d];
-    if (!domain_listed(ds)) continue;
-    fprintf(o,
-            "%s{\"domain\": %d, \"pauses\": %" PRIu64 ", \"total_ns\": %" PRIu64
-            ", \"share\": ",
-            sep, d, ds->pauses, ds->gc);
-    analysis_json_double(o, share(ds->gc, wall));
+          r->pauses, r->cut, r->unfinished, r->unmatched, r->markers);
+  for (size_t d = 0; d < r->ndoms; d++) {
+    const struct domain_row *row = &r->doms[d];
+    if (d) fputs(", ", o);
+    json_domain(o, r, row);
+    fprintf(o, ", \"pauses\": %" PRIu64 ", \"total_ns\": %" PRIu64
+               ", \"share\": ",
+            row->d.pauses, row->d.gc);
+    analysis_json_double(o, share(row->d.gc, wall));
     fputc('}', o);
-    sep = ", ";
   }
   fprintf(o, "]},\n \"phases\": [");
-  for (size_t i = 0; i < nph; i++) {
-    const struct named_phase *p = &ph[i];
+  for (size_t i = 0; i < r->nph; i++) {
+    const struct named_phase *p = &r->ph[i];
     fprintf(o, "%s\n  {\"name\": ", i ? "," : "");
     analysis_json_string(o, p->name);
     fprintf(o,
@@ -437,70 +624,105 @@ static void print_json(const struct stats *s, const struct named_phase *ph,
   }
 
   fprintf(o, "],\n \"alloc\": ");
-  if (s->alloc_events) {
-    fprintf(o, "{\"events\": %" PRIu64 ", \"buckets\": [", s->alloc_events);
+  if (r->alloc_events) {
+    fprintf(o, "{\"events\": %" PRIu64 ", \"buckets\": [", r->alloc_events);
     for (int i = 0; i < EVENTRING_ALLOC_BUCKETS; i++)
-      fprintf(o, "%s%" PRIu64, i ? ", " : "", s->alloc[i]);
+      fprintf(o, "%s%" PRIu64, i ? ", " : "", r->alloc[i]);
     fprintf(o, "]}");
   } else {
     fprintf(o, "null");
   }
 
   fprintf(o, ",\n \"counters\": [");
-  sep = "";
-  for (int i = 0; i < s->ncounters; i++) {
-    int id = s->counter_order[i];
-    const struct counter_stat *cs = &s->counters[id];
-    char buf[TOOL_NAME_BUF];
-    const char *name = tool_event_name(s->src->cursor, TOOL_NAME_COUNTER, id, buf);
-    fprintf(o, "%s\n  {\"name\": ", sep);
-    analysis_json_string(o, name);
+  for (size_t i = 0; i < r->nctr; i++) {
+    const struct named_counter *cs = &r->ctr[i];
+    fprintf(o, "%s\n  {\"name\": ", i ? "," : "");
+    analysis_json_string(o, cs->name);
     fprintf(
         o, ", \"last\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"domain\": %d}",
         cs->last, cs->samples, cs->domain);
-    sep = ",";
   }
 
   fprintf(o, "],\n \"user_events\": [");
-  sep = "";
-  for (int i = 0; i < s->nusers; i++) {
-    int key = s->user_order[i], id = key / U_KINDS, k = key % U_KINDS;
-    char buf[TOOL_NAME_BUF];
-    const char *name = tool_event_name(s->src->cursor, TOOL_NAME_USER, id, buf);
-    fprintf(o, "%s\n  {\"name\": ", sep);
-    analysis_json_string(o, name);
-    fprintf(o, ", \"kind\": \"%s\", \"count\": %" PRIu64 "}", user_kinds[k],
-            s->user[key]);
-    sep = ",";
+  for (size_t i = 0; i < r->nusr; i++) {
+    fprintf(o, "%s\n  {\"name\": ", i ? "," : "");
+    analysis_json_string(o, r->usr[i].name);
+    fprintf(o, ", \"kind\": \"%s\", \"count\": %" PRIu64 "}",
+            user_kinds[r->usr[i].kind], r->usr[i].count);
   }
 
   uint64_t read = 0, lost = 0;
-  for (int d = 0; d < s->ndomains; d++) {
-    read += s->domains[d].read;
-    lost += s->domains[d].lost;
+  for (size_t d = 0; d < r->ndoms; d++) {
+    read += r->doms[d].d.read;
+    lost += r->doms[d].d.lost;
   }
-  struct tool_unrecorded u;
-  int have_u = tool_unrecorded(s->src->cursor, &u) == 0;
   fprintf(o,
           "],\n \"events\": {\"read\": %" PRIu64 ", \"lost\": %" PRIu64
           ", \"lost_unit\": \"%s\", ",
-          read, lost, tool_lost_unit(s->src->cursor));
-  if (have_u)
+          read, lost, r->lost_unit);
+  if (r->unrecorded_known)
     fprintf(o, "\"dropped\": %" PRIu64 ", \"malformed\": %" PRIu64 ", ",
-            u.dropped, u.malformed);
+            r->dropped, r->malformed);
   else
     fprintf(o, "\"dropped\": null, \"malformed\": null, ");
   fprintf(o, "\"domains\": [");
-  sep = "";
-  for (int d = 0; d < s->ndomains; d++) {
-    const struct domain_stat *ds = &s->domains[d];
-    if (!domain_listed(ds)) continue;
-    fprintf(o,
-            "%s{\"domain\": %d, \"read\": %" PRIu64 ", \"lost\": %" PRIu64 "}",
-            sep, d, ds->read, ds->lost);
-    sep = ", ";
+  for (size_t d = 0; d < r->ndoms; d++) {
+    const struct domain_row *row = &r->doms[d];
+    if (d) fputs(", ", o);
+    json_domain(o, r, row);
+    fprintf(o, ", \"read\": %" PRIu64 ", \"lost\": %" PRIu64 "}", row->d.read,
+            row->d.lost);
   }
-  fprintf(o, "]}}\n");
+  fprintf(o, "]}");
+}
+
+/* The report: the one process's, or the total of several, then each
+ * process's (text: a section each; JSON: "processes", also for a source
+ * that could have held several, so that scripts find it). */
+static int report(const struct stats_set *set, int json) {
+  const struct tool_source *src = set->src;
+  int n = 0;
+  struct stats **v = calloc((size_t)set->nper + 1, sizeof *v);
+  if (!v) return -1;
+  for (int i = 0; i < set->nper; i++)
+    if (set->per[i]) v[n++] = set->per[i];
+  int several = src->nprocs > 1 || src->cmd || (src->dir && !src->pid_arg);
+  struct report r;
+  int rc = make_report(&r, v, n, src->nprocs > 1);
+  if (rc == 0 && n == 0 && src->nprocs > 0)
+    r.lost_unit = tool_lost_unit(src->procs[0]->cursor);
+  if (rc == 0) {
+    if (json) {
+      printf("{");
+      print_json(&r);
+    } else {
+      if (src->nprocs > 1) printf("== all %d processes ==\n", src->nprocs);
+      print_text(&r);
+    }
+  }
+  free_report(&r);
+  if (rc == 0 && json && several) printf(",\n \"processes\": [");
+  for (int i = 0; rc == 0 && i < src->nprocs; i++) {
+    const struct tool_proc *p = src->procs[i];
+    struct stats *one = i < set->nper ? set->per[i] : NULL;
+    rc = make_report(&r, &one, one ? 1 : 0, 0);
+    if (rc == 0 && !one) r.lost_unit = tool_lost_unit(p->cursor);
+    if (rc == 0 && json && several) {
+      printf("%s\n {\"pid\": %ld, \"name\": ", i ? "," : "", (long)p->pid);
+      analysis_json_string(stdout, p->name);
+      printf(", ");
+      print_json(&r);
+      printf("}");
+    } else if (rc == 0 && !json && src->nprocs > 1) {
+      char label[128];
+      printf("\n== %s ==\n", tool_proc_label(p, label, sizeof label));
+      print_text(&r);
+    }
+    free_report(&r);
+  }
+  if (rc == 0 && json) printf(several ? "]}\n" : "}\n");
+  free(v);
+  return rc;
 }
 
 static void help(void) {
@@ -524,42 +746,33 @@ int tool_stats(int argc, char **argv) {
       on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
       NULL /* thread-switch markers: not shown */};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
-  struct stats *s = calloc(1, sizeof *s);
-  struct named_phase *ph = NULL;
-  if (s) {
-    s->src = &src;
-    s->ndomains = eventring_cursor_max_domains(src.cursor);
-    s->domains = calloc((size_t)s->ndomains + 1, sizeof *s->domains);
-  }
-  if (!cb || !s || !s->domains ||
-      pauses_init(&s->pauses, s->src->cursor, s->ndomains, on_pause, s) < 0) {
+  struct stats_set set = {.src = &src};
+  if (!cb) {
     tool_error("out of memory");
     rc = TOOL_EXIT_INPUT;
     goto out;
   }
-  rc = tool_source_read(&src, cb, s);
+  rc = tool_source_read(&src, cb, &set);
+  if (set.failed) rc = TOOL_EXIT_INPUT;
   if (rc == TOOL_EXIT_OK) {
-    pauses_finish(&s->pauses);
-    ph = calloc((size_t)s->nphases + 1, sizeof *ph);
-    if (!ph) {
+    for (int i = 0; i < set.nper; i++)
+      if (set.per[i]) pauses_finish(&set.per[i]->pauses);
+    if (report(&set, json) < 0) {
       tool_error("out of memory");
       rc = TOOL_EXIT_INPUT;
       goto out;
     }
-    size_t nph = merge_phases(s, ph);
-    if (json)
-      print_json(s, ph, nph);
-    else
-      print_text(s, ph, nph);
     if (!json) tool_source_lost_summary(&src, stderr);
   }
 out:
-  free(ph);
-  if (s) {
+  for (int i = 0; i < set.nper; i++) {
+    struct stats *s = set.per[i];
+    if (!s) continue;
     pauses_free(&s->pauses);
     free(s->domains);
+    free(s);
   }
-  free(s);
+  free(set.per);
   eventring_callbacks_free(cb);
   tool_source_close(&src);
   int out = tool_output_finish();

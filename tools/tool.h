@@ -88,7 +88,7 @@ int tool_resume(int argc, char **argv);
 /* The values getopt_long returns for the source options; a subcommand's
  * own long options take values from TOOL_OPT_OWN on. */
 enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OCAML53,
-       TOOL_OPT_OWN };
+       TOOL_OPT_DRAIN, TOOL_OPT_OWN };
 
 /* The long options of every subcommand that reads a source, and --help,
  * for its `struct option` table (with "fh" in its short options). */
@@ -98,10 +98,11 @@ enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OCAML53,
       {"follow", no_argument, NULL, 'f'},                                  \
       {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},                    \
       {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},                    \
+      {"drain-timeout", required_argument, NULL, TOOL_OPT_DRAIN},          \
       {"help", no_argument, NULL, 'h'}
 
 /* Applies a source option (--dir, --pid, -f/--follow, --ocaml50,
- * --ocaml53) that
+ * --ocaml53, --drain-timeout) that
  * getopt_long returned as `c` to `src`.  Returns 1 when `c` was one, 0
  * when it is not. */
 struct tool_source;
@@ -227,6 +228,23 @@ void tool_put_name(FILE *out, const char *name, const char *fallback, int id);
 #define TOOL_EXIT_NOTFOUND 127
 #define TOOL_EXIT_NOEXEC 126
 
+/* A file a --follow reader reads, to tell when its writer is gone: the
+ * device and inode (when file_known), the path with symbolic links
+ * resolved (empty when unknown), and what the last look at the writer's
+ * mappings found; the writer's start time as the file records it (when
+ * start_known): a live process with the writer's pid but another start
+ * time is a later process, and the writer is gone. */
+struct tool_writer_state {
+  int file_known;
+  dev_t file_dev;
+  ino_t file_ino;
+  char file_real[4096];
+  uint64_t maps_checked_ns, unmapped_since_ns;
+  int seen_mapped;
+  int writer_start_known;
+  uint64_t writer_start;
+};
+
 struct tool_source {
   /* From the command line. */
   const char *file;   /* a ring file path, or NULL */
@@ -286,21 +304,29 @@ struct tool_source {
   int resumed;
   const char *ctl_dir;
   char ctl_dir_buf[4096];
-  /* The file read (--follow asks whether the writer still maps it):
-   * device and inode (when file_known), the path with symbolic links
-   * resolved (empty when unknown), and what the last look found. */
-  int file_known;
-  dev_t file_dev;
-  ino_t file_ino;
-  char file_real[4096];
-  uint64_t maps_checked_ns, unmapped_since_ns;
-  int seen_mapped;
-  /* The writer's start time as the file records it (when
-   * writer_start_known): a live process with the writer's pid but
-   * another start time is a later process, and the writer is gone. */
-  int writer_start_known;
-  uint64_t writer_start;
+  /* The file read, for --follow to tell when its writer is gone. */
+  struct tool_writer_state w;
+
+  /* Several processes (procs.c).  A subcommand that reports on several
+   * processes sets `multi` before tool_source_open(); the source may then
+   * be a list of files, --dir DIR without --pid (every ring file there)
+   * or a command whose whole process tree is read.  Without `multi`, the
+   * source is one file as before. */
+  int multi;
+  /* --drain-timeout: how long the processes of a command may outlive it
+   * (0: DRAIN_DEFAULT_NS). */
+  uint64_t drain_ns;
+  /* Set by tool_source_open() when `multi`: every process read so far,
+   * in the order their files were found, and during a callback the
+   * index of the one whose event it is (src->cursor is then its cursor,
+   * for names).  Processes are added while reading a command or
+   * --follow --dir. */
+  struct tool_proc **procs;
+  int nprocs;
+  int proc;
+  struct tool_dirscan_state *scan; /* procs.c's, NULL when not scanning */
 };
+
 
 /* Called by main() with the subcommand's argc/argv (argv[0] is its name)
  * before the subcommand runs: takes `-- CMD ARGS...` (from the first
@@ -382,6 +408,64 @@ int tool_unrecorded(const eventring_cursor *c, struct tool_unrecorded *u);
 int tool_source_read(struct tool_source *src, const eventring_callbacks *cb,
                      void *data);
 
+/* ------------------------------------------------------------------ */
+/* procs.c: several processes in one report (src->multi).               */
+
+/* One process of a multi source: one ring file, so an exec'd program,
+ * which replaces its predecessor's file under the same pid, is a process
+ * of its own that follows it. */
+struct tool_proc {
+  eventring_cursor *cursor;
+  char path[4096];
+  pid_t pid;     /* the writer, 0 when the file does not say */
+  char name[64]; /* the program, as the file records it; "" if unknown */
+  int index;     /* in src->procs */
+  /* Kept while reading. */
+  uint64_t events_read, lost_total;
+  uint64_t *lost; /* per domain, lost_n entries */
+  int lost_n;
+  /* Internal to procs.c. */
+  int state;
+  int replaced; /* a later program of the same pid replaced the file */
+  int saw_ring_stop;
+  struct tool_writer_state w;
+};
+
+/* "pid 123 (prog)", "pid 123", or the file's name, into `buf`. */
+const char *tool_proc_label(const struct tool_proc *p, char *buf, size_t n);
+
+/* What the source's own code calls (source.c, spawn.c): */
+int tool_procs_open(struct tool_source *src, int nargs, char **args,
+                    const char *help);
+int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
+                    void *data);
+void tool_procs_close(struct tool_source *src);
+void tool_procs_lost(struct tool_source *src, int domain, uint64_t count);
+void tool_procs_lost_summary(const struct tool_source *src, FILE *out);
+
+/* The lines of tool_source_lost_summary() for one file: what the writer
+ * dropped, what the reader skipped, what was lost; each after `label`
+ * ("pid 12 (prog): ") when not empty. */
+void tool_lost_lines(FILE *out, const eventring_cursor *c, const char *path,
+                     const char *label, uint64_t lost_total,
+                     const uint64_t *lost, int lost_n);
+
+/* Adds a loss of `count` in `domain` to *total and to (*lost)[domain],
+ * growing *lost (*lost_n entries) to the file's domain count. */
+void tool_count_lost(const eventring_cursor *c, uint64_t *total,
+                     uint64_t **lost, int *lost_n, int domain,
+                     uint64_t count);
+
+/* source.c: following one file's writer (struct tool_writer_state). */
+void tool_writer_note(struct tool_writer_state *w, const char *path,
+                      pid_t pid);
+int tool_writer_gone(struct tool_writer_state *w, pid_t pid);
+/* The line for a file whose phase numbering was a guess. */
+void tool_warn_numbering(const eventring_cursor *c, const char *path);
+
+/* The default of --drain-timeout. */
+#define TOOL_DRAIN_DEFAULT_NS 5000000000ULL
+
 /* ---- Between source.c and its helpers (not for subcommands). ---- */
 
 /* spawn.c.  Runs src->cmd with the tracing variables set, and opens a
@@ -398,6 +482,15 @@ int tool_spawn_done(struct tool_source *src);
 void tool_spawn_cleanup(struct tool_source *src, double grace_s);
 /* Sends SIGKILL to the spawned command if it still runs. */
 void tool_spawn_kill(struct tool_source *src);
+/* With src->multi: the private directory the command's tree writes
+ * into; 1 once the command and every process of its tree have ended
+ * (the tool is their subreaper, so orphans come back to it and are
+ * reaped here too); the pids of the tree's processes still running
+ * that are the tool's children, at most `max` into `v` (returns how
+ * many). */
+const char *tool_spawn_dir(void);
+int tool_spawn_tree_done(struct tool_source *src);
+int tool_spawn_children(pid_t *v, int max);
 
 /* The signal handlers: installed by tool_source_open(), removed by
  * tool_source_close().  tool_signal_pending() is the first signal caught
@@ -491,6 +584,10 @@ int tool_dirscan_check(const char *dir, const char *who);
 int tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
                  void *arg);
 void tool_dirscan_free(struct tool_dirscan *d);
+
+/* A duration such as 10ms, 2.5s (units ns, us, ms, s) into *ns.
+ * Returns 0, or -1 with the reason in `why`. */
+int tool_parse_duration(const char *s, uint64_t *ns, char *why, size_t size);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t tool_now_ns(void);

@@ -1,7 +1,10 @@
 /* trace.c -- `eventring trace`: a ring file as a trace for Perfetto.
  *
  * Each domain becomes one track (a thread named "domain N") of one
- * process named after the program, and each thread of a shared domain
+ * process named after the program (with several processes, procs.c,
+ * each is a process of the trace with its pid, and its domains tracks
+ * numbered after the first process's, so that thread ids are unique in
+ * the trace), and each thread of a shared domain
  * (an OCaml 4 program's threads, all in domain 0) a track of its own
  * after the domain's thread-switch markers (doc/FORMAT.md, "Thread
  * switches"): "NAME, thread ID (domain N)", which every event of the
@@ -80,6 +83,9 @@
 /* The first thread track's number, unless a file has more slots: above
  * every slot eventring writes (its limit of 4096 domains). */
 #define THREAD_TRACK_BASE 4096
+/* The same when the trace may hold several processes, whose domains are
+ * numbered below it (ring_of). */
+#define MULTI_THREAD_TRACK_BASE (1 << 20)
 
 /* Room for a name of the ring (127 bytes) with every byte escaped. */
 #define NAME_MAX_ESCAPED (4 * 128 + 32)
@@ -141,6 +147,22 @@ struct trace {
   int *cur;
   int ncur;
   uint64_t crossed; /* ends of spans begun on another thread's track */
+  /* Several processes (procs.c): the ring domains above are virtual,
+   * one per domain of each process: the first process's domains are
+   * their own numbers, each domain of another gets the next number from
+   * next_ring (below base).  vproc/vreal say whose domain a virtual one
+   * is (nv entries); rings[p][d] is process p's domain d's (-1: none
+   * yet).  cur_proc is the process the writer was last told about, and
+   * pdecl says which it was told about at all. */
+  int **rings;
+  int *nrings;
+  int nprocs_mapped;
+  int next_ring;
+  int *vproc, *vreal;
+  int nv;
+  int cur_proc;
+  unsigned char *pdecl;
+  int npdecl;
   uint64_t max_ts;
   char name[NAME_MAX_ESCAPED];     /* the current event's name */
   char name2[NAME_MAX_ESCAPED];    /* a second name (counter tracks) */
@@ -236,22 +258,133 @@ static void init_event(struct trace_event *ev, enum trace_ph ph, int domain,
   ev->nargs = 0;
 }
 
+/* The process and the domain in its file of virtual ring domain `v`. */
+static int proc_of_ring(const struct trace *t, int v) {
+  return v >= 0 && v < t->nv ? t->vproc[v] : 0;
+}
+
+static int real_of_ring(const struct trace *t, int v) {
+  return v >= 0 && v < t->nv && t->vproc[v] > 0 ? t->vreal[v] : v;
+}
+
+/* The pid a process is shown with. */
+static uint64_t proc_pid(const struct trace *t, int proc) {
+  if (!t->src->multi || proc >= t->src->nprocs) return t->pid;
+  pid_t pid = t->src->procs[proc]->pid;
+  return pid ? (uint64_t)pid : (uint64_t)proc + 1;
+}
+
+static void process_label(const struct tool_source *src, int proc, char *buf,
+                          size_t n);
+
+/* Marks process `proc` declared to the writer; returns 1 when it was
+ * not yet, 0 when it was, -1 when out of memory. */
+static int mark_declared(struct trace *t, int proc) {
+  if (proc >= t->npdecl) {
+    int n = proc + 16;
+    unsigned char *v = realloc(t->pdecl, (size_t)n);
+    if (!v) {
+      t->failed = 1;
+      return -1;
+    }
+    memset(v + t->npdecl, 0, (size_t)(n - t->npdecl));
+    t->pdecl = v;
+    t->npdecl = n;
+  }
+  int first = !t->pdecl[proc];
+  t->pdecl[proc] = 1;
+  return first;
+}
+
+/* Makes process `proc` the writer's current one, declaring it the first
+ * time: a track and its events belong to the process current when they
+ * are written. */
+static void use_proc(struct trace *t, int proc) {
+  if (!t->src->multi || proc == t->cur_proc) return;
+  int first = mark_declared(t, proc);
+  if (first < 0) return;
+  char name[NAME_MAX_ESCAPED];
+  if (first) process_label(t->src, proc, name, sizeof name);
+  t->w.process(t->wself, t->out, proc_pid(t, proc), first ? name : NULL);
+  t->cur_proc = proc;
+}
+
+/* Records that begin() declared process `proc` and made it current. */
+static void use_proc_declared(struct trace *t, int proc) {
+  t->cur_proc = proc;
+  if (t->src->multi) mark_declared(t, proc);
+}
+
+/* The virtual ring domain of `domain` of the process being read (see
+ * struct trace); -1 when out of memory or out of numbers (the event is
+ * then dropped). */
+static int ring_of(struct trace *t, int domain) {
+  int proc = t->src->multi ? t->src->proc : 0;
+  if (proc == 0 || domain < 0) return domain;
+  if (proc >= t->nprocs_mapped) {
+    int n = proc + 8;
+    int **v = realloc(t->rings, (size_t)n * sizeof *v);
+    if (v) t->rings = v;
+    int *c = v ? realloc(t->nrings, (size_t)n * sizeof *c) : NULL;
+    if (!c) goto fail;
+    t->nrings = c;
+    for (int i = t->nprocs_mapped; i < n; i++) {
+      t->rings[i] = NULL;
+      t->nrings[i] = 0;
+    }
+    t->nprocs_mapped = n;
+  }
+  if (domain >= t->nrings[proc]) {
+    int n = domain + 16;
+    int *v = realloc(t->rings[proc], (size_t)n * sizeof *v);
+    if (!v) goto fail;
+    for (int i = t->nrings[proc]; i < n; i++) v[i] = -1;
+    t->rings[proc] = v;
+    t->nrings[proc] = n;
+  }
+  int r = t->rings[proc][domain];
+  if (r >= 0) return r;
+  if (t->next_ring >= t->base) return -1;
+  r = t->next_ring++;
+  if (r >= t->nv) {
+    int n = r + 64;
+    int *p = realloc(t->vproc, (size_t)n * sizeof *p);
+    if (p) t->vproc = p;
+    int *q = p ? realloc(t->vreal, (size_t)n * sizeof *q) : NULL;
+    if (!q) goto fail;
+    t->vreal = q;
+    for (int i = t->nv; i < n; i++) t->vproc[i] = t->vreal[i] = 0;
+    t->nv = n;
+  }
+  t->vproc[r] = proc;
+  t->vreal[r] = domain;
+  t->rings[proc][domain] = r;
+  return r;
+fail:
+  t->failed = 1;
+  return -1;
+}
+
+static int ring_domain(const struct trace *t, int track);
+
 static void emit(struct trace *t, const struct trace_event *ev) {
   if (t->failed) return;
+  use_proc(t, proc_of_ring(t, ring_domain(t, ev->track)));
   t->w.event(t->wself, t->out, ev);
   if (ferror(t->out)) t->failed = 1;
 }
 
 static void declare_thread(struct trace *t, int track, struct thread_track *h) {
   char esc[NAME_MAX_ESCAPED], name[NAME_MAX_ESCAPED + 64];
+  use_proc(t, proc_of_ring(t, h->domain));
   if (h->thread >= 0)
     snprintf(name, sizeof name, "%s%sthread %" PRId64 " (domain %d)",
              h->name[0] ? escape_name(esc, h->name, "", 0) : "",
-             h->name[0] ? ", " : "", h->thread, h->domain);
+             h->name[0] ? ", " : "", h->thread, real_of_ring(t, h->domain));
   else
     snprintf(name, sizeof name, "%s%stid %" PRIu64 " (domain %d)",
              h->name[0] ? escape_name(esc, h->name, "", 0) : "",
-             h->name[0] ? ", " : "", h->ktid, h->domain);
+             h->name[0] ? ", " : "", h->ktid, real_of_ring(t, h->domain));
   t->w.track(t->wself, t->out, track, (uint64_t)track + 1, name);
 }
 
@@ -285,8 +418,9 @@ static struct domain *dom(struct trace *t, int domain) {
     d->declared = 1;
     d->cut_reason = "ring start";
     d->cut_pending = 1;
+    use_proc(t, proc_of_ring(t, domain));
     char name[32];
-    snprintf(name, sizeof name, "domain %d", domain);
+    snprintf(name, sizeof name, "domain %d", real_of_ring(t, domain));
     t->w.track(t->wself, t->out, domain, (uint64_t)domain + 1, name);
   }
   return d;
@@ -343,7 +477,11 @@ static void lost_instant(struct trace *t, int domain, struct domain *d,
   struct trace_event ev;
   init_event(&ev, TRACE_INSTANT, domain, ts, "eventring", "lost events");
   arg_uint(&ev, "count", d->lost);
-  arg_str(&ev, "unit", tool_lost_unit(t->src->cursor));
+  int proc = proc_of_ring(t, ring_domain(t, domain));
+  arg_str(&ev, "unit",
+          tool_lost_unit(t->src->multi && proc < t->src->nprocs
+                             ? t->src->procs[proc]->cursor
+                             : t->src->cursor));
   arg_synthetic(&ev, "lost events");
   emit(t, &ev);
   d->lost = 0;
@@ -376,7 +514,7 @@ static int go_on(struct trace *t) { return !t->failed; }
 
 static int on_slice_begin(struct trace *t, int domain, uint64_t ts,
                           struct slice s) {
-  domain = route(t, domain);
+  domain = route(t, ring_of(t, domain));
   struct domain *d = at(t, domain, &ts);
   if (!d) return go_on(t);
   if (!push(t, &d->stack, &d->depth, &d->cap, s)) return 0;
@@ -408,7 +546,7 @@ static int open_elsewhere(const struct trace *t, int track,
 
 static int on_slice_end(struct trace *t, int domain, uint64_t ts,
                         struct slice s) {
-  domain = route(t, domain);
+  domain = route(t, ring_of(t, domain));
   struct domain *d = at(t, domain, &ts);
   if (!d) return go_on(t);
   const char *cat = s.user ? "user" : "runtime";
@@ -500,14 +638,14 @@ static int on_user_span(void *data, int domain, uint64_t ts, int id,
 static const char *counter_name(struct trace *t, const char *escaped,
                                 int domain) {
   snprintf(t->name2, sizeof t->name2, "%s (domain %d)", escaped,
-           ring_domain(t, domain));
+           real_of_ring(t, ring_domain(t, domain)));
   return t->name2;
 }
 
 static int on_counter(void *data, int domain, uint64_t ts, int counter,
                       uint64_t value) {
   struct trace *t = data;
-  domain = route(t, domain);
+  domain = route(t, ring_of(t, domain));
   if (!at(t, domain, &ts)) return go_on(t);
   struct trace_event ev;
   const char *n = event_name(t->name, t, TOOL_NAME_COUNTER, counter, NULL);
@@ -521,7 +659,7 @@ static int on_counter(void *data, int domain, uint64_t ts, int counter,
 static int on_user_int(void *data, int domain, uint64_t ts, int id,
                        const char *name, int64_t value) {
   struct trace *t = data;
-  domain = route(t, domain);
+  domain = route(t, ring_of(t, domain));
   if (!at(t, domain, &ts)) return go_on(t);
   struct trace_event ev;
   init_event(&ev, TRACE_COUNTER, domain, ts, "user",
@@ -547,7 +685,7 @@ static const char *const bucket_names[EVENTRING_ALLOC_BUCKETS] = {
 static int on_alloc(void *data, int domain, uint64_t ts,
                     const uint64_t *buckets) {
   struct trace *t = data;
-  domain = route(t, domain);
+  domain = route(t, ring_of(t, domain));
   if (!at(t, domain, &ts)) return go_on(t);
   static const char *const part[2] = {"alloc <10 words", "alloc 10+ words"};
   for (int p = 0; p < 2; p++) {
@@ -565,8 +703,8 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
                         int64_t value, int has_data) {
   struct trace *t = data;
   tool_source_lifecycle(t->src, kind);
-  int ring = domain;
-  domain = route(t, domain);
+  int ring = ring_of(t, domain);
+  domain = route(t, ring);
   struct domain *d = at(t, domain, &ts);
   if (!d) return go_on(t);
   struct trace_event ev;
@@ -583,7 +721,7 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
     d->has_floor = 1;
     d->floor_ts = ts;
     /* The slot's next events are no thread's until a marker says. */
-    if (ring < t->ncur) t->cur[ring] = -1;
+    if (ring >= 0 && ring < t->ncur) t->cur[ring] = -1;
   }
   return go_on(t);
 }
@@ -591,7 +729,7 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
 static int on_user_unit(void *data, int domain, uint64_t ts, int id,
                         const char *name) {
   struct trace *t = data;
-  domain = route(t, domain);
+  domain = route(t, ring_of(t, domain));
   if (!at(t, domain, &ts)) return go_on(t);
   struct trace_event ev;
   init_event(&ev, TRACE_INSTANT, domain, ts, "user",
@@ -603,7 +741,7 @@ static int on_user_unit(void *data, int domain, uint64_t ts, int id,
 static int on_user_custom(void *data, int domain, uint64_t ts, int id,
                           const char *name, const void *bytes, size_t len) {
   struct trace *t = data;
-  domain = route(t, domain);
+  domain = route(t, ring_of(t, domain));
   if (!at(t, domain, &ts)) return go_on(t);
   /* The payload as `dump` prints it, without the quotes. */
   size_t n = tool_ocaml_string_str(t->payload, sizeof t->payload, bytes, len);
@@ -635,6 +773,7 @@ static void cut_by_loss(struct trace *t, int track, struct domain *d) {
 static int on_lost(void *data, int domain, uint64_t count) {
   struct trace *t = data;
   tool_source_lost(t->src, domain, count);
+  domain = ring_of(t, domain);
   struct domain *d = dom(t, domain);
   if (!d) return go_on(t);
   cut_by_loss(t, domain, d);
@@ -655,6 +794,7 @@ static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
                      uint64_t ktid, const char *name, size_t len) {
   struct trace *t = data;
   (void)ts;
+  domain = ring_of(t, domain);
   if (domain < 0) return go_on(t);
   int i = 0;
   while (i < t->nthr && !(t->thr[i].domain == domain &&
@@ -772,15 +912,40 @@ static void process_name(const struct tool_source *src, char *buf,
   escape_name(buf, base ? base + 1 : src->path, "trace", 0);
 }
 
+/* The name process `proc` of a multi source is shown with: its program's
+ * as its file records it, else the spawned command's (for the first),
+ * else "pid N", else the file's name. */
+static void process_label(const struct tool_source *src, int proc, char *buf,
+                          size_t n) {
+  const struct tool_proc *p = src->procs[proc];
+  if (p->name[0]) {
+    escape_name(buf, p->name, "pid ", (int)p->pid);
+    return;
+  }
+  if (proc == 0 && src->name[0]) {
+    escape_name(buf, src->name, "pid ", (int)p->pid);
+    return;
+  }
+  if (p->pid) {
+    snprintf(buf, n, "pid %ld", (long)p->pid);
+    return;
+  }
+  const char *base = strrchr(p->path, '/');
+  escape_name(buf, base ? base + 1 : p->path, "trace", 0);
+}
+
 static void help(void) {
   printf(
-      "Usage: eventring trace [OPTION]... -o OUT FILE.events\n"
+      "Usage: eventring trace [OPTION]... -o OUT FILE.events...\n"
       "   or: eventring trace [OPTION]... -o OUT --pid PID [--dir DIR]\n"
+      "   or: eventring trace [OPTION]... -o OUT --dir DIR\n"
       "   or: eventring trace [OPTION]... -o OUT -- COMMAND [ARG]...\n"
       "Write the events of a ring file as a trace that Perfetto opens\n"
       "(https://ui.perfetto.dev): one track per domain, GC phases and user\n"
       "spans as nested slices, counters as counter tracks, other events as\n"
-      "instants.\n"
+      "instants.  Several files, a directory or a command's process tree "
+      "give\n"
+      "one process per file, each with its pid, on one time axis.\n"
       "\n"
       "Options:\n"
       "  -o OUT, --output OUT\n"
@@ -793,8 +958,12 @@ static void help(void) {
       "  --pid PID      read the ring file of process PID\n"
       "  --dir DIR      where that file is (default: $OCAML_RUNTIME_EVENTS_DIR"
       ",\n"
-      "                 else the current directory)\n"
+      "                 else the current directory); without --pid, every\n"
+      "                 ring file in DIR\n"
       "  -f, --follow   keep reading until the writing process has exited\n"
+      "  --drain-timeout DUR\n"
+      "                 wait at most DUR (default 5s) for the processes of a\n"
+      "                 COMMAND's tree that outlive it\n"
       "  --ocaml50      number phases as OCaml 5.0-5.2 did\n"
       "  --ocaml53      number phases as OCaml 5.3+ does (default: inferred\n"
       "                 from the file)\n"
@@ -892,12 +1061,13 @@ int tool_trace(int argc, char **argv) {
                   : tool_output_check_path(outpath, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
 
+  src.multi = 1;
   rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
-  if (!direct) {
-    /* Renaming our output over the ring file would destroy it. */
+  /* Renaming our output over a ring file would destroy it. */
+  for (int i = 0; !direct && i < src.nprocs; i++) {
     struct stat a, b;
-    if (stat(outpath, &a) == 0 && stat(src.path, &b) == 0 &&
+    if (stat(outpath, &a) == 0 && stat(src.procs[i]->path, &b) == 0 &&
         a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
       tool_source_close(&src);
       return tool_usage_error(HELP_REF, "OUT is the ring file itself");
@@ -924,6 +1094,12 @@ int tool_trace(int argc, char **argv) {
   /* Thread tracks are numbered after every slot a file can have. */
   t->base = eventring_cursor_max_domains(src.cursor);
   if (t->base < THREAD_TRACK_BASE) t->base = THREAD_TRACK_BASE;
+  if (src.nprocs) t->pid = proc_pid(t, 0);
+  /* The domains of other processes come after every domain of the
+   * first, and their thread tracks after all of them. */
+  t->next_ring = eventring_cursor_max_domains(src.cursor);
+  if (t->next_ring < 0) t->next_ring = 0;
+  if (src.multi) t->base = MULTI_THREAD_TRACK_BASE;
 
   char *tmp = NULL;
   t->out = direct ? stdout : open_tmp(outpath, &tmp);
@@ -931,9 +1107,15 @@ int tool_trace(int argc, char **argv) {
     rc = TOOL_EXIT_INPUT;
     goto done;
   }
+  /* One process is named as it always was; in a trace of several each
+   * is named after its program. */
   char pname[NAME_MAX_ESCAPED];
-  process_name(&src, pname, sizeof pname);
+  if (src.nprocs > 1)
+    process_label(&src, 0, pname, sizeof pname);
+  else
+    process_name(&src, pname, sizeof pname);
   t->w.begin(t->wself, t->out, t->pid, pname);
+  use_proc_declared(t, 0); /* begin() declared the first process */
 
   /* A read error keeps what was read: the trace up to the bad event is
    * still worth having, and the error line says it is incomplete. */
@@ -980,6 +1162,12 @@ done:
   }
   free(t->thr);
   free(t->cur);
+  for (int i = 0; i < t->nprocs_mapped; i++) free(t->rings[i]);
+  free(t->rings);
+  free(t->nrings);
+  free(t->vproc);
+  free(t->vreal);
+  free(t->pdecl);
   t->w.free(t->wself);
   free(t);
   eventring_callbacks_free(cb);

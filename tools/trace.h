@@ -61,8 +61,12 @@ struct trace_event {
 struct trace_writer {
   /* The file's header, with the process that every track belongs to. */
   void (*begin)(void *self, FILE *out, uint64_t pid, const char *process);
+  /* With several processes: makes `pid` the process of the tracks and
+   * events that follow, declaring it with its display name first when
+   * `process` is not NULL (begin() declared the first one). */
+  void (*process)(void *self, FILE *out, uint64_t pid, const char *process);
   /* Declares a track before its first event: `tid` is its thread id in
-   * the output, `name` its display name. */
+   * the output (unique in the trace), `name` its display name. */
   void (*track)(void *self, FILE *out, int track, uint64_t tid,
                 const char *name);
   void (*event)(void *self, FILE *out, const struct trace_event *ev);

@@ -184,38 +184,6 @@ static struct {
   int numbering;
 } O;
 
-/* A duration: a decimal number and a unit.  Returns 0, or -1 with the
- * reason in `why`. */
-static int parse_duration(const char *s, uint64_t *ns, char *why,
-                          size_t size) {
-  char *end;
-  errno = 0;
-  double v = strtod(s, &end);
-  if (end == s || errno || !(v >= 0) || *s == '-' || *s == '+') {
-    snprintf(why, size, "duration '%s' is not a number and a unit (ns, us, "
-             "ms, s), e.g. 10ms", s);
-    return -1;
-  }
-  static const struct {
-    const char *unit;
-    double ns;
-  } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
-  if (!*end) {
-    snprintf(why, size, "duration '%s' needs a unit (ns, us, ms, s)", s);
-    return -1;
-  }
-  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-    if (!strcmp(end, units[i].unit)) {
-      double x = v * units[i].ns;
-      if (x > 1e18) break;
-      *ns = (uint64_t)(x + 0.5);
-      return 0;
-    }
-  snprintf(why, size, "duration '%s' has an unknown unit '%s' (ns, us, ms, "
-           "s)", s, end);
-  return -1;
-}
-
 /* Whether `name` is a runtime phase in either numbering. */
 static int known_phase(const char *name) {
   for (unsigned i = 0; i < eventring__n_phases_53; i++)
@@ -254,7 +222,7 @@ static int parse_cond(const char *arg, struct cond *c) {
   c->kind = kinds[k].kind;
   const char *rest = arg + strlen(kinds[k].prefix);
   if (c->kind == C_PAUSE) {
-    if (parse_duration(rest, &c->ns, why, sizeof why))
+    if (tool_parse_duration(rest, &c->ns, why, sizeof why))
       return tool_usage_error(HELP_REF, "--when '%s': %s", arg, why);
     return 0;
   }
@@ -287,7 +255,7 @@ static int parse_cond(const char *arg, struct cond *c) {
     c->value = v;
     return 0;
   }
-  if (parse_duration(limit, &c->ns, why, sizeof why))
+  if (tool_parse_duration(limit, &c->ns, why, sizeof why))
     return tool_usage_error(HELP_REF, "--when '%s': %s", arg, why);
   if (c->kind == C_PHASE && !known_phase(c->name))
     return tool_usage_error(HELP_REF, "--when '%s': unknown runtime phase "
@@ -1207,7 +1175,7 @@ int tool_watch(int argc, char **argv) {
       if ((rc = parse_cond(optarg, &O.conds[O.nconds])) != 0) return rc;
       O.nconds++;
     } else if (dur) {
-      if (parse_duration(optarg, dur, why, sizeof why))
+      if (tool_parse_duration(optarg, dur, why, sizeof why))
         return tool_usage_error(HELP_REF, "--%s: %s",
                                 c == OPT_BEFORE  ? "before"
                                 : c == OPT_AFTER ? "after"

@@ -1,0 +1,426 @@
+/* procs.c -- several processes in one report.
+ *
+ * A subcommand that reports on several processes (trace, dump, stats,
+ * latency: src->multi) reads, instead of one ring file:
+ *   - a list of files (`eventring trace out.fxt a.events b.events`);
+ *   - every ring file in a directory (--dir DIR without --pid), as
+ *     metrics --dir does; with --follow, the files that appear later too;
+ *   - every process of a command's tree (`-- CMD`): the command runs with
+ *     OCAML_RUNTIME_EVENTS_DIR pointing at a private directory (spawn.c),
+ *     and every process that inherits the environment -- children,
+ *     grandchildren, forked copies, programs they exec -- writes its file
+ *     there;
+ *   - or one file, --pid PID, as a single-process source does.
+ * Each file is a process of the report (struct tool_proc), read through
+ * its own cursor.  A program that execs another keeps its pid, and the
+ * new image replaces the old image's file by the same name (runtime/
+ * ring.c, is_stale and swap_in): a cursor opened on the old file keeps
+ * it, so the directory is scanned every poll round (POLL_IDLE_NS) to
+ * open each file while its writer runs.  A file whose name now leads to
+ * another file was replaced: its writer is gone (the new image exists),
+ * so it is read to its end before the new file, which is a process of
+ * its own with the same pid, is read at all.
+ *
+ * The common clock.  Every file's timestamps are CLOCK_MONOTONIC
+ * nanoseconds, so events of several files need no conversion: a report
+ * puts them on one time axis.  A cursor delivers a file's events in
+ * order per domain; this loop keeps that order per process and, for the
+ * files of one pid (an exec), reads the older file to its end before the
+ * newer, so a track never goes back in time at a file boundary.  Within
+ * a round the processes are read one after another: a report that needs
+ * one order across processes sorts by timestamp itself.
+ *
+ * When reading ends.  Without --follow (files, --dir): once a poll of
+ * every file finds nothing new.  With --follow: once every file's writer
+ * is gone (tool_writer_gone) and its file drained; a file that names no
+ * pid is followed until its ring_stop.  For a command: the tool is the
+ * tree's subreaper (spawn.c), so the tree has ended once the command and
+ * every orphan adopted from it are reaped; then the files are drained
+ * and reading ends.  Processes of the tree may outlive the command (`sh
+ * -c 'prog &'`): they are waited for, but at most --drain-timeout after
+ * the command ended (TOOL_DRAIN_DEFAULT_NS), after which one line names
+ * the processes still running and the report ends with what they wrote
+ * so far.  They are left running.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "tool.h"
+
+/* As source.c: the period of the reading loop when nothing is new. */
+#define POLL_IDLE_NS 10000000L
+/* As source.c: how long an interrupted command may go on. */
+#define KILL_GRACE_NS 3000000000ULL
+
+enum { P_LIVE, P_GONE, P_DONE };
+
+/* What scanning a directory needs beyond dirscan.c's state. */
+struct tool_dirscan_state {
+  struct tool_dirscan d;
+  char dir[4096];
+};
+
+const char *tool_proc_label(const struct tool_proc *p, char *buf, size_t n) {
+  if (p->pid && p->name[0])
+    snprintf(buf, n, "pid %ld (%s)", (long)p->pid, p->name);
+  else if (p->pid)
+    snprintf(buf, n, "pid %ld", (long)p->pid);
+  else
+    snprintf(buf, n, "%s", p->path);
+  return buf;
+}
+
+/* Adds a process for cursor `c` on `path`.  Returns it, or NULL when out
+ * of memory (the cursor is then freed). */
+static struct tool_proc *add_proc(struct tool_source *src, eventring_cursor *c,
+                                  const char *path) {
+  struct tool_proc *p = calloc(1, sizeof *p);
+  struct tool_proc **v =
+      p ? realloc(src->procs, (size_t)(src->nprocs + 1) * sizeof *v) : NULL;
+  if (!v) {
+    free(p);
+    eventring_cursor_free(c);
+    tool_error("out of memory");
+    return NULL;
+  }
+  src->procs = v;
+  p->cursor = c;
+  snprintf(p->path, sizeof p->path, "%s", path);
+  p->pid = eventring_cursor_writer_pid(c);
+  if (!p->pid) p->pid = tool_pid_of_path(path);
+  const char *prog = eventring_cursor_program(c);
+  if (prog && *prog)
+    snprintf(p->name, sizeof p->name, "%s", prog);
+  else if (p->pid && !tool_process_gone(p->pid))
+    tool_process_name(p->pid, p->name, sizeof p->name);
+  p->index = src->nprocs;
+  p->state = P_LIVE;
+  tool_writer_note(&p->w, path, p->pid);
+  eventring_cursor_set_numbering(c, tool_source_numbering(src));
+  src->procs[src->nprocs++] = p;
+  return p;
+}
+
+/* dirscan.c's report of a file it opened: a new process, unless the file
+ * is one we read already (the command's first file, opened by spawn.c;
+ * a file of the first listing).  A new file under the name of one we read
+ * replaced it: that one's writer is gone. */
+static void *scan_found(void *arg, eventring_cursor *c, const char *path,
+                        pid_t pid, const struct stat *st) {
+  (void)pid;
+  struct tool_source *src = arg;
+  for (int i = 0; i < src->nprocs; i++) {
+    struct tool_proc *p = src->procs[i];
+    if (p->w.file_known && p->w.file_dev == st->st_dev &&
+        p->w.file_ino == st->st_ino) {
+      eventring_cursor_free(c);
+      return p;
+    }
+  }
+  for (int i = 0; i < src->nprocs; i++)
+    if (!strcmp(src->procs[i]->path, path)) src->procs[i]->replaced = 1;
+  return add_proc(src, c, path);
+}
+
+static void scan_still(void *arg, void *handle) { (void)arg, (void)handle; }
+
+static void scan(struct tool_source *src) {
+  static const struct tool_dirscan_ops ops = {scan_still, scan_found};
+  if (src->scan) tool_dirscan(&src->scan->d, &ops, src);
+}
+
+static int start_scan(struct tool_source *src, const char *dir) {
+  src->scan = calloc(1, sizeof *src->scan);
+  if (!src->scan) {
+    tool_error("out of memory");
+    return TOOL_EXIT_INPUT;
+  }
+  snprintf(src->scan->dir, sizeof src->scan->dir, "%s", dir);
+  src->scan->d.dir = src->scan->dir;
+  src->scan->d.who = "eventring";
+  return TOOL_EXIT_OK;
+}
+
+static int by_pid(const void *a, const void *b) {
+  const struct tool_proc *x = *(struct tool_proc *const *)a;
+  const struct tool_proc *y = *(struct tool_proc *const *)b;
+  return (x->pid > y->pid) - (x->pid < y->pid);
+}
+
+/* Opens every ring file of DIR, in pid order.  A file that is not one is
+ * said so and skipped; a directory with none is an error. */
+static int open_dir(struct tool_source *src) {
+  int rc = tool_dirscan_check(src->dir, "--dir");
+  if (rc != TOOL_EXIT_OK) return rc;
+  DIR *d = opendir(src->dir);
+  if (!d) {
+    tool_error("--dir: %s: %s", src->dir, strerror(errno));
+    return TOOL_EXIT_INPUT;
+  }
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!tool_pid_of_path(e->d_name)) continue;
+    char path[4096], why[256];
+    if (snprintf(path, sizeof path, "%s/%s", src->dir, e->d_name) >=
+        (int)sizeof path)
+      continue;
+    eventring_cursor *c;
+    int r = eventring_cursor_open_file(&c, path);
+    if (r < 0) {
+      tool_error("%s: %s (skipped)", path,
+                 tool_ring_error(path, r, why, sizeof why));
+      continue;
+    }
+    if (!add_proc(src, c, path)) {
+      closedir(d);
+      return TOOL_EXIT_INPUT;
+    }
+  }
+  closedir(d);
+  if (src->nprocs == 0) {
+    tool_error("--dir: no ring file (PID.events) in %s", src->dir);
+    return TOOL_EXIT_INPUT;
+  }
+  qsort(src->procs, (size_t)src->nprocs, sizeof *src->procs, by_pid);
+  for (int i = 0; i < src->nprocs; i++) src->procs[i]->index = i;
+  return src->follow ? start_scan(src, src->dir) : TOOL_EXIT_OK;
+}
+
+/* Opens each of the files named on the command line. */
+static int open_files(struct tool_source *src, int nargs, char **args,
+                      const char *help) {
+  for (int i = 0; i < nargs; i++) {
+    if (!*args[i]) return tool_usage_error(help, "empty file name");
+    for (int j = 0; j < i; j++)
+      if (!strcmp(args[i], args[j]))
+        return tool_usage_error(help, "%s is named twice", args[i]);
+    eventring_cursor *c;
+    char why[256];
+    int r = eventring_cursor_open_file(&c, args[i]);
+    if (r < 0) {
+      tool_error("%s: %s", args[i],
+                 tool_ring_error(args[i], r, why, sizeof why));
+      return TOOL_EXIT_INPUT;
+    }
+    if (!add_proc(src, c, args[i])) return TOOL_EXIT_INPUT;
+  }
+  return TOOL_EXIT_OK;
+}
+
+int tool_procs_open(struct tool_source *src, int nargs, char **args,
+                    const char *help) {
+  int rc;
+  if (nargs > 1) {
+    rc = open_files(src, nargs, args, help);
+  } else if (src->dir && !src->pid_arg) {
+    rc = open_dir(src);
+  } else {
+    /* source.c opened the one file: it is the first process. */
+    struct tool_proc *p = add_proc(src, src->cursor, src->path);
+    src->cursor = NULL;
+    if (!p) return TOOL_EXIT_INPUT;
+    if (src->pid) p->pid = src->pid;
+    if (src->w.file_known) p->w = src->w;
+    rc = src->cmd ? start_scan(src, tool_spawn_dir()) : TOOL_EXIT_OK;
+  }
+  if (rc == TOOL_EXIT_OK && src->nprocs > 0) {
+    src->cursor = src->procs[0]->cursor;
+    if (!src->pid && src->nprocs == 1) src->pid = src->procs[0]->pid;
+    if (!src->path[0])
+      snprintf(src->path, sizeof src->path, "%s", src->procs[0]->path);
+  }
+  return rc;
+}
+
+void tool_procs_lost(struct tool_source *src, int domain, uint64_t count) {
+  if (src->proc >= src->nprocs) return;
+  struct tool_proc *p = src->procs[src->proc];
+  tool_count_lost(p->cursor, &p->lost_total, &p->lost, &p->lost_n, domain,
+                  count);
+}
+
+void tool_procs_lost_summary(const struct tool_source *src, FILE *out) {
+  for (int i = 0; i < src->nprocs; i++) {
+    const struct tool_proc *p = src->procs[i];
+    char label[160], buf[128];
+    snprintf(label, sizeof label, "%s: ",
+             tool_proc_label(p, buf, sizeof buf));
+    tool_lost_lines(out, p->cursor, p->path, src->nprocs > 1 ? label : "",
+                    p->lost_total, p->lost, p->lost_n);
+  }
+}
+
+/* Whether process `p`'s writer is gone, so that what its file holds is
+ * all there will be. */
+static int proc_gone(const struct tool_source *src, struct tool_proc *p) {
+  if (p->replaced) return 1;
+  if (!p->pid) return p->saw_ring_stop || !src->follow;
+  return tool_writer_gone(&p->w, p->pid);
+}
+
+/* Makes `p` the process whose events the callbacks get. */
+static void select_proc(struct tool_source *src, struct tool_proc *p) {
+  src->proc = p->index;
+  src->cursor = p->cursor;
+}
+
+/* One poll of `p`; a negative error is reported and ends reading. */
+static int poll_one(struct tool_source *src, struct tool_proc *p,
+                    const eventring_callbacks *cb, void *data) {
+  select_proc(src, p);
+  int r = eventring_cursor_poll(p->cursor, cb, data, 0);
+  if (r > 0) {
+    p->events_read += (uint64_t)r;
+    src->events_read += (uint64_t)r;
+  }
+  if (r < 0) {
+    tool_progress_end();
+    fflush(stdout);
+    char why[256];
+    tool_error("%s: %s", p->path,
+               r == EVENTRING_E_TRUNCATED
+                   ? tool_ring_error(p->path, r, why, sizeof why)
+                   : eventring_strerror(r));
+  }
+  return r;
+}
+
+/* The line for the processes still running at the drain timeout. */
+static void report_timeout(const struct tool_source *src, uint64_t drain) {
+  char list[1024] = "", buf[128];
+  size_t n = 0;
+  int count = 0;
+  pid_t kids[64];
+  int nkids = tool_spawn_children(kids, 64);
+  for (int i = 0; i < src->nprocs; i++) {
+    const struct tool_proc *p = src->procs[i];
+    if (p->state == P_DONE || p->replaced) continue;
+    for (int k = 0; k < nkids; k++)
+      if (kids[k] == p->pid) kids[k] = 0; /* named once */
+    count++;
+    if (n < sizeof list - 1)
+      n += (size_t)snprintf(list + n, sizeof list - n, "%s%s",
+                            n ? ", " : "", tool_proc_label(p, buf, sizeof buf));
+  }
+  for (int k = 0; k < nkids; k++) {
+    if (!kids[k]) continue;
+    char name[64];
+    tool_process_name(kids[k], name, sizeof name);
+    count++;
+    if (n < sizeof list - 1)
+      n += (size_t)snprintf(list + n, sizeof list - n,
+                            "%spid %ld (%s, untraced)", n ? ", " : "",
+                            (long)kids[k], name[0] ? name : "?");
+  }
+  if (n >= sizeof list) snprintf(list + sizeof list - 5, 5, "...");
+  tool_error("%d process%s of the command still running %.3g s after it "
+             "ended (--drain-timeout): %s; the report has their events up "
+             "to now, and they were left running",
+             count, count == 1 ? "" : "es", (double)drain / 1e9,
+             count ? list : "none traced");
+}
+
+int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
+                    void *data) {
+  int following = src->follow || src->cmd;
+  uint64_t drain = src->drain_ns ? src->drain_ns : TOOL_DRAIN_DEFAULT_NS;
+  uint64_t deadline = 0, kill_at = 0;
+  int tree_done = 0, killed = 0, rc = TOOL_EXIT_OK;
+  for (;;) {
+    int before = src->nprocs;
+    scan(src);
+    int any = src->nprocs != before, all_done = 1;
+    for (int i = 0; i < src->nprocs && rc == TOOL_EXIT_OK; i++) {
+      struct tool_proc *p = src->procs[i];
+      if (p->state == P_DONE) continue;
+      if (p->replaced) p->state = P_GONE;
+      int r;
+      if (p->state == P_GONE) {
+        /* Its writer is gone: read it to the end now, before any later
+         * file of the same pid. */
+        while ((r = poll_one(src, p, cb, data)) > 0 && tool_output_ok())
+          any = 1;
+        if (r == 0) p->state = P_DONE;
+      } else {
+        r = poll_one(src, p, cb, data);
+        if (r > 0) any = 1;
+        else if (r == 0 && (!following || (!src->cmd && proc_gone(src, p))))
+          p->state = following ? P_GONE : P_DONE;
+      }
+      if (r < 0) rc = TOOL_EXIT_INPUT;
+      if (!tool_output_ok()) break;
+      if (p->state != P_DONE) all_done = 0;
+    }
+    if (src->between_polls) src->between_polls(src, data);
+    tool_progress_tick(src);
+    if (rc != TOOL_EXIT_OK || !tool_output_ok()) break;
+
+    int sig = tool_signal_pending();
+    if (sig && !src->interrupted) {
+      src->interrupted = sig;
+      kill_at = tool_now_ns() + KILL_GRACE_NS;
+    }
+    if (src->interrupted && !src->cmd) break;
+    if (any) continue;
+    if (all_done && (!src->cmd || tree_done)) break;
+    if (src->cmd && !tree_done) {
+      tree_done = tool_spawn_tree_done(src);
+      if (src->child_reaped && !deadline) {
+        src->end_ns = tool_now_ns();
+        deadline = src->end_ns + drain;
+      }
+      if (tree_done || (src->interrupted && src->child_reaped)) {
+        /* Every process of the tree has ended (or we were told to stop):
+         * one more scan and a last read of every file. */
+        tree_done = 1;
+        for (int i = 0; i < src->nprocs; i++)
+          if (src->procs[i]->state == P_LIVE) src->procs[i]->state = P_GONE;
+        continue;
+      }
+      if (deadline && tool_now_ns() >= deadline) {
+        report_timeout(src, drain);
+        break;
+      }
+    }
+    if (src->interrupted && !killed && !src->child_reaped &&
+        (tool_signal_count() > 1 || tool_now_ns() >= kill_at)) {
+      tool_spawn_kill(src);
+      killed = 1;
+    }
+    if (fflush(stdout) != 0 && !tool_output_ok()) break;
+    struct timespec ts = {0, POLL_IDLE_NS};
+    nanosleep(&ts, NULL);
+  }
+  if (!src->end_ns && src->cmd) src->end_ns = tool_now_ns();
+  tool_progress_end();
+  for (int i = 0; rc == TOOL_EXIT_OK && i < src->nprocs; i++)
+    if (src->procs[i]->events_read)
+      tool_warn_numbering(src->procs[i]->cursor, src->procs[i]->path);
+  if (src->nprocs) select_proc(src, src->procs[0]);
+  return rc;
+}
+
+void tool_procs_close(struct tool_source *src) {
+  /* src->cursor is one of the processes', or, when opening failed before
+   * the first process was made, the file source.c opened. */
+  if (src->nprocs == 0) eventring_cursor_free(src->cursor);
+  for (int i = 0; i < src->nprocs; i++) {
+    eventring_cursor_free(src->procs[i]->cursor);
+    free(src->procs[i]->lost);
+    free(src->procs[i]);
+  }
+  free(src->procs);
+  src->procs = NULL;
+  src->nprocs = 0;
+  if (src->scan) {
+    tool_dirscan_free(&src->scan->d);
+    free(src->scan);
+    src->scan = NULL;
+  }
+}
