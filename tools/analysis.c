@@ -209,8 +209,12 @@ static const char options_help[] =
     "  --pid PID      read the ring file of process PID\n"
     "  --dir DIR      where that file is (default: $OCAML_RUNTIME_EVENTS_DIR"
     ",\n"
-    "                 else the current directory)\n"
+    "                 else the current directory); without --pid, every\n"
+    "                 ring file in DIR\n"
     "  -f, --follow   keep reading until the writing process has exited\n"
+    "  --drain-timeout DUR\n"
+    "                 wait at most DUR (default 5s) for the processes of a\n"
+    "                 COMMAND's tree that outlive it\n"
     "  --ocaml50      number phases as OCaml 5.0-5.2 did (for files those\n"
     "                 versions wrote; eventring's files name their own)\n"
     "  --ocaml53      number phases as OCaml 5.3+ does (default for both:\n"
@@ -218,11 +222,14 @@ static const char options_help[] =
     "  -h, --help     print this help and exit\n";
 
 void analysis_help(const char *name, const char *what) {
-  printf("Usage: eventring %s [OPTION]... FILE.events\n"
+  printf("Usage: eventring %s [OPTION]... FILE.events...\n"
          "   or: eventring %s [OPTION]... --pid PID [--dir DIR]\n"
+         "   or: eventring %s [OPTION]... --dir DIR\n"
          "   or: eventring %s [OPTION]... -- COMMAND [ARG]...\n",
-         name, name, name);
+         name, name, name, name);
   fputs(what, stdout);
+  fputs("Several files, a directory or a command's process tree are "
+        "reported in\ntotal and per process.\n", stdout);
   fputs("\n", stdout);
   fputs(options_help, stdout);
   printf("\n"

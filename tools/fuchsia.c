@@ -12,7 +12,9 @@
  *   initialization record    1e9 ticks per second: our ticks are the
  *                            CLOCK_MONOTONIC nanoseconds of the ring;
  *   kernel object record     the process (ZX_OBJ_TYPE_PROCESS, 1): its
- *                            koid is the pid, its name the program's;
+ *                            koid is the pid, its name the program's
+ *                            (and one for each further process of a
+ *                            trace of several, before its threads);
  *   then, as they come:
  *   string records           names, categories and argument keys, each
  *                            registered once in the string table

@@ -6,8 +6,9 @@
  * the closing brackets at the end are all that completes the document.
  * One event per line.  Timestamps are microseconds, the format's unit,
  * written exactly from our nanoseconds as a decimal with three places
- * (never through a double, which would round large clocks).  The
- * process and each track are named by metadata events ("ph":"M",
+ * (never through a double, which would round large clocks).  Each
+ * process (several in a trace of several) and each track are named by
+ * metadata events ("ph":"M",
  * process_name and thread_name); thread_sort_index keeps the tracks in
  * domain order.
  */

@@ -300,7 +300,9 @@ static void report_timeout(const struct tool_source *src, uint64_t drain) {
   int nkids = tool_spawn_children(kids, 64);
   for (int i = 0; i < src->nprocs; i++) {
     const struct tool_proc *p = src->procs[i];
-    if (p->state == P_DONE || p->replaced) continue;
+    if (p->state == P_DONE || p->replaced ||
+        (p->pid && tool_process_gone(p->pid)))
+      continue;
     for (int k = 0; k < nkids; k++)
       if (kids[k] == p->pid) kids[k] = 0; /* named once */
     count++;
@@ -350,7 +352,7 @@ int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
       } else {
         r = poll_one(src, p, cb, data);
         if (r > 0) any = 1;
-        else if (r == 0 && (!following || (!src->cmd && proc_gone(src, p))))
+        else if (r == 0 && (!following || proc_gone(src, p)))
           p->state = following ? P_GONE : P_DONE;
       }
       if (r < 0) rc = TOOL_EXIT_INPUT;

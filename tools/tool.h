@@ -7,7 +7,9 @@
  *              cursor and read to the end, or followed while the writer
  *              lives; `-- CMD ARGS...` runs a program and reads its file
  *              (spawn.c), with a progress line on a terminal
- *              (progress.c);
+ *              (progress.c); for the subcommands that report on several
+ *              processes, procs.c reads a list of files, every file of
+ *              --dir DIR or a command's whole process tree;
  *   output.c   where the report goes (-o FILE, standard error while a
  *              command keeps standard output), buffered standard output
  *              that ends quietly on a closed pipe, the one-line error
@@ -337,8 +339,8 @@ struct tool_source {
 int tool_source_take_command(int argc, char **argv);
 
 /* Checks the source options and the operands left after them (at most
- * one FILE, which excludes --pid and a command; --dir needs --pid) and
- * opens the cursor.  With a command, first runs it (see spawn.c): a
+ * one FILE, which excludes --pid and a command; --dir needs --pid; with
+ * src->multi, several FILEs, or --dir alone) and opens the cursor.  With a command, first runs it (see spawn.c): a
  * private directory, the tracing variables in its environment, and waits
  * until its ring file appears.  Returns TOOL_EXIT_OK, or prints one line
  * and returns TOOL_EXIT_USAGE, TOOL_EXIT_INPUT, TOOL_EXIT_NOTFOUND or
