@@ -104,11 +104,28 @@ START_TEST(test_markers_follow_the_turns) {
     ck_assert_int_eq(pthread_create(&th[t], NULL, worker, (void *)t), 0);
   play(0);
   for (int t = 1; t < NTHREADS; t++) pthread_join(th[t], NULL);
+  /* A snapshot keeps the markers, names included. */
+  char snap[PATH_MAX];
+  snprintf(snap, sizeof snap, "%s.snap", path);
+  ck_assert_int_eq(eventring_snapshot(snap), 0);
   ck_assert_int_eq(eventring_stop(), 0);
   eventring_domain_release();
 
   struct rf_file f;
+  er_open_ring(snap, &f);
+  size_t snap_markers = rf_count(&f, 0, 0, ER_EV_FLUSH, ER_XEV_THREAD);
+  char snap_name[64] = "";
+  for (size_t i = 0; i < f.rings[0].nevents; i++)
+    if (is_marker(&f.rings[0].events[i]) &&
+        f.rings[0].events[i].payload[0] == 10)
+      marker_name(&f, &f.rings[0].events[i], snap_name, sizeof snap_name);
+  rf_close(&f);
+  /* Worker 1's last marker: after it renamed itself. */
+  ck_assert_str_eq(snap_name, "renamed");
+
   er_open_ring(path, &f);
+  ck_assert_uint_eq(rf_count(&f, 0, 0, ER_EV_FLUSH, ER_XEV_THREAD),
+                    snap_markers);
   const struct rf_ring *r = &f.rings[0];
   /* ring_start comes first, before any marker. */
   ck_assert(!r->events[0].is_user && r->events[0].type == ER_EV_LIFECYCLE &&
