@@ -36,6 +36,7 @@
 #endif
 
 int eventring__ocaml_instrumented;
+void (*eventring__ocaml_thread_hook)(void);
 
 void eventring__ocaml_bridge_init(void) {}
 
@@ -229,6 +230,12 @@ __attribute__((noinline)) static void emit_phase(unsigned type,
   int id = phase_ids[phase];
   if (id < 0) return;
   in_domain0();
+  /* Before the event, whose thread-switch marker (if any) carries what
+   * the hook tells: see ocaml_bridge.h for why only here. */
+  if (type == EVENTRING__EV_BEGIN &&
+      (phase == EVENTRING_OCAML4_MINOR || phase == EVENTRING_OCAML4_MAJOR) &&
+      eventring__ocaml_thread_hook)
+    eventring__ocaml_thread_hook();
   eventring__runtime(type, (unsigned)id);
 }
 
@@ -291,7 +298,10 @@ static int disabled;
 void caml_eventlog_init(void) {
   resolve_ids();
   __atomic_store_n(&eventring__ocaml_instrumented, 1, __ATOMIC_RELAXED);
-  /* The main thread, which runs this, is the first OCaml thread. */
+  /* The main thread, which runs this, is the first OCaml thread, and
+   * Thread 0 once systhreads numbers threads (it numbers the thread that
+   * initialises it, this one, first). */
+  eventring_thread_id(0);
   (void)eventring__ocaml_join0();
   /* 4.13's switch: set (any value) starts tracing, a value beginning with
    * 'p' starts it paused.  OCAML_RUNTIME_EVENTS_START, read by eventring's

@@ -110,6 +110,14 @@ EVENTRING_API int eventring__ocaml_join0(void);
  * startup, before any OCaml code runs. */
 extern EVENTRING_API int eventring__ocaml_instrumented;
 
+/* Set by the OCaml package's stubs (stdlib-bindings/runtime_events_stubs.c)
+ * before any OCaml thread is created, NULL otherwise: tells eventring the
+ * calling OCaml thread's Thread.id for its thread-switch markers, once per
+ * thread.  It reads the thread's descriptor in the heap, so the bridge
+ * calls it only where the instrumented runtime's GC has not begun to move
+ * blocks: at the begin of a minor collection or of a major slice. */
+extern EVENTRING_API void (*eventring__ocaml_thread_hook)(void);
+
 #if !(defined(CAML_EVENTLOG_H) && defined(CAML_INSTR))
 /* OCaml's `value`: a machine word (intnat). */
 typedef intptr_t eventring_ocaml_value;

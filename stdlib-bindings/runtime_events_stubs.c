@@ -80,6 +80,7 @@
 void eventring__ocaml_bridge_init(void);
 extern int eventring__ocaml_instrumented;
 int eventring__ocaml_join0(void);
+extern void (*eventring__ocaml_thread_hook)(void);
 
 /* ------------------------------------------------------------------ */
 /* Domain 0 for every OCaml thread.                                     */
@@ -103,9 +104,10 @@ static __thread int joined;
  * descriptor can be read: outside a collection that moves blocks.  So it
  * is looked up in join0(), whose callers are the stubs (OCaml code) and
  * the normal runtime's GC hooks (before or after a collection, never in
- * one), never in the instrumented runtime's probes (ocaml_bridge.c);
- * a thread whose first events come from those is known by its kernel tid
- * until its first event from here.  The main thread is Thread 0: 4.13
+ * one), and in the instrumented runtime's probes only at the begin of a
+ * minor collection or a major slice (thread_hook()); a thread whose
+ * first events come from elsewhere in those is known by its kernel tid
+ * until then.  The main thread is Thread 0: 4.13
  * numbers the thread that initialises Thread first, and the module's
  * initialiser runs in it. */
 extern value caml_thread_self(value) __attribute__((weak));
@@ -126,6 +128,12 @@ static void learn_tid(void) {
   if (!thread_self) return; /* another thread library: ids unknown */
   value descr = thread_self(Val_unit);
   eventring_thread_id((int64_t)Long_val(Field(descr, 0)));
+}
+
+/* The instrumented runtime's probes (ocaml_bridge.c) call this where the
+ * heap can be read: the begin of a minor collection or a major slice. */
+static void thread_hook(void) {
+  if (__builtin_expect(!tid_known, 0)) learn_tid();
 }
 
 /* The bridge's eventring__ocaml_join0() does the work, and remembers a
@@ -384,6 +392,7 @@ CAMLprim value caml_eventring_ml_init(value unit) {
    * Thread 0 (see learn_tid()). */
   eventring_thread_id(0);
   tid_known = 1;
+  eventring__ocaml_thread_hook = thread_hook;
   join0();
   return Val_unit;
 }

@@ -223,7 +223,8 @@ static void fxt_track(void *self, FILE *out, int track, uint64_t tid,
     f->thread_index = p;
     f->nthread_slots = n;
   }
-  if (f->nthreads < THREAD_TABLE_MAX) {
+  /* A track named again (a thread's new name) keeps its table entry. */
+  if (f->nthreads < THREAD_TABLE_MAX && !f->thread_index[track]) {
     unsigned index = ++f->nthreads;
     f->thread_index[track] = (unsigned char)index;
     start_record(f);

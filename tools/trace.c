@@ -796,10 +796,14 @@ static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
   (void)ts;
   domain = ring_of(t, domain);
   if (domain < 0) return go_on(t);
+  /* One thread, one track: a thread known first by its kernel tid alone
+   * (id -1: its first events came before the host could tell its id, as
+   * the instrumented OCaml runtime's may) is the same thread once its id
+   * is known. */
   int i = 0;
-  while (i < t->nthr && !(t->thr[i].domain == domain &&
-                          t->thr[i].thread == thread &&
-                          t->thr[i].ktid == ktid))
+  while (i < t->nthr &&
+         !(t->thr[i].domain == domain && t->thr[i].ktid == ktid &&
+           (t->thr[i].thread == thread || t->thr[i].thread < 0 || thread < 0)))
     i++;
   if (i == t->nthr) {
     if (t->nthr == t->capthr) {
@@ -818,14 +822,21 @@ static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
     t->thr[i].ktid = ktid;
     t->nthr++;
   }
-  /* A track's name is given when it is declared: a later name (the
-   * thread renamed itself) counts until then. */
+  /* The id once known, and the thread's latest name; a track declared
+   * already is named again (viewers take the last name given). */
   struct thread_track *h = &t->thr[i];
-  if (len && !h->st.declared) {
-    if (len >= sizeof h->name) len = sizeof h->name - 1;
+  int renamed = 0;
+  if (h->thread < 0 && thread >= 0) {
+    h->thread = thread;
+    renamed = 1;
+  }
+  if (len >= sizeof h->name) len = sizeof h->name - 1;
+  if (len && (strlen(h->name) != len || memcmp(h->name, name, len) != 0)) {
     memcpy(h->name, name, len);
     h->name[len] = '\0';
+    renamed = 1;
   }
+  if (renamed && h->st.declared) declare_thread(t, t->base + i, h);
   if (domain >= t->ncur) {
     int n = domain + 16;
     int *p = realloc(t->cur, (size_t)n * sizeof *p);
