@@ -13,7 +13,9 @@
      domain do.  A thread-switch marker (the thread's [Thread.id] and the
      name [Runtime_events_thread.set_name] gave it) precedes each change
      of writer, so that eventring's tools draw each thread apart; OCaml
-     5's readers, and [read_poll], skip the markers.
+     5's readers, and [read_poll], call no callback for the markers
+     (though they count in [read_poll]'s result, as OCaml 5's reader
+     counts every event but padding).
    - The [int array] given to an [alloc] callback is reused by the next
      alloc event of the same cursor: copy it to keep it.
    - Lost events are counted in events for eventring's files and in ring

@@ -248,9 +248,83 @@ START_TEST(test_one_track_per_thread) {
 }
 END_TEST
 
+static void *ticker(void *arg) {
+  (void)arg;
+  ck_assert_int_eq(eventring_domain_join(0), 0);
+  eventring_thread_id(10);
+  ck_assert_int_eq(eventring_thread_name("ticker"), 0);
+  pthread_mutex_lock(&baton_lock);
+  /* 200 ticks of 3 words wrap a 64-word ring many times over: its own
+   * marker is overwritten with the rest. */
+  for (int i = 0; i < 200; i++) eventring_write_int(tick, i);
+  pthread_mutex_unlock(&baton_lock);
+  return NULL;
+}
+
+/* A ring that wrapped over the last marker: what follows the gap is no
+ * known thread's (the domain's own track) until the next marker. */
+START_TEST(test_wrapped_marker) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
+  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "e=6", 1), 0);
+  span_a = eventring_register("A", EVENTRING_TYPE_SPAN);
+  tick = eventring_register("tick", EVENTRING_TYPE_INT);
+  ck_assert_int_eq(eventring_domain_join(0), 0);
+  eventring_thread_id(0);
+  ck_assert_int_eq(eventring_thread_name("main"), 0);
+  ck_assert_int_eq(eventring_start(), 0);
+  unsetenv("OCAMLRUNPARAM");
+  char *path = strdup(eventring_path());
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, ticker, NULL), 0);
+  pthread_join(th, NULL);
+  eventring_write_span(span_a, 0);
+  eventring_write_span(span_a, 1);
+  ck_assert_int_eq(eventring_stop(), 0);
+  eventring_domain_release();
+
+  char out[PATH_MAX];
+  snprintf(out, sizeof out, "%s/w.json", dir);
+  const char *args[] = {"trace", out, path, NULL};
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "trace") == 0, "stderr: %s", r.err);
+  er_run_free(&r);
+  size_t len;
+  char *json = er_slurp(out, &len);
+  unsigned long tid_main = 0, tid_dom = 0;
+  struct line l;
+  int ticks = 0, spans = 0;
+  for (char *s = json; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL) {
+    if (!parse(s, &l) || l.ph != 'M' || !l.name[0]) continue;
+    if (!strcmp(l.name, "main, thread 0 (domain 0)")) tid_main = l.tid;
+    if (!strcmp(l.name, "domain 0")) tid_dom = l.tid;
+    ck_assert_msg(strstr(l.name, "ticker") == NULL,
+                  "the ticker's track, whose marker was overwritten: %s",
+                  l.name);
+  }
+  ck_assert(tid_main && tid_dom);
+  for (char *s = json; s && *s; s = strchr(s, '\n') ? strchr(s, '\n') + 1 : NULL) {
+    if (!parse(s, &l) || l.ph == 'M') continue;
+    if (strstr(l.name, "tick (")) {
+      ck_assert_uint_eq(l.tid, tid_dom);
+      ticks++;
+    } else if (!strcmp(l.name, "A")) {
+      ck_assert_uint_eq(l.tid, tid_main);
+      spans++;
+    }
+  }
+  ck_assert_int_gt(ticks, 0);
+  ck_assert_int_eq(spans, 2);
+  free(json);
+  free(path);
+}
+END_TEST
+
 static TCase *tc_threads(void) {
   TCase *tc = er_tcase("threads");
   tcase_add_test(tc, test_one_track_per_thread);
+  tcase_add_test(tc, test_wrapped_marker);
   return tc;
 }
 
