@@ -63,7 +63,7 @@ START_TEST(test_printf_with_stdout_stderr_closed) {
   ck_assert_uint_eq(rf_count(&f, -1, 1, EVENTRING_TYPE_INT, -1), 10);
   rf_close(&f);
   /* And the command reads it whole. */
-  const char *args[] = {"dump", path, NULL};
+  const char *args[] = {"dump", "--time=raw", path, NULL};
   struct er_run r = er_run_tool(dir, args, 0);
   ck_assert_int_eq(er_exit_code(&r, "eventring dump"), 0);
   ck_assert_ptr_nonnull(strstr(r.out, "envstart.val"));

@@ -318,7 +318,7 @@ static void compare_domains(const struct er_lines *got,
 /* dump's event and loss lines, and the unit of its losses. */
 static struct er_lines dump_of(const char *dir, const char *path, int ocaml50,
                                char *lost_unit) {
-  const char *args[] = {"dump", ocaml50 ? "--ocaml50" : path,
+  const char *args[] = {"dump", "--time=raw", ocaml50 ? "--ocaml50" : path,
                         ocaml50 ? path : NULL, NULL};
   struct er_run r = er_run(dir, er_tool_path(), args, NULL, 0);
   ck_assert_msg(er_exit_code(&r, "dump") == 0 && r.err[0] == '\0',

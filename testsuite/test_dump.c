@@ -58,7 +58,7 @@ static void check_vector(const char *name, int ocaml50) {
   char path[PATH_MAX];
   if (!er_unpack_vector(dir, name, path))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
-  const char *args[] = {"dump", ocaml50 ? "--ocaml50" : path,
+  const char *args[] = {"dump", "--time=raw", ocaml50 ? "--ocaml50" : path,
                         ocaml50 ? path : NULL, NULL};
   struct er_run r = er_run_tool(dir, args, 0);
   er_assert_status(&r, 0);
@@ -115,7 +115,7 @@ START_TEST(test_corrupt_midway) {
   ck_assert_int_eq(pwrite(fd, &zero, 8, at), 8);
   close(fd);
 
-  struct er_run r = er_run_tool(dir, (const char *[]){"dump", path, NULL}, 0);
+  struct er_run r = er_run_tool(dir, (const char *[]){"dump", "--time=raw", path, NULL}, 0);
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
   er_assert_one_error(&r, path);
   er_assert_one_error(&r, "malformed");
@@ -189,7 +189,7 @@ START_TEST(test_own_file) {
   struct rf_file f;
   er_open_ring(path, &f);
 
-  struct er_run r = er_run_tool(dir, (const char *[]){"dump", path, NULL}, 0);
+  struct er_run r = er_run_tool(dir, (const char *[]){"dump", "--time=raw", path, NULL}, 0);
   er_assert_status(&r, 0);
   struct er_lines out = er_lines_split(r.out);
   const char *sum = check_summary(&out);
@@ -266,7 +266,7 @@ START_TEST(test_own_file) {
   snprintf(copy, sizeof copy, "%s/copy.events", dir);
   ck_assert_int_eq(rename(path, copy), 0);
   struct er_run r2 =
-      er_run_tool(dir, (const char *[]){"dump", "--follow", copy, NULL}, 0);
+      er_run_tool(dir, (const char *[]){"dump", "--time=raw", "--follow", copy, NULL}, 0);
   er_assert_status(&r2, 0);
   ck_assert_str_eq(r2.out, r.out);
   er_run_free(&r2);
@@ -322,9 +322,9 @@ static void follow_live(int by_pid, int reap_first) {
   char pidstr[32], path[PATH_MAX], outp[PATH_MAX], errp[PATH_MAX];
   snprintf(pidstr, sizeof pidstr, "%ld", (long)child);
   er_ring_path_for(path, sizeof path, dir, child);
-  const char *a_pid[] = {"dump", "--follow", "--dir", dir, "--pid", pidstr,
+  const char *a_pid[] = {"dump", "--time=raw", "--follow", "--dir", dir, "--pid", pidstr,
                          NULL};
-  const char *a_file[] = {"dump", "-f", path, NULL};
+  const char *a_file[] = {"dump", "--time=raw", "-f", path, NULL};
   pid_t tool = er_start_tool(dir, by_pid ? a_pid : a_file, 0, outp, errp);
   er_wait_open(tool, path);
   close(go);

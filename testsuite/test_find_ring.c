@@ -76,7 +76,7 @@ START_TEST(test_found_through_maps) {
   struct er_pipe_proc p = start_prog("mon_loop", NULL, env, line, sizeof line);
   snprintf(pid_s, sizeof pid_s, "%ld", (long)pid_in(line));
 
-  struct er_run r = tool(out, (const char *[]){"dump", "--pid", pid_s, NULL});
+  struct er_run r = tool(out, (const char *[]){"dump", "--time=raw", "--pid", pid_s, NULL});
   er_assert_status(&r, 0);
   ck_assert_msg(strstr(r.out, "mon.seq") != NULL, "dump: %s", r.out);
   er_run_free(&r);
@@ -87,7 +87,7 @@ START_TEST(test_found_through_maps) {
   er_assert_status(&r, 0);
   er_run_free(&r);
   /* --dir still means there and only there, and says where it is. */
-  r = tool(out, (const char *[]){"dump", "--dir", out, "--pid", pid_s, NULL});
+  r = tool(out, (const char *[]){"dump", "--time=raw", "--dir", out, "--pid", pid_s, NULL});
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
   char want[PATH_MAX];
   snprintf(want, sizeof want, "maps %s/%s.events", dir, pid_s);
@@ -129,13 +129,13 @@ START_TEST(test_found_through_environment) {
   ck_assert_msg(strstr(m, ".events") == NULL, "still mapped: %s", m);
   free(m);
 
-  struct er_run r = tool(out, (const char *[]){"dump", "--pid", pid_s, NULL});
+  struct er_run r = tool(out, (const char *[]){"dump", "--time=raw", "--pid", pid_s, NULL});
   er_assert_status(&r, 0);
   ck_assert_msg(strstr(r.out, "late.seq") != NULL, "dump: %s", r.out);
   er_run_free(&r);
   /* --follow on it ends: the process lives, but writes it no more. */
   r = tool(out,
-           (const char *[]){"dump", "--follow", "--pid", pid_s, NULL});
+           (const char *[]){"dump", "--time=raw", "--follow", "--pid", pid_s, NULL});
   er_assert_status(&r, 0);
   ck_assert_msg(strstr(r.out, "late.seq") != NULL, "dump: %s", r.out);
   er_run_free(&r);
@@ -185,7 +185,7 @@ START_TEST(test_follow_waits_for_file) {
 
   char outp[PATH_MAX], errp[PATH_MAX];
   pid_t t = er_start_tool(
-      out, (const char *[]){"dump", "--follow", "--pid", pid_s, NULL}, 0,
+      out, (const char *[]){"dump", "--time=raw", "--follow", "--pid", pid_s, NULL}, 0,
       outp, errp);
   snprintf(want, sizeof want,
            "eventring: waiting up to 5 s for process %s to create its ring "
@@ -219,7 +219,7 @@ START_TEST(test_follow_gives_up) {
   snprintf(pid_s, sizeof pid_s, "%ld", (long)pid_in(line));
   char outp[PATH_MAX], errp[PATH_MAX];
   pid_t t = er_start_tool(
-      out, (const char *[]){"dump", "--follow", "--pid", pid_s, NULL}, 0,
+      out, (const char *[]){"dump", "--time=raw", "--follow", "--pid", pid_s, NULL}, 0,
       outp, errp);
   snprintf(want, sizeof want, "waiting up to 5 s for process %s", pid_s);
   wait_for_text(errp, want);
@@ -273,7 +273,7 @@ START_TEST(test_follow_copy_of_dead_file) {
   dead_file(dir, path, &pid);
   snprintf(copy, sizeof copy, "%s/copy.events", dir);
   copy_file(path, copy);
-  struct er_run r = tool(dir, (const char *[]){"dump", "--follow", copy, NULL});
+  struct er_run r = tool(dir, (const char *[]){"dump", "--time=raw", "--follow", copy, NULL});
   er_assert_status(&r, 0);
   ck_assert_msg(strstr(r.out, "mon.seq") != NULL, "dump: %s", r.out);
   er_run_free(&r);
@@ -289,7 +289,7 @@ START_TEST(test_follow_copy_of_dead_file) {
   uint64_t w = (uint64_t)live;
   ck_assert_int_eq(pwrite(fd, &w, 8, 8 * (ER_META_WORDS + ER_EXT_PID)), 8);
   close(fd);
-  r = tool(dir, (const char *[]){"dump", "--follow", copy, NULL});
+  r = tool(dir, (const char *[]){"dump", "--time=raw", "--follow", copy, NULL});
   er_assert_status(&r, 0);
   ck_assert_msg(strstr(r.out, "mon.seq") != NULL, "dump: %s", r.out);
   er_run_free(&r);
@@ -313,7 +313,7 @@ START_TEST(test_not_ring_files) {
   close(fd);
   const char *files[] = {text, "/bin/true", zeros};
   for (int i = 0; i < 3; i++) {
-    struct er_run r = tool(dir, (const char *[]){"dump", files[i], NULL});
+    struct er_run r = tool(dir, (const char *[]){"dump", "--time=raw", files[i], NULL});
     ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
     snprintf(want, sizeof want, "eventring: %s: not a ring file\n", files[i]);
     ck_assert_str_eq(r.err, want);
@@ -335,7 +335,7 @@ START_TEST(test_pid_errors) {
   if (gone == 0) _exit(0);
   ck_assert_int_eq(er_wait_for(gone, 10), 0);
   snprintf(pid_s, sizeof pid_s, "%ld", (long)gone);
-  struct er_run r = tool(dir, (const char *[]){"dump", "--pid", pid_s, NULL});
+  struct er_run r = tool(dir, (const char *[]){"dump", "--time=raw", "--pid", pid_s, NULL});
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
   snprintf(want, sizeof want, "eventring: no such process %s\n", pid_s);
   ck_assert_str_eq(r.err, want);
@@ -400,7 +400,7 @@ START_TEST(test_pid_errors) {
                           "paused or resumed from outside: pause needs a "
                           "program traced with eventring's runtime");
   er_run_free(&r);
-  r = tool(dir, (const char *[]){"dump", "--dir", dir, "--pid", pid_s, NULL});
+  r = tool(dir, (const char *[]){"dump", "--time=raw", "--dir", dir, "--pid", pid_s, NULL});
   er_assert_status(&r, 0);
   er_run_free(&r);
   kill(live, SIGKILL);
@@ -449,7 +449,7 @@ START_TEST(test_other_users_process) {
                           "ring file");
   er_run_free(&r);
   /* Root may. */
-  r = tool(out, (const char *[]){"dump", "--pid", pid_s, NULL});
+  r = tool(out, (const char *[]){"dump", "--time=raw", "--pid", pid_s, NULL});
   er_assert_status(&r, 0);
   er_run_free(&r);
   ck_assert_int_eq(er_pipe_finish(&p, 10), 0);

@@ -57,8 +57,8 @@ static void assert_numbering(const char *path, int want, int want_basis) {
  * tool is there (ER_NEED_TOOL). */
 static struct er_run dump(const char *path, const char *opt1,
                           const char *opt2) {
-  const char *args[] = {"dump", path, opt1, opt2, NULL};
-  if (!opt1) args[2] = NULL;
+  const char *args[] = {"dump", "--time=raw", path, opt1, opt2, NULL};
+  if (!opt1) args[3] = NULL;
   return er_run_tool(er_tmpdir(), args, 0);
 }
 
@@ -417,7 +417,7 @@ END_TEST
 
 START_TEST(test_both_options) {
   ER_NEED_TOOL();
-  const char *args[] = {"dump", "--ocaml50", "--ocaml53", "x.events", NULL};
+  const char *args[] = {"dump", "--time=raw", "--ocaml50", "--ocaml53", "x.events", NULL};
   struct er_run r = er_run_tool(er_tmpdir(), args, 0);
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
   er_assert_one_error(&r, "--ocaml50 and --ocaml53 contradict each other");

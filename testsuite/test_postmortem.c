@@ -235,8 +235,8 @@ static void read_with_cursor(const char *path, struct check *c) {
 static int read_with_dump(const char *dir, const char *const *args,
                           struct check *c, char *err_text, size_t err_cap) {
   check_init(c);
-  const char *argv[16] = {"dump"};
-  size_t k = 1;
+  const char *argv[16] = {"dump", "--time=raw"};
+  size_t k = 2;
   for (; *args; args++) {
     ck_assert_uint_lt(k, 15);
     argv[k++] = *args;
@@ -248,9 +248,9 @@ static int read_with_dump(const char *dir, const char *const *args,
   snprintf(err_text, err_cap, "%s", r.err);
   /* With `-o FILE` (a command keeps standard output) the listing is
    * there. */
-  if (k > 2 && !strcmp(argv[1], "-o")) {
+  if (k > 3 && !strcmp(argv[2], "-o")) {
     free(r.out);
-    r.out = access(argv[2], F_OK) == 0 ? er_slurp(argv[2], NULL) : strdup("");
+    r.out = access(argv[3], F_OK) == 0 ? er_slurp(argv[3], NULL) : strdup("");
   }
 
   FILE *f = fmemopen(r.out, strlen(r.out), "r");

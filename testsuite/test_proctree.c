@@ -111,8 +111,8 @@ static uint64_t first_ts(const struct listing *l, long pid) {
  * keeps stdout). */
 static struct listing dump_cmd(const char *dir, const char *const *cmd,
                                struct er_run *run) {
-  const char *args[24] = {"dump", "--"};
-  int n = 2;
+  const char *args[24] = {"dump", "--time=raw", "--"};
+  int n = 3;
   for (; *cmd && n < 23; cmd++) args[n++] = *cmd;
   args[n] = NULL;
   *run = er_run_tool(dir, args, 0);
@@ -276,7 +276,7 @@ START_TEST(test_drain_timeout) {
   char *p = prog("proc_tree");
   struct er_run r = er_run_tool(
       dir,
-      (const char *[]){"dump", "-o", "/dev/null", "--drain-timeout", "200ms",
+      (const char *[]){"dump", "--time=raw", "-o", "/dev/null", "--drain-timeout", "200ms",
                        "--", p, "orphan", "hang", NULL},
       0);
   /* The command's status, and one line naming the process left. */
@@ -295,7 +295,7 @@ START_TEST(test_drain_timeout) {
   er_run_free(&r);
   /* A bad duration is a usage error. */
   r = er_run_tool(dir,
-                  (const char *[]){"dump", "--drain-timeout", "5", "--", p,
+                  (const char *[]){"dump", "--time=raw", "--drain-timeout", "5", "--", p,
                                    "leaf", NULL},
                   0);
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
@@ -534,7 +534,7 @@ START_TEST(test_files_and_dir) {
     const char *src[3] = {"--dir", rings, NULL};
     if (form) src[0] = a, src[1] = b;
     struct er_run r = er_run_tool(
-        dir, (const char *[]){"dump", src[0], src[1], NULL}, 0);
+        dir, (const char *[]){"dump", "--time=raw", src[0], src[1], NULL}, 0);
     er_assert_status(&r, 0);
     struct listing l = parse(r.out);
     ck_assert_int_eq(l.npids, 2);
@@ -600,11 +600,11 @@ START_TEST(test_files_and_dir) {
   char pid[32];
   snprintf(pid, sizeof pid, "%ld", pa);
   struct er_run r = er_run_tool(
-      dir, (const char *[]){"dump", "--dir", rings, "--pid", pid, NULL}, 0);
+      dir, (const char *[]){"dump", "--time=raw", "--dir", rings, "--pid", pid, NULL}, 0);
   er_assert_status(&r, 0);
   ck_assert_int_eq(occurrences(r.out, "pid="), 0);
   er_run_free(&r);
-  r = er_run_tool(dir, (const char *[]){"dump", "--dir", rings, a, NULL}, 0);
+  r = er_run_tool(dir, (const char *[]){"dump", "--time=raw", "--dir", rings, a, NULL}, 0);
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
   er_run_free(&r);
   r = er_run_tool(dir, (const char *[]){"stats", "--dir", dir, NULL}, 0);

@@ -42,7 +42,7 @@ START_TEST(test_dropped_events_reported) {
   er_run_free(&r);
 
   /* dump: the SUMMARY line, with the two threads that had a slot. */
-  r = run_with_d2(dir, (const char *[]){"dump", "--", p, NULL});
+  r = run_with_d2(dir, (const char *[]){"dump", "--time=raw", "--", p, NULL});
   ck_assert_int_eq(er_exit_code(&r, "dump"), 0);
   struct er_lines all = er_lines_split(r.err);
   ck_assert_uint_gt(all.n, 0);
@@ -123,7 +123,7 @@ START_TEST(test_malformed_event_skipped) {
   make_bad_counter_file(dir, path);
 
   /* dump lists every good event and counts the bad one. */
-  struct er_run r = er_run_tool(dir, (const char *[]){"dump", path, NULL}, 0);
+  struct er_run r = er_run_tool(dir, (const char *[]){"dump", "--time=raw", path, NULL}, 0);
   er_assert_status(&r, 0);
   struct er_lines all = er_lines_split(r.out);
   const char *sum = all.v[all.n - 1];
@@ -184,7 +184,7 @@ START_TEST(test_truncated_under_follow) {
   er_wait_open(holder, path);
 
   char outp[PATH_MAX], errp[PATH_MAX];
-  pid_t tool = er_start_tool(dir, (const char *[]){"dump", "--follow", path,
+  pid_t tool = er_start_tool(dir, (const char *[]){"dump", "--time=raw", "--follow", path,
                                                    NULL},
                              0, outp, errp);
   /* Every event listed: the tool is now following a live file. */

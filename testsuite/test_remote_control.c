@@ -296,7 +296,7 @@ START_TEST(test_attach_resumes_paused) {
   watch_start(&w, "paused");
   ck_assert_int_eq(eventring_remote_state(w.dir, w.p.pid), 1);
 
-  const char *args[] = {"dump", "--pid", w.pid, "--dir", w.dir, NULL};
+  const char *args[] = {"dump", "--time=raw", "--pid", w.pid, "--dir", w.dir, NULL};
   struct er_run r = er_run_tool(w.dir, args, 0);
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 0);
   er_run_free(&r);

@@ -52,7 +52,7 @@ struct reader {
 };
 
 static void reader_start(struct reader *r, const char *dir, const char *pid) {
-  const char *args[] = {"dump", "--follow", "--pid", pid, "--dir", dir, NULL};
+  const char *args[] = {"dump", "--time=raw", "--follow", "--pid", pid, "--dir", dir, NULL};
   r->pid = er_start_tool(dir, args, 0, r->out, r->err);
   ck_assert_int_gt(r->pid, 0);
 }

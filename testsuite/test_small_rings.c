@@ -365,7 +365,7 @@ START_TEST(test_program_and_dump) {
     ck_assert_uint_gt(allocs, 0);
 
   struct er_run run =
-      er_run_tool(dir, (const char *[]){"dump", path, NULL}, 0);
+      er_run_tool(dir, (const char *[]){"dump", "--time=raw", path, NULL}, 0);
   er_assert_status(&run, 0);
   struct er_lines out = er_lines_split(run.out);
   ck_assert_uint_gt(out.n, 0);

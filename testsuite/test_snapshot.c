@@ -493,7 +493,7 @@ START_TEST(test_every_subcommand_reads_it) {
   struct seen s;
   read_file(snap, &s);
 
-  struct er_run r = tool(dir, "dump", snap, NULL, NULL, NULL);
+  struct er_run r = tool(dir, "dump", "--time=raw", snap, NULL, NULL);
   ck_assert_int_eq(er_exit_code(&r, "dump"), 0);
   struct er_lines l = er_lines_split(r.out);
   /* One line per event, one for the loss, the summary. */

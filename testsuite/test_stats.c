@@ -27,7 +27,7 @@ static uint64_t phase_field(const char *json, const char *name,
  * lost are the dump's totals. */
 static void check_against_dump(const char *path, const char *extra,
                                const char *json) {
-  const char *args[] = {"dump", path, extra, NULL};
+  const char *args[] = {"dump", "--time=raw", path, extra, NULL};
   struct lat_run d = lat_run_tool(args);
   lat_assert_ok(&d);
   struct {

@@ -56,8 +56,8 @@ static void listing_path(const char *dir, char *path) {
 static struct er_run run_dump(const char *dir, const char *const *cmd) {
   char listing[PATH_MAX];
   listing_path(dir, listing);
-  const char *args[16] = {"dump", "-o", listing, "--"};
-  int n = 4;
+  const char *args[16] = {"dump", "--time=raw", "-o", listing, "--"};
+  int n = 5;
   for (; *cmd && n < 15; cmd++) args[n++] = *cmd;
   args[n] = NULL;
   struct er_run r = run_tool(dir, args);
@@ -297,7 +297,7 @@ START_TEST(test_pid_live) {
 
   /* A snapshot of the live file... */
   struct er_run r = run_tool(
-      dir, (const char *[]){"dump", "--dir", dir, "--pid", pids, NULL});
+      dir, (const char *[]){"dump", "--time=raw", "--dir", dir, "--pid", pids, NULL});
   er_assert_status(&r, 0);
   check_listing(r.out, 1);
   ck_assert_int_eq(count(r.out, "name=ring_start"), 1);
@@ -305,7 +305,7 @@ START_TEST(test_pid_live) {
 
   /* ...and the whole of it, followed until the process has exited (it
    * stays a zombie until we reap it below, which counts as exited). */
-  r = run_tool(dir, (const char *[]){"dump", "--follow", "--pid", pids, NULL});
+  r = run_tool(dir, (const char *[]){"dump", "--time=raw", "--follow", "--pid", pids, NULL});
   er_assert_status(&r, 0);
   ck_assert_int_gt(check_listing(r.out, 1), 10);
   ck_assert_int_eq(count(r.out, "name=ring_stop"), 1);
@@ -341,7 +341,7 @@ static pid_t start_long_run(const char *dir, const char *extra, char *outp,
   char listing[PATH_MAX];
   listing_path(dir, listing);
   pid_t tool = start_tool(dir,
-                          (const char *[]){"dump", "-o", listing, "--",
+                          (const char *[]){"dump", "--time=raw", "-o", listing, "--",
                                            er_prog_path("spawn_child"), "run",
                                            "10", extra, NULL},
                           outp, errp);

@@ -189,7 +189,7 @@ static const struct {
   const char *args[3]; /* the subcommand and its options */
   enum report kind;
 } reports[] = {
-    {{"dump"}, R_DUMP},
+    {{"dump", "--time=raw"}, R_DUMP},
     {{"stats"}, R_STATS},
     {{"stats", "--json"}, R_JSON},
     {{"latency"}, R_LATENCY},
@@ -380,7 +380,7 @@ START_TEST(test_same_file) {
   ck_assert_int_ge(efd, 0);
 
   /* The command's stdout, given by name: refused, and not truncated. */
-  ck_assert_int_eq(run_fds(dir, (const char *[]){"dump", "-o", out, "--",
+  ck_assert_int_eq(run_fds(dir, (const char *[]){"dump", "--time=raw", "-o", out, "--",
                                                  chatty(), NULL},
                            ofd, efd),
                    2);
@@ -469,12 +469,12 @@ START_TEST(test_file_source) {
   snprintf(out, sizeof out, "%s/listing.txt", dir);
 
   /* -o - is standard output, as no -o is. */
-  struct er_run r = run(dir, (const char *[]){"dump", "-o", "-", ring, NULL});
+  struct er_run r = run(dir, (const char *[]){"dump", "--time=raw", "-o", "-", ring, NULL});
   er_assert_status(&r, 0);
   check_dump(r.out, "dump -o -");
   er_run_free(&r);
 
-  r = run(dir, (const char *[]){"dump", "-o", out, ring, NULL});
+  r = run(dir, (const char *[]){"dump", "--time=raw", "-o", out, ring, NULL});
   er_assert_status(&r, 0);
   ck_assert_str_eq(r.out, "");
   char *t = er_slurp(out, NULL);
@@ -500,7 +500,7 @@ START_TEST(test_file_source) {
   er_run_free(&r);
   ck_assert_int_eq(stat(ring, &after), 0);
   ck_assert_int_eq(after.st_size, before.st_size);
-  r = run(dir, (const char *[]){"dump", ring, NULL});
+  r = run(dir, (const char *[]){"dump", "--time=raw", ring, NULL});
   er_assert_status(&r, 0);
   check_dump(r.out, "dump after the refusal");
   er_run_free(&r);

@@ -90,7 +90,7 @@ struct dumpref {
 };
 
 static struct dumpref dump_of(const char *dir, const char *path) {
-  const char *args[] = {"dump", path, NULL};
+  const char *args[] = {"dump", "--time=raw", path, NULL};
   struct er_run r = er_run_tool(dir, args, ER_SPAWN_SIGINT);
   assert_ok(&r);
   struct dumpref d;

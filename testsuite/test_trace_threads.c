@@ -223,7 +223,7 @@ START_TEST(test_one_track_per_thread) {
 
   /* dump lists the markers: one per turn of a thread that did not write
    * last (7 in the script), with the thread's name, id and kernel tid. */
-  const char *dargs[] = {"dump", path, NULL};
+  const char *dargs[] = {"dump", "--time=raw", path, NULL};
   r = er_run_tool(dir, dargs, 0);
   ck_assert_int_eq(er_exit_code(&r, "dump"), 0);
   int markers = 0;

@@ -40,7 +40,7 @@ static struct er_lines files_in(const char *dir, const char *suffix) {
 
 /* The lines of `eventring dump FILE` (which must succeed). */
 static struct er_lines dump(const char *dir, const char *file) {
-  const char *args[] = {"dump", file, NULL};
+  const char *args[] = {"dump", "--time=raw", file, NULL};
   struct er_run r = er_run_tool(dir, args, 0);
   ck_assert_msg(er_exit_code(&r, "eventring dump") == 0, "dump %s: %s", file,
                 r.err);

@@ -3,10 +3,19 @@
  * The line format is the one OCaml 5's own consumer prints in the test
  * vectors (the .expected files of testsuite/data, printed by OCaml 5
  * through read_events.ml), so that a dump of an OCaml 5 file can be
- * compared with OCaml's reading of it line for line:
+ * compared with OCaml's reading of it line for line (with --time=raw):
  *
- *   domain=D ts=NS kind=KIND name=NAME value=VALUE
+ *   domain=D ts=TIME kind=KIND name=NAME value=VALUE
  *   domain=D kind=lost_events value=N
+ *
+ * TIME, how ts is printed, is chosen by --time: raw gives the timestamp
+ * itself (nanoseconds of CLOCK_MONOTONIC: what the vectors hold, and
+ * what scripts should ask for), relative (the default) seconds since the
+ * first event printed, with nanoseconds (negative for an event older
+ * than it in another domain, since domains are listed one after the
+ * other), wall the time of day in UTC, ISO 8601 with nanoseconds
+ * (walltime.c), which a file without a wall clock (OCaml 5's) cannot
+ * give: an error before any line.
  *
  * KIND is runtime_begin, runtime_end, runtime_counter, alloc, lifecycle,
  * user_unit, user_int, user_span or user_custom, or thread for a
@@ -48,6 +57,7 @@
 
 #include "events.h"
 #include "tool.h"
+#include "walltime.h"
 
 #define HELP_REF "eventring dump --help"
 
@@ -74,6 +84,9 @@ static const char *const kind_names[K_COUNT] = {
     [K_USER_CUSTOM] = "user_custom", [K_THREAD] = "thread",
 };
 
+/* --time. */
+enum time_mode { TIME_RELATIVE, TIME_RAW, TIME_WALL };
+
 struct counts {
   uint64_t count[K_COUNT];
   uint64_t lost_calls, lost_total;
@@ -89,6 +102,11 @@ struct dump {
   int tag_all;
   struct counts *per;
   int nper;
+  enum time_mode time;
+  int have_first;     /* first is known */
+  uint64_t first;     /* TIME_RELATIVE: the first event's timestamp */
+  int64_t offset;     /* TIME_WALL: the wall-clock offset of the first
+                         file, for every process (walltime.c) */
 };
 
 /* The counts of the process being read, or NULL (out of memory, or one
@@ -112,14 +130,34 @@ static void put_pid(struct dump *d) {
     fprintf(stdout, "pid=%ld ", (long)d->src->procs[d->src->proc]->pid);
 }
 
+/* Prints `ts` as --time says. */
+static void put_time(struct dump *d, uint64_t ts) {
+  if (d->time == TIME_RAW) {
+    fprintf(stdout, "%" PRIu64, ts);
+  } else if (d->time == TIME_RELATIVE) {
+    if (!d->have_first) {
+      d->first = ts;
+      d->have_first = 1;
+    }
+    uint64_t mag = ts >= d->first ? ts - d->first : d->first - ts;
+    fprintf(stdout, "%s%" PRIu64 ".%09" PRIu64, ts >= d->first ? "" : "-",
+            mag / 1000000000u, mag % 1000000000u);
+  } else {
+    char buf[TOOL_WALL_BYTES];
+    tool_wall_format(buf, sizeof buf, (int64_t)ts + d->offset);
+    fputs_unlocked(buf, stdout);
+  }
+}
+
 /* Starts an event line, up to and including "name=". */
 static void start(struct dump *d, enum kind k, int domain, uint64_t ts) {
   d->all.count[k]++;
   struct counts *c = per(d);
   if (c) c->count[k]++;
   put_pid(d);
-  fprintf(stdout, "domain=%d ts=%" PRIu64 " kind=%s name=", domain, ts,
-          kind_names[k]);
+  fprintf(stdout, "domain=%d ts=", domain);
+  put_time(d, ts);
+  fprintf(stdout, " kind=%s name=", kind_names[k]);
 }
 
 /* Ends a line; returns the callback's answer: go on while output works. */
@@ -302,7 +340,7 @@ static void help(void) {
       "   or: eventring dump [OPTION]... --dir DIR\n"
       "   or: eventring dump [OPTION]... -- COMMAND [ARG]...\n"
       "Print every event of a ring file, one line per event:\n"
-      "  domain=D ts=NS kind=KIND name=NAME value=VALUE\n"
+      "  domain=D ts=TIME kind=KIND name=NAME value=VALUE\n"
       "a line 'domain=D kind=lost_events value=N' per loss, and a SUMMARY "
       "line.\n"
       "With several processes (files, --dir DIR, a command's tree) lines "
@@ -312,6 +350,11 @@ static void help(void) {
       "SUMMARY pid=P line before the total's.\n"
       "\n"
       "Options:\n"
+      "  --time=MODE    how ts is printed: relative (default) seconds since "
+      "the\n"
+      "                 first event, raw timestamps (CLOCK_MONOTONIC "
+      "nanoseconds,\n"
+      "                 for scripts), wall the time of day (UTC, ISO 8601)\n"
       "  -o FILE, --output FILE\n"
       "                 write the listing to FILE ('-': standard output)\n"
       "  --pid PID      read the ring file of process PID\n"
@@ -345,17 +388,30 @@ int tool_dump(int argc, char **argv) {
   static const struct option longopts[] = {
       TOOL_SOURCE_OPTIONS,
       TOOL_OUTPUT_OPTION,
+      {"time", required_argument, NULL, TOOL_OPT_OWN},
       {NULL, 0, NULL, 0},
   };
   struct tool_source src;
   memset(&src, 0, sizeof src);
   const char *output = NULL;
+  enum time_mode time = TIME_RELATIVE;
   int c;
   int rc;
   while ((c = tool_getopt(argc, argv, ":fho:", longopts)) != -1) {
-    if (c == 'o')
+    if (c == 'o') {
       output = optarg;
-    else if ((rc = tool_source_other(&src, c, argv, HELP_REF, help)) >= 0)
+    } else if (c == TOOL_OPT_OWN) {
+      if (!strcmp(optarg, "relative"))
+        time = TIME_RELATIVE;
+      else if (!strcmp(optarg, "raw"))
+        time = TIME_RAW;
+      else if (!strcmp(optarg, "wall"))
+        time = TIME_WALL;
+      else
+        return tool_usage_error(HELP_REF,
+                                "--time takes relative, raw or wall, not "
+                                "'%s'", optarg);
+    } else if ((rc = tool_source_other(&src, c, argv, HELP_REF, help)) >= 0)
       return rc;
   }
 
@@ -377,8 +433,18 @@ int tool_dump(int argc, char **argv) {
     return TOOL_EXIT_INPUT;
   }
 
-  struct dump d = {.src = &src};
+  struct dump d = {.src = &src, .time = time};
   d.tag_all = argc - optind > 1 || (src.dir && !src.pid_arg);
+  if (time == TIME_WALL) {
+    int e = tool_wall_offset(src.cursor, &d.offset);
+    if (e) {
+      tool_wall_unknown(src.path, e);
+      eventring_callbacks_free(cb);
+      tool_source_close(&src);
+      tool_output_finish();
+      return TOOL_EXIT_INPUT;
+    }
+  }
   rc = tool_source_read(&src, cb, &d);
   if (rc == TOOL_EXIT_OK && tool_output_ok()) summary(&d);
   free(d.per);

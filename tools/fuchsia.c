@@ -40,6 +40,7 @@
 #include <string.h>
 
 #include "trace.h"
+#include "walltime.h"
 
 #define REC_MAX_WORDS 4095   /* the 12-bit size field */
 #define STR_TABLE_MAX 0x7fff /* indices 1..0x7fff */
@@ -174,14 +175,40 @@ static unsigned str_ref(struct fxt *f, FILE *out, const char *s, size_t len,
 /* The writer.                                                          */
 
 /* The kernel object record of a process: its koid is the pid. */
+/* The kernel object record of a process; the first one (`with_wall`)
+ * also carries the trace's wall clock, when the source records it: FXT
+ * has no record for it, so it goes as arguments (trace.h). */
 static void put_process(struct fxt *f, FILE *out, uint64_t pid,
-                        const char *process) {
+                        const char *process, int with_wall) {
   size_t il;
   unsigned name = str_ref(f, out, process, strlen(process), 1, &il);
+  int wall = with_wall && trace_wall.known;
+  char when[TOOL_WALL_BYTES];
+  size_t kl[2], wl = 0;
+  unsigned kref[2], wref = 0;
+  if (wall) {
+    tool_wall_format(when, sizeof when, trace_wall.start);
+    kref[0] = str_ref(f, out, "wall_clock_start", 16, 1, &kl[0]);
+    wref = str_ref(f, out, when, strlen(when), 0, &wl);
+    kref[1] = str_ref(f, out, "wall_clock_offset_ns", 20, 1, &kl[1]);
+  }
   start_record(f);
   put_word(f, pid);
   put_stream(f, process, il);
-  end_record(f, out, REC_KOBJ, ZX_OBJ_TYPE_PROCESS | (uint64_t)name << 8);
+  if (wall) {
+    put_word(f, (uint64_t)ARG_STRING |
+                    (uint64_t)(1 + words_for(kl[0]) + words_for(wl)) << 4 |
+                    (uint64_t)kref[0] << 16 | (uint64_t)wref << 32);
+    put_stream(f, "wall_clock_start", kl[0]);
+    put_stream(f, when, wl);
+    put_word(f, (uint64_t)ARG_INT64 | (uint64_t)(2 + words_for(kl[1])) << 4 |
+                    (uint64_t)kref[1] << 16);
+    put_stream(f, "wall_clock_offset_ns", kl[1]);
+    put_word(f, (uint64_t)trace_wall.offset);
+  }
+  end_record(f, out, REC_KOBJ,
+             ZX_OBJ_TYPE_PROCESS | (uint64_t)name << 8 |
+                 (uint64_t)(wall ? 2 : 0) << 24);
 }
 
 static void fxt_begin(void *self, FILE *out, uint64_t pid,
@@ -202,14 +229,14 @@ static void fxt_begin(void *self, FILE *out, uint64_t pid,
   put_word(f, 1000000000);
   end_record(f, out, REC_INIT, 0);
 
-  put_process(f, out, pid, process);
+  put_process(f, out, pid, process, 1);
 }
 
 static void fxt_process(void *self, FILE *out, uint64_t pid,
                         const char *process) {
   struct fxt *f = self;
   f->pid = pid;
-  if (process) put_process(f, out, pid, process);
+  if (process) put_process(f, out, pid, process, 0);
 }
 
 static void fxt_track(void *self, FILE *out, int track, uint64_t tid,

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 
 #include "trace.h"
+#include "walltime.h"
 
 struct json {
   uint64_t pid;
@@ -64,9 +65,20 @@ static void json_begin(void *self, FILE *out, uint64_t pid,
   j->pid = pid;
   j->first = 1;
   fputs_unlocked("{\"displayTimeUnit\":\"ns\",\n"
-                 "\"otherData\":{\"producer\":\"eventring\"},\n"
-                 "\"traceEvents\":[\n",
+                 "\"otherData\":{\"producer\":\"eventring\"",
                  out);
+  /* The clock of "ts" and, when the source records it, the wall clock:
+   * otherData holds strings (the Trace Event Format's metadata). */
+  fputs_unlocked(",\"clock-domain\":\"LINUX_CLOCK_MONOTONIC\"", out);
+  if (trace_wall.known) {
+    char when[TOOL_WALL_BYTES];
+    tool_wall_format(when, sizeof when, trace_wall.start);
+    fprintf(out,
+            ",\"wall-clock-start\":\"%s\",\"wall-clock-offset-ns\":"
+            "\"%" PRId64 "\"",
+            when, trace_wall.offset);
+  }
+  fputs_unlocked("},\n\"traceEvents\":[\n", out);
   sep(j, out);
   fprintf(out, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%" PRIu64
                ",\"tid\":0,\"args\":{\"name\":",

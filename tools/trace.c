@@ -80,6 +80,9 @@
 
 #define HELP_REF "eventring trace --help"
 
+/* Set once, before the writer's header (trace.h). */
+struct trace_wallclock trace_wall;
+
 /* The first thread track's number, unless a file has more slots: above
  * every slot eventring writes (its limit of 4096 domains). */
 #define THREAD_TRACK_BASE 4096
@@ -1125,6 +1128,12 @@ int tool_trace(int argc, char **argv) {
     process_label(&src, 0, pname, sizeof pname);
   else
     process_name(&src, pname, sizeof pname);
+  /* One offset for the whole trace, the first file's (trace.h). */
+  eventring_wallclock wc;
+  if (eventring_cursor_wallclock(src.cursor, EVENTRING_WALLCLOCK_START,
+                                 &wc) == 0)
+    trace_wall = (struct trace_wallclock){1, wc.wall - (int64_t)wc.ts,
+                                          wc.wall};
   t->w.begin(t->wself, t->out, t->pid, pname);
   use_proc_declared(t, 0); /* begin() declared the first process */
 

@@ -75,6 +75,18 @@ struct trace_writer {
   void (*free)(void *self);
 };
 
+/* The wall clock of the trace, set by trace.c before begin() from the
+ * first file's start pair (walltime.c): the time of day of timestamp t
+ * is t + offset nanoseconds since the Unix epoch, `start` that of the
+ * moment tracing started.  known is 0 when the source has none (OCaml
+ * 5's files): the writers then say nothing of it. */
+struct trace_wallclock {
+  int known;
+  int64_t offset;
+  int64_t start;
+};
+extern struct trace_wallclock trace_wall;
+
 /* Each returns a writer's state for `w`, or NULL when out of memory. */
 void *trace_fuchsia_new(struct trace_writer *w);
 void *trace_json_new(struct trace_writer *w);

@@ -18,7 +18,7 @@ dump() {
     DUMP=$(mktemp "${TMPDIR:-/tmp}/i_dump.XXXXXX") || fail "mktemp"
     trap 'rm -f "$DUMP"' EXIT
   fi
-  "$EVENTRING_TOOL" dump "$1" > "$DUMP" || fail "eventring dump $1 failed"
+  "$EVENTRING_TOOL" dump --time=raw "$1" > "$DUMP" || fail "eventring dump $1 failed"
 }
 
 # count KIND NAME: how many events of that kind and name $DUMP holds.

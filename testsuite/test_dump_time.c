@@ -1,0 +1,198 @@
+/* Tests `eventring dump --time`: raw timestamps, seconds relative to the first event (the default), and wall-clock times in ISO 8601 UTC that map back to the file's recorded offset; an OCaml 5 file, which has no wall clock, dumps relative and raw but refuses wall with a message. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "eventring.h"
+#include "harness.h"
+#include "testlib.h"
+
+/* The text after " ts=" in a dump line, up to the next space. */
+static void ts_text(const char *line, char *out, size_t size) {
+  const char *p = strstr(line, " ts=");
+  ck_assert_msg(p != NULL, "no ts in: %s", line);
+  p += 4;
+  size_t n = strcspn(p, " ");
+  ck_assert_uint_lt(n, size);
+  memcpy(out, p, n);
+  out[n] = 0;
+}
+
+/* The event lines of `eventring dump ARGS FILE` (exit status 0, nothing
+ * on stderr). */
+static struct er_lines dump_lines(const char *dir, const char *time_opt,
+                                  const char *path) {
+  const char *args[] = {"dump", time_opt ? time_opt : path,
+                        time_opt ? path : NULL, NULL};
+  struct er_run r = er_run_tool(dir, args, 0);
+  er_assert_status(&r, 0);
+  struct er_lines all = er_lines_split(r.out);
+  struct er_lines ev = er_lines_starting(&all, "domain=");
+  er_lines_free(&all);
+  er_run_free(&r);
+  /* Loss lines have no time: only events. */
+  struct er_lines out = {0};
+  for (size_t i = 0; i < ev.n; i++)
+    if (strstr(ev.v[i], " ts=")) er_lines_push(&out, ev.v[i], strlen(ev.v[i]));
+  er_lines_free(&ev);
+  return out;
+}
+
+/* The line with its time taken out, to compare the rest. */
+static void without_ts(const char *line, char *out, size_t size) {
+  const char *p = strstr(line, " ts=");
+  const char *q = strchr(p + 1, ' ');
+  snprintf(out, size, "%.*s%s", (int)(p - line), line, q);
+}
+
+static uint64_t parse_raw(const char *s) {
+  char *end;
+  uint64_t v = strtoull(s, &end, 10);
+  ck_assert_msg(*s && !*end, "not a raw timestamp: %s", s);
+  return v;
+}
+
+/* A relative time, seconds with 9 decimals, as signed nanoseconds. */
+static int64_t parse_relative(const char *s) {
+  int neg = *s == '-';
+  unsigned long long sec, ns;
+  int n = 0;
+  ck_assert_msg(sscanf(s + neg, "%llu.%9llu%n", &sec, &ns, &n) == 2 &&
+                    s[neg + n] == 0 && strlen(strchr(s, '.') + 1) == 9,
+                "not a relative time: %s", s);
+  int64_t v = (int64_t)(sec * 1000000000ull + ns);
+  return neg ? -v : v;
+}
+
+/* An ISO 8601 UTC time with nanoseconds, as nanoseconds since the epoch. */
+static int64_t parse_wall(const char *s) {
+  struct tm tm = {0};
+  long long ns;
+  int n = 0;
+  ck_assert_msg(sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%9lldZ%n", &tm.tm_year,
+                       &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                       &tm.tm_sec, &ns, &n) == 7 &&
+                    s[n] == 0 && n == 30,
+                "not an ISO 8601 UTC time with nanoseconds: %s", s);
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return (int64_t)timegm(&tm) * 1000000000 + ns;
+}
+
+START_TEST(test_time_modes_of_own_file) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
+  ck_assert_int_eq(eventring_start(), 0);
+  int id = eventring_register("time.step", EVENTRING_TYPE_INT);
+  for (int i = 0; i < 20; i++) {
+    eventring_write_int(id, i);
+    er_sleep_ms(1);
+  }
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s", eventring_path());
+  ck_assert_int_eq(eventring_stop(), 0);
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  eventring_wallclock w;
+  ck_assert_int_eq(eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START, &w),
+                   0);
+  eventring_cursor_free(c);
+
+  struct er_lines raw = dump_lines(dir, "--time=raw", path);
+  struct er_lines rel = dump_lines(dir, "--time=relative", path);
+  struct er_lines def = dump_lines(dir, NULL, path);
+  struct er_lines wall = dump_lines(dir, "--time=wall", path);
+  ck_assert_uint_ge(raw.n, 22);
+  ck_assert_uint_eq(rel.n, raw.n);
+  ck_assert_uint_eq(def.n, raw.n);
+  ck_assert_uint_eq(wall.n, raw.n);
+  char t[64], a[512], b[512];
+  ts_text(raw.v[0], t, sizeof t);
+  uint64_t first = parse_raw(t);
+  for (size_t i = 0; i < raw.n; i++) {
+    ts_text(raw.v[i], t, sizeof t);
+    uint64_t ts = parse_raw(t);
+    ts_text(rel.v[i], t, sizeof t);
+    ck_assert_int_eq(parse_relative(t), (int64_t)(ts - first));
+    ck_assert_str_eq(def.v[i], rel.v[i]);
+    ts_text(wall.v[i], t, sizeof t);
+    ck_assert_msg(parse_wall(t) == w.wall + (int64_t)(ts - w.ts),
+                  "line %zu: wall %s for timestamp %" PRIu64
+                  " with the pair (%" PRIu64 ", %" PRId64 ")",
+                  i, t, ts, w.ts, w.wall);
+    /* Only the time differs. */
+    without_ts(raw.v[i], a, sizeof a);
+    without_ts(wall.v[i], b, sizeof b);
+    ck_assert_str_eq(a, b);
+  }
+  ts_text(rel.v[0], t, sizeof t);
+  ck_assert_str_eq(t, "0.000000000");
+  er_lines_free(&raw);
+  er_lines_free(&rel);
+  er_lines_free(&def);
+  er_lines_free(&wall);
+}
+END_TEST
+
+START_TEST(test_ocaml5_file_without_wall_clock) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  if (!er_unpack_vector(dir, "ocaml54-basic", path))
+    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  eventring_wallclock w;
+  ck_assert_int_eq(eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START, &w),
+                   EVENTRING_E_NOWALLCLOCK);
+  ck_assert_int_eq(eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_LATEST, &w),
+                   EVENTRING_E_NOWALLCLOCK);
+  eventring_cursor_free(c);
+
+  struct er_lines raw = dump_lines(dir, "--time=raw", path);
+  struct er_lines rel = dump_lines(dir, NULL, path);
+  ck_assert_uint_gt(raw.n, 100);
+  ck_assert_uint_eq(rel.n, raw.n);
+  char t[64];
+  ts_text(raw.v[0], t, sizeof t);
+  uint64_t first = parse_raw(t);
+  ts_text(raw.v[raw.n - 1], t, sizeof t);
+  uint64_t last = parse_raw(t);
+  ts_text(rel.v[rel.n - 1], t, sizeof t);
+  ck_assert_int_eq(parse_relative(t), (int64_t)(last - first));
+  er_lines_free(&raw);
+  er_lines_free(&rel);
+
+  struct er_run r =
+      er_run_tool(dir, (const char *[]){"dump", "--time=wall", path, NULL}, 0);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
+  er_assert_one_error(&r, "does not record the wall clock");
+  ck_assert_msg(strstr(r.err, "--time=relative") != NULL, "%s", r.err);
+  ck_assert_str_eq(r.out, "");
+  er_run_free(&r);
+}
+END_TEST
+
+START_TEST(test_bad_time_mode) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  struct er_run r = er_run_tool(
+      dir, (const char *[]){"dump", "--time=local", "x.events", NULL}, 0);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
+  er_assert_one_error(&r, "--time");
+  er_run_free(&r);
+}
+END_TEST
+
+static TCase *tc_dump_time(void) {
+  TCase *tc = er_tcase("dump_time");
+  tcase_add_test(tc, test_time_modes_of_own_file);
+  tcase_add_test(tc, test_ocaml5_file_without_wall_clock);
+  tcase_add_test(tc, test_bad_time_mode);
+  return tc;
+}
+
+ER_TEST_MAIN("dump_time", tc_dump_time)
