@@ -17,7 +17,9 @@
  * the process's own file as fast as it can, so that the writer's ring
  * header and data lines are read from another core while the probes
  * write them; the reader cannot keep up and mostly reports losses, which
- * is the worst case for the writer's cache lines).  While active the loop
+ * is the worst case for the writer's cache lines), and "active + 1ms
+ * rdr" (the same reader, sleeping 1 ms between polls, as a monitoring
+ * tool would: what an ordinary reader costs the writer).  While active the loop
  * writes far more events than one ring holds, so the flight recorder
  * wraps and overwrites; that is the steady state of a long-running
  * program and is what we want to measure.
@@ -25,7 +27,8 @@
  * Output: a table on stdout, and the same figures as one JSON document
  * written to the file named by EVENTRING_BENCH_OUT when it is set (`make
  * bench` gives each benchmark a file of its own and joins them).
- * EVENTRING_BENCH_RUNS overrides the number of runs.  The exit status reports errors only
+ * EVENTRING_BENCH_RUNS overrides the number of runs.  `--count OP N` runs
+ * N operations untimed, for instruction counts under callgrind.  The exit status reports errors only
  * (a run that failed to start tracing, say), never slowness.
  */
 #include <errno.h>
@@ -183,11 +186,15 @@ static const struct op ops[] = {
 };
 #define N_OPS (sizeof ops / sizeof ops[0])
 
-enum state { ST_NONE, ST_NEVER, ST_PAUSED, ST_ACTIVE, ST_READER, N_STATES };
+enum state {
+  ST_NONE, ST_NEVER, ST_PAUSED, ST_ACTIVE, ST_READER, ST_READER_1MS, N_STATES
+};
 static const char *const state_names[N_STATES] = {
-  "-", "never_started", "paused", "active", "active_reader"};
+  "-", "never_started", "paused", "active", "active_reader",
+  "active_reader_1ms"};
 static const char *const state_labels[N_STATES] = {
-  "-", "never started", "paused", "active", "active + reader"};
+  "-", "never started", "paused", "active", "active + reader",
+  "active + 1ms rdr"};
 
 static const struct op *find_op(const char *name) {
   for (size_t i = 0; i < N_OPS; i++)
@@ -208,6 +215,7 @@ struct reader {
   eventring_cursor *cursor;
   eventring_callbacks *cb;
   int stop;                  /* set by the measuring thread (release) */
+  long period_ns;            /* sleep between polls; 0: poll flat out */
   uint64_t events, lost, polls, errors;
 };
 
@@ -250,21 +258,27 @@ static int r_lost(void *d, int dom, uint64_t count) {
   return 1;
 }
 
-/* Polls until told to stop.  A poll error (the writer lapped the cursor
- * while it copied an event) is counted, not fatal: the reader is load
- * here, not the object of the measurement. */
+/* Polls until told to stop, flat out or once per period (a reader such
+ * as `eventring watch`, which sleeps between polls).  A poll error (the
+ * writer lapped the cursor while it copied an event) is counted, not
+ * fatal: the reader is load here, not the object of the measurement. */
 static void *reader_main(void *arg) {
   struct reader *r = arg;
   while (!__atomic_load_n(&r->stop, __ATOMIC_ACQUIRE)) {
     int n = eventring_cursor_poll(r->cursor, r->cb, r, 0);
     r->polls++;
     if (n < 0) r->errors++;
+    if (r->period_ns > 0) {
+      struct timespec ts = {0, r->period_ns};
+      nanosleep(&ts, NULL);
+    }
   }
   return NULL;
 }
 
-static int reader_start(struct reader *r, pthread_t *th) {
+static int reader_start(struct reader *r, pthread_t *th, long period_ns) {
   memset(r, 0, sizeof *r);
+  r->period_ns = period_ns;
   int rc = eventring_cursor_open(&r->cursor, NULL, 0);
   if (rc != 0) {
     fprintf(stderr, "bench_probes: eventring_cursor_open: %s\n",
@@ -334,13 +348,14 @@ static int run_one(const char *opname, const char *statename) {
   for (size_t i = 0; i < sizeof payload32; i++)
     payload32[i] = (unsigned char)i;
 
-  if (st == ST_PAUSED || st == ST_ACTIVE || st == ST_READER) {
+  if (st == ST_PAUSED || st == ST_ACTIVE || st == ST_READER ||
+      st == ST_READER_1MS) {
     int rc = bl_start_tracing("bench_probes", dir);
     if (rc != 0) return rc;
     started = 1;
     if (st == ST_PAUSED) eventring_pause();
-    if (st == ST_READER) {
-      if (reader_start(&rd, &rth) != 0) {
+    if (st == ST_READER || st == ST_READER_1MS) {
+      if (reader_start(&rd, &rth, st == ST_READER_1MS ? 1000000L : 0) != 0) {
         eventring_stop();
         rmdir(dir);
         return 2;
@@ -536,6 +551,13 @@ static int driver(const char *argv0) {
     printf("a concurrent reader adds %+.1f%% to an active begin, %+.1f%% to "
            "an active pair\n", 100.0 * (rb->s.median / ab->s.median - 1),
            100.0 * (rp->s.median / pa->s.median - 1));
+  const struct figure *sb = lookup(fs, nf, "begin", ST_READER_1MS);
+  const struct figure *sp = lookup(fs, nf, "pair", ST_READER_1MS);
+  if (ab != NULL && sb != NULL && pa != NULL && sp != NULL)
+    printf("a reader polling every 1 ms adds %+.1f%% to an active begin, "
+           "%+.1f%% to an active pair\n",
+           100.0 * (sb->s.median / ab->s.median - 1),
+           100.0 * (sp->s.median / pa->s.median - 1));
   for (int s = ST_NEVER; s <= ST_PAUSED; s++) {
     const struct figure *b = lookup(fs, nf, "begin", s);
     const struct figure *p = lookup(fs, nf, "pair", s);
@@ -552,9 +574,34 @@ static int driver(const char *argv0) {
   return errors ? 1 : 0;
 }
 
+/* `--count OP N`: runs N operations once, active, untimed: the
+ * instruction count of one probe, under valgrind --tool=callgrind
+ * --toggle-collect=loop_OP (doc/BENCHMARKS.md), with the same loop
+ * bodies as the timed figures. */
+static int count_one(const char *opname, const char *count) {
+  const struct op *op = find_op(opname);
+  long n = atol(count);
+  char dir[] = "/tmp/eventring-bench.XXXXXX";
+  if (op == NULL || n < 1) {
+    fprintf(stderr, "bench_probes: no count %s %s\n", opname, count);
+    return 2;
+  }
+  id_int = eventring_register("bench.int", EVENTRING_TYPE_INT);
+  id_span = eventring_register("bench.span", EVENTRING_TYPE_SPAN);
+  id_custom = eventring_register("bench.custom", EVENTRING_TYPE_CUSTOM);
+  int rc = bl_start_tracing("bench_probes", dir);
+  if (rc != 0) return rc;
+  op->loop(n);
+  eventring_stop();
+  rmdir(dir);
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc == 4 && strcmp(argv[1], "--one") == 0)
     return run_one(argv[2], argv[3]);
+  if (argc == 4 && strcmp(argv[1], "--count") == 0)
+    return count_one(argv[2], argv[3]);
   if (argc != 1) {
     fprintf(stderr, "usage: %s\n", argv[0]);
     return 2;

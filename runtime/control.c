@@ -14,10 +14,11 @@
 #include "remote.h"
 #include "writer.h"
 
-/* The flag the inlined probes test (eventring.h).  Stored only under the
- * lock; loaded by the inlined test with no ordering, because it only
- * decides whether to go and look, and inside the probe with acquire
- * order (stw.h). */
+/* The flag the inlined probes test (eventring.h): 0, or ER_ON_OPEN with
+ * ER_ON_FENCE where probes must fence (stw.h, THE FLAG WORD).  Stored
+ * only under the lock, by stw.c's functions and here (0, pausing);
+ * loaded by the inlined test with no ordering, because it only decides
+ * whether to go and look, and inside the probe with acquire order. */
 int eventring__on;
 
 /* The slot of the thread that started tracing, whose ring begins with
@@ -57,7 +58,7 @@ int er_start_locked(void) {
   if (er_st.paused)
     er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_PAUSE, 0);
   else
-    er_istore_rel(&eventring__on, 1);
+    er_stw_let_probes_in();
   er_store_rel(&er_st.ext[ER_EXT_PAUSED], er_st.paused);
   return 0;
 }
@@ -179,9 +180,9 @@ static void resume_locked(enum recorder by) {
     on_behalf(EVENTRING_LIFECYCLE_RING_RESUME);
   else
     er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_RESUME, 0);
-  /* Pairs with the probes' acquire load of `on`: they see the rings as
-   * on_behalf() left them (stw.h). */
-  er_istore_rel(&eventring__on, 1);
+  /* Lets probes in, with a release that makes the rings as on_behalf()
+   * left them visible to them (stw.h). */
+  er_stw_let_probes_in();
   er_store_rel(&er_st.ext[ER_EXT_PAUSED], 0);
 }
 

@@ -4,7 +4,8 @@
  * call one of the functions below.  Each one is its own copy of the write
  * path of writer.h, compiled for a constant payload size, so that a probe
  * costs one call, one entry into its domain (stw.h) and the stores of its
- * event.  The allocation probes of the instrumented variant are in
+ * event: er_emit_fast() inline, and, when it gives up, a tail call to an
+ * out-of-line function that runs the whole path (writer.h says why).  The allocation probes of the instrumented variant are in
  * runtime-instrumented/alloc.c.
  */
 #include <string.h>
@@ -24,6 +25,27 @@ static __attribute__((noinline, cold)) void drop_bad_event(void) {
   er_leave(d);
 }
 
+/* The whole paths, out of line (writer.h): reached by a tail call from
+ * the entry points below when er_emit_fast() gives up. */
+static __attribute__((noinline)) void runtime_slow(unsigned type,
+                                                   unsigned id) {
+  er_emit(ER_IF_ON, ER_FROM_RUNTIME, type, id, NULL, 0);
+}
+
+static __attribute__((noinline)) void runtime1_slow(unsigned type,
+                                                    unsigned id,
+                                                    uint64_t value) {
+  er_emit(ER_IF_ON, ER_FROM_RUNTIME, type, id, &value, 1);
+}
+
+static __attribute__((noinline)) void user_slow(unsigned type, unsigned id,
+                                                uint64_t value) {
+  if (type == ER_UEV_INT)
+    er_emit(ER_IF_ON, ER_FROM_USER, ER_UEV_INT, id, &value, 1);
+  else
+    er_emit(ER_IF_ON, ER_FROM_USER, type, id, NULL, 0);
+}
+
 void eventring__runtime(unsigned type, unsigned id) {
   /* A phase's begin or end: the unsigned difference wraps for the types
    * below ER_EV_BEGIN, so one compare checks the type. */
@@ -32,7 +54,8 @@ void eventring__runtime(unsigned type, unsigned id) {
     drop_bad_event();
     return;
   }
-  er_emit(ER_IF_ON, ER_FROM_RUNTIME, type, id, NULL, 0);
+  if (ER_LIKELY(er_emit_fast(ER_FROM_RUNTIME, type, id, NULL, 0))) return;
+  runtime_slow(type, id);
 }
 
 void eventring__runtime1(unsigned type, unsigned id, uint64_t value) {
@@ -41,7 +64,8 @@ void eventring__runtime1(unsigned type, unsigned id, uint64_t value) {
     drop_bad_event();
     return;
   }
-  er_emit(ER_IF_ON, ER_FROM_RUNTIME, type, id, &value, 1);
+  if (ER_LIKELY(er_emit_fast(ER_FROM_RUNTIME, type, id, &value, 1))) return;
+  runtime1_slow(type, id, value);
 }
 
 void eventring__user(unsigned type, int id, int64_t value) {
@@ -54,10 +78,11 @@ void eventring__user(unsigned type, int id, int64_t value) {
   }
   uint64_t v = (uint64_t)value;
   /* Two copies, each with a constant payload size. */
-  if (type == ER_UEV_INT)
-    er_emit(ER_IF_ON, ER_FROM_USER, ER_UEV_INT, (unsigned)id, &v, 1);
-  else
-    er_emit(ER_IF_ON, ER_FROM_USER, type, (unsigned)id, NULL, 0);
+  int done = type == ER_UEV_INT
+                 ? er_emit_fast(ER_FROM_USER, ER_UEV_INT, (unsigned)id, &v, 1)
+                 : er_emit_fast(ER_FROM_USER, type, (unsigned)id, NULL, 0);
+  if (ER_LIKELY(done)) return;
+  user_slow(type, (unsigned)id, v);
 }
 
 /* A custom event: its bytes, padded to whole words, the last byte of the

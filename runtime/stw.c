@@ -32,8 +32,10 @@ void er_stw_init(void) {
   else if (cmds > 0 && (cmds & MEMBARRIER_CMD_GLOBAL))
     cmd = MEMBARRIER_CMD_GLOBAL;
   barrier_cmd = cmd;
-  /* Read by probes before they load `live`; stored before the release
-   * store of `live` (er_stw_open()) that lets them in. */
+  /* Read by control operations' writes and slotless threads before they
+   * load `live`, and copied into eventring__on by er_stw_let_probes_in();
+   * stored before the release stores of `live` and of eventring__on that
+   * let any of them in. */
   er_istore_rlx(&er_need_fence, cmd == 0);
 }
 
@@ -56,16 +58,25 @@ void er_stw_open(void) {
   er_istore_rel(&er_st.live, 1);
 }
 
+void er_stw_let_probes_in(void) {
+  int on = ER_ON_OPEN | (er_iload_rlx(&er_need_fence) ? ER_ON_FENCE : 0);
+  /* Pairs with the probes' acquire load of eventring__on: they see the
+   * file, and the rings as a holder of the lock left them (stw.h). */
+  er_istore_rel(&eventring__on, on);
+}
+
 static uint64_t now_ms(void) { return er_clock_monotonic() / 1000000u; }
 
 /* Waits for every probe to leave; returns ER_WORLD_STUCK when one stayed
  * past the deadline (its slot is then retired, or its gate abandoned),
  * ER_WORLD_UNPROVEN when the barrier failed. */
 static enum er_world wait_for_probes(void) {
-  /* Make the caller's store of `live` visible to every thread and theirs
-   * of in_probe to us (stw.h).  Where there is no membarrier, probes have
-   * fenced themselves since the start; where it fails now, a probe that
-   * read er_need_fence before us may be inside unseen. */
+  /* Make the caller's stores of eventring__on and `live` visible to
+   * every thread and theirs of in_probe to us (stw.h).  Where there is no
+   * membarrier, probes have fenced themselves since the start; where it
+   * fails now, a probe that loaded the flag without ER_ON_FENCE before
+   * us may be inside unseen.  The flag is 0 now; it gets ER_ON_FENCE
+   * when probes are let in again. */
   int proven = 1;
   if (barrier_cmd != 0 && (ER_HOOK(ER_HOOK_STOP_MEMBARRIER) ||
                            syscall(__NR_membarrier, barrier_cmd, 0, 0) != 0)) {
@@ -114,8 +125,8 @@ static enum er_world wait_for_probes(void) {
 }
 
 enum er_world er_stw_close(void) {
-  /* `on` first, so that the inlined flag test stops sending probes in;
-   * `live` is what keeps them out (stw.h). */
+  /* `on` first: it is nonzero only while `live` is 1 (stw.h, THE FLAG
+   * WORD). */
   er_istore_rlx(&eventring__on, 0);
   er_istore_rlx(&er_st.live, 0);
   return wait_for_probes();

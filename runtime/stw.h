@@ -2,8 +2,8 @@
  * opening and closing the world, and what may be unmapped when.
  *
  * This is the one statement of the protocol; every other file calls the
- * functions below rather than touching `live`, `in_probe` or
- * the slotless gates itself.  The probe side is inline here because it is on
+ * functions below rather than touching `live`, eventring__on, `in_probe`
+ * or the slotless gates itself.  The probe side is inline here because it is on
  * every probe's fast path; the stopping side is in stw.c.
  *
  * THE INVARIANT.  No thread dereferences the mapping of the ring file
@@ -11,36 +11,53 @@
  * unmapped, and no slot's ring pointers change while its owner writes
  * through them.  Equivalently: the mapping is unmapped, or a file's
  * geometry replaced, only while the world is stopped, that is, while
- * `er_st.live` is 0 and no thread is between its load of `live` seeing 1
- * and its leaving of the probe.
+ * `er_st.live` and eventring__on are 0 and no thread is between its load
+ * of the flag it tests (below) seeing the world open and its leaving of
+ * the probe.
  *
- * The world is "open" while `live` is 1.  A probe must not pay for an
- * atomic read-modify-write or a fence, so each domain has an `in_probe`
- * word that only its owner stores, and the one thread that stops the
- * world (it holds er_st.lock, so there is only one) does the expensive
- * part:
+ * THE FLAG WORD.  The world is "open" while `live` is 1; a probe that
+ * honours a pause (ER_IF_ON: every probe of eventring.h) tests
+ * eventring__on instead, the word its inlined test has just read, which
+ * is 0, or ER_ON_OPEN with ER_ON_FENCE where probes must fence.  It is
+ * nonzero only while `live` is 1: stored ER_ON_OPEN (release) after the
+ * release store of `live` that opens the world and after everything a
+ * probe may read is written, and stored 0 before `live` is, at every
+ * close.  So it stands for `live` in all that follows, and a probe tests
+ * one word, once: exactly ER_ON_OPEN lets it in with no fence.  The
+ * writes of control operations (ER_EVEN_PAUSED), which hold er_st.lock
+ * and are written while paused too, test `live` itself, after
+ * er_need_fence, as threads without a slot do.
+ *
+ * A probe must not pay for an atomic read-modify-write or a fence, so
+ * each domain has an `in_probe` word that only its owner stores, and the
+ * one thread that stops the world (it holds er_st.lock, so there is only
+ * one) does the expensive part:
  *
  *   probe (owner of the slot)          stopper (holder of er_st.lock)
  *   in_probe = 1        (relaxed)      on = 0, live = 0     (relaxed)
  *   compiler barrier                   membarrier(2), then a full fence
- *   if (live, acquire) write           wait for in_probe == 0 (acquire),
+ *   if (on, acquire) write             wait for in_probe == 0 (acquire),
  *   in_probe = 0        (release)        per slot, and the gate's in == 0
  *                                      unmap
  *
  * Proof.  Without a fence on the probe side the CPU may let the probe's
- * load of `live` pass its store of `in_probe`, and the stopper could read
- * a stale 0.  membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every
+ * load of eventring__on pass its store of `in_probe`, and the stopper
+ * could read a stale 0.  membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every
  * running thread of the process execute a full barrier before it returns;
  * a thread that is not running has been through a context switch, which
  * is a full barrier too.  So for each probe, either that barrier comes
  * after its store of in_probe = 1, and the stopper, which reads in_probe
  * after membarrier returns, sees 1 and waits; or it comes before, and the
- * probe's later load of `live` sees 0 and it writes nothing.  The probe's
+ * probe's later load of the flag sees 0 and it writes nothing.  The probe's
  * release store of in_probe = 0 pairs with the stopper's acquire load, so
  * the stopper sees every word the probe wrote before it unmaps or reuses
  * anything.  Where membarrier is missing, probes execute a full fence
- * after their store instead (er_need_fence, read before `live`), which
- * gives the same argument with the barrier moved into the probe.
+ * after their store instead, which gives the same argument with the
+ * barrier moved into the probe: a probe finds ER_ON_FENCE in the word it
+ * loads, fences, and decides on a second load of the word made after the
+ * fence (a control operation's write and a slotless thread read
+ * er_need_fence before `live`).  The fast path (er_enter_fast()) is
+ * taken only on exactly ER_ON_OPEN, so it never needs the fence.
  *
  * THREADS WITHOUT A SLOT (every slot taken) only count a drop in the
  * extension block, and share one counter, the current gate's `in`
@@ -91,21 +108,20 @@
  * but posix_fallocate(2).
  *
  * Opening needs no barrier: a probe reads nothing of the mapping before
- * its acquire load of `live` returns 1, which pairs with the release
- * store in er_stw_open() that publishes a fully built file.  Everything a
+ * its acquire load of its flag finds the world open -- eventring__on
+ * stored by er_stw_let_probes_in(), or `live` stored by er_stw_open(),
+ * both release stores made after the file was fully built.  Everything a
  * probe reads through the mapping -- the geometry in er_st, a domain's
  * ring, hdr and mask -- is written before that store or, for a slot taken
  * while the world is open, by the slot's own thread before it enters.
  *
- * `eventring__on` is a hint to the inlined test of eventring.h, which
- * reads it with no ordering only to decide whether to come in; a probe
- * then checks `live` as above, so the order of the two stores does not
- * matter for the mapping's safety (control.c orders them for the sake of
- * the events it records).
+ * The inlined test of eventring.h reads eventring__on with no ordering,
+ * only to decide whether to come in; a probe then loads it again, inside,
+ * as above.
  *
  * HOLDING PROBES OFF.  Inside the probe, a probe that honours a pause
- * (ER_IF_ON) loads `on` after its store of in_probe, exactly as it loads
- * `live`; so er_stw_hold_probes(), which stores on = 0 and then does the
+ * (ER_IF_ON) loads `on` after its store of in_probe; so
+ * er_stw_hold_probes(), which stores on = 0 and then does the
  * stopper's part above, gives the same guarantee as closing the world
  * without taking the mapping away: once it returns ER_WORLD_STOPPED, no
  * probe writes into any ring until `on` is stored 1 again, because the
@@ -113,9 +129,9 @@
  * and they hold er_st.lock.  The holder of the lock may then write into
  * any slot's ring as its owner would, head, tail and counts included
  * (remote control records ring_pause and ring_resume so, taking no slot:
- * control.c).  The store of on = 1 that lets probes in again is a release
- * and a probe's load of `on` an acquire, so an owner sees those words as
- * the holder left them.  A slot retired by ER_WORLD_STUCK is not written.
+ * control.c).  The store of ER_ON_OPEN that lets probes in again
+ * (er_stw_let_probes_in()) is a release and a probe's load of `on` an
+ * acquire, so an owner sees those words as the holder left them.  A slot retired by ER_WORLD_STUCK is not written.
  *
  * WHAT MAY BE UNMAPPED WHEN.  After er_stw_close() returns
  * ER_WORLD_STOPPED, the mapping and every ring may go.  After it returns
@@ -123,9 +139,10 @@
  * or stuck in a signal handler), the mapping must stay for good, because
  * that thread may still write into it; its slot is retired and never
  * reused.  After it returns ER_WORLD_UNPROVEN (membarrier(2) failed at
- * this stop: a probe that read er_need_fence before the failure may be
- * inside with its store of in_probe not yet seen), the mapping stays for
- * good too; later probes fence themselves.  In a forked child, only the
+ * this stop: a probe that loaded the flag without ER_ON_FENCE before the
+ * failure may be inside with its store of in_probe not yet seen), the
+ * mapping stays for good too; later probes fence themselves (the flag
+ * is stored with ER_ON_FENCE from then on).  In a forked child, only the
  * forking thread exists, so the world is stopped by construction
  * (er_stw_close_forked()) -- provided that thread runs no probe before
  * then, since until then it shares its parent's mapping and its copy of
@@ -140,8 +157,16 @@
 
 #include "internal.h"
 
-/* 1 where membarrier(2) is missing or failed: probes fence themselves. */
+/* 1 where membarrier(2) is missing or failed: probes fence themselves.
+ * Under er_st.lock; copied into eventring__on as ER_ON_FENCE whenever
+ * probes are let in, and read as itself by the writes of control
+ * operations and by threads without a slot. */
 extern ER_HIDDEN int er_need_fence;
+
+/* The values of eventring__on (THE FLAG WORD): 0, or ER_ON_OPEN with
+ * ER_ON_FENCE where probes must fence. */
+#define ER_ON_OPEN 1
+#define ER_ON_FENCE 2
 
 /* ------------------------------------------------------------------ */
 /* The stopping side (stw.c); all under er_st.lock.                     */
@@ -163,6 +188,11 @@ enum er_world {
 /* Closes the world (eventring__on, then `live`, cleared) and waits for
  * every probe to leave, two seconds at most. */
 ER_HIDDEN enum er_world er_stw_close(void);
+
+/* Lets the probes that honour a pause in: stores eventring__on (release)
+ * = ER_ON_OPEN, with ER_ON_FENCE where er_need_fence says so.  With the
+ * world open only, and after everything a probe may read is written. */
+ER_HIDDEN void er_stw_let_probes_in(void);
 
 /* Holds off every probe that honours a pause: stores eventring__on = 0
  * and waits, as er_stw_close() does, for the probes inside to leave; the
@@ -202,6 +232,34 @@ static inline void er_leave(struct er_domain *d) {
   er_istore_rel(&d->in_probe, 0);
 }
 
+/* Enters a probe on `d`, the calling thread's domain, when everything is
+ * as a probe usually finds it: not nested, the world open and not
+ * paused (eventring__on exactly ER_ON_OPEN, so no fence either), a ring
+ * bound and nothing pending (no domain_spawn to write first; a shared
+ * slot, whose thread-switch markers stay pending for as long as it is
+ * shared, always goes the whole way).  Returns 1 inside the probe,
+ * or 0 having entered nothing (or left again): the caller then goes the
+ * whole way, er_enter(), out of line.  No call and no branch but these
+ * tests, so that the probe that inlines it keeps its fast path free of
+ * register saves. */
+static inline __attribute__((always_inline)) int
+er_enter_fast(struct er_domain *d) {
+  if (ER_UNLIKELY(er_iload_rlx(&d->in_probe))) return 0;
+  er_istore_rlx(&d->in_probe, 1);
+  /* Keeps the compiler from moving the load below above the store; the
+   * CPU is kept in order by the stopper's membarrier (see above). */
+  er_compiler_barrier();
+  /* The one flag test (see THE FLAG WORD); acquire, pairing with the
+   * release stores of eventring__on that let probes in. */
+  if (ER_LIKELY(er_iload_acq(&eventring__on) == ER_ON_OPEN) &&
+      ER_LIKELY(d->ring != NULL) && ER_LIKELY(!d->spawn_pending)) {
+    (void)ER_HOOK(ER_HOOK_INSIDE_PROBE);
+    return 1;
+  }
+  er_leave(d);
+  return 0;
+}
+
 /* Enters a probe on `d`, the calling thread's domain.  Returns d, or NULL
  * when nothing may be written (and then the probe is left already). */
 static inline struct er_domain *er_enter_domain(struct er_domain *d,
@@ -214,19 +272,35 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
   /* Keeps the compiler from moving the loads below above the store; the
    * CPU is kept in order by the stopper's membarrier (see above). */
   er_compiler_barrier();
-  if (ER_UNLIKELY(er_iload_rlx(&er_need_fence))) er_fence();
-  if (ER_UNLIKELY(!er_iload_acq(&er_st.live)) ||
-      ER_UNLIKELY(when == ER_IF_ON && !er_iload_acq(&eventring__on))) {
-    er_leave(d);
-    return NULL;
+  if (when == ER_IF_ON) {
+    /* Pairs with the release stores of eventring__on (see THE FLAG
+     * WORD); a probe told to fence loads the word again after the fence,
+     * and decides on that load. */
+    int on = er_iload_acq(&eventring__on);
+    if (ER_UNLIKELY(on & ER_ON_FENCE)) {
+      er_fence();
+      on = er_iload_acq(&eventring__on);
+    }
+    if (ER_UNLIKELY(!(on & ER_ON_OPEN))) {
+      er_leave(d);
+      return NULL;
+    }
+  } else {
+    /* A control operation's write, under er_st.lock: `live`, which only
+     * a holder of the lock changes, is the one to test. */
+    if (ER_UNLIKELY(er_iload_rlx(&er_need_fence))) er_fence();
+    if (ER_UNLIKELY(!er_iload_acq(&er_st.live))) {
+      er_leave(d);
+      return NULL;
+    }
   }
   (void)ER_HOOK(ER_HOOK_INSIDE_PROBE);
   if (ER_UNLIKELY(!d->ring)) {
     /* A domain left untraced (its ring could not be reserved, or its slot
      * is past this file's domains): its events are counted as dropped,
      * in the file the slot was bound to, whose mapping is there: we are
-     * inside the probe and saw `live`, or the slot is retired and its
-     * mapping stays for good (see A THREAD STUCK). */
+     * inside the probe and saw the world open, or the slot is retired
+     * and its mapping stays for good (see A THREAD STUCK). */
     er_fetch_add(&d->ext[ER_EXT_DROPPED], 1);
     er_leave(d);
     return NULL;

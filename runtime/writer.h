@@ -1,12 +1,21 @@
 /* writer.h -- the write path of a probe, inlined into each entry point.
  *
  * A probe that passed the inlined flag test of eventring.h ends up in one
- * function (er_emit, the custom event's in probes.c, the alloc probes)
- * into which all of this is inlined: enter the domain (stw.h), take a
- * timestamp, reserve words,
- * store them, publish the tail, leave.  What is rare -- a thread's first
- * event, a signal handler's nested probe, domain_spawn, evicting old
- * events, recalibrating the clock -- stays out of line.
+ * function (an entry point of probes.c, the alloc probes) into which all
+ * of this is inlined: enter the domain (stw.h), take a timestamp, reserve
+ * words, store them, publish the tail, leave.
+ *
+ * Each entry point has two copies of it.  er_emit_fast() handles the
+ * usual event -- entered with one flag test, room in the ring without
+ * padding or eviction -- and nothing else: it makes no call but the
+ * clock's (a recalibration every tenth of a second), so the compiler
+ * gives the entry point no stack frame and no register saves.  Whatever
+ * it does not handle -- a thread's first event, a signal handler's
+ * nested probe, domain_spawn, the ring's end, evicting old events, an
+ * event longer than the ring, a fence -- it leaves to er_emit(), the
+ * whole path, which the entry point reaches by a tail call to an
+ * out-of-line function.  A probe that gives up has written nothing and
+ * has left its domain, so er_emit() starts it again from the beginning.
  *
  * Timestamps come from clock.h.
  */
@@ -70,16 +79,20 @@ static inline uint64_t *er_reserve(struct er_domain *d, unsigned len) {
 /* The room evicted beyond what an event needs (ring.c, er_evict()). */
 #define ER_EVICT_SLACK(size) ((size) / 64 < 256 ? (size) / 64 : 256)
 
-/* Publishes the `len` words written at the tail as one event. */
+/* Publishes the `len` words written at the tail as one event.  The
+ * domain's words are read once into locals: the stores into the mapping
+ * could alias them as far as the compiler knows. */
 static inline void er_commit(struct er_domain *d, unsigned len) {
-  d->tail += len;
-  d->written++;
+  uint64_t *hdr = d->hdr;
+  uint64_t tail = d->tail + len, written = d->written + 1;
+  d->tail = tail;
+  d->written = written;
   /* WRITTEN before TAIL: a reader that loads TAIL (acquire) then WRITTEN
    * gets a count that covers every event up to that tail. */
-  er_store_rlx(&d->hdr[ER_RING_WRITTEN], d->written);
+  er_store_rlx(&hdr[ER_RING_WRITTEN], written);
   /* Publishes the event's words; pairs with the reader's acquire load of
    * ring_tail. */
-  er_store_rel(&d->hdr[ER_RING_TAIL], d->tail);
+  er_store_rel(&hdr[ER_RING_TAIL], tail);
 }
 
 /* The header's user bit: whose numbering `id` is in. */
@@ -107,6 +120,39 @@ er_emit(enum er_when when, enum er_origin origin, unsigned type, unsigned id,
   for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
   er_commit(d, len);
   er_leave(d);
+}
+
+/* The usual case of er_emit(ER_IF_ON, ...), for an entry point's fast
+ * path: returns 1 when the event is written, or 0 having written nothing
+ * and left nothing entered, when the caller must call er_emit() instead
+ * (see the top of this file).  The tests are the ones er_enter() and
+ * er_reserve() make, in one piece: room for `2 + n` words before the
+ * ring's end (an event longer than the ring fails this too) and without
+ * passing head + size. */
+static inline __attribute__((always_inline)) int
+er_emit_fast(enum er_origin origin, unsigned type, unsigned id,
+             const uint64_t *payload, unsigned n) {
+  struct er_domain *d = er_tls_self;
+  if (ER_UNLIKELY(!d) || ER_UNLIKELY(!er_enter_fast(d))) return 0;
+  const unsigned len = 2 + n;
+  uint64_t tail = d->tail, size = d->mask + 1;
+  uint64_t idx = tail & d->mask;
+  if (ER_UNLIKELY(idx + len > size) ||
+      ER_UNLIKELY(tail + len - d->head > size)) {
+    er_leave(d);
+    return 0;
+  }
+  /* The timestamp last: what is stored before the clock need not be kept
+   * in a register across its rare calls, and the domain's words are
+   * loaded again after it, for the same reason (each register kept
+   * across a call is saved and restored by every probe). */
+  uint64_t *ev = &d->ring[idx];
+  er_store_rlx(&ev[0], ER_HDR(len, origin, type, id));
+  for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
+  er_store_rlx(&ev[1], er_stamp(d));
+  er_commit(d, len);
+  er_leave(d);
+  return 1;
 }
 
 /* A lifecycle event of a control operation, whose caller holds
