@@ -1,8 +1,9 @@
-/* Tests `eventring dump --time`: raw timestamps, seconds relative to the first event (the default), and wall-clock times in ISO 8601 UTC that map back to the file's recorded offset; an OCaml 5 file, which has no wall clock, dumps relative and raw but refuses wall with a message. */
+/* Tests `eventring dump --time`: raw timestamps, seconds relative to the first event (the default), and wall-clock times in ISO 8601 UTC that map back to the file's recorded offset; a process and its forked child, listed together, share one offset; an OCaml 5 file, which has no wall clock, dumps relative and raw but refuses wall with a message. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "eventring.h"
@@ -26,17 +27,22 @@ static struct er_lines dump_lines(const char *dir, const char *time_opt,
                                   const char *path) {
   const char *args[] = {"dump", time_opt ? time_opt : path,
                         time_opt ? path : NULL, NULL};
-  struct er_run r = er_run_tool(dir, args, 0);
+  /* A directory: every ring file in it. */
+  const char *dir_args[] = {"dump", time_opt, "--dir", path, NULL};
+  struct stat st;
+  int is_dir = time_opt && stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+  struct er_run r = er_run_tool(dir, is_dir ? dir_args : args, 0);
   er_assert_status(&r, 0);
   struct er_lines all = er_lines_split(r.out);
-  struct er_lines ev = er_lines_starting(&all, "domain=");
-  er_lines_free(&all);
   er_run_free(&r);
-  /* Loss lines have no time: only events. */
+  /* Event lines (pid=P first with several processes); loss lines have
+   * no time. */
   struct er_lines out = {0};
-  for (size_t i = 0; i < ev.n; i++)
-    if (strstr(ev.v[i], " ts=")) er_lines_push(&out, ev.v[i], strlen(ev.v[i]));
-  er_lines_free(&ev);
+  for (size_t i = 0; i < all.n; i++)
+    if ((!strncmp(all.v[i], "domain=", 7) || !strncmp(all.v[i], "pid=", 4)) &&
+        strstr(all.v[i], " ts="))
+      er_lines_push(&out, all.v[i], strlen(all.v[i]));
+  er_lines_free(&all);
   return out;
 }
 
@@ -137,6 +143,53 @@ START_TEST(test_time_modes_of_own_file) {
 }
 END_TEST
 
+/* A process and its forked child write a file each; listed together
+ * with --time=wall, every event of both is its timestamp moved by one
+ * offset, so that wall times keep the order of the common clock across
+ * the fork and the file boundary. */
+START_TEST(test_fork_tree_one_offset) {
+  ER_NEED_TOOL();
+  const char *prog = er_prog_path("proc_tree");
+  if (!prog) ER_SKIP("proc_tree is not built");
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s", prog);
+  const char *dir = er_tmpdir();
+  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
+  struct er_run r = er_run(dir, p, (const char *[]){"fork", NULL},
+                           "OCAML_RUNTIME_EVENTS_START=1", 0);
+  ck_assert_int_eq(er_exit_code(&r, "proc_tree"), 0);
+  er_run_free(&r);
+  ck_assert_int_eq(er_count_entries(dir, ".events"), 2);
+
+  struct er_lines raw = dump_lines(dir, "--time=raw", dir);
+  struct er_lines wall = dump_lines(dir, "--time=wall", dir);
+  ck_assert_uint_eq(wall.n, raw.n);
+  ck_assert_uint_ge(raw.n, 20);
+  char t[64], a[512], b[512];
+  int64_t offset = 0;
+  long pids[2] = {0, 0};
+  for (size_t i = 0; i < raw.n; i++) {
+    long pid = strtol(raw.v[i] + 4, NULL, 10);
+    if (!pids[0] || pids[0] == pid) pids[0] = pid;
+    else pids[1] = pid;
+    ts_text(raw.v[i], t, sizeof t);
+    uint64_t ts = parse_raw(t);
+    ts_text(wall.v[i], t, sizeof t);
+    int64_t off = parse_wall(t) - (int64_t)ts;
+    if (i == 0) offset = off;
+    ck_assert_msg(off == offset,
+                  "line %zu (%s): wall - timestamp is %" PRId64
+                  ", the first line's %" PRId64, i, raw.v[i], off, offset);
+    without_ts(raw.v[i], a, sizeof a);
+    without_ts(wall.v[i], b, sizeof b);
+    ck_assert_str_eq(a, b);
+  }
+  ck_assert_msg(pids[1] != 0, "the events of one process only");
+  er_lines_free(&raw);
+  er_lines_free(&wall);
+}
+END_TEST
+
 START_TEST(test_ocaml5_file_without_wall_clock) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
@@ -190,6 +243,7 @@ END_TEST
 static TCase *tc_dump_time(void) {
   TCase *tc = er_tcase("dump_time");
   tcase_add_test(tc, test_time_modes_of_own_file);
+  tcase_add_test(tc, test_fork_tree_one_offset);
   tcase_add_test(tc, test_ocaml5_file_without_wall_clock);
   tcase_add_test(tc, test_bad_time_mode);
   return tc;
