@@ -2,19 +2,70 @@
  *
  * Timestamps are nanoseconds of CLOCK_MONOTONIC (the format's contract).
  * Where the kernel itself keeps that clock with the TSC (clocksource
- * "tsc", invariant TSC), they are computed from the TSC instead:
+ * "tsc", invariant TSC), they are computed from the TSC once it is
+ * calibrated:
  *
  *   ns = ns0 + ((tsc - tsc0) * mult) >> 32
  *
- * with (tsc0, ns0, mult) taken against clock_gettime() when tracing
- * starts and again every ER_RECAL_CYCLES (~0.1 s), the rate measured over
- * the last interval, so the error stays the drift of a tenth of a second.
- * Two parameter sets alternate, the current one named by er_clock_gen: a
- * reader that finds the generation changed under it reads again.  Each
- * domain also never lets its timestamps go backwards (a recalibration may
- * step the mapping back by a few nanoseconds).
- * OCAML_RUNTIME_EVENTS_CLOCK=monotonic, read when tracing first starts in
- * the process, forces clock_gettime().
+ * with (tsc0, ns0, mult) a "set" of parameters measured against
+ * clock_gettime().  OCAML_RUNTIME_EVENTS_CLOCK=monotonic, read when
+ * tracing first starts in the process, forces clock_gettime() for good.
+ *
+ * Starting without waiting.  er_clock_init() (eventring_start()) only
+ * takes one (tsc, ns) sample, a fraction of a microsecond, and sets
+ * er_clock_pending.  Meanwhile timestamps are clock_gettime()'s.  The
+ * first probe that finds ER_CAL_WINDOW_NS (2 ms) passed since that sample
+ * takes a second one, publishes the first set (the rate between the two
+ * samples, anchored at the second) and clears er_clock_pending; from
+ * then on probes use the TSC.  No thread is involved: a process that
+ * stops probing within 2 ms of starting stays on clock_gettime().
+ *
+ * Recalibrating.  A set is used for ER_RECAL_CYCLES (~0.1 s); the first
+ * probe that finds it older takes a new sample and publishes a set with
+ * the rate over the interval just ended, so the timestamps follow the
+ * kernel's adjustments of CLOCK_MONOTONIC (NTP) and the error stays the
+ * drift of a tenth of a second.  Publishing is serialized (recal_busy,
+ * clock.c), and a recalibration publishes only after checking, with a
+ * fresh TSC reading, that the current set is more than ER_RECAL_CYCLES
+ * old; a sample is taken after that check, so each set's tsc0 exceeds the
+ * previous set's by more than R = ER_RECAL_CYCLES.
+ *
+ * Reading a set with one acquire and no re-check.  The sets alternate
+ * between two slots, er_clock_p[]; er_clock_cur holds the address of the
+ * newest (0: no set, use clock_gettime()), which is the probe's one test
+ * of "use the TSC".  A publish writes its slot's ns0 and mult, then tsc0
+ * with release, then er_clock_cur.  The probe loads er_clock_cur, then
+ * the slot's tsc0 with acquire, then ns0 and mult, then reads the TSC as
+ * t, and converts only when t - tsc0 <= R (unsigned: t >= tsc0 too);
+ * otherwise it takes the slow path, er_clock_slow().  A slot's words are
+ * rewritten only by the publish after next, so at a TSC time W greater
+ * than (old tsc0) + 2R.  Whatever mix of words a probe reads:
+ *   - all from one set: the set is whole (old ones go to the slow path);
+ *   - tsc0 from the new set: its acquire, pairing with the release store
+ *     of tsc0, makes ns0 and mult at least as new (newer again would be
+ *     from a later rewrite: the next case, with that tsc0);
+ *   - tsc0 from the old set and ns0 or mult from the new: that load ran
+ *     after W, and t is read after it (program order, kept by a compiler
+ *     barrier; the CPU may issue rdtsc early only within its instruction
+ *     window, nanoseconds against R's tenth of a second, and an interrupt
+ *     or signal handler between them only makes t later), so t - tsc0 >
+ *     2R - (nanoseconds) > R: the slow path, never a torn conversion.
+ * Loading er_clock_cur itself needs no acquire: a stale or early address
+ * lands in one of the cases above.  The TSC is one clock on all CPUs (the
+ * kernel would not keep CLOCK_MONOTONIC with it otherwise), so the
+ * argument holds across threads.  The slow path uses the same test, and
+ * falls back to clock_gettime() when it cannot find a whole set.
+ *
+ * Never backwards.  Each domain clamps its own timestamps (er_stamp in
+ * writer.h: an event's stamp is the larger of er_now() and the domain's
+ * previous stamp), so within a ring they never decrease, whatever the
+ * sources say.  The sources differ only slightly: a recalibration may
+ * step the mapping by a few nanoseconds, and at the switch from
+ * clock_gettime() to the TSC the first set is anchored at a sample of
+ * CLOCK_MONOTONIC, so the first TSC stamps differ from clock_gettime()
+ * by the sample's error (tens of nanoseconds), which the clamp absorbs.
+ * testsuite/test_hook_clock_switch.c forces a switch ten seconds out of
+ * step between two events of one domain.
  */
 #ifndef EVENTRING_CLOCK_H
 #define EVENTRING_CLOCK_H
@@ -32,18 +83,34 @@
  * used before it is measured again. */
 #define ER_RECAL_CYCLES (UINT64_C(1) << 28)
 
+/* How long the first calibration measures the rate: two milliseconds
+ * give it to a few parts in a million; the first recalibration, a tenth
+ * of a second later, refines it. */
+#define ER_CAL_WINDOW_NS UINT64_C(2000000)
+
+/* With test hooks: how far behind CLOCK_MONOTONIC the first set is put
+ * when ER_HOOK_CLOCK_SWITCH asks for a skewed calibration; far more than
+ * a test thread can be held up between two of its lines, so the skew
+ * shows for certain. */
+#define ER_CLOCK_TEST_SKEW_NS UINT64_C(10000000000)
+
 struct er_clock_params {
   uint64_t tsc0, ns0, mult; /* atomic words: read by probes, written by
-                               the recalibrating thread */
+                               the publishing thread (see above) */
 };
 
-extern ER_HIDDEN int er_clock_tsc;            /* 1: TSC timestamps */
-extern ER_HIDDEN uint64_t er_clock_gen;       /* current set: gen & 1 */
+/* 1 when the TSC was chosen (timestamps come from it once calibrated);
+ * for tests and benchmarks, probes do not read it. */
+extern ER_HIDDEN int er_clock_tsc;
+extern ER_HIDDEN int er_clock_pending;        /* 1: first set not yet taken */
+extern ER_HIDDEN uint64_t er_clock_cur;       /* &er_clock_p[i], or 0 */
+extern ER_HIDDEN uint64_t er_clock_gen;       /* sets published so far */
 extern ER_HIDDEN struct er_clock_params er_clock_p[2];
 
 ER_HIDDEN void er_clock_init(void);           /* under the lock, at start */
 ER_HIDDEN void er_clock_after_fork(void);     /* in a forked child */
 ER_HIDDEN uint64_t er_clock_slow(uint64_t tsc);
+ER_HIDDEN uint64_t er_clock_pending_now(void);
 
 static inline uint64_t er_clock_monotonic(void) {
   struct timespec ts;
@@ -53,23 +120,30 @@ static inline uint64_t er_clock_monotonic(void) {
 
 static inline uint64_t er_now(void) {
 #ifdef ER_HAVE_TSC
-  if (ER_LIKELY(er_iload_rlx(&er_clock_tsc))) {
-    uint64_t t = __rdtsc();
-    for (;;) {
-      /* Pairs with the release store of er_clock_gen that published the
-       * set: its words are complete. */
-      uint64_t g = er_load_acq(&er_clock_gen);
-      const struct er_clock_params *p = &er_clock_p[g & 1];
-      uint64_t tsc0 = er_load_rlx(&p->tsc0), ns0 = er_load_rlx(&p->ns0);
-      uint64_t mult = er_load_rlx(&p->mult);
-      /* The set was not rewritten while we read it (that takes two
-       * recalibrations). */
-      er_compiler_barrier();
-      if (ER_UNLIKELY(er_load_rlx(&er_clock_gen) != g)) continue;
-      if (ER_UNLIKELY(t - tsc0 > ER_RECAL_CYCLES)) return er_clock_slow(t);
-      return ns0 + (uint64_t)(((unsigned __int128)(t - tsc0) * mult) >> 32);
+  /* No ordering needed on this load: see "Reading a set" above. */
+  const struct er_clock_params *p =
+      (const struct er_clock_params *)(uintptr_t)er_load_rlx(&er_clock_cur);
+  if (ER_LIKELY(p != NULL)) {
+    /* Pairs with the release store of tsc0 in clock.c's publish(): a new
+     * tsc0 comes with its ns0 and mult. */
+    uint64_t tsc0 = er_load_acq(&p->tsc0);
+    uint64_t ns0 = er_load_rlx(&p->ns0), mult = er_load_rlx(&p->mult);
+    /* The TSC is read after the words, which the argument above needs. */
+    er_compiler_barrier();
+    uint64_t d = __rdtsc() - tsc0;
+    if (ER_UNLIKELY(d > ER_RECAL_CYCLES)) {
+      /* The reading is rebuilt from d here, off the fast path, rather than
+       * kept in a register of its own across it: the empty asm hides that
+       * d + tsc0 is the reading (two moves fewer per probe). */
+      __asm__("" : "+r"(d));
+      return er_clock_slow(d + tsc0);
     }
+    return ns0 + (uint64_t)(((unsigned __int128)d * mult) >> 32);
   }
+  /* Written once by er_clock_init() (release) and cleared by the switch;
+   * er_clock_pending_now() loads it again with acquire. */
+  if (ER_UNLIKELY(er_iload_rlx(&er_clock_pending)))
+    return er_clock_pending_now();
 #endif
   return er_clock_monotonic();
 }

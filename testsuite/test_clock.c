@@ -1,6 +1,7 @@
-/* Timestamps from the TSC agree with CLOCK_MONOTONIC within 10 us across recalibrations, and never go back in a ring. */
+/* Timestamps from the TSC agree with CLOCK_MONOTONIC within 10 us across the switch to the TSC and recalibrations, OCAML_RUNTIME_EVENTS_CLOCK=monotonic keeps clock_gettime(), and timestamps never go back in a ring. */
 #include <pthread.h>
 #include <stdio.h>
+#include <time.h>
 
 #include "eventring.h"
 #include "harness.h"
@@ -43,6 +44,9 @@ START_TEST(test_tsc_agrees_with_monotonic) {
   printf("clock: %llu samples, worst distance %llu ns, %llu recalibrations\n",
          (unsigned long long)samples, (unsigned long long)worst,
          (unsigned long long)(er_clock_gen - gen0));
+  /* The first probe past the calibration window switched to the TSC, and
+   * later ones recalibrated. */
+  ck_assert_uint_ne(er_clock_cur, 0);
   ck_assert_uint_gt(er_clock_gen - gen0, 5);
   ck_assert_int_eq(eventring_stop(), 0);
 }
@@ -52,10 +56,18 @@ START_TEST(test_monotonic_forced) {
   ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_CLOCK", "monotonic", 1), 0);
   start_in_tmpdir();
   ck_assert_int_eq(er_clock_tsc, 0);
-  uint64_t a = er_clock_monotonic();
-  uint64_t x = er_now();
-  uint64_t b = er_clock_monotonic();
-  ck_assert(a <= x && x <= b);
+  ck_assert_int_eq(er_clock_pending, 0);
+  /* Past the calibration window a TSC clock would have switched by now;
+   * this one must not. */
+  struct timespec ts = {0, (long)(ER_CAL_WINDOW_NS + 1000000)};
+  while (nanosleep(&ts, &ts) != 0) continue;
+  for (int i = 0; i < 3; i++) {
+    uint64_t a = er_clock_monotonic();
+    uint64_t x = er_now();
+    uint64_t b = er_clock_monotonic();
+    ck_assert(a <= x && x <= b);
+  }
+  ck_assert_uint_eq(er_clock_cur, 0);
   ck_assert_int_eq(eventring_stop(), 0);
 }
 END_TEST
