@@ -26,7 +26,9 @@
  *
  * Output: a table on stdout, and the same figures as one JSON document
  * written to the file named by EVENTRING_BENCH_OUT when it is set (`make
- * bench` gives each benchmark a file of its own and joins them).
+ * bench` gives each benchmark a file of its own and joins them); a
+ * figure's JSON row also holds its value in each round ("rounds", null
+ * where the run failed), which bench/report pairs across states.
  * EVENTRING_BENCH_RUNS overrides the number of runs.  `--count OP N` runs
  * N operations untimed, for instruction counts under callgrind.  The exit status reports errors only
  * (a run that failed to start tracing, say), never slowness.
@@ -396,6 +398,10 @@ struct figure {
   int state;
   int disabled; /* the library was built with tracing disabled */
   struct bl_stat s;
+  /* Each round's figure, -1 where its run failed: the report pairs a
+   * probe with and without a reader round by round (adjacent runs), so
+   * that a change of the machine's load between rounds cancels out. */
+  double by_round[BL_RUNS_MAX];
 };
 
 /* Runs `self --one OP STATE` and reads its figure.  Returns -1 when the
@@ -452,9 +458,17 @@ static int write_json(FILE *out, const struct figure *fs, size_t n,
     bl_json_str(out, state_names[f->state]);
     fprintf(out,
             ", \"median\": %.3f, \"min\": %.3f, \"max\": %.3f, "
-            "\"ratio_to_clock_gettime\": %.4f}",
+            "\"ratio_to_clock_gettime\": %.4f, \"rounds\": [",
             f->s.median, f->s.min, f->s.max,
             clock_ns > 0 ? f->s.median / clock_ns : 0.0);
+    for (int r = 0; r < runs; r++) {
+      if (r > 0) fputs(", ", out);
+      if (f->by_round[r] < 0)
+        fputs("null", out);
+      else
+        fprintf(out, "%.3f", f->by_round[r]);
+    }
+    fputs("]}", out);
     first = 0;
   }
   fprintf(out, "\n  ]\n}\n");
@@ -482,6 +496,7 @@ static int driver(const char *argv0) {
         memset(&fs[nf], 0, sizeof fs[nf]);
         fs[nf].op = &ops[i];
         fs[nf].state = s;
+        for (int r = 0; r < BL_RUNS_MAX; r++) fs[nf].by_round[r] = -1;
         nf++;
       }
 
@@ -495,8 +510,10 @@ static int driver(const char *argv0) {
         fs[i].disabled = 1;
       else if (v < 0)
         errors++;
-      else
+      else {
         bl_add(&fs[i].s, v);
+        fs[i].by_round[round] = v;
+      }
     }
   }
   for (size_t i = 0; i < nf; i++)
