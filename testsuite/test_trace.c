@@ -29,6 +29,7 @@
  */
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <math.h>
@@ -51,6 +52,7 @@
 #endif
 #endif
 
+#include "eventring.h"
 #include "harness.h"
 #include "testlib.h"
 
@@ -1241,10 +1243,90 @@ static TCase *tc_own(void) {
   return tc;
 }
 
+/* ------------------------------------------------------------------ */
+/* Threads of a shared domain.                                          */
+
+/* Two threads joined to slot 0 take turns (a baton under a mutex, as
+ * OCaml 4's runtime lock would), each writing spans of its own; the
+ * trace has a track per thread besides the domain's, which both formats
+ * must name and nest properly (test_trace_threads checks which event
+ * went where). */
+static pthread_mutex_t baton_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t baton_cond = PTHREAD_COND_INITIALIZER;
+static int baton, span_main, span_worker;
+
+static void turns(int me, int span) {
+  for (int i = 0; i < 10; i++) {
+    pthread_mutex_lock(&baton_lock);
+    while (baton % 2 != me) pthread_cond_wait(&baton_cond, &baton_lock);
+    eventring_write_span(span, 0);
+    eventring_write_span(span, 1);
+    baton++;
+    pthread_cond_broadcast(&baton_cond);
+    pthread_mutex_unlock(&baton_lock);
+  }
+}
+
+static void *worker_turns(void *arg) {
+  (void)arg;
+  ck_assert_int_eq(eventring_domain_join(0), 0);
+  eventring_thread_id(1);
+  ck_assert_int_eq(eventring_thread_name("worker"), 0);
+  turns(1, span_worker);
+  return NULL;
+}
+
+START_TEST(test_thread_tracks) {
+  ER_NEED_TOOL();
+  NEED_JSONC();
+  const char *dir = er_tmpdir();
+  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
+  span_main = eventring_register("main.work", EVENTRING_TYPE_SPAN);
+  span_worker = eventring_register("worker.work", EVENTRING_TYPE_SPAN);
+  ck_assert_int_eq(eventring_domain_join(0), 0);
+  eventring_thread_id(0);
+  ck_assert_int_eq(eventring_thread_name("main"), 0);
+  ck_assert_int_eq(eventring_start(), 0);
+  char *path = strdup(eventring_path());
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, worker_turns, NULL), 0);
+  turns(0, span_main);
+  pthread_join(th, NULL);
+  ck_assert_int_eq(eventring_stop(), 0);
+  eventring_domain_release();
+
+  struct trace json, fxt;
+  check_both(dir, path, NULL, &json, &fxt);
+  struct trace *ts[] = {&json, &fxt};
+  for (int f = 0; f < 2; f++) {
+    struct trace *t = ts[f];
+    ck_assert_int_eq(t->ntracks, 3);
+    int named = 0;
+    for (int k = 0; k < t->ntracks; k++)
+      named += !strcmp(t->tracks[k].name, "main, thread 0 (domain 0)") ||
+               !strcmp(t->tracks[k].name, "worker, thread 1 (domain 0)");
+    ck_assert_int_eq(named, 2);
+    /* Interleaved, yet no slice was cut: each thread's spans nest on
+     * its own track. */
+    ck_assert_uint_eq(count_cut(t, 'E', "ended out of order", UINT64_MAX), 0);
+    ck_assert_uint_eq(count_cut(t, 'i', "ended out of order", UINT64_MAX), 0);
+  }
+  trace_free(&json);
+  trace_free(&fxt);
+  free(path);
+}
+END_TEST
+
+static TCase *tc_threads(void) {
+  TCase *tc = er_tcase("threads");
+  tcase_add_test(tc, test_thread_tracks);
+  return tc;
+}
+
 static TCase *tc_errors(void) {
   TCase *tc = er_tcase("errors");
   tcase_add_test(tc, test_errors);
   return tc;
 }
 
-ER_TEST_MAIN("trace", tc_vectors, tc_own, tc_errors)
+ER_TEST_MAIN("trace", tc_vectors, tc_own, tc_threads, tc_errors)
