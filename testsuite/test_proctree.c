@@ -614,6 +614,81 @@ START_TEST(test_files_and_dir) {
 }
 END_TEST
 
+/* babeltrace2 from PATH, or NULL. */
+static const char *babeltrace_path(void) {
+  static char found[PATH_MAX];
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/bin:/bin";
+  while (*path) {
+    size_t n = strcspn(path, ":");
+    snprintf(found, sizeof found, "%.*s/babeltrace2", (int)n, path);
+    if (n > 0 && access(found, X_OK) == 0) return found;
+    path += n + (path[n] == ':');
+  }
+  return NULL;
+}
+
+/* ctf with several processes: a CTF trace per process in OUTDIR/PID,
+ * whose clocks share one UUID, so that babeltrace2 reads them as one
+ * trace, every event of every process in time order. */
+START_TEST(test_ctf_several) {
+  NEED_ALL();
+  const char *dir = er_tmpdir();
+  char rings[PATH_MAX], a[PATH_MAX + 32], b[PATH_MAX + 32];
+  snprintf(rings, sizeof rings, "%s/rings", dir);
+  ck_assert_int_eq(mkdir(rings, 0700), 0);
+  long pa = write_post(dir, rings, "leaf"), pb = write_post(dir, rings, "leaf");
+  snprintf(a, sizeof a, "%s/%ld.events", rings, pa);
+  snprintf(b, sizeof b, "%s/%ld.events", rings, pb);
+  struct er_run r = er_run_tool(dir, (const char *[]){"dump", a, b, NULL}, 0);
+  er_assert_status(&r, 0);
+  struct listing l = parse(r.out);
+  uint64_t total = er_field(l.total, "total");
+  free(l.v);
+  er_run_free(&r);
+  for (int form = 0; form < 2; form++) {
+    char out[PATH_MAX + 16], meta[PATH_MAX + 64];
+    snprintf(out, sizeof out, "%s/ctf%d", dir, form);
+    r = er_run_tool(dir, form ? (const char *[]){"ctf", out, a, b, NULL}
+                              : (const char *[]){"ctf", "-o", out, "--dir",
+                                                 rings, NULL},
+                    0);
+    er_assert_status(&r, 0);
+    er_run_free(&r);
+    char clock[2][64];
+    for (int k = 0; k < 2; k++) {
+      long pid = k ? pb : pa;
+      snprintf(meta, sizeof meta, "%s/%ld/metadata", out, pid);
+      char *text = er_slurp(meta, NULL);
+      char want[64];
+      snprintf(want, sizeof want, "pid = %ld;", pid);
+      ck_assert_msg(strstr(text, want), "%s lacks %s", meta, want);
+      const char *u = strstr(text, "clock {\n\tname = monotonic;\n\tuuid = \"");
+      ck_assert_msg(u != NULL, "%s: no clock uuid", meta);
+      snprintf(clock[k], sizeof clock[k], "%.36s", strchr(u, '"') + 1);
+      free(text);
+    }
+    ck_assert_str_eq(clock[0], clock[1]);
+    if (!babeltrace_path()) continue;
+    r = er_run(dir, babeltrace_path(),
+               (const char *[]){"--clock-cycles", "--no-delta", out, NULL},
+               NULL, 0);
+    ck_assert_int_eq(er_exit_code(&r, "babeltrace2"), 0);
+    struct er_lines lines = er_lines_split(r.out);
+    ck_assert_uint_eq(lines.n, total);
+    uint64_t prev = 0;
+    for (size_t i = 0; i < lines.n; i++) {
+      uint64_t c = strtoull(lines.v[i] + 1, NULL, 10);
+      ck_assert_msg(c >= prev, "babeltrace2 output goes back: %s",
+                    lines.v[i]);
+      prev = c;
+    }
+    er_lines_free(&lines);
+    er_run_free(&r);
+  }
+}
+END_TEST
+
 /* trace -- CMD: every process of the tree, on one clock, each with its
  * pid; no track goes back in time. */
 START_TEST(test_trace_tree) {
@@ -677,6 +752,7 @@ static TCase *tc_reports(void) {
   tcase_add_test(tc, test_stats_latency_per_process);
   tcase_add_test(tc, test_files_and_dir);
   tcase_add_test(tc, test_trace_tree);
+  tcase_add_test(tc, test_ctf_several);
   return tc;
 }
 

@@ -56,6 +56,15 @@
  * from elsewhere could break that; such an event gets the previous time
  * of its domain, and a warning at the end says how many did.
  *
+ * Several processes (a list of files, --dir DIR without --pid: procs.c):
+ * each process is a CTF trace of its own in OUTDIR/PID (OUTDIR/PID.2 for
+ * a second file of the same pid, an exec'd program), made at the
+ * process's first event, with its pid and program in its environment.
+ * babeltrace2 OUTDIR reads them all and merges them on the time of the
+ * clock, which every trace declares with the same UUID, the boot id of
+ * the machine (CLOCK_MONOTONIC is one clock per boot).  A command
+ * stays one process, the first traced one, written in OUTDIR.
+ *
  * Interruption: on SIGINT, SIGTERM or SIGHUP, source.c stops reading
  * cleanly (and a spawned command is read until it ends); we then write
  * the packets being filled as after a complete read, so the trace holds
@@ -131,6 +140,9 @@ struct stream {
 
 struct ctf {
   struct tool_source *src;
+  /* The process: its file, program and pid, the cursor naming ids. */
+  const char *path, *program;
+  pid_t pid;
   const char *outdir;
   int dirfd;
   size_t buffered;         /* bytes of every packet being filled */
@@ -145,6 +157,18 @@ struct ctf {
   char *name_buf;          /* a name as dump prints it */
   size_t name_size;
   FILE *name_out;          /* writes into name_buf */
+  char dir_buf[4096];      /* OUTDIR/PID with several processes */
+};
+
+/* What the callbacks get: one trace, or one per process. */
+struct ctf_set {
+  struct tool_source *src;
+  struct ctf *one;   /* one process */
+  struct ctf **per;  /* several: by index in src->procs */
+  int nper;
+  const char *outdir;
+  uint8_t clock_uuid[16];
+  int clock_uuid_known;
 };
 
 /* ------------------------------------------------------------------ */
@@ -346,7 +370,7 @@ static const char *const event_classes[][2] = {
 
 #define N_EVENT_CLASSES (sizeof event_classes / sizeof event_classes[0])
 
-static int write_metadata(struct ctf *c) {
+static int write_metadata(struct ctf *c, const uint8_t *clock_uuid) {
   int fd = openat(c->dirfd, "metadata",
                   O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
   if (fd < 0) goto fail;
@@ -373,16 +397,27 @@ static int write_metadata(struct ctf *c) {
   fputs("env {\n\ttracer_name = \"eventring\";\n\ttracer_version = ", f);
   put_tsdl_string(f, EVENTRING_VERSION);
   fputs(";\n\tsource = ", f);
-  put_tsdl_string(f, c->src->path);
+  put_tsdl_string(f, c->path);
   /* Not `hostname` nor `domain`: babeltrace2 would print those with
    * every event. */
-  if (c->src->name[0]) {
+  if (c->program && c->program[0]) {
     fputs(";\n\tprogram = ", f);
-    put_tsdl_string(f, c->src->name);
+    put_tsdl_string(f, c->program);
   }
-  if (c->src->pid) fprintf(f, ";\n\tpid = %ld", (long)c->src->pid);
+  if (c->pid) fprintf(f, ";\n\tpid = %ld", (long)c->pid);
   fprintf(f, ";\n\tlost_unit = \"%s\";\n};\n\n", c->lost_unit);
-  fputs(metadata_streams, f);
+  if (clock_uuid) {
+    /* The clock block with the machine's boot id as its UUID, so that a
+     * reader merges the traces of several processes on it. */
+    static const char head[] = "clock {\n\tname = monotonic;\n";
+    fputs(head, f);
+    fputs("\tuuid = \"", f);
+    put_uuid(f, clock_uuid);
+    fputs("\";\n", f);
+    fputs(metadata_streams + sizeof head - 1, f);
+  } else {
+    fputs(metadata_streams, f);
+  }
   for (size_t i = 0; i < N_EVENT_CLASSES; i++)
     fprintf(f,
             "event {\n\tname = \"%s\";\n\tid = %zu;\n\tstream_id = 0;\n"
@@ -454,7 +489,7 @@ static size_t name_text(struct ctf *c) {
  * file's, else the kind's fallback. */
 static void ev_name(struct ctf *c, enum tool_name_kind k, int id,
                     const char *name) {
-  if (!name) name = tool_file_name(c->src->cursor, k, id);
+  if (!name) name = tool_file_name(c->src->cursor, k, id); /* this one's */
   tool_put_name(c->name_out, name, tool_name_fallback[k], id);
   ev_string(c, c->name_buf, name_text(c));
 }
@@ -473,7 +508,7 @@ static struct stream *stream_of(struct ctf *c, int domain) {
    * array's guard all the same. */
   if (domain < 0 || domain >= c->max_domains) {
     tool_error("%s: event of domain %d, beyond the file's %d domains",
-               c->src->path, domain, c->max_domains);
+               c->path, domain, c->max_domains);
     flush_all(c, 0);
     exit(TOOL_EXIT_INPUT);
   }
@@ -553,6 +588,9 @@ static int emit(struct ctf *c, int domain, uint64_t ts) {
   return 1;
 }
 
+static struct ctf *ctf_of(void *data);
+static void ctf_free(struct ctf *c);
+
 static int on_phase(struct ctf *c, enum ev_class cls, int domain,
                     uint64_t ts, int phase) {
   ev_start(c, cls);
@@ -562,16 +600,16 @@ static int on_phase(struct ctf *c, enum ev_class cls, int domain,
 }
 
 static int on_begin(void *data, int domain, uint64_t ts, int phase) {
-  return on_phase(data, EV_RUNTIME_BEGIN, domain, ts, phase);
+  return on_phase(ctf_of(data), EV_RUNTIME_BEGIN, domain, ts, phase);
 }
 
 static int on_end(void *data, int domain, uint64_t ts, int phase) {
-  return on_phase(data, EV_RUNTIME_END, domain, ts, phase);
+  return on_phase(ctf_of(data), EV_RUNTIME_END, domain, ts, phase);
 }
 
 static int on_counter(void *data, int domain, uint64_t ts, int counter,
                       uint64_t value) {
-  struct ctf *c = data;
+  struct ctf *c = ctf_of(data);
   ev_start(c, EV_RUNTIME_COUNTER);
   ev_u32(c, (uint32_t)counter);
   ev_name(c, TOOL_NAME_COUNTER, counter, NULL);
@@ -581,7 +619,7 @@ static int on_counter(void *data, int domain, uint64_t ts, int counter,
 
 static int on_alloc(void *data, int domain, uint64_t ts,
                     const uint64_t *buckets) {
-  struct ctf *c = data;
+  struct ctf *c = ctf_of(data);
   ev_start(c, EV_ALLOC);
   for (int i = 0; i < EVENTRING_ALLOC_BUCKETS; i++) ev_u64(c, buckets[i]);
   return emit(c, domain, ts);
@@ -589,7 +627,7 @@ static int on_alloc(void *data, int domain, uint64_t ts,
 
 static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
                         int64_t value, int has_data) {
-  struct ctf *c = data;
+  struct ctf *c = ctf_of(data);
   tool_source_lifecycle(c->src, kind);
   ev_start(c, EV_LIFECYCLE);
   ev_u32(c, (uint32_t)kind);
@@ -608,14 +646,14 @@ static void user_head(struct ctf *c, enum ev_class cls, int id,
 
 static int on_user_unit(void *data, int domain, uint64_t ts, int id,
                         const char *name) {
-  struct ctf *c = data;
+  struct ctf *c = ctf_of(data);
   user_head(c, EV_USER_UNIT, id, name);
   return emit(c, domain, ts);
 }
 
 static int on_user_int(void *data, int domain, uint64_t ts, int id,
                        const char *name, int64_t value) {
-  struct ctf *c = data;
+  struct ctf *c = ctf_of(data);
   user_head(c, EV_USER_INT, id, name);
   ev_u64(c, (uint64_t)value);
   return emit(c, domain, ts);
@@ -623,7 +661,7 @@ static int on_user_int(void *data, int domain, uint64_t ts, int id,
 
 static int on_user_span(void *data, int domain, uint64_t ts, int id,
                         const char *name, int is_end) {
-  struct ctf *c = data;
+  struct ctf *c = ctf_of(data);
   user_head(c, EV_USER_SPAN, id, name);
   ev_u8(c, is_end != 0);
   return emit(c, domain, ts);
@@ -631,7 +669,7 @@ static int on_user_span(void *data, int domain, uint64_t ts, int id,
 
 static int on_user_custom(void *data, int domain, uint64_t ts, int id,
                           const char *name, const void *bytes, size_t len) {
-  struct ctf *c = data;
+  struct ctf *c = ctf_of(data);
   user_head(c, EV_USER_CUSTOM, id, name);
   ev_u32(c, (uint32_t)len);
   ev_bytes(c, bytes, len);
@@ -641,7 +679,7 @@ static int on_user_custom(void *data, int domain, uint64_t ts, int id,
 }
 
 static int on_lost(void *data, int domain, uint64_t count) {
-  struct ctf *c = data;
+  struct ctf *c = ctf_of(data);
   tool_source_lost(c->src, domain, count);
   struct stream *s = stream_of(c, domain);
   /* Two losses in a row (the cursor reports one per gap, so this does
@@ -671,11 +709,144 @@ static int finish(struct ctf *c) {
 }
 
 /* ------------------------------------------------------------------ */
+/* One trace per process.                                               */
+
+/* The machine's boot id, the UUID of its CLOCK_MONOTONIC.  Returns 1, or
+ * 0 when it cannot be read. */
+static int boot_id(uint8_t *u) {
+  FILE *f = fopen("/proc/sys/kernel/random/boot_id", "re");
+  char text[64] = "";
+  if (!f) return 0;
+  int ok = fgets(text, sizeof text, f) != NULL;
+  fclose(f);
+  int n = 0;
+  for (const char *p = text; ok && *p && n < 32; p++) {
+    if (*p == '-') continue;
+    int v = *p >= '0' && *p <= '9'   ? *p - '0'
+            : *p >= 'a' && *p <= 'f' ? *p - 'a' + 10
+                                     : -1;
+    if (v < 0) break;
+    if (n % 2 == 0) u[n / 2] = (uint8_t)(v << 4);
+    else u[n / 2] |= (uint8_t)v;
+    n++;
+  }
+  return ok && n == 32;
+}
+
+/* A trace in directory `dir` (which exists) of the file `path` that
+ * `cursor` reads; NULL after reporting why not. */
+static struct ctf *ctf_new(struct tool_source *src, const char *dir,
+                           const eventring_cursor *cursor, const char *path,
+                           const char *program, pid_t pid,
+                           const uint8_t *clock_uuid) {
+  struct ctf *c = calloc(1, sizeof *c);
+  if (!c) {
+    tool_error("out of memory");
+    return NULL;
+  }
+  c->dirfd = -1;
+  c->src = src;
+  c->path = path;
+  c->program = program;
+  c->pid = pid;
+  snprintf(c->dir_buf, sizeof c->dir_buf, "%s", dir);
+  c->outdir = c->dir_buf;
+  c->lost_unit = tool_lost_unit(cursor);
+  c->max_domains = eventring_cursor_max_domains(cursor);
+  if (c->max_domains < 1) c->max_domains = 1;
+  c->streams = calloc((size_t)c->max_domains, sizeof *c->streams);
+  c->name_out = open_memstream(&c->name_buf, &c->name_size);
+  c->dirfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (!c->streams || !c->name_out) {
+    tool_error("out of memory");
+    goto fail;
+  }
+  if (c->dirfd < 0) {
+    tool_error("%s: %s", dir, strerror(errno));
+    goto fail;
+  }
+  if (getrandom(c->uuid, sizeof c->uuid, 0) != (ssize_t)sizeof c->uuid) {
+    /* No entropy source: a UUID unique enough for one trace. */
+    uint64_t t = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32) ^
+                 (uint64_t)(uintptr_t)c;
+    for (int i = 0; i < 16; i++)
+      c->uuid[i] = (uint8_t)(t >> (8 * (i % 8)) ^ i);
+  }
+  c->uuid[6] = (uint8_t)((c->uuid[6] & 0x0f) | 0x40); /* version 4 */
+  c->uuid[8] = (uint8_t)((c->uuid[8] & 0x3f) | 0x80); /* RFC 4122 variant */
+  if (write_metadata(c, clock_uuid) < 0) goto fail;
+  return c;
+fail:
+  ctf_free(c);
+  return NULL;
+}
+
+static int ctf_finish(struct ctf *c) {
+  int rc = finish(c);
+  if (c->backwards > 0)
+    tool_error("%s: %" PRIu64 " events had a time earlier than the one "
+               "before them in their domain; they have that one's time",
+               c->path, c->backwards);
+  return rc;
+}
+
+static void ctf_free(struct ctf *c) {
+  if (!c) return;
+  if (c->dirfd >= 0) close(c->dirfd);
+  for (int d = 0; c->streams && d < c->max_domains; d++)
+    if (c->streams[d]) {
+      free(c->streams[d]->buf);
+      free(c->streams[d]);
+    }
+  free(c->streams);
+  free(c->ev);
+  if (c->name_out) fclose(c->name_out);
+  free(c->name_buf);
+  free(c);
+}
+
+/* The trace of the process being read: the one trace, or, with several
+ * processes, the process's own, made in OUTDIR/PID at its first event.
+ * A trace that cannot be made ends the command, as a failed write does. */
+static struct ctf *ctf_of(void *data) {
+  struct ctf_set *set = data;
+  if (set->one) return set->one;
+  const struct tool_source *src = set->src;
+  int i = src->proc;
+  if (i >= set->nper) {
+    int n = i + 8;
+    struct ctf **v = realloc(set->per, (size_t)n * sizeof *v);
+    if (!v) {
+      tool_error("out of memory");
+      exit(TOOL_EXIT_INPUT);
+    }
+    memset(v + set->nper, 0, (size_t)(n - set->nper) * sizeof *v);
+    set->per = v;
+    set->nper = n;
+  }
+  if (set->per[i]) return set->per[i];
+  const struct tool_proc *p = src->procs[i];
+  char dir[4096];
+  struct stat st;
+  long id = p->pid ? (long)p->pid : (long)i + 1;
+  snprintf(dir, sizeof dir, "%s/%ld", set->outdir, id);
+  for (int k = 2; stat(dir, &st) == 0; k++)
+    snprintf(dir, sizeof dir, "%s/%ld.%d", set->outdir, id, k);
+  if (mkdir(dir, 0777) < 0) {
+    tool_error("%s: %s", dir, strerror(errno));
+    exit(TOOL_EXIT_INPUT);
+  }
+  set->per[i] = ctf_new(set->src, dir, p->cursor, p->path, p->name, p->pid,
+                        set->clock_uuid_known ? set->clock_uuid : NULL);
+  if (!set->per[i]) exit(TOOL_EXIT_INPUT);
+  return set->per[i];
+}
 
 static void help(void) {
   printf(
-      "Usage: eventring ctf [OPTION]... -o OUTDIR FILE.events\n"
+      "Usage: eventring ctf [OPTION]... -o OUTDIR FILE.events...\n"
       "   or: eventring ctf [OPTION]... -o OUTDIR --pid PID [--dir DIR]\n"
+      "   or: eventring ctf [OPTION]... -o OUTDIR --dir DIR\n"
       "   or: eventring ctf [OPTION]... -o OUTDIR -- COMMAND [ARG]...\n"
       "Write the events of a ring file as a CTF 1.8 trace in OUTDIR (a new\n"
       "or empty directory): a 'metadata' file and one 'stream_D' file per\n"
@@ -692,7 +863,9 @@ static void help(void) {
       "  --pid PID      read the ring file of process PID\n"
       "  --dir DIR      where that file is (default: $OCAML_RUNTIME_EVENTS_DIR"
       ",\n"
-      "                 else the current directory)\n"
+      "                 else the current directory); without --pid, every\n"
+      "                 ring file in DIR, each process a trace in "
+      "OUTDIR/PID\n"
       "  -f, --follow   keep reading until the writing process has exited\n"
       "                 (always done for a COMMAND, which is run traced)\n"
       "  --ocaml50      number phases as OCaml 5.0-5.2 did\n"
@@ -739,71 +912,53 @@ int tool_ctf(int argc, char **argv) {
    * when the source cannot be opened. */
   int created;
   if (make_outdir(outdir, &created) < 0) return TOOL_EXIT_INPUT;
+  /* Several files or a directory: a trace per process.  A command stays
+   * one process. */
+  int several = argc - optind > 1 || (src.dir && !src.pid_arg);
+  src.multi = several;
   rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
   if (rc != TOOL_EXIT_OK) {
     if (created) rmdir(outdir);
     return rc;
   }
 
-  struct ctf c;
-  memset(&c, 0, sizeof c);
-  c.dirfd = -1;
-  c.src = &src;
-  c.outdir = outdir;
-  c.lost_unit = tool_lost_unit(src.cursor);
-  c.max_domains = eventring_cursor_max_domains(src.cursor);
-  if (c.max_domains < 1) c.max_domains = 1;
-  c.streams = calloc((size_t)c.max_domains, sizeof *c.streams);
-  c.name_out = open_memstream(&c.name_buf, &c.name_size);
+  struct ctf_set set;
+  memset(&set, 0, sizeof set);
+  set.src = &src;
+  set.outdir = outdir;
   static const struct tool_handlers handlers = {
       on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
       on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
       NULL /* thread-switch markers: not shown */};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
-  c.dirfd = open(outdir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (!c.streams || !c.name_out || !cb) {
+  if (!cb) {
     tool_error("out of memory");
     rc = TOOL_EXIT_INPUT;
     goto out;
   }
-  if (c.dirfd < 0) {
-    tool_error("%s: %s", outdir, strerror(errno));
-    rc = TOOL_EXIT_INPUT;
-    goto out;
-  }
-  if (getrandom(c.uuid, sizeof c.uuid, 0) != (ssize_t)sizeof c.uuid) {
-    /* No entropy source: a UUID unique enough for one trace. */
-    uint64_t t = (uint64_t)time(NULL) ^ ((uint64_t)getpid() << 32);
-    for (int i = 0; i < 16; i++) c.uuid[i] = (uint8_t)(t >> (8 * (i % 8)) ^ i);
-  }
-  c.uuid[6] = (uint8_t)((c.uuid[6] & 0x0f) | 0x40); /* version 4 */
-  c.uuid[8] = (uint8_t)((c.uuid[8] & 0x3f) | 0x80); /* RFC 4122 variant */
-  if (write_metadata(&c) < 0) {
-    rc = TOOL_EXIT_INPUT;
-    goto out;
+  if (several) {
+    set.clock_uuid_known = boot_id(set.clock_uuid);
+  } else {
+    set.one = ctf_new(&src, outdir, src.cursor, src.path, src.name, src.pid,
+                      NULL);
+    if (!set.one) {
+      rc = TOOL_EXIT_INPUT;
+      goto out;
+    }
   }
 
-  rc = tool_source_read(&src, cb, &c);
+  rc = tool_source_read(&src, cb, &set);
   /* A read error or an interruption (src.interrupted) still leaves a
    * readable trace of what came before it. */
-  if (finish(&c) < 0) rc = TOOL_EXIT_INPUT;
+  if (set.one && ctf_finish(set.one) < 0) rc = TOOL_EXIT_INPUT;
+  for (int i = 0; i < set.nper; i++)
+    if (set.per[i] && ctf_finish(set.per[i]) < 0) rc = TOOL_EXIT_INPUT;
   tool_source_lost_summary(&src, stderr);
-  if (c.backwards > 0)
-    tool_error("%s: %" PRIu64 " events had a time earlier than the one "
-               "before them in their domain; they have that one's time",
-               src.path, c.backwards);
 
 out:
-  if (c.dirfd >= 0) close(c.dirfd);
-  for (int d = 0; c.streams && d < c.max_domains; d++)
-    if (c.streams[d]) {
-      free(c.streams[d]->buf);
-      free(c.streams[d]);
-    }
-  free(c.streams);
-  free(c.ev);
-  if (c.name_out) fclose(c.name_out);
-  free(c.name_buf);
+  ctf_free(set.one);
+  for (int i = 0; i < set.nper; i++) ctf_free(set.per[i]);
+  free(set.per);
   eventring_callbacks_free(cb);
   tool_source_close(&src);
   int out = tool_output_finish();

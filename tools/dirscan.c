@@ -139,7 +139,8 @@ static void refused(struct tool_dirscan *d, struct dirscan_entry *e,
   e->state = REFUSED;
   e->err = err;
   e->tries++;
-  if (e->tries >= DIRSCAN_TRIES && !e->reported && err) {
+  int tries = d->tries ? d->tries : DIRSCAN_TRIES;
+  if (e->tries >= tries && !e->reported && err) {
     e->reported = 1;
     if (no_descriptor(err))
       tool_error("%s: %s: %s (tried again later; raise the limit on open "
@@ -149,11 +150,11 @@ static void refused(struct tool_dirscan *d, struct dirscan_entry *e,
       tool_error("%s: %s: %s (skipped)", d->who, path,
                  eventring_strerror(err));
   }
-  if (e->tries < DIRSCAN_TRIES)
+  if (e->tries < tries)
     e->next_look = f->scan + 1;
   else if (no_descriptor(err))
     e->next_look = f->scan + LOOK_EVERY_NOFILE;
-  else if (e->tries == DIRSCAN_TRIES)
+  else if (e->tries == tries)
     e->next_look = f->scan + 1 + e->hash % LOOK_EVERY; /* its phase */
   else
     e->next_look = f->scan + LOOK_EVERY;
@@ -259,7 +260,9 @@ int tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
         free(e);
         continue;
       }
-      if (e->state == REFUSED && e->tries < DIRSCAN_TRIES) fresh++;
+      if (e->state == REFUSED &&
+          e->tries < (d->tries ? d->tries : DIRSCAN_TRIES))
+        fresh++;
       ep = &e->next;
     }
   return fresh;

@@ -144,6 +144,9 @@ static int start_scan(struct tool_source *src, const char *dir) {
   snprintf(src->scan->dir, sizeof src->scan->dir, "%s", dir);
   src->scan->d.dir = src->scan->dir;
   src->scan->d.who = "eventring";
+  /* A file refused for a second (its writer still filling its header
+   * under load) is worth more looks at this scan's pace. */
+  src->scan->d.tries = (int)(1000000000L / POLL_IDLE_NS);
   return TOOL_EXIT_OK;
 }
 
@@ -291,6 +294,41 @@ static int poll_one(struct tool_source *src, struct tool_proc *p,
   return r;
 }
 
+/* Opens every ring file of the scanned directory that no process reads
+ * yet, once their writers have all ended (a file the scans refused while
+ * its writer filled it in is complete now, or never will be: then it is
+ * named). */
+static void sweep(struct tool_source *src) {
+  if (!src->scan) return;
+  DIR *d = opendir(src->scan->dir);
+  if (!d) return;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!tool_pid_of_path(e->d_name)) continue;
+    char path[4096 + 256], why[256];
+    snprintf(path, sizeof path, "%s/%s", src->scan->dir, e->d_name);
+    struct stat st;
+    if (stat(path, &st) != 0) continue;
+    int known = 0;
+    for (int i = 0; i < src->nprocs && !known; i++)
+      known = src->procs[i]->w.file_known &&
+              src->procs[i]->w.file_dev == st.st_dev &&
+              src->procs[i]->w.file_ino == st.st_ino;
+    if (known) continue;
+    eventring_cursor *c;
+    int r = eventring_cursor_open_file(&c, path);
+    if (r < 0) {
+      tool_error("%s: %s (skipped)", path,
+                 tool_ring_error(path, r, why, sizeof why));
+      continue;
+    }
+    for (int i = 0; i < src->nprocs; i++)
+      if (!strcmp(src->procs[i]->path, path)) src->procs[i]->replaced = 1;
+    add_proc(src, c, path);
+  }
+  closedir(d);
+}
+
 /* The line for the processes still running at the drain timeout. */
 static void report_timeout(const struct tool_source *src, uint64_t drain) {
   char list[1024] = "", buf[128];
@@ -379,8 +417,10 @@ int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
       }
       if (tree_done || (src->interrupted && src->child_reaped)) {
         /* Every process of the tree has ended (or we were told to stop):
-         * one more scan and a last read of every file. */
+         * every file not read yet (one refused while its writer filled
+         * it in) and a last read of every file. */
         tree_done = 1;
+        sweep(src);
         for (int i = 0; i < src->nprocs; i++)
           if (src->procs[i]->state == P_LIVE) src->procs[i]->state = P_GONE;
         continue;

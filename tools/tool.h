@@ -558,6 +558,9 @@ struct tool_dirscan {
   const char *dir; /* the directory */
   const char *who; /* the subcommand, for messages ("metrics") */
   struct dirscan_files *files; /* NULL at first */
+  /* Looks in a row before a refusal is settled and reported (0: 3, for
+   * a scan four times a second; more for one that scans more often). */
+  int tries;
 };
 /* What a scan tells the subcommand: `found` takes cursor `c` on a new
  * file of process `pid` and returns a handle for it (anything but NULL),
