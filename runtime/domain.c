@@ -177,7 +177,11 @@ void er_write_spawn(struct er_domain *d) {
  * id or name changes so that the next event writes a marker with them.
  * Only slots opened to joiners pay for this: the test is behind
  * spawn_pending, which the probe tests anyway. */
-static uint64_t next_writer_key; /* atomic: keys handed out */
+/* Keys handed out.  Taken with an atomic read-modify-write so that no
+ * two threads get the same key; the key orders nothing (each thread
+ * compares its own key with its slot's word, under the host's lock), so
+ * the increment pairs with no other access. */
+static uint64_t next_writer_key;
 static __thread uint64_t writer_key
     __attribute__((tls_model("initial-exec")));
 static __thread int64_t thread_id = -1;   /* eventring_thread_id() */
