@@ -12,7 +12,8 @@
  * tracing first starts in the process, forces clock_gettime() for good.
  *
  * Starting without waiting.  er_clock_init() (eventring_start()) only
- * takes one (tsc, ns) sample, a fraction of a microsecond, and sets
+ * chooses the source (CPUID and one sysfs file: tens of microseconds,
+ * most of it a VM's exits), takes one (tsc, ns) sample and sets
  * er_clock_pending.  Meanwhile timestamps are clock_gettime()'s.  The
  * first probe that finds ER_CAL_WINDOW_NS (2 ms) passed since that sample
  * takes a second one, publishes the first set (the rate between the two
