@@ -13,25 +13,26 @@
  * States: "never started" (eventring_start() never called), "paused"
  * (started, then eventring_pause()), "active" (started in a temporary
  * directory named by OCAML_RUNTIME_EVENTS_DIR) and "active + reader"
- * (active, with a second thread of the same process polling a cursor on
- * the process's own file as fast as it can, so that the writer's ring
- * header and data lines are read from another core while the probes
- * write them; the reader cannot keep up and mostly reports losses, which
- * is the worst case for the writer's cache lines), and "active + 1ms
- * rdr" (the same reader, sleeping 1 ms between polls, as a monitoring
- * tool would: what an ordinary reader costs the writer).  While active the loop
- * writes far more events than one ring holds, so the flight recorder
- * wraps and overwrites; that is the steady state of a long-running
- * program and is what we want to measure.
+ * (active, with a second thread of the same process polling a cursor on the
+ * process's own file as fast as it can, so that the writer's ring header
+ * and data lines are read from another core while the probes write them;
+ * the reader cannot keep up and mostly reports losses, which is the worst
+ * case for the writer's cache lines), and "active + 1ms rdr" (the same
+ * reader, sleeping 1 ms between polls, as a monitoring tool would: what an
+ * ordinary reader costs the writer).  While active the loop writes far more
+ * events than one ring holds, so the flight recorder wraps and overwrites;
+ * that is the steady state of a long-running program and is what we want to
+ * measure.
  *
  * Output: a table on stdout, and the same figures as one JSON document
  * written to the file named by EVENTRING_BENCH_OUT when it is set (`make
  * bench` gives each benchmark a file of its own and joins them); a
  * figure's JSON row also holds its value in each round ("rounds", null
  * where the run failed), which bench/report pairs across states.
- * EVENTRING_BENCH_RUNS overrides the number of runs.  `--count OP N` runs
- * N operations untimed, for instruction counts under callgrind.  The exit status reports errors only
- * (a run that failed to start tracing, say), never slowness.
+ * EVENTRING_BENCH_RUNS overrides the number of runs.  `--count OP N` runs N
+ * operations untimed, for instruction counts under callgrind.  The exit
+ * status reports errors only (a run that failed to start tracing, say),
+ * never slowness.
  */
 #include <errno.h>
 #include <pthread.h>

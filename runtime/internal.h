@@ -2,9 +2,10 @@
  *
  * Who touches what:
  *   er_state      under er_st.lock, except `live` (atomic) and the fields
- *                 a probe reads after it has seen `live` set (the mapping's
- *                 geometry), which only change while the world is stopped
- *                 (stw.h).
+ *                 a probe reads after it has seen the world open (the
+ *                 mapping's geometry), which only change while the world
+ *                 is stopped (stw.h).  Probes test eventring__on
+ *                 (control.c), which is nonzero only while `live` is 1.
  *   er_domain     the owning thread, inside a probe; the thread holding
  *                 er_st.lock while the world is stopped (start, stop,
  *                 fork); and `in_probe`, which the stopping thread reads at
@@ -82,7 +83,10 @@ struct er_domain {
 struct er_state {
   pthread_mutex_t lock;
   int live;            /* the world is open: a mapping is there to write
-                          into (atomic; stw.h) */
+                          into (atomic; stw.h).  Tested by control
+                          operations' writes and slotless threads; the
+                          probes test eventring__on, one word for open,
+                          not paused and no fence (stw.h, THE FLAG WORD) */
   int paused;
   unsigned char *map;  /* the whole file, mapped shared */
   size_t map_bytes;
@@ -250,7 +254,7 @@ ER_HIDDEN int er_check_meta(const uint64_t *meta, uint64_t size);
  * (Makefile.in); elsewhere ER_HOOK() is the constant 0.  A hook returns
  * nonzero to make the operation at that point fail, where it can. */
 enum er_hook {
-  ER_HOOK_INSIDE_PROBE,    /* a probe saw `live` and is about to write */
+  ER_HOOK_INSIDE_PROBE,    /* a probe saw the world open, about to write */
   ER_HOOK_INSIDE_SLOTLESS, /* a slotless probe saw `live`, before counting */
   ER_HOOK_STOP_MEMBARRIER, /* the stopper's membarrier: nonzero fails it */
   ER_HOOK_RECALIBRATING,   /* a probe holds the clock's recalibration */

@@ -1,11 +1,12 @@
 /* probes.c -- the out-of-line entry points of the inlined probes.
  *
- * eventring.h's probes test eventring__on inline and, when it is set,
- * call one of the functions below.  Each one is its own copy of the write
- * path of writer.h, compiled for a constant payload size, so that a probe
- * costs one call, one entry into its domain (stw.h) and the stores of its
- * event: er_emit_fast() inline, and, when it gives up, a tail call to an
- * out-of-line function that runs the whole path (writer.h says why).  The allocation probes of the instrumented variant are in
+ * eventring.h's probes test eventring__on inline and, when it is set, call
+ * one of the functions below.  Each one is its own copy of the write path of
+ * writer.h, compiled for a constant payload size, so that a probe costs one
+ * call, one entry into its domain (stw.h) and the stores of its event:
+ * er_emit_fast() inline, and, when it gives up, a tail call to an
+ * out-of-line function that runs the whole path (writer.h says why).  The
+ * allocation probes of the instrumented variant are in
  * runtime-instrumented/alloc.c.
  */
 #include <string.h>

@@ -2,8 +2,8 @@
  * opening and closing the world, and what may be unmapped when.
  *
  * This is the one statement of the protocol; every other file calls the
- * functions below rather than touching `live`, eventring__on, `in_probe`
- * or the slotless gates itself.  The probe side is inline here because it is on
+ * functions below rather than touching `live`, eventring__on, `in_probe` or
+ * the slotless gates itself.  The probe side is inline here because it is on
  * every probe's fast path; the stopping side is in stw.c.
  *
  * THE INVARIANT.  No thread dereferences the mapping of the ring file
@@ -40,24 +40,24 @@
  *   in_probe = 0        (release)        per slot, and the gate's in == 0
  *                                      unmap
  *
- * Proof.  Without a fence on the probe side the CPU may let the probe's
- * load of eventring__on pass its store of `in_probe`, and the stopper
- * could read a stale 0.  membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every
- * running thread of the process execute a full barrier before it returns;
- * a thread that is not running has been through a context switch, which
- * is a full barrier too.  So for each probe, either that barrier comes
- * after its store of in_probe = 1, and the stopper, which reads in_probe
- * after membarrier returns, sees 1 and waits; or it comes before, and the
- * probe's later load of the flag sees 0 and it writes nothing.  The probe's
- * release store of in_probe = 0 pairs with the stopper's acquire load, so
- * the stopper sees every word the probe wrote before it unmaps or reuses
- * anything.  Where membarrier is missing, probes execute a full fence
- * after their store instead, which gives the same argument with the
- * barrier moved into the probe: a probe finds ER_ON_FENCE in the word it
- * loads, fences, and decides on a second load of the word made after the
- * fence (a control operation's write and a slotless thread read
- * er_need_fence before `live`).  The fast path (er_enter_fast()) is
- * taken only on exactly ER_ON_OPEN, so it never needs the fence.
+ * Proof.  Without a fence on the probe side the CPU may let the probe's load
+ * of eventring__on pass its store of `in_probe`, and the stopper could read
+ * a stale 0.  membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every
+ * running thread of the process execute a full barrier before it returns; a
+ * thread that is not running has been through a context switch, which is a
+ * full barrier too.  So for each probe, either that barrier comes after its
+ * store of in_probe = 1, and the stopper, which reads in_probe after
+ * membarrier returns, sees 1 and waits; or it comes before, and the probe's
+ * later load of the flag sees 0 and it writes nothing.  The probe's release
+ * store of in_probe = 0 pairs with the stopper's acquire load, so the
+ * stopper sees every word the probe wrote before it unmaps or reuses
+ * anything.  Where membarrier is missing, probes execute a full fence after
+ * their store instead, which gives the same argument with the barrier moved
+ * into the probe: a probe finds ER_ON_FENCE in the word it loads, fences,
+ * and decides on a second load of the word made after the fence (a control
+ * operation's write and a slotless thread read er_need_fence before
+ * `live`).  The fast path (er_enter_fast()) is taken only on exactly
+ * ER_ON_OPEN, so it never needs the fence.
  *
  * THREADS WITHOUT A SLOT (every slot taken) only count a drop in the
  * extension block, and share one counter, the current gate's `in`
@@ -121,17 +121,18 @@
  *
  * HOLDING PROBES OFF.  Inside the probe, a probe that honours a pause
  * (ER_IF_ON) loads `on` after its store of in_probe; so
- * er_stw_hold_probes(), which stores on = 0 and then does the
- * stopper's part above, gives the same guarantee as closing the world
- * without taking the mapping away: once it returns ER_WORLD_STOPPED, no
- * probe writes into any ring until `on` is stored 1 again, because the
- * only writes made while paused (ER_EVEN_PAUSED) are control operations'
- * and they hold er_st.lock.  The holder of the lock may then write into
- * any slot's ring as its owner would, head, tail and counts included
- * (remote control records ring_pause and ring_resume so, taking no slot:
- * control.c).  The store of ER_ON_OPEN that lets probes in again
- * (er_stw_let_probes_in()) is a release and a probe's load of `on` an
- * acquire, so an owner sees those words as the holder left them.  A slot retired by ER_WORLD_STUCK is not written.
+ * er_stw_hold_probes(), which stores on = 0 and then does the stopper's
+ * part above, gives the same guarantee as closing the world without taking
+ * the mapping away: once it returns ER_WORLD_STOPPED, no probe writes into
+ * any ring until probes are let in again, because the only writes made
+ * while paused (ER_EVEN_PAUSED) are control operations' and they hold
+ * er_st.lock.  The holder of the lock may then write into any slot's ring as
+ * its owner would, head, tail and counts included (remote control records
+ * ring_pause and ring_resume so, taking no slot: control.c).  The store of
+ * ER_ON_OPEN that lets probes in again (er_stw_let_probes_in()) is a
+ * release and a probe's load of `on` an acquire, so an owner sees those
+ * words as the holder left them.  A slot retired by ER_WORLD_STUCK is not
+ * written.
  *
  * WHAT MAY BE UNMAPPED WHEN.  After er_stw_close() returns
  * ER_WORLD_STOPPED, the mapping and every ring may go.  After it returns

@@ -42,8 +42,8 @@ static inline uint64_t er_stamp(struct er_domain *d) {
 ER_HIDDEN int er_evict(struct er_domain *d, uint64_t end, uint64_t pad);
 
 /* Counts an event the domain could not write in its ring's DROPPED word.
- * Called inside a probe that saw `live`, on a domain with a ring, so the
- * header is mapped. */
+ * Called inside a probe that saw the world open, on a domain with a
+ * ring, so the header is mapped. */
 static inline void er_count_dropped(struct er_domain *d) {
   d->dropped++;
   er_store_rlx(&d->hdr[ER_RING_DROPPED], d->dropped);
