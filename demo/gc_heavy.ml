@@ -13,7 +13,10 @@
    minor heap fills and is collected over and over) and keeps one in
    seven as an array in a table whose old entries are dropped as new ones
    come (so that some data survives to the major heap, which the major
-   GC then has to mark and sweep). *)
+   GC then has to mark and sweep).  The rounds are shared by the main
+   thread and two systhreads, which take turns under the runtime lock:
+   each names itself (Runtime_events_thread), so that `eventring trace`
+   draws each on a track of its own, with the collections it ran. *)
 
 type Runtime_events.User.tag += Round | Heap_kwords
 
@@ -28,20 +31,34 @@ let rounds = 1000
 let lists_per_round = 2000
 let table_size = 8192
 
-let () =
-  let table = Array.make table_size [||] in
-  let checksum = ref 0 in
-  for round = 1 to rounds do
+let table = Array.make table_size [||]
+let checksum = ref 0
+
+(* Rounds first, first + step, ... up to [rounds]. *)
+let work name first step =
+  Runtime_events_thread.set_name name;
+  let round = ref first in
+  while !round <= rounds do
     Runtime_events.User.write round_span Runtime_events.Type.Begin;
     for i = 1 to lists_per_round do
       let l = List.init 40 (fun j -> i + j) in
       checksum := !checksum + List.length l;
       if i mod 7 = 0 then
-        table.((round * lists_per_round + i) mod table_size) <- Array.of_list l
+        table.((!round * lists_per_round + i) mod table_size) <- Array.of_list l
     done;
     Runtime_events.User.write round_span Runtime_events.Type.End;
-    Runtime_events.User.write heap_kwords ((Gc.quick_stat ()).Gc.heap_words / 1024)
-  done;
+    Runtime_events.User.write heap_kwords ((Gc.quick_stat ()).Gc.heap_words / 1024);
+    round := !round + step
+  done
+
+let () =
+  let workers =
+    List.map
+      (fun k -> Thread.create (work (Printf.sprintf "worker %d" k) (k + 1)) 3)
+      [ 1; 2 ]
+  in
+  work "main" 1 3;
+  List.iter Thread.join workers;
   let st = Gc.quick_stat () in
   Printf.printf "gc_heavy: %d rounds, %d minor collections, %d major cycles \
                  (checksum %d)\n%!"

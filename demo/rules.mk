@@ -34,7 +34,8 @@ demo/gc_heavy: $(srcdir)/demo/gc_heavy.ml ocaml-stage
 	@rm -rf demo/ocaml-tmp; mkdir -p demo/ocaml-tmp
 	cp $< demo/ocaml-tmp/
 	OCAMLPATH='$(CURDIR)/$(OCAML_STAGE)' $(OCAMLFIND) ocamlopt \
-		-package runtime_events -linkpkg -runtime-variant i $(OCAML_CCOPTS) \
+		-package runtime_events,threads.posix -thread -linkpkg \
+		-runtime-variant i $(OCAML_CCOPTS) \
 		-o $@ demo/ocaml-tmp/gc_heavy.ml
 	@rm -rf demo/ocaml-tmp
 endif

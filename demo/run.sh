@@ -86,7 +86,8 @@ echo
 echo "Traces for Perfetto, one track per thread (domain):"
 echo "  $trace   (demo/threads: 4 threads, requests and GC phases)"
 if [ -n "$gc" ]; then
-  echo "  $gctrace   (demo/gc_heavy: the OCaml GC's phases)"
+  echo "  $gctrace   (demo/gc_heavy: the OCaml GC's phases, one track per"
+  echo "      OCaml thread, named by the program)"
 fi
 echo "  $out/*-pause.fxt   (eventring watch: the window around one pause, the"
 echo "      trigger marked by an instant named eventring.trigger)"
