@@ -154,6 +154,8 @@ struct eventring_cursor {
   pid_t writer_pid;         /* from the extension block, 0: unknown */
   char *program;            /* the program name of the extension block */
   uint64_t wall_off;        /* file offset of the wall clock words, or 0 */
+  char *cmdline;            /* its command line (ER_EXT_FLAG_THREADS) */
+  uint64_t threads_off;     /* its thread entries' offset, 0: none */
   /* Name tables from the file (ours) or built in. */
   char *ext_names;          /* n_phases + n_counters slots of name_bytes */
   unsigned n_phases, n_counters, name_bytes;
@@ -262,6 +264,28 @@ static int get_acq(const eventring_cursor *c, uint64_t off, uint64_t *w) {
   return e;
 }
 
+/* The command line and the thread entries that follow the program name
+ * at `at` (ER_EXT_FLAG_THREADS): the line copied into c->cmdline, the
+ * entries' offset kept for eventring_cursor_slot_thread(), when they fit in
+ * the block.  Returns 0 or a negative error from get(). */
+static int read_threads_part(eventring_cursor *c, const uint64_t *x,
+                             uint64_t at) {
+  uint64_t line_end, end;
+  if (!(x[ER_EXT_FLAGS] & ER_EXT_FLAG_THREADS) ||
+      !fits(at, 1, ER_EXT_CMDLINE_BYTES, c->headers_off, &line_end) ||
+      !fits(line_end, c->max_domains, ER_EXT_THREAD_BYTES, c->headers_off,
+            &end) ||
+      end > ER_META_WORDS * 8 + x[ER_EXT_SIZE])
+    return 0;
+  char line[ER_EXT_CMDLINE_BYTES];
+  int e = get(c, at, line, sizeof line);
+  if (e) return e;
+  if (!memchr(line, 0, sizeof line)) return 0;
+  if (!(c->cmdline = strdup(line))) return -ENOMEM;
+  c->threads_off = line_end;
+  return 0;
+}
+
 /* The program name that follows the name tables (ER_EXT_FLAG_PROGRAM),
  * copied into c->program when it is there and well formed; a name that
  * is not is ignored, as nothing else depends on it.  `x` is the block's
@@ -280,7 +304,9 @@ static int read_program(eventring_cursor *c, const uint64_t *x) {
   if (e) return e;
   if (!memchr(name, 0, sizeof name)) return 0;
   if (!(c->program = strdup(name))) return -ENOMEM;
-  return 0;
+  /* The wall clock words, when there, lie between (ring_format.h). */
+  if (x[ER_EXT_FLAGS] & ER_EXT_FLAG_WALLCLOCK) end += ER_EXT_WALL_WORDS * 8;
+  return read_threads_part(c, x, end);
 }
 
 /* Reads the extension block, if there is one, and copies its name tables
@@ -551,6 +577,7 @@ void eventring_cursor_free(eventring_cursor *c) {
   free(c->buf);
   free(c->ext_names);
   free(c->program);
+  free(c->cmdline);
   free(c->rings);
   er_numbering_free(c->infer);
   free(c);
@@ -1344,4 +1371,40 @@ int eventring_cursor_wallclock(const eventring_cursor *c, int which,
   out->ts = w[0];
   out->wall = (int64_t)w[1];
   return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Threads and the command line (ER_EXT_FLAG_THREADS).                 */
+
+const char *eventring_cursor_cmdline(const eventring_cursor *c) {
+  /* Copied when the cursor opened (read_threads_part()). */
+  return c ? c->cmdline : NULL;
+}
+
+int eventring_cursor_slot_thread(const eventring_cursor *c, int domain,
+                            eventring_slot_thread *out) {
+  if (!c || !out || domain < 0 || (uint64_t)domain >= c->max_domains)
+    return EVENTRING_E_INVAL;
+  memset(out, 0, sizeof *out);
+  if (!c->threads_off) return 0;
+  uint64_t off = c->threads_off + (uint64_t)domain * ER_EXT_THREAD_BYTES;
+  uint64_t w[ER_THR_WORDS], seq2;
+  /* The writer's protocol is a sequence count (er_domain_publish()); a
+   * writer that dies mid-update leaves it odd, so a few tries, then the
+   * entry as it is. */
+  for (int tries = 0; tries < 100; tries++) {
+    int e = get_acq(c, off, &w[ER_THR_SEQ]);
+    if (!e) e = get(c, off + 8, &w[1], sizeof w - 8);
+    /* Pairs with the writer's release fence after its odd sequence. */
+    er_fence_acquire();
+    if (!e) e = get(c, off, &seq2, 8);
+    if (e) return e;
+    if (seq2 == w[ER_THR_SEQ] && !(seq2 & 1)) break;
+  }
+  if (w[ER_THR_TID] == 0 || w[ER_THR_TID] > INT_MAX) return 0;
+  out->tid = (pid_t)w[ER_THR_TID];
+  out->since = w[ER_THR_SINCE];
+  memcpy(out->name, &w[ER_THR_NAME], ER_EXT_THREAD_NAME_BYTES);
+  out->name[sizeof out->name - 1] = '\0';
+  return 1;
 }

@@ -49,7 +49,10 @@ int er_start_locked(void) {
   /* The starter's ring begins with ring_start, as OCaml's domain 0 does,
    * even when the thread took its slot before. */
   struct er_domain *d = er_attach_locked();
-  if (d) d->spawn_pending &= ~ER_PENDING_SPAWN;
+  if (d) {
+    d->spawn_pending &= ~ER_PENDING_SPAWN;
+    er_domain_publish(d, 1); /* its events begin the ring */
+  }
   starter_slot = d ? d->id : -1;
   resumed_for_readers = 0;
   er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_START, (uint64_t)er_st.pid);

@@ -11,6 +11,7 @@
  */
 #include <sched.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -38,6 +39,43 @@ static void on_thread_exit(void *p) {
   if (p && er_tls_self == p) eventring_domain_release();
 }
 
+/* Records the calling thread as the slot's holder: its thread id and
+ * its name as the kernel has it (pthread_setname_np() sets that one), a
+ * system call each, paid when a thread takes a slot. */
+static void own_thread(struct er_domain *d) {
+  char name[16] = "";
+  d->tid = (pid_t)syscall(SYS_gettid);
+  (void)prctl(PR_GET_NAME, name);
+  name[sizeof name - 1] = '\0';
+  memset(d->name, 0, sizeof d->name);
+  memcpy(d->name, name, strlen(name));
+}
+
+void er_domain_publish(struct er_domain *d, int taken) {
+  uint64_t *e = d->thr;
+  /* The entry of a file that is gone, or another file's, is not ours to
+   * write; er_st.threads is NULL once the file is dropped. */
+  if (!e || !er_st.threads || d->file_gen != er_st.file_gen) return;
+  uint64_t seq = er_load_rlx(&e[ER_THR_SEQ]) + 1;
+  er_store_rlx(&e[ER_THR_SEQ], seq);
+  /* Orders the odd sequence before the entry's words; pairs with the
+   * reader's acquire fence before its second load of the sequence
+   * (consumer_threads.c). */
+  er_fence_release();
+  er_store_rlx(&e[ER_THR_TID], (uint64_t)d->tid);
+  if (taken)
+    er_store_rlx(&e[ER_THR_SINCE],
+                 d->spawn_pending & ER_PENDING_SPAWN ? ER_THR_SINCE_PENDING
+                                                     : 0);
+  uint64_t w[ER_EXT_THREAD_NAME_BYTES / 8];
+  memcpy(w, d->name, sizeof w);
+  for (unsigned i = 0; i < sizeof w / 8; i++)
+    er_store_rlx(&e[ER_THR_NAME + i], w[i]);
+  /* Publishes the entry; pairs with the reader's acquire load of the
+   * sequence. */
+  er_store_rel(&e[ER_THR_SEQ], seq + 1);
+}
+
 static void create_exit_key(void) {
   pthread_key_create(&exit_key, on_thread_exit);
 }
@@ -48,6 +86,7 @@ static void create_exit_key(void) {
 static void take_slot_locked(struct er_domain *d, unsigned id) {
   pthread_once(&exit_key_once, create_exit_key);
   d->id = (int)id;
+  own_thread(d);
 }
 
 /* Marks the calling thread as the holder of `d` (its exit gives it
@@ -65,8 +104,9 @@ struct er_domain *er_attach_locked(void) {
     take_slot_locked(d, i);
     d->threads = 1;
     d->shared = 0;
-    er_domain_bind_file(d);
     d->spawn_pending = ER_PENDING_SPAWN;
+    er_domain_bind_file(d);
+    er_domain_publish(d, 1);
     if (i + 1 > er_st.slots_hw) er_st.slots_hw = i + 1;
     hold_slot(d);
     return d;
@@ -160,8 +200,14 @@ void er_write_spawn(struct er_domain *d) {
   if (!ev) return; /* a 2-word ring: counted in DROPPED */
   er_store_rlx(&ev[0], ER_HDR(3, 0, ER_EV_LIFECYCLE,
                               EVENTRING_LIFECYCLE_DOMAIN_SPAWN));
-  er_store_rlx(&ev[1], er_stamp(d));
+  uint64_t ts = er_stamp(d);
+  er_store_rlx(&ev[1], ts);
   er_store_rlx(&ev[2], (uint64_t)er_st.pid);
+  /* The holder's events begin here (doc/FORMAT.md, "Threads"): the
+   * owner, inside its probe, is the only writer of this word once the
+   * slot is taken.  Before the commit, whose release store of the tail
+   * orders it for a reader that reads the event. */
+  er_store_rlx(&d->thr[ER_THR_SINCE], ts);
   er_commit(d, 3);
 }
 
@@ -250,6 +296,8 @@ void er_domains_after_fork(void) {
     struct er_domain *d = &er_domains[i];
     if (d == er_tls_self) {
       d->threads = 1;
+      /* A thread of its own in the child; the child's file gets it. */
+      d->tid = (pid_t)syscall(SYS_gettid);
       continue;
     }
     d->threads = 0;
@@ -307,7 +355,10 @@ static int enter_slot(int id, enum slot_use use) {
       d->shared = shared;
       d->spawn_pending = ER_PENDING_SPAWN | (shared ? ER_PENDING_WRITER : 0);
       d->last_writer = 0;
-      if (er_iload_rlx(&er_st.live)) er_domain_bind_file(d);
+      if (er_iload_rlx(&er_st.live)) {
+        er_domain_bind_file(d);
+        er_domain_publish(d, 1);
+      }
       if ((unsigned)id + 1 > er_st.slots_hw) er_st.slots_hw = (unsigned)id + 1;
     }
     hold_slot(d);
@@ -328,3 +379,18 @@ void eventring_domain_release(void) {
 }
 
 int eventring_domain_id(void) { return er_tls_self ? er_tls_self->id : -1; }
+
+void eventring_domain_name(const char *name) {
+  if (!er_tls_self) return;
+  lock_for_slot();
+  struct er_domain *d = er_tls_self;
+  if (name) {
+    memset(d->name, 0, sizeof d->name);
+    size_t n = strlen(name);
+    memcpy(d->name, name, n < sizeof d->name ? n : sizeof d->name - 1);
+  } else {
+    own_thread(d);
+  }
+  er_domain_publish(d, 0);
+  unlock_for_slot();
+}

@@ -320,6 +320,19 @@ EVENTRING_API void eventring_thread_id(int64_t id);
  * markers.  Returns 0 or EVENTRING_E_NAMETOOLONG. */
 EVENTRING_API int eventring_thread_name(const char *name);
 
+/* Names the calling thread's slot in the ring file (at most 23 bytes
+ * kept), as readers show its track; NULL reads the thread's name again
+ * (pthread_setname_np() since it took the slot).  A slot is named after
+ * its thread when the thread takes it; a thread that renames itself
+ * later calls this for the trace to follow.  Does nothing without a
+ * slot.  (eventring_thread_name() names a thread in the markers of a
+ * shared slot; this names the slot's holder in the file.) */
+EVENTRING_API void eventring_domain_name(const char *name);
+
+/* Internal: the program name that files record, for language bindings
+ * whose executable is not the process's (OCaml's Sys.executable_name). */
+EVENTRING_API void eventring__set_program(const char *name);
+
 /* ------------------------------------------------------------------ */
 /* User events.                                                         */
 
@@ -462,6 +475,30 @@ enum {
 EVENTRING_API int eventring_cursor_wallclock(const eventring_cursor *c,
                                              int which,
                                              eventring_wallclock *out);
+
+/* The command line of the process that wrote the file (its arguments
+ * joined by spaces, at most 255 bytes), or NULL when the file does not
+ * say.  Valid while the cursor is. */
+EVENTRING_API const char *eventring_cursor_cmdline(const eventring_cursor *c);
+
+/* The thread that holds, or last held, a domain slot. */
+typedef struct eventring_slot_thread {
+  pid_t tid;        /* its Linux thread id */
+  /* The timestamp of the domain_spawn event that begins its events in
+   * the ring; 0 when its events begin the ring; UINT64_MAX while its
+   * domain_spawn is not written yet.  Events of the slot before that
+   * point are an earlier thread's. */
+  uint64_t since;
+  char name[24];    /* its name, NUL-terminated; may be empty */
+} eventring_slot_thread;
+
+/* Reads who holds slot `domain` from the file, at each call (a live
+ * file's holder changes).  Returns 1 with *out filled in; 0 when the
+ * file does not say (OCaml 5's files, earlier eventring's, a slot never
+ * held); EVENTRING_E_INVAL; or an error reading the file. */
+EVENTRING_API int eventring_cursor_slot_thread(const eventring_cursor *c,
+                                               int domain,
+                                               eventring_slot_thread *out);
 
 /* Callbacks.  Each receives the `data` given to eventring_cursor_poll(),
  * the domain (slot) and the timestamp (CLOCK_MONOTONIC nanoseconds), and

@@ -8,6 +8,8 @@
  * the thread-exit key is created then (domain.c).  The destructor stops tracing,
  * so that the file is removed (unless preserved) when the program exits.
  */
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,38 @@
  * the runtime that uses the state then brings these two along. */
 struct er_state er_st = {
     .lock = PTHREAD_MUTEX_INITIALIZER, .fd = -1, .free_epoch = 1};
+
+/* The program name the host gave (eventring__set_program()), or empty;
+ * under er_st.lock. */
+static char program[ER_EXT_PROGRAM_BYTES];
+
+const char *er_program_name(void) {
+  return program[0] ? program : program_invocation_short_name;
+}
+
+void eventring__set_program(const char *name) {
+  if (!name) return;
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  if (!*base) return;
+  er_lock();
+  snprintf(program, sizeof program, "%s", base);
+  /* A file made before (OCAML_RUNTIME_EVENTS_START starts tracing before
+   * the host's own initialisation) is renamed too: the name lies just
+   * before the command line and the thread entries (ring_format.h).
+   * Readers copy it when they open the file; one that opens it while
+   * this runs may get a mixed name, once.  The wall clock words, when
+   * there, lie between the name and the command line. */
+  if (er_st.threads) {
+    unsigned char *at = (unsigned char *)er_st.threads -
+                        ER_EXT_CMDLINE_BYTES - ER_EXT_PROGRAM_BYTES;
+    if (er_st.ext[ER_EXT_FLAGS] & ER_EXT_FLAG_WALLCLOCK)
+      at -= ER_EXT_WALL_WORDS * 8;
+    memset(at, 0, ER_EXT_PROGRAM_BYTES);
+    memcpy(at, program, strlen(program));
+  }
+  er_unlock();
+}
 
 __attribute__((constructor)) static void er_init(void) {
   er_fork_install();

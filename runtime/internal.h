@@ -66,6 +66,12 @@ struct er_domain {
   int retired;         /* stuck in a probe at a teardown: never reused */
   uint64_t dropped;    /* events from a signal handler that interrupted a
                           probe of this thread (DROPPED word) */
+  /* Who holds the slot (doc/FORMAT.md, "Threads"): set when a thread
+   * takes it, under er_st.lock, and written into the file's entry at
+   * `thr` (NULL without one) by er_domain_publish(). */
+  uint64_t *thr;
+  pid_t tid;
+  char name[ER_EXT_THREAD_NAME_BYTES];
   uint64_t alloc[EVENTRING_ALLOC_BUCKETS];
   /* A shared slot: the writer key (domain.c) of the thread that wrote its
    * last thread-switch marker in this file, 0 for none.  Its threads'
@@ -95,6 +101,7 @@ struct er_state {
   int preserve;
   uint64_t *meta;      /* metadata header words */
   uint64_t *ext;       /* extension block words */
+  uint64_t *threads;   /* its thread entries (ER_EXT_FLAG_THREADS) */
   unsigned max_domains;
   unsigned ring_log2;
   uint64_t file_gen;   /* counts files created, so domains notice a new one */
@@ -175,11 +182,16 @@ struct er_ext_desc {
   uint64_t wall[4];          /* with ER_EXT_FLAG_WALLCLOCK: the start pair
                                 (ts, wall), then the latest (wallclock.h) */
   const char *program;
+  const char *cmdline;       /* with ER_EXT_FLAG_THREADS in flags */
+  unsigned threads;          /* thread entries, with ER_EXT_FLAG_THREADS */
+  const uint64_t *thread_entries; /* their words, or NULL for zeros */
   const char *const *tables[3];
   unsigned counts[3];
 };
 /* The bytes the block takes, names included. */
 ER_HIDDEN uint64_t er_ext_bytes(const struct er_ext_desc *d);
+/* Where the thread entries begin, in bytes from the block's start. */
+ER_HIDDEN uint64_t er_ext_threads_offset(const struct er_ext_desc *d);
 /* Writes every word of the block at `x` (zeroed, er_ext_bytes() long)
  * except the magic, which the caller stores last. */
 ER_HIDDEN void er_ext_fill(uint64_t *x, const struct er_ext_desc *d);
@@ -228,6 +240,13 @@ ER_HIDDEN void er_fork_install(void);
  * then begins with domain_spawn); NULL when every slot is taken. */
 ER_HIDDEN struct er_domain *er_attach_locked(void);
 ER_HIDDEN void er_domains_after_fork(void);
+/* Writes the slot's holder (tid, name; with `taken`, since as
+ * spawn_pending says) into its file's thread entry, if it has one.  Under
+ * er_st.lock. */
+ER_HIDDEN void er_domain_publish(struct er_domain *d, int taken);
+/* The program name files record: the one the host gave
+ * (eventring__set_program()), else program_invocation_short_name. */
+ER_HIDDEN const char *er_program_name(void);
 
 /* remote_watcher.c: the thread that serves pause/resume requests from
  * outside.  Started and stopped under the lock: started once a file

@@ -111,12 +111,26 @@ int er_fd_above_std(int fd) {
   return high < 0 ? -err : high;
 }
 
-uint64_t er_ext_bytes(const struct er_ext_desc *d) {
+/* Whether the block holds a program name: the thread entries come after
+ * one, empty when the writer gave none. */
+static int has_program(const struct er_ext_desc *d) {
+  return d->program || (d->flags & ER_EXT_FLAG_THREADS);
+}
+
+uint64_t er_ext_threads_offset(const struct er_ext_desc *d) {
   uint64_t n_names = (uint64_t)d->counts[0] + d->counts[1] + d->counts[2];
   return ER_EXT_WORDS * 8 + n_names * ER_EXT_NAME_BYTES +
          (d->flags & ER_EXT_FLAG_LEASES ? ER_EXT_LEASE_SLOTS * 8 : 0) +
-         (d->program ? ER_EXT_PROGRAM_BYTES : 0) +
+         (has_program(d) ? ER_EXT_PROGRAM_BYTES : 0) +
          (d->flags & ER_EXT_FLAG_WALLCLOCK ? ER_EXT_WALL_WORDS * 8 : 0) +
+         (d->flags & ER_EXT_FLAG_THREADS ? ER_EXT_CMDLINE_BYTES : 0);
+}
+
+uint64_t er_ext_bytes(const struct er_ext_desc *d) {
+  return er_ext_threads_offset(d) +
+         (d->flags & ER_EXT_FLAG_THREADS
+              ? (uint64_t)d->threads * ER_EXT_THREAD_BYTES
+              : 0) +
          (d->flags & ER_EXT_FLAG_START_TIME ? 8 : 0);
 }
 
@@ -124,7 +138,7 @@ void er_ext_fill(uint64_t *x, const struct er_ext_desc *d) {
   x[ER_EXT_VERSION_W] = ER_EXT_VERSION;
   x[ER_EXT_SIZE] = er_ext_bytes(d);
   x[ER_EXT_PHASE_NUMBERING] = (uint64_t)d->numbering;
-  x[ER_EXT_FLAGS] = d->flags | (d->program ? ER_EXT_FLAG_PROGRAM : 0);
+  x[ER_EXT_FLAGS] = d->flags | (has_program(d) ? ER_EXT_FLAG_PROGRAM : 0);
   x[ER_EXT_PID] = (uint64_t)d->pid;
   x[ER_EXT_DROPPED] = d->dropped;
   /* The lease words, when there are any, lie between the fixed part and
@@ -139,12 +153,21 @@ void er_ext_fill(uint64_t *x, const struct er_ext_desc *d) {
   for (int t = 0; t < 3; t++)
     for (unsigned i = 0; i < d->counts[t]; i++, names += ER_EXT_NAME_BYTES)
       put_name(names, ER_EXT_NAME_BYTES, d->tables[t][i] ? d->tables[t][i] : "");
-  if (d->program) {
-    put_name(names, ER_EXT_PROGRAM_BYTES, d->program);
+  if (has_program(d)) {
+    put_name(names, ER_EXT_PROGRAM_BYTES, d->program ? d->program : "");
     names += ER_EXT_PROGRAM_BYTES;
   }
-  if (d->flags & ER_EXT_FLAG_WALLCLOCK)
+  if (d->flags & ER_EXT_FLAG_WALLCLOCK) {
     er_wall_fill((uint64_t *)names, d->wall);
+    names += ER_EXT_WALL_WORDS * 8;
+  }
+  if (d->flags & ER_EXT_FLAG_THREADS) {
+    put_name(names, ER_EXT_CMDLINE_BYTES, d->cmdline ? d->cmdline : "");
+    /* Entries not given stay zero: never held. */
+    if (d->thread_entries)
+      memcpy((unsigned char *)x + er_ext_threads_offset(d), d->thread_entries,
+             (size_t)d->threads * ER_EXT_THREAD_BYTES);
+  }
   /* The start time is the block's last word, wherever the rest ends. */
   if (d->flags & ER_EXT_FLAG_START_TIME)
     x[er_ext_bytes(d) / 8 - 1] = d->start_time;
@@ -201,19 +224,40 @@ static int swap_in(const char *fresh, const char *path,
   return -EEXIST;
 }
 
+/* The process's command line, its arguments joined by spaces, into buf
+ * (cut to fit); empty when /proc does not say. */
+static void read_cmdline(char *buf, size_t size) {
+  buf[0] = '\0';
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = read(fd, buf, size - 1);
+  close(fd);
+  if (n <= 0) return;
+  /* The arguments end with a NUL each: the last is the string's end. */
+  while (n > 0 && buf[n - 1] == '\0') n--;
+  for (ssize_t i = 0; i < n; i++)
+    if (buf[i] == '\0') buf[i] = ' ';
+  buf[n] = '\0';
+}
+
 int er_file_create(unsigned log2, unsigned max_domains) {
   int n = er_file_path(er_st.path, sizeof er_st.path, NULL, getpid());
   if (n) return n;
+  char cmdline[ER_EXT_CMDLINE_BYTES];
+  read_cmdline(cmdline, sizeof cmdline);
 
   struct er_ext_desc desc = {
       .numbering = ER_PHASES_OCAML53,
 #ifdef EVENTRING_INSTRUMENTED
-      .flags = ER_EXT_FLAG_INSTRUMENTED | ER_EXT_FLAG_LEASES,
+      .flags = ER_EXT_FLAG_INSTRUMENTED | ER_EXT_FLAG_LEASES |
+               ER_EXT_FLAG_THREADS,
 #else
-      .flags = ER_EXT_FLAG_LEASES,
+      .flags = ER_EXT_FLAG_LEASES | ER_EXT_FLAG_THREADS,
 #endif
       .pid = getpid(),
-      .program = program_invocation_short_name,
+      .program = er_program_name(),
+      .cmdline = cmdline,
+      .threads = max_domains,
       .tables = {eventring__phase_names_53, eventring__counter_names,
                  eventring__lifecycle_names},
       .counts = {eventring__n_phases_53, eventring__n_counters,
@@ -311,6 +355,7 @@ int er_file_create(unsigned log2, unsigned max_domains) {
   er_st.meta = m;
   er_st.ext = x;
   er_wall_file(x);
+  er_st.threads = (uint64_t *)((unsigned char *)x + er_ext_threads_offset(&desc));
   er_st.max_domains = max_domains;
   er_st.ring_log2 = log2;
   er_st.pid = getpid();
@@ -339,7 +384,7 @@ void er_file_drop(unsigned what) {
   if (er_st.fd >= 0) close(er_st.fd);
   if (what & ER_FILE_UNLINK) unlink(er_st.path);
   er_st.map = NULL;
-  er_st.meta = er_st.ext = NULL;
+  er_st.meta = er_st.ext = er_st.threads = NULL;
   er_st.map_bytes = 0;
   er_st.fd = -1;
 }
@@ -366,7 +411,7 @@ void er_domain_bind_file(struct er_domain *d) {
   d->ext = er_st.ext; /* where its drops are counted, ring or not */
   d->head = d->tail = d->evicted = d->written = d->seq = 0;
   d->last_writer = 0; /* a shared slot's first event writes a marker */
-  d->ring = d->hdr = NULL;
+  d->ring = d->hdr = d->thr = NULL;
   if ((unsigned)d->id >= er_st.max_domains) return;
   uint64_t ring_bytes = er_st.meta[ER_META_RING_SIZE_BYTES];
   uint64_t off = er_st.meta[ER_META_DATA_OFFSET] + (uint64_t)d->id * ring_bytes;
@@ -380,6 +425,8 @@ void er_domain_bind_file(struct er_domain *d) {
   d->hdr = (uint64_t *)(er_st.map + er_st.meta[ER_META_HEADERS_OFFSET] +
                         (uint64_t)d->id * ER_RING_HEADER_BYTES);
   d->mask = er_st.meta[ER_META_RING_SIZE_ELEMENTS] - 1;
+  d->thr = er_st.threads + (uint64_t)d->id * ER_THR_WORDS;
+  er_domain_publish(d, 1);
 }
 
 /* Advances head until the words up to `end` fit in the ring; `pad` words

@@ -157,6 +157,38 @@ enum {
  * names the writing process even after its pid is reused (starttime.c). */
 #define ER_EXT_FLAG_START_TIME 8
 
+/* With ER_EXT_FLAG_THREADS (and ER_EXT_FLAG_PROGRAM), the program name and
+ * the wall clock words (with ER_EXT_FLAG_WALLCLOCK) are followed by the
+ * command line, ER_EXT_CMDLINE_BYTES bytes holding a
+ * NUL-terminated string (the arguments joined by spaces, cut to fit),
+ * then by one thread entry per domain slot (max_domains of the metadata
+ * header), ER_EXT_THREAD_BYTES each, whose words are ER_THR_*: who holds
+ * the slot, so that readers can name each domain's track after its
+ * thread.  Inside ER_EXT_SIZE and after the name tables, so readers that
+ * predate the flag read these files unchanged. */
+#define ER_EXT_FLAG_THREADS 32
+#define ER_EXT_CMDLINE_BYTES 256
+#define ER_EXT_THREAD_BYTES 48
+#define ER_EXT_THREAD_NAME_BYTES 24
+/* ER_THR_SINCE before the holder's domain_spawn is written. */
+#define ER_THR_SINCE_PENDING UINT64_MAX
+enum {
+  /* Odd while the writer changes TID or NAME: a reader loads it, the
+   * entry, and it again, and keeps the entry when both loads are the
+   * same even value. */
+  ER_THR_SEQ = 0,
+  ER_THR_TID = 1,   /* the holder's Linux thread id; 0: never held */
+  /* The timestamp of the holder's domain_spawn event, which begins its
+   * events in the ring; 0 when its events begin the ring (the thread that
+   * started tracing, or one that held the slot before this file). */
+  ER_THR_SINCE = 2,
+  ER_THR_NAME = 3,  /* ER_EXT_THREAD_NAME_BYTES: a NUL-terminated name */
+  ER_THR_WORDS = ER_EXT_THREAD_BYTES / 8
+};
+_Static_assert(ER_THR_NAME * 8 + ER_EXT_THREAD_NAME_BYTES ==
+                   ER_EXT_THREAD_BYTES,
+               "a thread entry is its words and its name");
+
 /* ER_EXT_LEASE_SLOTS lease words follow the fixed part, before the name
  * tables (ER_EXT_NAMES_OFFSET says where those are, so readers that
  * predate the flag read these files unchanged): each holds the pid of a
@@ -206,7 +238,9 @@ enum {
 #define ER_CTL_LEASES 3 /* the lease words changed: count the holders */
 /* The name tables follow the fixed part: n_phases names, then n_counters,
  * then n_lifecycle, each a NUL-terminated string in a 48-byte slot; then,
- * with ER_EXT_FLAG_PROGRAM, the program name. */
+ * with ER_EXT_FLAG_PROGRAM, the program name; then, with
+ * ER_EXT_FLAG_WALLCLOCK, the wall clock; then, with ER_EXT_FLAG_THREADS,
+ * the command line and the thread entries. */
 
 /* Name tables of the vocabulary (names.c).  The phase and counter tables
  * list OCaml's ids, then eventring's extension ids (EVENTRING_PHASE_COUNT

@@ -44,6 +44,10 @@
 
 #define MAX_DOMAINS 65536 /* as many as a reader accepts */
 
+_Static_assert(sizeof(((eventring_slot_thread *)0)->name) ==
+                   ER_EXT_THREAD_NAME_BYTES,
+               "a thread's name is copied whole into its entry");
+
 struct snap_ring {
   uint64_t *w;       /* the events' words, in order */
   size_t n, cap;     /* words used, allocated */
@@ -63,6 +67,11 @@ struct er_snap {
   char **names[2];   /* phases, counters */
   unsigned counts[2];
   char **user;       /* ER_NAME_SLOTS names, allocated at the first */
+  /* From the file copied (ER_EXT_FLAG_THREADS), or NULL: its command
+   * line and the holders of its slots, n_threads of them. */
+  char *cmdline;
+  eventring_slot_thread *threads;
+  unsigned n_threads;
 };
 
 /* ------------------------------------------------------------------ */
@@ -123,6 +132,8 @@ void er_snap_free(struct er_snap *s) {
   for (unsigned d = 0; d < s->n_rings; d++) free(s->rings[d].w);
   free(s->rings);
   free(s->program);
+  free(s->cmdline);
+  free(s->threads);
   free_names(s);
   for (unsigned i = 0; s->user && i < ER_NAME_SLOTS; i++) free(s->user[i]);
   free(s->user);
@@ -381,10 +392,39 @@ static eventring_callbacks *encoding_callbacks(void) {
   return cb;
 }
 
+/* The command line and the slots' holders that the cursor's file
+ * records, kept for the snapshot's extension block.  Returns 0 or
+ * -ENOMEM; a file that records none leaves none. */
+static int take_threads(struct er_snap *s, eventring_cursor *c) {
+  const char *line = eventring_cursor_cmdline(c);
+  free(s->cmdline);
+  s->cmdline = NULL;
+  if (line && !(s->cmdline = strdup(line))) return -ENOMEM;
+  unsigned n = 0;
+  eventring_slot_thread th;
+  for (unsigned d = 0; d < MAX_DOMAINS; d++) {
+    int r = eventring_cursor_slot_thread(c, (int)d, &th);
+    if (r < 0) break;  /* past the file's slots, or unreadable */
+    if (r == 1) n = d + 1;
+  }
+  free(s->threads);
+  s->threads = NULL;
+  s->n_threads = 0;
+  if (!n) return 0;
+  if (!(s->threads = calloc(n, sizeof *s->threads))) return -ENOMEM;
+  for (unsigned d = 0; d < n; d++)
+    if (eventring_cursor_slot_thread(c, (int)d, &s->threads[d]) != 1)
+      memset(&s->threads[d], 0, sizeof s->threads[d]);
+  s->n_threads = n;
+  return 0;
+}
+
 /* The cursor's phase numbering and name tables into `s`, with room for
  * the ids up to max_phase and max_counter (1 + the highest used). */
 static int take_names(struct er_snap *s, eventring_cursor *c,
                       unsigned max_phase, unsigned max_counter) {
+  int e = take_threads(s, c);
+  if (e) return e;
   int numbering = eventring_cursor_numbering(c, NULL);
   if (numbering == ER_PHASES_OCAML50 || numbering == ER_PHASES_OCAML53)
     s->numbering = numbering;
@@ -399,7 +439,7 @@ static int take_names(struct er_snap *s, eventring_cursor *c,
     s->wall[2] = latest.ts;
     s->wall[3] = (uint64_t)latest.wall;
   }
-  int e = set_names(s, 0, count_names(c, cursor_phase, max_phase),
+  e = set_names(s, 0, count_names(c, cursor_phase, max_phase),
                     cursor_phase, c);
   if (!e)
     e = set_names(s, 1, count_names(c, cursor_counter, max_counter),
@@ -516,10 +556,26 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
   while (ring_words < most) ring_words *= 2;
   uint64_t ring_bytes = ring_words * 8;
 
+  /* The holders of the copied slots, as thread entries (ring_format.h). */
+  uint64_t *entries = NULL;
+  if (s->threads || s->cmdline) {
+    entries = calloc(n_rings, ER_EXT_THREAD_BYTES);
+    if (!entries) return -ENOMEM;
+    for (unsigned d = 0; d < n_rings && d < s->n_threads; d++) {
+      uint64_t *e = entries + (size_t)d * ER_THR_WORDS;
+      e[ER_THR_TID] = (uint64_t)s->threads[d].tid;
+      e[ER_THR_SINCE] = s->threads[d].since;
+      memcpy(&e[ER_THR_NAME], s->threads[d].name, ER_EXT_THREAD_NAME_BYTES);
+    }
+  }
   struct er_ext_desc desc = {
       .numbering = s->numbering,
+      .flags = entries ? ER_EXT_FLAG_THREADS : 0,
       .pid = s->pid,
       .program = s->program,
+      .cmdline = s->cmdline,
+      .threads = n_rings,
+      .thread_entries = entries,
       .tables = {(const char *const *)s->names[0],
                  (const char *const *)s->names[1],
                  eventring__lifecycle_names},
@@ -537,7 +593,10 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
 
   /* Everything before the rings, built in memory. */
   unsigned char *front = calloc(1, (size_t)data_off);
-  if (!front) return -ENOMEM;
+  if (!front) {
+    free(entries);
+    return -ENOMEM;
+  }
   uint64_t *m = (uint64_t *)front;
   m[ER_META_VERSION] = ER_FORMAT_VERSION;
   m[ER_META_MAX_DOMAINS] = n_rings;
@@ -549,6 +608,7 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
   m[ER_META_CUSTOM_EVENTS_OFFSET] = custom_off;
   uint64_t *x = (uint64_t *)(front + ER_META_WORDS * 8);
   er_ext_fill(x, &desc);
+  free(entries);
   x[ER_EXT_MAGIC_W] = ER_EXT_MAGIC;
   for (unsigned d = 0; d < s->used; d++) {
     struct snap_ring *r = &s->rings[d];

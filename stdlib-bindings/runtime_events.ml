@@ -402,10 +402,12 @@ let read_poll cur cbs max =
   in
   poll cur cbs n
 
-external init : unit -> unit = "caml_eventring_ml_init"
+(* The executable's name goes into the ring file as the program's: a
+   bytecode program's process is ocamlrun's. *)
+external init : string -> unit = "caml_eventring_ml_init"
 
 let () =
   Callback.register "Runtime_events.user" dispatch;
   Callback.register "Runtime_events.counter" counter_trampoline;
   Callback.register "Runtime_events.lifecycle" lifecycle_trampoline;
-  init ()
+  init Sys.executable_name

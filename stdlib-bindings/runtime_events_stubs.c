@@ -363,10 +363,11 @@ static void fork_child_handler(void) {
   pthread_mutex_unlock(&fork_mutex);
 }
 
-/* Called once from the module's initialisation, with the runtime lock. */
-CAMLprim value caml_eventring_ml_init(value unit) {
-  (void)unit;
+/* Called once from the module's initialisation, with the runtime lock,
+ * with Sys.executable_name, which files record as the program's name. */
+CAMLprim value caml_eventring_ml_init(value exe) {
   eventring__ocaml_bridge_init();
+  eventring__set_program(String_val(exe));
   if (!hooks_installed) {
     hooks_installed = 1;
     prev_minor_begin = caml_minor_gc_begin_hook;

@@ -145,11 +145,13 @@ MUT(ext_phases_9000) { *ext(m, ER_EXT_N_PHASES) = 9000; }
 MUT(ext_counters_max) { *ext(m, ER_EXT_N_COUNTERS) = UINT64_MAX; }
 MUT(ext_lifecycle_2e62) { *ext(m, ER_EXT_N_LIFECYCLE) = UINT64_C(1) << 62; }
 MUT(ext_names_offset_0) { *ext(m, ER_EXT_NAMES_OFFSET) = 0; }
-/* Past the block: beyond the program name and the wall clock words that
- * follow the tables too. */
+/* Past the block: beyond the program name, the wall clock words, the
+ * command line and the thread entries that follow the tables too. */
 MUT(ext_names_offset_past) {
   *ext(m, ER_EXT_NAMES_OFFSET) +=
-      64 + ER_EXT_PROGRAM_BYTES + ER_EXT_WALL_WORDS * 8;
+      64 + ER_EXT_PROGRAM_BYTES + ER_EXT_WALL_WORDS * 8 +
+      ER_EXT_CMDLINE_BYTES +
+      *meta(m, ER_META_MAX_DOMAINS) * ER_EXT_THREAD_BYTES;
 }
 MUT(ext_names_offset_2e63) { *ext(m, ER_EXT_NAMES_OFFSET) = UINT64_C(1) << 63; }
 MUT(ext_names_offset_max) { *ext(m, ER_EXT_NAMES_OFFSET) = UINT64_MAX - 47; }

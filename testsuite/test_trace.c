@@ -901,8 +901,8 @@ static const char *writer_path(char *buf) {
   } while (0)
 
 /* Runs the writer in `mode` "post" to its end, keeping its file; returns
- * the file's path in `path`. */
-static void write_post(const char *dir, char *path) {
+ * the file's path in `path` and the writer's pid. */
+static pid_t write_post(const char *dir, char *path) {
   char prog[PATH_MAX];
   writer_path(prog);
   setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
@@ -915,10 +915,38 @@ static void write_post(const char *dir, char *path) {
   unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
   unsetenv("OCAMLRUNPARAM");
   er_ring_path_for(path, PATH_MAX, dir, pid);
+  return pid;
 }
 
-/* The track of domain `k` (the tools number thread k + 1). */
-#define TRACK(k) ((uint64_t)(k) + 1)
+/* The tracks of domain `k`: named "domain K", "domain K, thread N" or
+ * "NAME (domain K)".  Their ids (thread ids) into ids[0..max), in the
+ * order they were named; returns how many there are. */
+static int tracks_of(const struct trace *t, int k, uint64_t *ids, int max) {
+  char plain[32], suffix[32], earlier[40];
+  snprintf(plain, sizeof plain, "domain %d", k);
+  snprintf(suffix, sizeof suffix, " (domain %d)", k);
+  snprintf(earlier, sizeof earlier, "domain %d, thread ", k);
+  int n = 0;
+  for (int i = 0; i < t->ntracks; i++) {
+    const char *name = t->tracks[i].name;
+    size_t ln = strlen(name), ls = strlen(suffix);
+    if (!strcmp(name, plain) || !strncmp(name, earlier, strlen(earlier)) ||
+        (ln > ls && !strcmp(name + ln - ls, suffix))) {
+      if (n < max) ids[n] = t->tracks[i].id;
+      n++;
+    }
+  }
+  return n;
+}
+
+/* The one track of domain `k`, or UINT64_MAX - 1 (no event's) when there
+ * is none. */
+static uint64_t track_id(const struct trace *t, int k) {
+  uint64_t id = UINT64_MAX - 1;
+  int n = tracks_of(t, k, &id, 1);
+  ck_assert_msg(n <= 1, "domain %d has %d tracks", k, n);
+  return id;
+}
 
 START_TEST(test_own_file) {
   ER_NEED_TOOL();
@@ -937,17 +965,12 @@ START_TEST(test_own_file) {
   struct trace *ts[] = {&json, &fxt};
   for (int f = 0; f < 2; f++) {
     struct trace *t = ts[f];
-    ck_assert_int_eq(t->ntracks, 4);
-    for (int k = 0; k < 4; k++) {
-      char want[32];
-      snprintf(want, sizeof want, "domain %d", k);
-      ck_assert_str_eq(track_name(t, TRACK(k)), want);
-    }
-    /* "pid N": the file's name gives the pid. */
-    ck_assert_msg(!strncmp(t->process, "pid ", 4), "process %s", t->process);
+    /* Domains 0..3 and the two holders of slot 4 (test_names). */
+    ck_assert_int_eq(t->ntracks, 6);
+    for (int k = 0; k < 4; k++) ck_assert(track_name(t, track_id(t, k)));
     /* Domain 0: the begins of t.span and major_slice went with the
      * wrap; their ends open at the cut, nested (the span inside). */
-    ck_assert_uint_eq(count_cut(t, 'X', "lost events", TRACK(0)), 2);
+    ck_assert_uint_eq(count_cut(t, 'X', "lost events", track_id(t, 0)), 2);
     double span_b = 0, span_e = 0, major_b = 0, major_e = 0;
     for (size_t i = 0; i < t->n; i++) {
       const struct tev *e = &t->v[i];
@@ -957,12 +980,13 @@ START_TEST(test_own_file) {
     }
     ck_assert(major_b < span_b && span_e <= major_e);
     /* The span left open ends with the trace. */
-    ck_assert_uint_eq(count_cut(t, 'E', "end of trace", TRACK(0)), 1);
+    ck_assert_uint_eq(count_cut(t, 'E', "end of trace", track_id(t, 0)), 1);
     /* Domains 1..3: t.span ended inside major_slice, which is closed
      * there; major_slice's own end is then an instant. */
     for (int k = 1; k <= 3; k++) {
-      ck_assert_uint_eq(count_cut(t, 'E', "ended out of order", TRACK(k)), 1);
-      ck_assert_uint_eq(count_cut(t, 'i', "ended out of order", TRACK(k)), 1);
+      uint64_t id = track_id(t, k);
+      ck_assert_uint_eq(count_cut(t, 'E', "ended out of order", id), 1);
+      ck_assert_uint_eq(count_cut(t, 'i', "ended out of order", id), 1);
     }
     /* Alloc events: two counter samples of ten buckets each. */
     size_t allocs = 0;
@@ -972,6 +996,100 @@ START_TEST(test_own_file) {
   trace_free(&json);
   trace_free(&fxt);
   dumpref_free(&d);
+}
+END_TEST
+
+/* The tracks of the i_trace_writer's file (or of a snapshot of it),
+ * given the holders the file records for slots 0..4. */
+static void check_name_tracks(const struct trace *t,
+                              const eventring_slot_thread *th) {
+  static const char *const want[] = {
+      "i_trace_writer (domain 0)", "t.worker-1 (domain 1)",
+      "t.renamed-2 (domain 2)", "t.explicit-3 (domain 3)"};
+  /* The process is named after the program the file records. */
+  ck_assert_str_eq(t->process, "i_trace_writer");
+  for (int k = 0; k < 4; k++) {
+    uint64_t id = track_id(t, k);
+    ck_assert_str_eq(track_name(t, id), want[k]);
+    ck_assert_uint_eq(id, (uint64_t)th[k].tid);
+  }
+  /* Slot 4: two tracks, each with its own t.unit.  The file records the
+   * second holder, whose track has its name and id; the first's is the
+   * domain's, under an id no thread has. */
+  uint64_t ids[4];
+  ck_assert_int_eq(tracks_of(t, 4, ids, 4), 2);
+  const char *n0 = track_name(t, ids[0]), *n1 = track_name(t, ids[1]);
+  ck_assert_msg(!strcmp(n0, "domain 4") &&
+                    !strcmp(n1, "t.second-4 (domain 4)"),
+                "slot 4's tracks: %s, %s", n0, n1);
+  ck_assert_uint_eq(ids[1], (uint64_t)th[4].tid);
+  for (int k = 0; k < 5; k++) ck_assert_uint_ne(ids[0], (uint64_t)th[k].tid);
+  for (int i = 0; i < 2; i++) {
+    size_t units = 0;
+    for (size_t e = 0; e < t->n; e++)
+      units += t->v[e].track == ids[i] && !strcmp(t->v[e].name, "t.unit");
+    ck_assert_uint_eq(units, 1);
+  }
+}
+
+/* Reads the command line and the holders of slots 0..4 that `path`
+ * records through the library, and checks what it says of them. */
+static void file_threads(const char *path, pid_t pid, eventring_slot_thread *th) {
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  ck_assert_str_eq(eventring_cursor_program(c), "i_trace_writer");
+  const char *line = eventring_cursor_cmdline(c);
+  ck_assert_msg(line && strstr(line, "i_trace_writer post"), "cmdline %s",
+                line ? line : "(none)");
+  for (int k = 0; k < 5; k++)
+    ck_assert_int_eq(eventring_cursor_slot_thread(c, k, &th[k]), 1);
+  eventring_slot_thread none;
+  ck_assert_int_le(eventring_cursor_slot_thread(c, 5, &none), 0);
+  eventring_cursor_free(c);
+  /* The main thread's id is the pid; every thread's is its own. */
+  ck_assert_int_eq(th[0].tid, pid);
+  for (int k = 1; k < 5; k++)
+    for (int j = 0; j < k; j++) ck_assert_int_ne(th[k].tid, th[j].tid);
+  ck_assert_uint_eq(th[0].since, 0);
+  ck_assert_str_eq(th[4].name, "t.second-4");
+}
+
+/* Thread names and ids, the process's name, and a slot reused by a
+ * second thread, in both formats, from a file after its writer exited
+ * (everything comes from the file) and from a snapshot of it. */
+START_TEST(test_names) {
+  ER_NEED_TOOL();
+  NEED_JSONC();
+  char prog[PATH_MAX];
+  NEED_WRITER(prog);
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], snap[PATH_MAX];
+  pid_t pid = write_post(dir, path);
+  eventring_slot_thread th[5];
+  file_threads(path, pid, th);
+  snprintf(snap, sizeof snap, "%s/snap.events", dir);
+  const char *args[] = {"snapshot", "-o", snap, path, NULL};
+  struct er_run r = er_run_tool(dir, args, ER_SPAWN_SIGINT);
+  ck_assert_int_eq(er_exit_code(&r, "snapshot"), 0);
+  er_run_free(&r);
+  eventring_slot_thread ths[5];
+  file_threads(snap, pid, ths);
+  for (int k = 0; k < 5; k++) {
+    ck_assert_int_eq(ths[k].tid, th[k].tid);
+    ck_assert_str_eq(ths[k].name, th[k].name);
+    ck_assert_uint_eq(ths[k].since, th[k].since);
+  }
+  const char *files[] = {path, snap};
+  for (int i = 0; i < 2; i++) {
+    struct trace json, fxt;
+    struct dumpref d = dump_of(dir, files[i]);
+    check_both(dir, files[i], &d, &json, &fxt);
+    check_name_tracks(&json, th);
+    check_name_tracks(&fxt, th);
+    trace_free(&json);
+    trace_free(&fxt);
+    dumpref_free(&d);
+  }
 }
 END_TEST
 
@@ -1024,8 +1142,8 @@ START_TEST(test_live_gap) {
     free(b.p);
     /* The same file is not there any more for dump: rules only. */
     check_trace(&t, NULL, "live json");
-    size_t closed = count_cut(&t, 'E', "lost events", TRACK(0));
-    size_t opened = count_cut(&t, 'X', "lost events", TRACK(0));
+    size_t closed = count_cut(&t, 'E', "lost events", track_id(&t, 0));
+    size_t opened = count_cut(&t, 'X', "lost events", track_id(&t, 0));
     trace_free(&t);
     if (closed == 2) {
       ck_assert_uint_eq(opened, 2);
@@ -1106,8 +1224,10 @@ START_TEST(test_interrupt) {
     /* Domain 0 had major_slice and t.span open, if the tool got to read
      * it before the signal (it reads a domain whole or not at all). */
     size_t on0 = 0;
-    for (size_t i = 0; i < t.n; i++) on0 += t.v[i].track == TRACK(0);
-    if (on0) ck_assert_uint_eq(count_cut(&t, 'E', "end of trace", TRACK(0)), 2);
+    for (size_t i = 0; i < t.n; i++) on0 += t.v[i].track == track_id(&t, 0);
+    if (on0)
+      ck_assert_uint_eq(count_cut(&t, 'E', "end of trace", track_id(&t, 0)),
+                        2);
     trace_free(&t);
     ck_assert_msg(!has_tmp(dir), "a temporary file was left in %s", dir);
   }
@@ -1130,7 +1250,7 @@ START_TEST(test_spawn) {
   er_run_free(&r);
   check_trace(&t, NULL, "spawn json");
   ck_assert_str_eq(t.process, "i_trace_writer");
-  ck_assert_int_eq(t.ntracks, 4);
+  ck_assert_int_eq(t.ntracks, 6); /* domains 0..3, two threads of slot 4 */
   trace_free(&t);
 }
 END_TEST
@@ -1236,6 +1356,7 @@ static TCase *tc_vectors(void) {
 static TCase *tc_own(void) {
   TCase *tc = er_tcase("own files");
   tcase_add_test(tc, test_own_file);
+  tcase_add_test(tc, test_names);
   tcase_add_test(tc, test_live_gap);
   tcase_add_test(tc, test_interrupt);
   tcase_add_test(tc, test_spawn);

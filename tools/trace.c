@@ -1,14 +1,21 @@
 /* trace.c -- `eventring trace`: a ring file as a trace for Perfetto.
  *
- * Each domain becomes one track (a thread named "domain N") of one
- * process named after the program (with several processes, procs.c,
- * each is a process of the trace with its pid, and its domains tracks
- * numbered after the first process's, so that thread ids are unique in
- * the trace), and each thread of a shared domain
- * (an OCaml 4 program's threads, all in domain 0) a track of its own
- * after the domain's thread-switch markers (doc/FORMAT.md, "Thread
- * switches"): "NAME, thread ID (domain N)", which every event of the
- * thread goes to until the next marker; runtime phases and user spans become
+ * Each domain becomes one track of one process named after the program
+ * (for a file too: the file records it; with several processes,
+ * procs.c, each is a process of the trace with its pid, and its domains
+ * tracks numbered after the first process's), and a track per thread
+ * when several threads held the domain's slot one after the other (a
+ * domain_spawn after the slot's events began starts the next thread's
+ * track).  A domain's track is named after its thread, "NAME (domain N)",
+ * with the thread's real id, when the file records that thread as the
+ * slot's holder (doc/FORMAT.md, "Threads"); otherwise "domain N" (an
+ * earlier holder of a reused slot: "domain N, thread K") with an id of
+ * its own.  Each thread of a shared domain (an OCaml 4 program's
+ * threads, all in domain 0) gets a track of its own after the domain's
+ * thread-switch markers (doc/FORMAT.md, "Thread switches"): "NAME,
+ * thread ID (domain N)", with its kernel thread id, which every event of
+ * the thread goes to until the next marker.  Thread ids are unique in
+ * the trace.  Runtime phases and user spans become
  * nested slices; runtime counters, user ints and allocation buckets
  * counter tracks (two for alloc events: small and large sizes); and
  * lifecycle, unit and custom events instants (a custom event's payload
@@ -101,7 +108,13 @@ struct slice {
 };
 
 struct domain {
-  int declared; /* its track was given to the writer */
+  int declared; /* its (current) track was given to the writer */
+  int out;      /* that track's number for the writer, in declaration order */
+  uint64_t tid; /* its thread id in the output */
+  /* A ring domain's own tracks: threads seen in the slot before the
+   * current one, and the current one's domain_spawn (with stretch > 0). */
+  unsigned stretch;
+  uint64_t spawn_ts;
   int has_ts;
   uint64_t last_ts;
   struct slice *stack; /* open slices, innermost last */
@@ -150,6 +163,8 @@ struct trace {
   int *cur;
   int ncur;
   uint64_t crossed; /* ends of spans begun on another thread's track */
+  int ntracks;      /* tracks given to the writer */
+  uint64_t *tids;   /* their thread ids, track by track */
   /* Several processes (procs.c): the ring domains above are virtual,
    * one per domain of each process: the first process's domains are
    * their own numbers, each domain of another gets the next number from
@@ -249,11 +264,12 @@ static void arg_synthetic(struct trace_event *ev, const char *reason) {
   a->i = 1;
 }
 
+/* Sets everything but the writer's track and the thread id, which emit()
+ * takes from the track's state. */
 static void init_event(struct trace_event *ev, enum trace_ph ph, int domain,
                        uint64_t ts, const char *cat, const char *name) {
   ev->ph = ph;
   ev->track = domain;
-  ev->tid = (uint64_t)domain + 1; /* tid 0 means "no thread" to viewers */
   ev->ts = ts;
   ev->end_ts = ts;
   ev->cat = cat;
@@ -370,11 +386,46 @@ fail:
 
 static int ring_domain(const struct trace *t, int track);
 
-static void emit(struct trace *t, const struct trace_event *ev) {
+static struct domain *state(struct trace *t, int domain);
+
+static void emit(struct trace *t, struct trace_event *ev) {
   if (t->failed) return;
   use_proc(t, proc_of_ring(t, ring_domain(t, ev->track)));
+  /* The event's track is declared: its state is there. */
+  const struct domain *d = state(t, ev->track);
+  ev->track = d->out;
+  ev->tid = d->tid;
   t->w.event(t->wself, t->out, ev);
   if (ferror(t->out)) t->failed = 1;
+}
+
+/* Whether thread id `tid` went to a track already. */
+static int tid_used(const struct trace *t, uint64_t tid) {
+  for (int i = 0; i < t->ntracks; i++)
+    if (t->tids[i] == tid) return 1;
+  return 0;
+}
+
+/* Gives `d` the writer's next track, named `name`, with thread id `tid`
+ * unless another track has it (a thread that moved from slot to slot,
+ * or 0), then `fallback`, else an id past every real one (at most 2^22
+ * on Linux): ids are unique per track. */
+static void give_track(struct trace *t, struct domain *d, uint64_t tid,
+                       uint64_t fallback, const char *name) {
+  uint64_t *tids = realloc(t->tids, (size_t)(t->ntracks + 1) * sizeof *tids);
+  if (!tids) {
+    t->failed = 1;
+    return;
+  }
+  t->tids = tids;
+  if (!tid || tid_used(t, tid)) tid = fallback;
+  for (uint64_t k = 1; tid_used(t, tid); k++)
+    tid = (UINT64_C(1) << 32) + (fallback << 16) + k;
+  d->declared = 1;
+  d->out = t->ntracks;
+  d->tid = tid;
+  t->tids[t->ntracks++] = tid;
+  t->w.track(t->wself, t->out, d->out, tid, name);
 }
 
 static void declare_thread(struct trace *t, int track, struct thread_track *h) {
@@ -388,45 +439,77 @@ static void declare_thread(struct trace *t, int track, struct thread_track *h) {
     snprintf(name, sizeof name, "%s%stid %" PRIu64 " (domain %d)",
              h->name[0] ? escape_name(esc, h->name, "", 0) : "",
              h->name[0] ? ", " : "", h->ktid, real_of_ring(t, h->domain));
-  t->w.track(t->wself, t->out, track, (uint64_t)track + 1, name);
+  give_track(t, &h->st, h->ktid, (uint64_t)track + 1, name);
 }
 
-/* The state of track `domain` (a domain, or a thread's track), declared;
- * NULL when out of memory. */
-static struct domain *dom(struct trace *t, int domain) {
+/* Gives the current thread of ring domain `domain` its track, whose
+ * first event is at `ts`: named after the thread the file records as the
+ * slot's holder when that thread is this one (its domain_spawn is the
+ * one that began this stretch, or, for the first stretch, came before
+ * its first event), else after the domain. */
+static void declare_domain(struct trace *t, int domain, struct domain *d,
+                           uint64_t ts) {
+  int proc = proc_of_ring(t, domain), real = real_of_ring(t, domain);
+  use_proc(t, proc);
+  const eventring_cursor *c = t->src->multi && proc < t->src->nprocs
+                                  ? t->src->procs[proc]->cursor
+                                  : t->src->cursor;
+  eventring_slot_thread th;
+  int known = eventring_cursor_slot_thread(c, real, &th) == 1 &&
+              th.since != UINT64_MAX &&
+              (d->stretch ? th.since == d->spawn_ts : th.since <= ts);
+  char name[NAME_MAX_ESCAPED + 32], esc[NAME_MAX_ESCAPED];
+  if (known)
+    snprintf(name, sizeof name, "%s (domain %d)",
+             escape_name(esc, th.name, "thread ", (int)th.tid), real);
+  else if (d->stretch)
+    snprintf(name, sizeof name, "domain %d, thread %u", real,
+             d->stretch + 1);
+  else
+    snprintf(name, sizeof name, "domain %d", real);
+  /* tid 0 means "no thread" to viewers: domain + 1 without a real one. */
+  give_track(t, d, known ? (uint64_t)th.tid : 0, (uint64_t)domain + 1, name);
+}
+
+/* The state of track `domain` (a domain, or a thread's track), not
+ * necessarily declared; NULL when out of memory. */
+static struct domain *state(struct trace *t, int domain) {
   if (domain < 0) return NULL;
+  struct domain *d;
   if (t->nthr && domain >= t->base) {
-    struct thread_track *h = &t->thr[domain - t->base];
-    if (!h->st.declared) {
-      h->st.declared = 1;
-      h->st.cut_reason = "ring start";
-      h->st.cut_pending = 1;
-      declare_thread(t, domain, h);
+    d = &t->thr[domain - t->base].st;
+  } else {
+    if (domain >= t->ndoms) {
+      int n = domain + 16;
+      struct domain *v = realloc(t->doms, (size_t)n * sizeof *v);
+      if (!v) {
+        t->failed = 1;
+        return NULL;
+      }
+      memset(v + t->ndoms, 0, (size_t)(n - t->ndoms) * sizeof *v);
+      t->doms = v;
+      t->ndoms = n;
     }
-    return &h->st;
+    d = &t->doms[domain];
   }
-  if (domain >= t->ndoms) {
-    int n = domain + 16;
-    struct domain *d = realloc(t->doms, (size_t)n * sizeof *d);
-    if (!d) {
-      t->failed = 1;
-      return NULL;
-    }
-    memset(d + t->ndoms, 0, (size_t)(n - t->ndoms) * sizeof *d);
-    t->doms = d;
-    t->ndoms = n;
-  }
-  struct domain *d = &t->doms[domain];
-  if (!d->declared) {
-    d->declared = 1;
+  if (!d->cut_reason) {
     d->cut_reason = "ring start";
     d->cut_pending = 1;
-    use_proc(t, proc_of_ring(t, domain));
-    char name[32];
-    snprintf(name, sizeof name, "domain %d", real_of_ring(t, domain));
-    t->w.track(t->wself, t->out, domain, (uint64_t)domain + 1, name);
   }
   return d;
+}
+
+/* The state of track `domain`, declared, its first event at `ts`; NULL
+ * when out of memory. */
+static struct domain *dom(struct trace *t, int domain, uint64_t ts) {
+  struct domain *d = state(t, domain);
+  if (d && !d->declared) {
+    if (t->nthr && domain >= t->base)
+      declare_thread(t, domain, &t->thr[domain - t->base]);
+    else
+      declare_domain(t, domain, d, ts);
+  }
+  return t->failed ? NULL : d;
 }
 
 /* The track that ring domain `domain`'s events go to now: the track of
@@ -495,7 +578,7 @@ static void lost_instant(struct trace *t, int domain, struct domain *d,
  * cut at this event, marks a pending gap, and returns the domain's state
  * with *ts made non-decreasing; NULL when the event is to be dropped. */
 static struct domain *at(struct trace *t, int domain, uint64_t *ts) {
-  struct domain *d = dom(t, domain);
+  struct domain *d = dom(t, domain, *ts);
   if (!d) return NULL;
   if (d->has_ts && *ts < d->last_ts) *ts = d->last_ts;
   d->has_ts = 1;
@@ -702,11 +785,39 @@ static int on_alloc(void *data, int domain, uint64_t ts,
   return go_on(t);
 }
 
+/* A domain_spawn at `ts` in ring domain `domain`: a thread takes the
+ * slot.  When the slot's events began before it, they were another
+ * thread's: its track ends here (what it left open closed, its pending
+ * gap marked) and the new thread gets a track of its own; the threads
+ * that shared the slot before are left behind with it. */
+static void new_thread(struct trace *t, int domain, uint64_t ts) {
+  struct domain *d = state(t, domain);
+  if (!d) return;
+  if (domain < t->ncur) t->cur[domain] = -1;
+  if (!d->declared || !d->has_ts) {
+    /* The slot's first stretch begins with this spawn. */
+    if (!d->declared) d->spawn_ts = ts;
+    return;
+  }
+  close_all(t, domain, d, "domain terminated");
+  if (d->lost_pending) lost_instant(t, domain, d, d->last_ts);
+  d->nearly = 0;
+  d->cut_reason = "domain start";
+  d->cut_pending = 1;
+  d->has_floor = 1;
+  d->floor_ts = d->last_ts;
+  d->declared = 0;
+  d->stretch++;
+  d->spawn_ts = ts;
+}
+
 static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
                         int64_t value, int has_data) {
   struct trace *t = data;
   tool_source_lifecycle(t->src, kind);
   int ring = ring_of(t, domain);
+  if (kind == EVENTRING_LIFECYCLE_DOMAIN_SPAWN && ring >= 0)
+    new_thread(t, ring, ts);
   domain = route(t, ring);
   struct domain *d = at(t, domain, &ts);
   if (!d) return go_on(t);
@@ -777,7 +888,9 @@ static int on_lost(void *data, int domain, uint64_t count) {
   struct trace *t = data;
   tool_source_lost(t->src, domain, count);
   domain = ring_of(t, domain);
-  struct domain *d = dom(t, domain);
+  /* The track is declared at the first event after the gap (or at the
+   * end of the trace), when the thread it belongs to is known. */
+  struct domain *d = state(t, domain);
   if (!d) return go_on(t);
   cut_by_loss(t, domain, d);
   d->lost += count;
@@ -860,6 +973,7 @@ static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
 static void finish_tracks(struct trace *t) {
   for (int i = 0; i < t->ndoms; i++) {
     struct domain *d = &t->doms[i];
+    if (!d->declared && d->lost_pending) dom(t, i, t->max_ts);
     if (!d->declared) continue;
     if (d->has_ts) close_all(t, i, d, "end of trace");
     if (d->lost_pending)
@@ -911,11 +1025,17 @@ static FILE *open_tmp(const char *path, char **tmp) {
 }
 
 /* The name the process is shown with: the program's (the spawned
- * command's, or a live process's), else "pid N", else the file's name. */
+ * command's, a live process's, or the one the file records), else
+ * "pid N", else the file's name. */
 static void process_name(const struct tool_source *src, char *buf,
                          size_t n) {
   if (src->name[0]) {
     escape_name(buf, src->name, "pid ", (int)src->pid);
+    return;
+  }
+  const char *program = eventring_cursor_program(src->cursor);
+  if (program && *program) {
+    escape_name(buf, program, "pid ", (int)src->pid);
     return;
   }
   if (src->pid) {
@@ -1188,6 +1308,7 @@ done:
   free(t->vproc);
   free(t->vreal);
   free(t->pdecl);
+  free(t->tids);
   t->w.free(t->wself);
   free(t);
   eventring_callbacks_free(cb);

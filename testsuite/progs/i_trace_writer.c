@@ -22,9 +22,17 @@
  * escaping class, an alloc event; then "t.span" begins, major_slice
  * begins, "t.span" ends before major_slice does (out of order); minor
  * ends.
+ * Thread names: domain 0 is the main thread, named after the program;
+ * the thread of domain k is named "t.worker-k" before it binds, except
+ * that domain 2's renames itself "t.renamed-2" after and calls
+ * eventring_domain_name(NULL), and domain 3's names its slot
+ * "t.explicit-3" with eventring_domain_name().  Slot 4 is held by two
+ * threads one after the other, "t.first-4" then "t.second-4", each
+ * writing one t.unit (the file records the second as the holder).
  * Exit status: 0, or the step that failed. */
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -37,7 +45,16 @@ static const unsigned char custom[] = {'"', '\\', '\n', 0x01, 0xff, ' ',
 
 static void *thread_main(void *arg) {
   int k = (int)(intptr_t)arg;
+  char name[16];
+  snprintf(name, sizeof name, "t.worker-%d", k);
+  pthread_setname_np(pthread_self(), name);
   if (eventring_domain_bind(k) != 0) return (void *)1;
+  if (k == 2) {
+    pthread_setname_np(pthread_self(), "t.renamed-2");
+    eventring_domain_name(NULL);
+  } else if (k == 3) {
+    eventring_domain_name("t.explicit-3");
+  }
   eventring_begin(EVENTRING_PHASE_MINOR);
   eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, 1000u + (unsigned)k);
   eventring_write_unit(id_unit);
@@ -56,6 +73,14 @@ static void *thread_main(void *arg) {
   eventring_write_span(id_span, 1);
   eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
   eventring_end(EVENTRING_PHASE_MINOR);
+  return NULL;
+}
+
+/* One holder of slot 4 (arg: its name). */
+static void *slot4_main(void *arg) {
+  pthread_setname_np(pthread_self(), arg);
+  if (eventring_domain_bind(4) != 0) return (void *)1;
+  eventring_write_unit(id_unit);
   return NULL;
 }
 
@@ -82,6 +107,13 @@ int main(int argc, char **argv) {
   for (int k = 1; k <= 3; k++) {
     void *r;
     pthread_join(t[k - 1], &r);
+    if (r) return 6;
+  }
+  static char *const holders[] = {"t.first-4", "t.second-4"};
+  for (int i = 0; i < 2; i++) {
+    void *r;
+    if (pthread_create(&t[0], NULL, slot4_main, holders[i])) return 5;
+    pthread_join(t[0], &r);
     if (r) return 6;
   }
 
