@@ -1,0 +1,165 @@
+/* ranktest.c -- the Mann-Whitney rank test of ranktest.h.
+ *
+ * The command links no libm (histogram.c takes its square roots by
+ * Newton's iteration), so the exponential and the normal tail are
+ * computed here from their series: exp by range reduction to [0, ln 2)
+ * and Taylor's series; the normal tail by the series of the integral
+ * below z = 3 and by Laplace's continued fraction above, where the
+ * series would lose the tail to cancellation against 1/2.
+ */
+#include <stdlib.h>
+
+#include "ranktest.h"
+
+#define LN2 0.693147180559945309417232121458
+#define SQRT_2PI 2.50662827463100050241576528481
+
+/* e^x for x <= 0 (0 below the smallest double). */
+static double exp_neg(double x) {
+  if (!(x <= 0)) return 1; /* not used above 0; NaN too */
+  if (x < -746) return 0;
+  /* x = -k ln2 + r with r in [0, ln 2): e^x = e^r / 2^k. */
+  int k = 0;
+  while (x + (double)k * LN2 < 0) k++;
+  double r = x + (double)k * LN2;
+  double term = 1, sum = 1;
+  for (int i = 1; i < 30; i++) {
+    term *= r / i;
+    sum += term;
+  }
+  for (int i = 0; i < k; i++) sum *= 0.5;
+  return sum;
+}
+
+/* The density of the standard normal distribution. */
+static double phi(double z) { return exp_neg(-0.5 * z * z) / SQRT_2PI; }
+
+double rank_normal_tail(double z) {
+  if (z != z) return 1;
+  if (z < 0) return 1 - rank_normal_tail(-z);
+  if (z > 40) return 0;
+  if (z < 3) {
+    /* P(0 < Z < z) = phi(z) (z + z^3/3 + z^5/(3 5) + ...); every term
+     * is positive, and they shrink once 2n + 1 > z^2. */
+    double term = z, sum = z;
+    for (int n = 1; n < 500 && term > 1e-18 * sum; n++) {
+      term *= z * z / (2 * n + 1);
+      sum += term;
+    }
+    return 0.5 - phi(z) * sum;
+  }
+  /* P(Z > z) = phi(z) / (z + 1/(z + 2/(z + 3/(z + ...)))), evaluated
+   * from the inside out; 300 levels are ample from z = 3 on. */
+  double f = z;
+  for (int k = 300; k >= 1; k--) f = z + k / f;
+  return phi(z) / f;
+}
+
+/* The number of arrangements giving each U, c[0 .. na nb], for samples
+ * of na and nb values without ties: the coefficients of the Gaussian
+ * binomial [na + nb choose na]_q = prod_{i=1..na} (1 - q^(nb+i)) / (1 -
+ * q^i).  Each partial product is [nb + i choose i]_q, whose coefficients
+ * are whole numbers below C(50, 25) < 2^53: exact in doubles.  NULL when
+ * out of memory. */
+static double *exact_counts(unsigned na, unsigned nb) {
+  size_t size = (size_t)na * nb + na + nb + 1;
+  double *c = calloc(size, sizeof *c);
+  if (!c) return NULL;
+  c[0] = 1;
+  size_t deg = 0;
+  for (unsigned i = 1; i <= na; i++) {
+    size_t k = nb + i;
+    for (size_t d = deg + k; d >= k; d--) c[d] -= c[d - k];
+    deg += k;
+    /* Dividing by (1 - q^i): the quotient's coefficients are the
+     * dividend's plus the quotient's i places lower. */
+    for (size_t d = i; d <= deg; d++) c[d] += c[d - i];
+    deg -= i;
+  }
+  return c;
+}
+
+double rank_exact_cdf(unsigned na, unsigned nb, double u) {
+  if (na + nb > RANK_EXACT_MAX || na == 0 || nb == 0) return -1;
+  double *c = exact_counts(na, nb);
+  if (!c) return -1;
+  size_t top = (size_t)na * nb;
+  double below = 0, all = 0;
+  for (size_t d = 0; d <= top; d++) {
+    all += c[d];
+    if ((double)d <= u + 1e-9) below += c[d];
+  }
+  free(c);
+  return below / all;
+}
+
+int rank_test(const struct rank_sample *a, const struct rank_sample *b,
+              struct rank_result *r) {
+  r->na = r->nb = 0;
+  r->u = r->z = r->shift = 0;
+  r->p = 1;
+  r->exact = 0;
+  for (size_t i = 0; i < a->n; i++) r->na += a->count[i];
+  for (size_t i = 0; i < b->n; i++) r->nb += b->count[i];
+  if (r->na == 0 || r->nb == 0) return -1;
+
+  /* Walk both samples in ascending order: each distinct value takes the
+   * next ca + cb ranks, and each of its values the middle one. */
+  long double seen = 0, rank_sum = 0, ties = 0;
+  int tied = 0;
+  size_t i = 0, j = 0;
+  while (i < a->n || j < b->n) {
+    uint64_t v;
+    if (j >= b->n || (i < a->n && a->value[i] <= b->value[j]))
+      v = a->value[i];
+    else
+      v = b->value[j];
+    uint64_t ca = i < a->n && a->value[i] == v ? a->count[i++] : 0;
+    uint64_t cb = j < b->n && b->value[j] == v ? b->count[j++] : 0;
+    long double t = (long double)ca + (long double)cb;
+    rank_sum += (long double)ca * (seen + (t + 1) / 2);
+    seen += t;
+    if (t > 1) {
+      tied = 1;
+      ties += t * t * t - t;
+    }
+  }
+  long double na = (long double)r->na, nb = (long double)r->nb, n = na + nb;
+  long double u = rank_sum - na * (na + 1) / 2;
+  long double mean = na * nb / 2;
+  r->u = (double)u;
+  r->shift = (double)(u / (na * nb) - 0.5L);
+
+  long double var = na * nb / 12 * ((n + 1) - ties / (n * (n - 1)));
+  if (var > 0) {
+    /* The square root by Newton's iteration from above (no libm). */
+    long double sd = var > 1 ? var : 1;
+    for (int k = 0; k < 2000; k++) {
+      long double next = 0.5L * (sd + var / sd);
+      if (!(next < sd)) break;
+      sd = next;
+    }
+    long double d = u - mean;
+    d = d > 0.5L ? d - 0.5L : d < -0.5L ? d + 0.5L : 0;
+    r->z = (double)(d / sd);
+  }
+
+  if (!tied && r->na + r->nb <= RANK_EXACT_MAX) {
+    /* U is then a whole number; the distribution is symmetric about the
+     * mean, so the far side's tail is the near side's. */
+    double near = u <= mean ? (double)u : (double)(na * nb - u);
+    double lo = rank_exact_cdf((unsigned)r->na, (unsigned)r->nb, near);
+    if (lo < 0) return -1;
+    r->exact = 1;
+    r->p = 2 * lo > 1 ? 1 : 2 * lo;
+    return 0;
+  }
+  if (var <= 0) {
+    r->p = 1; /* every value the same: nothing tells the samples apart */
+    return 0;
+  }
+  double zabs = r->z < 0 ? -r->z : r->z;
+  double p = 2 * rank_normal_tail(zabs);
+  r->p = p > 1 ? 1 : p;
+  return 0;
+}

@@ -1,0 +1,82 @@
+/* ranktest.h -- the Mann-Whitney rank test (Wilcoxon rank-sum test) that
+ * `eventring diff` uses to tell a change from the noise of the samples.
+ *
+ * The question: are the durations of sample B drawn from the same
+ * distribution as those of sample A, or do they tend to be larger (or
+ * smaller)?  The test ranks the two samples together, from 1 for the
+ * shortest to N = nA + nB; tied values all get the mean of the ranks
+ * they span (midranks).  With R the sum of A's ranks,
+ *
+ *     U = R - nA (nA + 1) / 2
+ *
+ * counts the pairs (a, b) with a > b, a tie counting one half; it runs
+ * from 0 (every a below every b) to nA nB, and U / (nA nB) estimates the
+ * probability that a duration of A exceeds one of B.  When the samples
+ * come from one distribution, U has mean nA nB / 2.  The p-value is the
+ * probability, under that hypothesis, of a U at least as far from the
+ * mean as the one found, on either side (two-sided):
+ *
+ *   - exact, when there are no ties and nA + nB <= RANK_EXACT_MAX: the
+ *     number of arrangements of the ranks giving each U, as the
+ *     coefficients of the Gaussian binomial coefficient [N choose nA]_q;
+ *   - otherwise by the normal approximation, with the variance corrected
+ *     for ties,
+ *
+ *         var U = nA nB / 12 * ((N + 1) - sum(t^3 - t) / (N (N - 1)))
+ *
+ *     (t the size of each group of tied values), and a continuity
+ *     correction of 1/2 towards the mean.
+ *
+ * The test makes no assumption about the shape of the distribution
+ * (durations are skewed, with long tails), and a few outliers cannot
+ * make it: an extreme value is one rank whatever its size.  It sees a
+ * shift of the bulk; a change confined to the far tail (p99 alone) moves
+ * few ranks and is not flagged unless the samples are large.
+ *
+ * The samples are given as distinct values in ascending order, each with
+ * how many times it occurs: raw durations, or a histogram's buckets (the
+ * values of one bucket then count as ties, which the correction above
+ * accounts for).
+ */
+#ifndef EVENTRING_TOOL_RANKTEST_H
+#define EVENTRING_TOOL_RANKTEST_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Up to this many values in all, without ties, the p-value is exact. */
+#define RANK_EXACT_MAX 50
+
+struct rank_sample {
+  const uint64_t *value; /* distinct, ascending */
+  const uint64_t *count; /* how many of each, each > 0 */
+  size_t n;              /* entries of value and count */
+};
+
+struct rank_result {
+  uint64_t na, nb; /* the samples' sizes */
+  double u;        /* U of sample A, as above */
+  double z;        /* (U - mean) / sd with the continuity correction; 0
+                    * when the variance is 0 */
+  double p;        /* two-sided p-value, in [0, 1] */
+  int exact;       /* p is exact (no ties, few values) */
+  /* U / (nA nB) - 1/2: > 0 when A's durations tend to be the larger
+   * (B faster), < 0 when B's are (B slower); 0 for empty samples. */
+  double shift;
+};
+
+/* Runs the test.  Returns 0, or -1 when a sample is empty (r->p is then
+ * 1) or out of memory (the exact distribution's table). */
+int rank_test(const struct rank_sample *a, const struct rank_sample *b,
+              struct rank_result *r);
+
+/* P(U <= u) for samples of sizes na and nb without ties, from the exact
+ * distribution (na + nb <= RANK_EXACT_MAX); -1 when out of range or out
+ * of memory.  For the tests, and tables. */
+double rank_exact_cdf(unsigned na, unsigned nb, double u);
+
+/* The upper tail of the standard normal distribution, P(Z > z), with a
+ * relative error below 1e-12 (the command links no libm). */
+double rank_normal_tail(double z);
+
+#endif /* EVENTRING_TOOL_RANKTEST_H */
