@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "harness.h"
@@ -607,6 +608,15 @@ START_TEST(test_files_and_dir) {
   r = er_run_tool(dir, (const char *[]){"dump", "--time=raw", "--dir", rings, a, NULL}, 0);
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
   er_run_free(&r);
+  /* -o naming one of the files read is refused before it is truncated. */
+  struct stat before, after;
+  ck_assert_int_eq(stat(b, &before), 0);
+  r = er_run_tool(dir, (const char *[]){"stats", "-o", b, a, b, NULL}, 0);
+  er_assert_one_error(&r, "is one of the ring files");
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
+  er_run_free(&r);
+  ck_assert_int_eq(stat(b, &after), 0);
+  ck_assert_int_eq(after.st_size, before.st_size);
   r = er_run_tool(dir, (const char *[]){"stats", "--dir", dir, NULL}, 0);
   er_assert_one_error(&r, "no ring file");
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);

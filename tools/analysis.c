@@ -267,6 +267,10 @@ int analysis_open(int argc, char **argv, const char *help_ref,
       if (rc >= 0) return rc;
     }
   }
+  if (argc - optind > 1 &&
+      tool_output_is_input(output, argv + optind, argc - optind))
+    return tool_usage_error(help_ref, "-o %s is one of the ring files read",
+                            output);
   int rc = tool_output_open_for(output, 0, help_ref,
                                 argc - optind == 1 ? argv[optind] : NULL);
   if (rc != TOOL_EXIT_OK) return rc;

@@ -415,6 +415,10 @@ int tool_dump(int argc, char **argv) {
       return rc;
   }
 
+  if (argc - optind > 1 &&
+      tool_output_is_input(output, argv + optind, argc - optind))
+    return tool_usage_error(HELP_REF, "-o %s is one of the ring files read",
+                            output);
   rc = tool_output_open_for(output, 0, HELP_REF,
                             argc - optind == 1 ? argv[optind] : NULL);
   if (rc != TOOL_EXIT_OK) return rc;

@@ -204,6 +204,16 @@ int tool_output_open(const char *path, unsigned flags, const char *help) {
   return tool_output_open_for(path, flags, help, NULL);
 }
 
+int tool_output_is_input(const char *path, char *const *files, int n) {
+  struct stat out, in;
+  if (!path || !strcmp(path, "-") || stat(path, &out) != 0) return 0;
+  for (int i = 0; i < n; i++)
+    if (stat(files[i], &in) == 0 && in.st_dev == out.st_dev &&
+        in.st_ino == out.st_ino)
+      return 1;
+  return 0;
+}
+
 int tool_output_open_for(const char *path, unsigned flags, const char *help,
                          const char *source) {
   if (path && !*path) return tool_usage_error(help, "empty output file name");

@@ -185,6 +185,10 @@ int tool_output_open(const char *path, unsigned flags, const char *help);
 int tool_output_open_for(const char *path, unsigned flags, const char *help,
                          const char *source);
 
+/* Whether `path` (-o's argument) is one of the `n` ring files at `files`
+ * (a list of files: tool_output_open_for() checks one). */
+int tool_output_is_input(const char *path, char *const *files, int n);
+
 /* For a subcommand that writes FILE itself (trace's temporary file and
  * rename): a usage error when FILE exists and is the command's standard
  * output or error.  Returns TOOL_EXIT_OK or TOOL_EXIT_USAGE. */
@@ -316,7 +320,7 @@ struct tool_source {
    * source is one file as before. */
   int multi;
   /* --drain-timeout: how long the processes of a command may outlive it
-   * (0: DRAIN_DEFAULT_NS). */
+   * (0: TOOL_DRAIN_DEFAULT_NS). */
   uint64_t drain_ns;
   /* Set by tool_source_open() when `multi`: every process read so far,
    * in the order their files were found, and during a callback the
