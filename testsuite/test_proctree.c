@@ -624,6 +624,46 @@ START_TEST(test_files_and_dir) {
 }
 END_TEST
 
+/* --follow --dir: every file of the directory is read until its writer
+ * has exited, ring_stop included. */
+START_TEST(test_follow_dir) {
+  NEED_ALL();
+  if (!er_prog_path("spawn_child")) ER_SKIP("no spawn_child");
+  const char *dir = er_tmpdir();
+  char rings[PATH_MAX], file[PATH_MAX + 32];
+  snprintf(rings, sizeof rings, "%s/rings", dir);
+  ck_assert_int_eq(mkdir(rings, 0700), 0);
+  char *sc = prog("spawn_child");
+  setenv("OCAML_RUNTIME_EVENTS_START", "1", 1);
+  setenv("OCAML_RUNTIME_EVENTS_DIR", rings, 1);
+  char *argv[] = {sc, "run", "0.5", NULL};
+  pid_t w[2];
+  for (int i = 0; i < 2; i++)
+    w[i] = er_spawn(argv, ER_FD_NULL, ER_FD_NULL, ER_FD_KEEP, NULL, 0);
+  unsetenv("OCAML_RUNTIME_EVENTS_START");
+  unsetenv("OCAML_RUNTIME_EVENTS_DIR");
+  /* Both files exist before the tool lists the directory. */
+  for (int i = 0; i < 2; i++) {
+    snprintf(file, sizeof file, "%s/%ld.events", rings, (long)w[i]);
+    er_wait_open(w[i], file);
+  }
+  struct er_run r = er_run_tool(
+      dir, (const char *[]){"dump", "--time=raw", "-f", "--dir", rings, NULL},
+      0);
+  er_assert_status(&r, 0);
+  struct listing l = parse(r.out);
+  ck_assert_int_eq(l.npids, 2);
+  for (int i = 0; i < 2; i++) {
+    ck_assert(has_pid(l.pids, 2, (long)w[i]));
+    ck_assert_uint_eq(count(&l, (long)w[i], "ring_stop"), 1);
+    ck_assert_int_eq(er_wait_for(w[i], 10), 0);
+  }
+  free(l.v);
+  er_run_free(&r);
+  free(sc);
+}
+END_TEST
+
 /* babeltrace2 from PATH, or NULL. */
 static const char *babeltrace_path(void) {
   static char found[PATH_MAX];
@@ -763,6 +803,7 @@ static TCase *tc_reports(void) {
   tcase_add_test(tc, test_files_and_dir);
   tcase_add_test(tc, test_trace_tree);
   tcase_add_test(tc, test_ctf_several);
+  tcase_add_test(tc, test_follow_dir);
   return tc;
 }
 
