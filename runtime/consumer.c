@@ -164,7 +164,7 @@ struct eventring_cursor {
   /* The kinds the first pass of the decode validates in runs (read_ring):
    * for each dispatch key, the header's 28 high bits less `base` must be
    * below `lim`; lim is 0 for the kinds decoded one at a time. */
-  struct { uint32_t base, lim; } fast[32];
+  struct fast_kind { uint32_t base, lim; } fast[32];
   uint64_t busy;            /* a poll is running (atomic) */
   struct ring_pos *rings;
   uint64_t *buf;            /* the copy: min(CHUNK, ring size) words */
@@ -795,8 +795,8 @@ static void set_fast_kinds(eventring_cursor *c) {
 /* The first pass: the end of the run of at most `room` checked events
  * that starts at `off` and ends at or before `end`, and their number in
  * *count.  An event that starts FAST_MAX_LEN words or more before `end`
- * fits before it, so the loop checks the kind alone; the last few words
- * are looked at by the slower loop after it.  The zero bits of the
+ * fits before it, so the first loops check the kind alone; the last few
+ * words are looked at by the slower loop after them.  The zero bits of the
  * headers are or-ed together and checked once for the run: when one is
  * set, the run is cut before the first header that has it.  Sets
  * *any_user when the run holds a user event.  Not inlined, so that its
@@ -805,33 +805,54 @@ static __attribute__((noinline)) uint64_t
 scan_run(const eventring_cursor *c, const uint64_t *buf, uint64_t off,
          uint64_t end, uint64_t room, uint64_t *count, uint64_t *any_user) {
   const uint64_t start = off;
-  uint64_t n = 0, zero = 0;
-  if (end - off >= FAST_MAX_LEN && room > 0) {
-    /* `left` counts down to the limit: one fused decrement and branch. */
+  const struct fast_kind *const fast = c->fast;
+  uint64_t left = room, zero = 0;
+  /* Two events per turn while they surely fit.  Where the next event
+   * starts depends on the load of this one's header: one event per turn
+   * would wait for a load at each.  The second header is picked from the
+   * two words it can be (the first event has 2 words or 3, or is not of
+   * the run), loaded with the first, so a turn waits for one load. */
+  if (end - off >= 2 * FAST_MAX_LEN) {
+    const uint64_t last = end - 2 * FAST_MAX_LEN;
+    while (off <= last && left >= 2) {
+      const uint64_t h0 = buf[off], at2 = buf[off + 2], at3 = buf[off + 3];
+      const uint64_t len0 = h0 >> 54;
+      const uint64_t h1 = len0 == 2 ? at2 : at3;
+      const uint32_t t0 = TOP(h0), t1 = TOP(h1);
+      const unsigned k0 = (t0 >> 13) & 0x1f, k1 = (t1 >> 13) & 0x1f;
+      if ((t0 - fast[k0].base >= fast[k0].lim) |
+          (t1 - fast[k1].base >= fast[k1].lim))
+        break; /* the loops below take the first, if it is good */
+      zero |= h0 | h1;
+      off += len0 + (h1 >> 54);
+      left -= 2;
+    }
+  }
+  /* One event per turn, while it surely fits. */
+  if (end - off >= FAST_MAX_LEN) {
     const uint64_t last = end - FAST_MAX_LEN;
-    uint64_t left = room;
-    do {
+    while (off <= last && left > 0) {
       const uint64_t h = buf[off];
       const uint32_t top = TOP(h);
       const unsigned key = (top >> 13) & 0x1f;
-      if (top - c->fast[key].base >= c->fast[key].lim) break;
+      if (top - fast[key].base >= fast[key].lim) break;
       zero |= h;
-      off += top >> 18;
-      if (--left == 0) break;
-    } while (off <= last);
-    n = room - left;
+      off += h >> 54;
+      left--;
+    }
   }
-  while (off < end && n < room) {
+  /* The last words of the segment, each event checked against its end. */
+  while (off < end && left > 0) {
     const uint64_t h = buf[off];
     const uint32_t top = TOP(h);
     const unsigned key = (top >> 13) & 0x1f;
-    if (top - c->fast[key].base >= c->fast[key].lim ||
-        off + (top >> 18) > end)
+    if (top - fast[key].base >= fast[key].lim || off + (h >> 54) > end)
       break;
     zero |= h;
-    off += top >> 18;
-    n++;
+    off += h >> 54;
+    left--;
   }
+  uint64_t n = room - left;
   if (ER_UNLIKELY(zero & HDR_ZERO_BITS)) {
     /* Rare: a header with stray bits.  The run stops before it, and
      * deliver()'s checks report it. */
