@@ -133,6 +133,9 @@ struct ring_pos {
   uint64_t events;  /* events (padding excluded) before pos */
   uint64_t malformed; /* bad events skipped */
   int broken;       /* corrupt: skipped from now on */
+  /* The last pair load_head() read whole, and its number (0: none): while
+   * PSEQ still says it, head has not moved since. */
+  uint64_t seq, seq_head, seq_evicted;
 };
 
 /* How the cursor reaches the file's bytes (see the opening comment). */
@@ -684,8 +687,8 @@ const char *eventring_cursor_user_name(const eventring_cursor *c, int id) {
  * files, see ring_format.h), or head alone (OCaml's, where the count is
  * unknown and left 0).  `hdr` is the file offset of the ring header.
  * Returns 0, EVENTRING_E_CORRUPT, or an error from get(). */
-static int load_head(const eventring_cursor *c, uint64_t hdr, uint64_t *head,
-                     uint64_t *evicted) {
+static int load_head(const eventring_cursor *c, uint64_t hdr,
+                     struct ring_pos *rp, uint64_t *head, uint64_t *evicted) {
   int e;
   if (!c->ours) {
     *evicted = 0;
@@ -704,6 +707,16 @@ static int load_head(const eventring_cursor *c, uint64_t hdr, uint64_t *head,
       *head = *evicted = 0;
       return 0;
     }
+    /* Head has not moved since the pair read last: that pair is the one
+     * the loads below would find, as their second load of PSEQ would
+     * (this one is no earlier than any copy it validates).  Two loads
+     * fewer from the header line the writer stores to, and through
+     * pread() two system calls fewer. */
+    if (k == rp->seq) {
+      *head = rp->seq_head;
+      *evicted = rp->seq_evicted;
+      return 0;
+    }
     uint64_t pair = hdr + 8 * (ER_RING_PAIRS + 2 * (k % ER_RING_NPAIRS));
     if (c->via == VIA_PREAD) {
       /* One call for the pair: it is the second load of PSEQ that tells
@@ -719,8 +732,9 @@ static int load_head(const eventring_cursor *c, uint64_t hdr, uint64_t *head,
     }
     if ((e = get_acq(c, hdr + 8 * ER_RING_PSEQ, &k2)) != 0) return e;
     if (k2 - k < ER_RING_NPAIRS - 1) {
-      *head = h;
-      *evicted = ev;
+      *head = rp->seq_head = h;
+      *evicted = rp->seq_evicted = ev;
+      rp->seq = k;
       return 0;
     }
     /* The writer lapped the slot while we read it: it moved head a dozen
@@ -1092,13 +1106,43 @@ static int check_head_past_tail(const eventring_cursor *c, uint64_t hdr,
  * tail and against MAX_POSITION.  Returns 0, EVENTRING_E_CORRUPT or an
  * error from get(). */
 static int checked_head(const eventring_cursor *c, uint64_t hdr,
-                        uint64_t tail, uint64_t *head, uint64_t *evicted) {
-  int e = load_head(c, hdr, head, evicted);
+                        struct ring_pos *rp, uint64_t tail, uint64_t *head,
+                        uint64_t *evicted) {
+  int e = load_head(c, hdr, rp, head, evicted);
   if (e) return e;
   if (*head > MAX_POSITION) return EVENTRING_E_CORRUPT;
   if (*head <= tail && tail - *head > c->ring_words) return EVENTRING_E_CORRUPT;
   if (*head > tail)
     return check_head_past_tail(c, hdr, *head, c->ring_words - 1);
+  return 0;
+}
+
+/* Loads head and, when it passed *pos, reports what lies between lost
+ * and moves *pos and *events to head; *skipped is the words moved over.
+ * What lies below head may have been overwritten while we copied it:
+ * dropped, and counted exactly from the writer's pair -- a count checked
+ * against WRITTEN, loaded after the pair, which the writer had raised
+ * past every event before head when it published it.  Returns 0,
+ * EVENTRING_E_CORRUPT or an error from get(). */
+static int catch_up(struct poll_state *ps, int domain, uint64_t hdr,
+                    uint64_t tail, uint64_t *pos, uint64_t *events,
+                    uint64_t *skipped) {
+  const eventring_cursor *c = ps->c;
+  uint64_t head, evicted;
+  *skipped = 0;
+  int err = checked_head(c, hdr, &c->rings[domain], tail, &head, &evicted);
+  if (err || head <= *pos) return err;
+  uint64_t written = 0;
+  if (c->ours) {
+    if ((err = get_acq(c, hdr + 8 * ER_RING_WRITTEN, &written)) != 0)
+      return err;
+    if (evicted < *events || evicted > written || written > MAX_COUNT)
+      return EVENTRING_E_CORRUPT;
+  }
+  lost(ps, domain, c->ours ? evicted - *events : head - *pos);
+  *skipped = head - *pos;
+  *pos = head;
+  *events = evicted;
   return 0;
 }
 
@@ -1136,9 +1180,19 @@ read_ring(struct poll_state *ps, int domain) {
   while (pos < tail && delivered < max && !ps->stop) {
     /* Copy [pos, pos + n) out of the ring, in at most two runs, then
      * learn from head which of it the writer may have overwritten
-     * meanwhile.  Head is not looked at before the copy: a copy of words
-     * the writer has lapped is dropped whole by the check after it, and
-     * through pread() each look at head costs three system calls. */
+     * meanwhile.  Head is looked at before the copy only when the tail
+     * says the writer has lapped us already: the words at pos are gone,
+     * and copying them would only pull the lines the writer is about to
+     * write into (and, through pread(), cost more than the three system
+     * calls of a look at head).  Otherwise a copy of words the writer
+     * laps meanwhile is dropped by the check after it. */
+    if (tail - pos > words) {
+      uint64_t skipped;
+      if ((err = catch_up(ps, domain, hdr, tail, &pos, &events, &skipped)) !=
+          0)
+        break;
+      continue;
+    }
     uint64_t n = tail - pos;
     if (n > c->buf_words) n = c->buf_words;
     /* A poll limited to a few events copies about what they take (a few
@@ -1165,29 +1219,10 @@ read_ring(struct poll_state *ps, int domain) {
      * writer's release fence between publishing head and overwriting the
      * words it freed (ring.c, evict()). */
     er_fence_acquire();
-    uint64_t head, evicted;
-    if ((err = checked_head(c, hdr, tail, &head, &evicted)) != 0) break;
     uint64_t off = 0;
-    if (head > pos) {
-      /* What lies below head may have been overwritten while we copied
-       * it: drop it, counted exactly from the writer's pair -- a count
-       * checked against WRITTEN, loaded after the pair, which the writer
-       * had raised past every event before head when it published it. */
-      uint64_t written = 0;
-      if (c->ours &&
-          (err = get_acq(c, hdr + 8 * ER_RING_WRITTEN, &written)) != 0)
-        break;
-      if (c->ours &&
-          (evicted < events || evicted > written || written > MAX_COUNT)) {
-        err = EVENTRING_E_CORRUPT;
-        break;
-      }
-      lost(ps, domain, c->ours ? evicted - events : head - pos);
-      off = head - pos;
-      pos = head;
-      events = evicted;
-      if (off >= n || ps->stop) continue;
-    }
+    if ((err = catch_up(ps, domain, hdr, tail, &pos, &events, &off)) != 0)
+      break;
+    if (off >= n || ps->stop) continue;
 
     /* Decode the events of the copy.  The copy ends at the tail unless
      * CHUNK cut it (`whole`); when it wrapped, the ring's end lies at
