@@ -45,6 +45,27 @@
  * three.  The size is also checked with fstat() before each poll, so that
  * a file cut anywhere is reported at once, whatever the poll reads.
  *
+ * Header words through pread(2).  The kernel copies them as bytes (`rep
+ * movsb`), with no promise to read an aligned word in one access, so a
+ * word the writer stores while it is copied may come back torn: bytes of
+ * the old value and of the new.  Through a mapping every header word is
+ * one aligned 8-byte load and cannot tear.  Through pread(): a pair
+ * (head, events before it) is read while the writer leaves its slot
+ * alone, as the second load of PSEQ proves (load_head), so it does not
+ * tear; PSEQ moves by one, so a torn PSEQ differs from a value it had
+ * only across a carry out of a byte, and is then far from the second
+ * load, which makes load_head() try again.  TAIL has no such check: a
+ * torn tail mostly cuts an event, which the decode reports as a broken
+ * ring (EVENTRING_E_CORRUPT), never as events; only a torn tail past the
+ * real one whose words from the real tail up chain into whole events
+ * (a carry out of a byte while the writer stores it, then the words of
+ * the lap before, or of an event being written, parsing exactly up to
+ * it) would have words past the real tail delivered.  Not yet guarded
+ * against: loading TAIL from a mapping needs the SIGBUS guard (sigbus.c)
+ * in the reading process, which only a traced process installs; a
+ * second load of TAIL after the copy, no smaller than the first, would
+ * catch a torn value in all but a second tear.
+ *
  * Bad events.  An event header is sane when its 36 low bits are zero (no
  * writer sets them), its length is not 0 and the event fits in the run
  * it was copied in: then the next event starts right after it, whatever
