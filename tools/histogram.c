@@ -111,3 +111,12 @@ uint64_t hist_percentile(const struct histogram *h, double p) {
   }
   return h->max; /* not reached: the buckets hold count values */
 }
+
+uint64_t hist_count_below(const struct histogram *h, uint64_t v) {
+  if (h->count == 0 || v <= h->min) return 0;
+  if (v > h->max) return h->count;
+  size_t end = index_of(v);
+  uint64_t n = 0;
+  for (size_t i = 0; i < end; i++) n += h->buckets[i];
+  return n;
+}

@@ -62,4 +62,10 @@ double hist_stddev(const struct histogram *h);
  * minimum's rank, larger as 100), within the bound above. */
 uint64_t hist_percentile(const struct histogram *h, double p);
 
+/* How many recorded values are below `v`: exact when `v` is below 2048
+ * or a power of two (bucket boundaries), else counted to the bucket that
+ * holds `v`, excluded.  The charts of latency and report bin by powers
+ * of two, so theirs are exact. */
+uint64_t hist_count_below(const struct histogram *h, uint64_t v);
+
 #endif /* EVENTRING_TOOL_HISTOGRAM_H */

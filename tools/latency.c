@@ -41,8 +41,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "analysis.h"
+#include "bars.h"
 #include "events.h"
 #include "histogram.h"
 
@@ -195,6 +197,9 @@ static void print_text(const struct lat_report *p) {
     for (size_t i = 0; i < N_ROWS; i++)
       printf("  %10s  %10s\n", rows[i].label,
              analysis_duration(a, hist_percentile(h, rows[i].p)));
+    /* A person reading a terminal gets the shape too (bars.h); a pipe or
+     * a file keeps the table alone, which scripts parse. */
+    if (isatty(STDOUT_FILENO)) bars_print(stdout, h, "pause", 40);
   }
   if (p->cut || p->unfinished || p->unmatched)
     printf("\nnot included: %" PRIu64 " %s cut by lost events, %" PRIu64
