@@ -286,15 +286,27 @@ static __attribute__((unused)) double json_double(const char *from, const char *
 }
 
 /* The object of array `key` whose "name" is `name` (a pointer to its
- * "name"), or NULL. */
+ * "name"), or NULL.  The array ends at its own closing bracket: objects
+ * in it may hold arrays of their own (per-domain rows). */
 static __attribute__((unused)) const char *json_named(const char *json, const char *key,
                               const char *name) {
   const char *arr = json_at(json, key);
   char pat[256];
   snprintf(pat, sizeof pat, "{\"name\": \"%s\"", name);
-  const char *p = strstr(arr, pat);
-  const char *stop = strchr(arr, ']');
-  return p && (!stop || p < stop) ? p : NULL;
+  size_t n = strlen(pat);
+  int depth = 0, in_str = 0;
+  for (const char *p = arr; *p; p++) {
+    if (in_str) {
+      if (*p == '\\' && p[1]) p++;
+      else if (*p == '"') in_str = 0;
+      continue;
+    }
+    if (depth == 1 && !strncmp(p, pat, n)) return p;
+    if (*p == '"') in_str = 1;
+    else if (*p == '[' || *p == '{') depth++;
+    else if ((*p == ']' || *p == '}') && --depth == 0) return NULL;
+  }
+  return NULL;
 }
 
 #endif

@@ -155,6 +155,40 @@ START_TEST(test_edges) {
 }
 END_TEST
 
+/* hist_add: two halves added up answer as one histogram of every value
+ * does (the same buckets; mean and deviation combined exactly). */
+START_TEST(test_add) {
+  struct histogram *all = hist_create(), *a = hist_create(),
+                   *b = hist_create(), *none = hist_create();
+  ck_assert(all && a && b && none);
+  uint64_t x = 88172645463325252ULL;
+  for (int i = 0; i < 20000; i++) {
+    x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+    uint64_t v = x % 5000000 + (i % 3 ? 0 : 90000000);
+    hist_record(all, v);
+    hist_record(i % 4 ? a : b, v);
+  }
+  hist_add(a, none);
+  hist_add(none, b);
+  hist_add(a, b);
+  ck_assert_uint_eq(hist_count(a), hist_count(all));
+  ck_assert_uint_eq(hist_min(a), hist_min(all));
+  ck_assert_uint_eq(hist_max(a), hist_max(all));
+  ck_assert_uint_eq(hist_count(none), hist_count(b));
+  ck_assert_uint_eq(hist_percentile(none, 50), hist_percentile(b, 50));
+  ck_assert(fabs(hist_mean(a) - hist_mean(all)) < 1e-6 * hist_mean(all));
+  ck_assert(fabs(hist_stddev(a) - hist_stddev(all)) <
+            1e-6 * hist_stddev(all));
+  static const double ps[] = {1, 25, 50, 75, 90, 99, 99.9, 99.99, 100};
+  for (size_t i = 0; i < sizeof ps / sizeof ps[0]; i++)
+    ck_assert_uint_eq(hist_percentile(a, ps[i]), hist_percentile(all, ps[i]));
+  hist_free(all);
+  hist_free(a);
+  hist_free(b);
+  hist_free(none);
+}
+END_TEST
+
 static TCase *tc_histogram(void) {
   TCase *tc = er_tcase("histogram");
   tcase_add_test(tc, test_empty);
@@ -163,6 +197,7 @@ static TCase *tc_histogram(void) {
   tcase_add_test(tc, test_dense_small);
   tcase_add_test(tc, test_log_uniform);
   tcase_add_test(tc, test_edges);
+  tcase_add_test(tc, test_add);
   return tc;
 }
 

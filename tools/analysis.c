@@ -219,6 +219,13 @@ static const char options_help[] =
     "                 versions wrote; eventring's files name their own)\n"
     "  --ocaml53      number phases as OCaml 5.3+ does (default for both:\n"
     "                 inferred from the file)\n"
+    "  --domain N, --event GLOB, --kind KIND, --since T, --until T, "
+    "--last DUR\n"
+    "                 only the events of those domains, names, kinds and "
+    "times\n"
+    "                 (T: 10s from the first event, or a time of day "
+    "05:50:42;\n"
+    "                 see eventring(1), FILTERS)\n"
     "  -h, --help     print this help and exit\n";
 
 void analysis_help(const char *name, const char *what) {
@@ -245,23 +252,40 @@ void analysis_help(const char *name, const char *what) {
 }
 
 int analysis_open(int argc, char **argv, const char *help_ref,
-                  void (*help)(void), struct tool_source *src, int *json) {
+                  void (*help)(void), struct tool_source *src,
+                  struct analysis_opts *opts) {
   memset(src, 0, sizeof *src);
-  *json = 0;
-  enum { OPT_JSON = TOOL_OPT_OWN };
+  opts->json = 0;
+  opts->nspan = opts->nphase = 0;
+  enum { OPT_JSON = TOOL_OPT_OWN, OPT_SPAN, OPT_PHASE };
   static const struct option longopts[] = {
       TOOL_SOURCE_OPTIONS,
+      TOOL_FILTER_OPTIONS,
       TOOL_OUTPUT_OPTION,
       {"json", no_argument, NULL, OPT_JSON},
+      {"span", required_argument, NULL, OPT_SPAN},
+      {"phase", required_argument, NULL, OPT_PHASE},
       {NULL, 0, NULL, 0},
   };
   const char *output = NULL;
   int c;
   while ((c = tool_getopt(argc, argv, ":fho:", longopts)) != -1) {
     if (c == OPT_JSON) {
-      *json = 1;
+      opts->json = 1;
     } else if (c == 'o') {
       output = optarg;
+    } else if ((c == OPT_SPAN || c == OPT_PHASE) && opts->spans_allowed) {
+      char **v = c == OPT_SPAN ? opts->span : opts->phase;
+      int *n = c == OPT_SPAN ? &opts->nspan : &opts->nphase;
+      if (*n == ANALYSIS_MAX_NAMES)
+        return tool_usage_error(help_ref, "at most %d --span and --phase "
+                                "names each (a glob matches several)",
+                                ANALYSIS_MAX_NAMES);
+      v[(*n)++] = optarg;
+    } else if (c == OPT_SPAN || c == OPT_PHASE) {
+      return tool_usage_error(help_ref, "%s is an option of 'eventring "
+                              "latency' (stats reports every span)",
+                              c == OPT_SPAN ? "--span" : "--phase");
     } else {
       int rc = tool_source_other(src, c, argv, help_ref, help);
       if (rc >= 0) return rc;

@@ -111,17 +111,136 @@ void pauses_lifecycle(struct pauses *p, int domain, int kind);
 void pauses_finish(struct pauses *p);
 
 /* ------------------------------------------------------------------ */
+/* Spans: the durations of user spans (`latency --span`, `stats`) or of  */
+/* one runtime phase at any depth (`latency --phase`).                  */
+/*                                                                      */
+/* A span begins with a begin event and ends with the next end event of  */
+/* the same name on the same track that is not taken by a span begun     */
+/* later: spans of one name nest (an end closes the innermost open span  */
+/* of its name), spans of different names may overlap freely.  A track   */
+/* is a domain, or, in a slot shared by threads (OCaml 4's threads, see  */
+/* FORMAT.md "Thread switches"), one thread of it: each thread-switch    */
+/* marker moves the domain's later events to its thread's track, and a   */
+/* span begun by one thread is ended only by that thread's end.  After a */
+/* loss the thread is unknown until the next marker: the events go to   */
+/* the domain's own track.                                              */
+/*                                                                      */
+/* What is not a whole span is counted apart, per name:                 */
+/*   cut         open when events of its domain were lost (or recording */
+/*               paused), or an end whose begin was lost: after a cut,  */
+/*               an end with no open begin is the end of a span cut     */
+/*               there (counted once: a span counted cut at the loss    */
+/*               is not counted again at its end);                      */
+/*   unfinished  open at the end of reading, or when its slot was left  */
+/*               (domain_terminate, domain_spawn);                      */
+/*   unmatched   an end with no open begin and no cut before it.        */
+
+/* What is known of one name's spans in one domain, or in all. */
+struct span_stat {
+  struct histogram *hist; /* completed spans' durations; NULL: none yet */
+  uint64_t total;         /* their sum, exact, in nanoseconds */
+  uint64_t cut, unfinished, unmatched;
+};
+
+/* One name's spans: in total and per domain (dom[d] for domain d). */
+#define SPAN_NAME_BYTES 80
+struct span_stats {
+  char name[SPAN_NAME_BYTES];
+  struct span_stat all;
+  struct span_stat *dom;
+  int ndom;
+};
+
+struct span_track;
+struct span_domain;
+
+/* A tracker of one file's spans, and what it found (by name, in order of
+ * first appearance). */
+struct spans {
+  struct span_stats *v;
+  size_t n, cap;
+  /* Internal. */
+  const eventring_cursor *names;
+  int phases;           /* track runtime phases instead of user spans */
+  char *const *globs;   /* names to track (fnmatch); NULL: every one */
+  int nglobs;
+  int ndomains;
+  struct span_domain **domains;
+  int *entry_of;        /* id -> index in v, -1 unknown, -2 not tracked */
+  int oom;
+};
+
+/* Sets up a tracker of user spans (phases 0) or runtime phases (1) of
+ * the file that `names` reads, domains 0 .. ndomains - 1, for the names
+ * that match one of `globs` (nglobs of them; none: every name).  `globs`
+ * must outlive the tracker.  Returns 0, or -1 when out of memory. */
+int spans_init(struct spans *s, const eventring_cursor *names, int ndomains,
+               int phases, char *const *globs, int nglobs);
+void spans_free(struct spans *s);
+/* A span's begin or end: `id` its user event id or phase, `name` the
+ * callback's name (NULL for a phase: the file names it). */
+void spans_begin(struct spans *s, int domain, uint64_t ts, int id,
+                 const char *name);
+void spans_end(struct spans *s, int domain, uint64_t ts, int id,
+               const char *name);
+/* A thread-switch marker of `domain`. */
+void spans_thread(struct spans *s, int domain, int64_t thread, uint64_t tid);
+/* Events of `domain` were lost, or recording paused. */
+void spans_cut(struct spans *s, int domain);
+/* A thread left or took the slot `domain`. */
+void spans_restart(struct spans *s, int domain);
+/* As pauses_lifecycle(). */
+void spans_lifecycle(struct spans *s, int domain, int kind);
+/* Reading is over: open spans are unfinished. */
+void spans_finish(struct spans *s);
+
+/* Adds `src` into `dst` (the same name: a total over processes); domain
+ * rows are added by domain number when `by_domain`, else left out.
+ * Returns 0, or -1 when out of memory. */
+int span_stats_add(struct span_stats *dst, const struct span_stats *src,
+                   int by_domain);
+void span_stats_free(struct span_stats *st);
+
+/* The JSON form of one name's spans (documented in eventring(1) and
+ * here), the object's fields without the braces:
+ *
+ *   "name": S, "count": N, "total_ns": N, "mean_ns": X, "min_ns": N,
+ *   "p50_ns": N, "p90_ns": N, "p99_ns": N, "p999_ns": N, "max_ns": N,
+ *   "relative_error": X, "cut": N, "unfinished": N, "unmatched_ends": N
+ *
+ * then, with `domains`, "domains": [{"domain": D, and the same fields
+ * but name}, ...] for the domains where the name had any span.  count
+ * and total_ns are over the completed spans; the durations are null when
+ * count is 0; percentiles are within relative_error (histogram.h) of the
+ * true values, min, max, mean and total are exact. */
+void span_stat_json(FILE *out, const struct span_stat *st);
+void span_stats_json(FILE *out, const struct span_stats *st, int domains);
+
+/* ------------------------------------------------------------------ */
+
+/* The options of latency and stats beyond the source's. */
+#define ANALYSIS_MAX_NAMES 64
+struct analysis_opts {
+  int json;                            /* --json */
+  int spans_allowed;                   /* set by the caller: latency */
+  char *span[ANALYSIS_MAX_NAMES];      /* --span NAME (globs) */
+  int nspan;
+  char *phase[ANALYSIS_MAX_NAMES];     /* --phase NAME (globs) */
+  int nphase;
+};
 
 /* The command line of latency and stats: the source options of dump
- * (--pid, --dir, --follow, --ocaml50), -o/--output and --json; then
- * points standard output at the report's destination (tool_output_open)
- * and opens the source (tool_source_open) into `src`, which it clears
- * first.  Returns -1 when
- * the source is open, or the exit status when done (--help, a usage
- * error, a source that cannot be opened).  `help` prints the
- * subcommand's help, `help_ref` names it in usage errors. */
+ * (--pid, --dir, --follow, --ocaml50, the filters of filter.c),
+ * -o/--output, --json and, with opts->spans_allowed, --span and --phase;
+ * then points standard output at the report's destination
+ * (tool_output_open) and opens the source (tool_source_open) into `src`,
+ * which it clears first.  Returns -1 when the source is open, or the
+ * exit status when done (--help, a usage error, a source that cannot be
+ * opened).  `help` prints the subcommand's help, `help_ref` names it in
+ * usage errors. */
 int analysis_open(int argc, char **argv, const char *help_ref,
-                  void (*help)(void), struct tool_source *src, int *json);
+                  void (*help)(void), struct tool_source *src,
+                  struct analysis_opts *opts);
 
 /* Prints the help of subcommand `name`: its usage lines, `what` it does
  * (lines ending in a newline), the options and the exit statuses. */

@@ -871,6 +871,11 @@ static void help(void) {
       "  --ocaml50      number phases as OCaml 5.0-5.2 did\n"
       "  --ocaml53      number phases as OCaml 5.3+ does (default: inferred\n"
       "                 from the file)\n"
+      "  --domain N, --event GLOB, --kind KIND, --since T, --until T, "
+      "--last DUR\n"
+      "                 only the events of those domains, names, kinds and "
+      "times\n"
+      "                 (see eventring(1), FILTERS)\n"
       "  -h, --help     print this help and exit\n"
       "\n"
       "Exit status: 0 success, 1 unreadable input or unwritable output, "
@@ -881,6 +886,7 @@ static void help(void) {
 int tool_ctf(int argc, char **argv) {
   static const struct option longopts[] = {
       TOOL_SOURCE_OPTIONS,
+      TOOL_FILTER_OPTIONS,
       TOOL_OUTPUT_OPTION,
       {NULL, 0, NULL, 0},
   };

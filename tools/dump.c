@@ -107,6 +107,30 @@ struct dump {
   uint64_t first;     /* TIME_RELATIVE: the first event's timestamp */
   int64_t offset;     /* TIME_WALL: the wall-clock offset of the first
                          file, for every process (walltime.c) */
+  /* --merge: the lines' ends (from " kind=") go to a memory stream, and
+   * each line's place in time to `lines`; merge_print() sorts them. */
+  int merge;
+  char *mbuf;
+  size_t msize;
+  struct mline *lines;
+  size_t nlines, caplines;
+  size_t *pending; /* lost lines waiting for their domain's next event */
+  size_t npending, cappending;
+  int failed;
+};
+
+/* Where event lines are written: standard output, or with --merge the
+ * memory stream. */
+static FILE *dout;
+
+/* One line of --merge: its timestamp (a loss takes the timestamp of
+ * the next event of its domain, before which it is printed), the order
+ * it was read in, its process and domain, where its end starts in the
+ * memory stream. */
+struct mline {
+  uint64_t ts, seq;
+  int proc, domain, has_ts, ts_known;
+  size_t off;
 };
 
 /* The counts of the process being read, or NULL (out of memory, or one
@@ -128,6 +152,99 @@ static struct counts *per(struct dump *d) {
 static void put_pid(struct dump *d) {
   if (d->tag_all || (d->src->cmd && d->src->proc > 0))
     fprintf(stdout, "pid=%ld ", (long)d->src->procs[d->src->proc]->pid);
+}
+
+static void put_pid(struct dump *d);
+static void put_time(struct dump *d, uint64_t ts);
+
+static void merge_note(struct dump *d, int domain, uint64_t ts, int has_ts) {
+  if (d->nlines == d->caplines) {
+    size_t cap = d->caplines ? 2 * d->caplines : 4096;
+    struct mline *v = realloc(d->lines, cap * sizeof *v);
+    if (!v) {
+      d->failed = 1;
+      return;
+    }
+    d->lines = v;
+    d->caplines = cap;
+  }
+  int proc = d->src->proc;
+  if (has_ts) {
+    /* The losses before this event of the same domain take its time. */
+    size_t k = 0;
+    for (size_t j = 0; j < d->npending; j++) {
+      struct mline *l = &d->lines[d->pending[j]];
+      if (l->proc == proc && l->domain == domain) {
+        l->ts = ts;
+        l->ts_known = 1;
+      } else {
+        d->pending[k++] = d->pending[j];
+      }
+    }
+    d->npending = k;
+  } else {
+    if (d->npending == d->cappending) {
+      size_t cap = d->cappending ? 2 * d->cappending : 16;
+      size_t *v = realloc(d->pending, cap * sizeof *v);
+      if (!v) {
+        d->failed = 1;
+        return;
+      }
+      d->pending = v;
+      d->cappending = cap;
+    }
+    d->pending[d->npending++] = d->nlines;
+  }
+  struct mline *l = &d->lines[d->nlines];
+  l->ts = ts;
+  l->ts_known = has_ts;
+  l->has_ts = has_ts;
+  l->seq = d->nlines;
+  l->proc = proc;
+  l->domain = domain;
+  fflush(dout);
+  l->off = d->msize;
+  d->nlines++;
+}
+
+static int by_time(const void *a, const void *b) {
+  const struct mline *x = a, *y = b;
+  if (x->ts != y->ts) return x->ts < y->ts ? -1 : 1;
+  return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Prints the lines of --merge in time order. */
+static void merge_print(struct dump *d) {
+  fflush(dout);
+  /* A loss with no event of its domain after it goes last. */
+  for (size_t i = 0; i < d->nlines; i++)
+    if (!d->lines[i].ts_known) d->lines[i].ts = UINT64_MAX;
+  qsort(d->lines, d->nlines, sizeof *d->lines, by_time);
+  uint64_t first = 0;
+  int any = 0;
+  for (size_t i = 0; i < d->nlines; i++)
+    if (d->lines[i].has_ts && (!any || d->lines[i].ts < first)) {
+      first = d->lines[i].ts;
+      any = 1;
+    }
+  d->first = first;
+  d->have_first = any;
+  int saved = d->src->proc;
+  for (size_t i = 0; i < d->nlines && tool_output_ok(); i++) {
+    const struct mline *l = &d->lines[i];
+    d->src->proc = l->proc;
+    put_pid(d);
+    fprintf(stdout, "domain=%d", l->domain);
+    if (l->has_ts) {
+      fputs_unlocked(" ts=", stdout);
+      put_time(d, l->ts);
+    }
+    const char *p = d->mbuf + l->off;
+    const char *nl = memchr(p, '\n', d->msize - l->off);
+    size_t n = nl ? (size_t)(nl - p) + 1 : d->msize - l->off;
+    fwrite_unlocked(p, 1, n, stdout);
+  }
+  d->src->proc = saved;
 }
 
 /* Prints `ts` as --time says. */
@@ -154,15 +271,19 @@ static void start(struct dump *d, enum kind k, int domain, uint64_t ts) {
   d->all.count[k]++;
   struct counts *c = per(d);
   if (c) c->count[k]++;
-  put_pid(d);
-  fprintf(stdout, "domain=%d ts=", domain);
-  put_time(d, ts);
-  fprintf(stdout, " kind=%s name=", kind_names[k]);
+  if (d->merge) {
+    merge_note(d, domain, ts, 1);
+  } else {
+    put_pid(d);
+    fprintf(dout, "domain=%d ts=", domain);
+    put_time(d, ts);
+  }
+  fprintf(dout, " kind=%s name=", kind_names[k]);
 }
 
 /* Ends a line; returns the callback's answer: go on while output works. */
 static int end(void) {
-  putc_unlocked('\n', stdout);
+  putc_unlocked('\n', dout);
   return tool_output_ok();
 }
 
@@ -170,14 +291,14 @@ static int end(void) {
 static void user_start(struct dump *d, enum kind k, int domain, uint64_t ts,
                        int id, const char *name) {
   start(d, k, domain, ts);
-  tool_put_name(stdout, name, tool_name_fallback[TOOL_NAME_USER], id);
+  tool_put_name(dout, name, tool_name_fallback[TOOL_NAME_USER], id);
 }
 
 static int on_phase(struct dump *d, enum kind k, int domain, uint64_t ts,
                     int phase) {
   start(d, k, domain, ts);
-  tool_put_event_name(stdout, d->src->cursor, TOOL_NAME_PHASE, phase);
-  fputs_unlocked(" value=-", stdout);
+  tool_put_event_name(dout, d->src->cursor, TOOL_NAME_PHASE, phase);
+  fputs_unlocked(" value=-", dout);
   return end();
 }
 
@@ -193,17 +314,17 @@ static int on_counter(void *data, int domain, uint64_t ts, int counter,
                       uint64_t value) {
   struct dump *d = data;
   start(d, K_COUNTER, domain, ts);
-  tool_put_event_name(stdout, d->src->cursor, TOOL_NAME_COUNTER, counter);
-  fprintf(stdout, " value=%" PRIu64, value);
+  tool_put_event_name(dout, d->src->cursor, TOOL_NAME_COUNTER, counter);
+  fprintf(dout, " value=%" PRIu64, value);
   return end();
 }
 
 static int on_alloc(void *data, int domain, uint64_t ts,
                     const uint64_t *buckets) {
   start(data, K_ALLOC, domain, ts);
-  fputs_unlocked("alloc_buckets value=", stdout);
+  fputs_unlocked("alloc_buckets value=", dout);
   for (int i = 0; i < EVENTRING_ALLOC_BUCKETS; i++)
-    fprintf(stdout, i ? ",%" PRIu64 : "%" PRIu64, buckets[i]);
+    fprintf(dout, i ? ",%" PRIu64 : "%" PRIu64, buckets[i]);
   return end();
 }
 
@@ -212,40 +333,40 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   struct dump *d = data;
   tool_source_lifecycle(d->src, kind);
   start(d, K_LIFECYCLE, domain, ts);
-  tool_put_event_name(stdout, d->src->cursor, TOOL_NAME_LIFECYCLE, kind);
+  tool_put_event_name(dout, d->src->cursor, TOOL_NAME_LIFECYCLE, kind);
   if (has_data)
-    fprintf(stdout, " value=%" PRId64, value);
+    fprintf(dout, " value=%" PRId64, value);
   else
-    fputs_unlocked(" value=-", stdout);
+    fputs_unlocked(" value=-", dout);
   return end();
 }
 
 static int on_user_unit(void *data, int domain, uint64_t ts, int id,
                         const char *name) {
   user_start(data, K_USER_UNIT, domain, ts, id, name);
-  fputs_unlocked(" value=()", stdout);
+  fputs_unlocked(" value=()", dout);
   return end();
 }
 
 static int on_user_int(void *data, int domain, uint64_t ts, int id,
                        const char *name, int64_t value) {
   user_start(data, K_USER_INT, domain, ts, id, name);
-  fprintf(stdout, " value=%" PRId64, value);
+  fprintf(dout, " value=%" PRId64, value);
   return end();
 }
 
 static int on_user_span(void *data, int domain, uint64_t ts, int id,
                         const char *name, int is_end) {
   user_start(data, K_USER_SPAN, domain, ts, id, name);
-  fputs_unlocked(is_end ? " value=end" : " value=begin", stdout);
+  fputs_unlocked(is_end ? " value=end" : " value=begin", dout);
   return end();
 }
 
 static int on_user_custom(void *data, int domain, uint64_t ts, int id,
                           const char *name, const void *bytes, size_t len) {
   user_start(data, K_USER_CUSTOM, domain, ts, id, name);
-  fputs_unlocked(" value=", stdout);
-  tool_put_ocaml_string(stdout, bytes, len);
+  fputs_unlocked(" value=", dout);
+  tool_put_ocaml_string(dout, bytes, len);
   return end();
 }
 
@@ -256,8 +377,8 @@ static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
   memcpy(buf, name, len);
   buf[len] = '\0';
   start(data, K_THREAD, domain, ts);
-  tool_put_name(stdout, buf, "thread_", (int)thread);
-  fprintf(stdout, " value=%" PRId64 " tid=%" PRIu64, thread, tid);
+  tool_put_name(dout, buf, "thread_", (int)thread);
+  fprintf(dout, " value=%" PRId64 " tid=%" PRIu64, thread, tid);
   return end();
 }
 
@@ -271,9 +392,13 @@ static int on_lost(void *data, int domain, uint64_t count) {
     c->lost_calls++;
     c->lost_total += count;
   }
-  put_pid(d);
-  fprintf(stdout, "domain=%d kind=lost_events value=%" PRIu64 "\n", domain,
-          count);
+  if (d->merge) {
+    merge_note(d, domain, 0, 0);
+  } else {
+    put_pid(d);
+    fprintf(dout, "domain=%d", domain);
+  }
+  fprintf(dout, " kind=lost_events value=%" PRIu64 "\n", count);
   return tool_output_ok();
 }
 
@@ -355,6 +480,14 @@ static void help(void) {
       "                 first event, raw timestamps (CLOCK_MONOTONIC "
       "nanoseconds,\n"
       "                 for scripts), wall the time of day (UTC, ISO 8601)\n"
+      "  --merge        every domain's and process's events in one list in "
+      "time\n"
+      "                 order (read whole into memory first)\n"
+      "  --domain N, --event GLOB, --kind KIND, --since T, --until T, "
+      "--last DUR\n"
+      "                 only the events of those domains, names, kinds, "
+      "times\n"
+      "                 (see eventring(1), FILTERS)\n"
       "  -o FILE, --output FILE\n"
       "                 write the listing to FILE ('-': standard output)\n"
       "  --pid PID      read the ring file of process PID\n"
@@ -387,19 +520,24 @@ static void help(void) {
 int tool_dump(int argc, char **argv) {
   static const struct option longopts[] = {
       TOOL_SOURCE_OPTIONS,
+      TOOL_FILTER_OPTIONS,
       TOOL_OUTPUT_OPTION,
       {"time", required_argument, NULL, TOOL_OPT_OWN},
+      {"merge", no_argument, NULL, TOOL_OPT_OWN + 1},
       {NULL, 0, NULL, 0},
   };
   struct tool_source src;
   memset(&src, 0, sizeof src);
   const char *output = NULL;
   enum time_mode time = TIME_RELATIVE;
+  int merge = 0;
   int c;
   int rc;
   while ((c = tool_getopt(argc, argv, ":fho:", longopts)) != -1) {
     if (c == 'o') {
       output = optarg;
+    } else if (c == TOOL_OPT_OWN + 1) {
+      merge = 1;
     } else if (c == TOOL_OPT_OWN) {
       if (!strcmp(optarg, "relative"))
         time = TIME_RELATIVE;
@@ -437,7 +575,14 @@ int tool_dump(int argc, char **argv) {
     return TOOL_EXIT_INPUT;
   }
 
-  struct dump d = {.src = &src, .time = time};
+  struct dump d = {.src = &src, .time = time, .merge = merge};
+  dout = stdout;
+  if (merge && !(dout = open_memstream(&d.mbuf, &d.msize))) {
+    tool_error("out of memory");
+    eventring_callbacks_free(cb);
+    tool_source_close(&src);
+    return TOOL_EXIT_INPUT;
+  }
   d.tag_all = argc - optind > 1 || (src.dir && !src.pid_arg);
   if (time == TIME_WALL) {
     int e = tool_wall_offset(src.cursor, &d.offset);
@@ -450,6 +595,19 @@ int tool_dump(int argc, char **argv) {
     }
   }
   rc = tool_source_read(&src, cb, &d);
+  if (merge) {
+    if (d.failed || ferror(dout)) {
+      tool_error("out of memory for --merge");
+      if (rc == TOOL_EXIT_OK) rc = TOOL_EXIT_INPUT;
+    }
+    /* Events read before an error are printed, as without --merge. */
+    if (!d.failed) merge_print(&d);
+    fclose(dout);
+    free(d.mbuf);
+    free(d.lines);
+    free(d.pending);
+    dout = stdout;
+  }
   if (rc == TOOL_EXIT_OK && tool_output_ok()) summary(&d);
   free(d.per);
   eventring_callbacks_free(cb);

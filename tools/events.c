@@ -5,9 +5,32 @@
 
 #include "events.h"
 
+/* The last few callbacks objects made, with their handlers: a subcommand
+ * makes one or two, and the filter asks for the one it is given. */
+#define KNOWN 16
+static struct {
+  const eventring_callbacks *cb;
+  const struct tool_handlers *h;
+} known[KNOWN];
+static unsigned known_next;
+
+const struct tool_handlers *tool_callbacks_handlers(
+    const eventring_callbacks *cb) {
+  for (int i = 0; i < KNOWN; i++)
+    if (known[i].cb == cb && cb) return known[i].h;
+  return NULL;
+}
+
 eventring_callbacks *tool_callbacks_new(const struct tool_handlers *h) {
   eventring_callbacks *cb = eventring_callbacks_create();
   if (!cb) return NULL;
+  /* An address freed and reused names the new object only. */
+  int slot = -1;
+  for (int i = 0; i < KNOWN; i++)
+    if (known[i].cb == cb) slot = i;
+  if (slot < 0) slot = (int)(known_next++ % KNOWN);
+  known[slot].cb = cb;
+  known[slot].h = h;
   if (h->runtime_begin)
     eventring_callbacks_set_runtime_begin(cb, h->runtime_begin);
   if (h->runtime_end) eventring_callbacks_set_runtime_end(cb, h->runtime_end);

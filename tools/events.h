@@ -39,6 +39,12 @@ struct tool_handlers {
  * memory.  Free it with eventring_callbacks_free(). */
 eventring_callbacks *tool_callbacks_new(const struct tool_handlers *h);
 
+/* The handlers that tool_callbacks_new() installed in `cb` (which the
+ * filters of filter.c wrap), or NULL for a callbacks object it did not
+ * make. */
+const struct tool_handlers *tool_callbacks_handlers(
+    const eventring_callbacks *cb);
+
 enum tool_name_kind {
   TOOL_NAME_PHASE,
   TOOL_NAME_COUNTER,

@@ -120,3 +120,17 @@ uint64_t hist_count_below(const struct histogram *h, uint64_t v) {
   for (size_t i = 0; i < end; i++) n += h->buckets[i];
   return n;
 }
+
+void hist_add(struct histogram *dst, const struct histogram *src) {
+  if (src->count == 0) return;
+  if (dst->count == 0 || src->min < dst->min) dst->min = src->min;
+  if (dst->count == 0 || src->max > dst->max) dst->max = src->max;
+  /* Chan et al.'s pairwise combination of Welford's running figures. */
+  double na = (double)dst->count, nb = (double)src->count, n = na + nb;
+  double delta = src->mean - dst->mean;
+  dst->mean += delta * nb / n;
+  dst->m2 += src->m2 + delta * delta * na * nb / n;
+  dst->count += src->count;
+  for (size_t i = 0; i < N_BUCKETS; i++)
+    if (src->buckets[i]) dst->buckets[i] += src->buckets[i];
+}

@@ -68,4 +68,9 @@ uint64_t hist_percentile(const struct histogram *h, double p);
  * of two, so theirs are exact. */
 uint64_t hist_count_below(const struct histogram *h, uint64_t v);
 
+/* Adds every value recorded in `src` to `dst`, as if each had been
+ * recorded there (the mean and standard deviation combine exactly, up to
+ * rounding), so that a total's percentiles keep the bound above. */
+void hist_add(struct histogram *dst, const struct histogram *src);
+
 #endif /* EVENTRING_TOOL_HISTOGRAM_H */

@@ -36,6 +36,7 @@
  * relative_error is the histogram's bound on the percentiles' error, and
  * markers counts the outermost marker spans, which are not pauses.
  */
+#include <fnmatch.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -67,6 +68,7 @@ struct lat_proc {
   int ready;
   struct pauses pauses;
   struct histogram *hist;
+  struct spans spans, phases; /* --span, --phase */
 };
 
 struct latency {
@@ -76,6 +78,7 @@ struct latency {
   struct lat_proc *procs; /* several processes, nprocs of them */
   int nprocs;
   int failed;
+  const struct analysis_opts *opts;
 };
 
 static void on_pause(void *arg, int domain, uint64_t duration) {
@@ -93,8 +96,9 @@ static void on_proc_pause(void *arg, int domain, uint64_t duration) {
 
 /* The pause tracker of the process being read; NULL when out of
  * memory. */
-static struct pauses *pauses_of(struct latency *l) {
-  if (!l->src->multi) return &l->pauses;
+/* The process being read (every source is multi here); NULL when out of
+ * memory. */
+static struct lat_proc *proc_of(struct latency *l) {
   int i = l->src->proc;
   if (i >= l->nprocs) {
     int n = i + 8;
@@ -108,13 +112,17 @@ static struct pauses *pauses_of(struct latency *l) {
   if (!p->ready) {
     const eventring_cursor *c = l->src->procs[i]->cursor;
     p->l = l;
+    const struct analysis_opts *o = l->opts;
+    int nd = eventring_cursor_max_domains(c);
     if (!(p->hist = hist_create()) ||
-        pauses_init(&p->pauses, c, eventring_cursor_max_domains(c),
-                    on_proc_pause, p) < 0)
+        pauses_init(&p->pauses, c, nd, on_proc_pause, p) < 0 ||
+        spans_init(&p->spans, c, nd, 0, o->span, o->nspan) < 0 ||
+        spans_init(&p->phases, c, nd, 1, o->phase, o->nphase) < 0)
       goto oom;
     p->ready = 1;
   }
-  return &p->pauses;
+  if (p->spans.oom || p->phases.oom) goto oom;
+  return p;
 oom:
   if (!l->failed) tool_error("out of memory");
   l->failed = 1;
@@ -122,16 +130,42 @@ oom:
 }
 
 static int on_begin(void *data, int domain, uint64_t ts, int phase) {
-  struct pauses *p = pauses_of(data);
-  if (p) pauses_begin(p, domain, ts, phase);
-  return p != NULL;
+  struct lat_proc *p = proc_of(data);
+  if (!p) return 0;
+  pauses_begin(&p->pauses, domain, ts, phase);
+  if (p->l->opts->nphase) spans_begin(&p->phases, domain, ts, phase, NULL);
+  return 1;
 }
 
 static int on_end(void *data, int domain, uint64_t ts, int phase) {
-  struct pauses *p = pauses_of(data);
+  struct lat_proc *p = proc_of(data);
+  if (!p) return 0;
   uint64_t start;
-  if (p) pauses_end(p, domain, ts, phase, &start);
-  return p != NULL;
+  pauses_end(&p->pauses, domain, ts, phase, &start);
+  if (p->l->opts->nphase) spans_end(&p->phases, domain, ts, phase, NULL);
+  return 1;
+}
+
+static int on_user_span(void *data, int domain, uint64_t ts, int id,
+                        const char *name, int is_end) {
+  struct lat_proc *p = proc_of(data);
+  if (!p) return 0;
+  if (!p->l->opts->nspan) return 1;
+  if (is_end)
+    spans_end(&p->spans, domain, ts, id, name);
+  else
+    spans_begin(&p->spans, domain, ts, id, name);
+  return 1;
+}
+
+static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
+                     uint64_t tid, const char *name, size_t len) {
+  (void)ts, (void)name, (void)len;
+  struct lat_proc *p = proc_of(data);
+  if (!p) return 0;
+  spans_thread(&p->spans, domain, thread, tid);
+  spans_thread(&p->phases, domain, thread, tid);
+  return 1;
 }
 
 static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
@@ -139,17 +173,23 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   (void)ts, (void)value, (void)has_data;
   struct latency *l = data;
   tool_source_lifecycle(l->src, kind);
-  struct pauses *p = pauses_of(l);
-  if (p) pauses_lifecycle(p, domain, kind);
-  return p != NULL;
+  struct lat_proc *p = proc_of(l);
+  if (!p) return 0;
+  pauses_lifecycle(&p->pauses, domain, kind);
+  spans_lifecycle(&p->spans, domain, kind);
+  spans_lifecycle(&p->phases, domain, kind);
+  return 1;
 }
 
 static int on_lost(void *data, int domain, uint64_t count) {
   struct latency *l = data;
   tool_source_lost(l->src, domain, count);
-  struct pauses *p = pauses_of(l);
-  if (p) pauses_cut(p, domain);
-  return p != NULL;
+  struct lat_proc *p = proc_of(l);
+  if (!p) return 0;
+  pauses_cut(&p->pauses, domain);
+  spans_cut(&p->spans, domain);
+  spans_cut(&p->phases, domain);
+  return 1;
 }
 
 /* What a report is about: one process, or the total of several. */
@@ -182,25 +222,32 @@ static const char *plural(uint64_t n, const char *one, const char *many) {
   return n == 1 ? one : many;
 }
 
-static void print_text(const struct lat_report *p) {
-  const struct histogram *h = p->hist;
+/* The mean, extremes and percentile table of `h`, under its title line;
+ * `what` heads the duration column. */
+static void print_body(const struct histogram *h, const char *what) {
   char a[32], b[32];
   uint64_t n = hist_count(h);
-  printf("GC pauses: %" PRIu64 " (outermost runtime phases, all domains)\n", n);
   if (n > 0) {
     printf("  mean   %10s    stddev %10s\n",
            analysis_duration(a, (uint64_t)(hist_mean(h) + 0.5)),
            analysis_duration(b, (uint64_t)(hist_stddev(h) + 0.5)));
     printf("  min    %10s    max    %10s\n", analysis_duration(a, hist_min(h)),
            analysis_duration(b, hist_max(h)));
-    printf("\n  percentile       pause\n");
+    printf("\n  percentile  %10s\n", what);
     for (size_t i = 0; i < N_ROWS; i++)
       printf("  %10s  %10s\n", rows[i].label,
              analysis_duration(a, hist_percentile(h, rows[i].p)));
     /* A person reading a terminal gets the shape too (bars.h); a pipe or
      * a file keeps the table alone, which scripts parse. */
-    if (isatty(STDOUT_FILENO)) bars_print(stdout, h, "pause", 40);
+    if (isatty(STDOUT_FILENO)) bars_print(stdout, h, what, 40);
   }
+}
+
+static void print_text(const struct lat_report *p) {
+  const struct histogram *h = p->hist;
+  uint64_t n = hist_count(h);
+  printf("GC pauses: %" PRIu64 " (outermost runtime phases, all domains)\n", n);
+  print_body(h, "pause");
   if (p->cut || p->unfinished || p->unmatched)
     printf("\nnot included: %" PRIu64 " %s cut by lost events, %" PRIu64
            " unfinished, %" PRIu64 " unmatched %s\n",
@@ -208,11 +255,9 @@ static void print_text(const struct lat_report *p) {
            p->unmatched, plural(p->unmatched, "end", "ends"));
 }
 
-/* The report's fields, without the braces. */
-static void print_json(const struct lat_report *p) {
-  const struct histogram *h = p->hist;
+/* The distribution's fields of `h`: min_ns .. percentiles. */
+static void print_dist_json(const struct histogram *h) {
   uint64_t n = hist_count(h);
-  printf("\"pauses\": %" PRIu64, n);
   if (n > 0) {
     printf(", \"min_ns\": %" PRIu64 ", \"max_ns\": %" PRIu64 ", \"mean_ns\": ",
            hist_min(h), hist_max(h));
@@ -228,6 +273,13 @@ static void print_json(const struct lat_report *p) {
     printf(", \"min_ns\": null, \"max_ns\": null, \"mean_ns\": null"
            ", \"stddev_ns\": null, \"percentiles\": null");
   }
+}
+
+/* The report's fields, without the braces. */
+static void print_json(const struct lat_report *p) {
+  const struct histogram *h = p->hist;
+  printf("\"pauses\": %" PRIu64, hist_count(h));
+  print_dist_json(h);
   printf(", \"relative_error\": ");
   analysis_json_double(stdout, HIST_RELATIVE_ERROR);
   printf(", \"cut\": %" PRIu64 ", \"unfinished\": %" PRIu64
@@ -306,26 +358,184 @@ static void report(struct latency *l, int json) {
   if (json) printf("]}\n");
 }
 
+/* ---- --span and --phase. ---- */
+
+/* The spans of `which` (0 user spans, 1 phases) of the processes
+ * `first` .. `last` - 1, added up by name into *out (*n entries). */
+static int merge_spans(const struct latency *l, int which, int first,
+                       int last, struct span_stats **out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  size_t cap = 0;
+  for (int i = first; i < last && i < l->nprocs; i++) {
+    if (!l->procs[i].ready) continue;
+    const struct spans *s = which ? &l->procs[i].phases : &l->procs[i].spans;
+    for (size_t k = 0; k < s->n; k++) {
+      size_t j = 0;
+      while (j < *n && strcmp((*out)[j].name, s->v[k].name)) j++;
+      if (j == *n) {
+        if (*n == cap) {
+          cap = cap ? 2 * cap : 16;
+          struct span_stats *v = realloc(*out, cap * sizeof *v);
+          if (!v) return -1;
+          *out = v;
+        }
+        memset(&(*out)[j], 0, sizeof **out);
+        (*n)++;
+      }
+      if (span_stats_add(&(*out)[j], &s->v[k], 0) < 0) return -1;
+    }
+  }
+  return 0;
+}
+
+static void free_merged(struct span_stats *v, size_t n) {
+  for (size_t i = 0; i < n; i++) span_stats_free(&v[i]);
+  free(v);
+}
+
+/* One name's distribution, as text or as a JSON object. */
+static void print_span(const struct span_stats *st, int phase, int json,
+                       int first) {
+  const struct span_stat *a = &st->all;
+  struct histogram *empty = a->hist ? NULL : hist_create();
+  const struct histogram *h = a->hist ? a->hist : empty;
+  if (!h) return;
+  if (json) {
+    printf("%s\n  {\"name\": ", first ? "" : ",");
+    analysis_json_string(stdout, st->name);
+    printf(", \"kind\": \"%s\", \"count\": %" PRIu64
+           ", \"total_ns\": %" PRIu64,
+           phase ? "phase" : "span", hist_count(h), a->total);
+    print_dist_json(h);
+    printf(", \"relative_error\": ");
+    analysis_json_double(stdout, HIST_RELATIVE_ERROR);
+    printf(", \"cut\": %" PRIu64 ", \"unfinished\": %" PRIu64
+           ", \"unmatched_ends\": %" PRIu64 "}",
+           a->cut, a->unfinished, a->unmatched);
+  } else {
+    char name[256];
+    printf("%s%s %s: %" PRIu64 " (%s, all domains)\n", first ? "" : "\n",
+           phase ? "phase" : "span",
+           tool_name_str(name, sizeof name, st->name, "", 0), hist_count(h),
+           phase ? "runtime phase at any depth" : "user span");
+    print_body(h, "duration");
+    if (a->cut || a->unfinished || a->unmatched)
+      printf("\nnot included: %" PRIu64 " %s cut by lost events, %" PRIu64
+             " unfinished, %" PRIu64 " unmatched %s\n",
+             a->cut, plural(a->cut, "span", "spans"), a->unfinished,
+             a->unmatched, plural(a->unmatched, "end", "ends"));
+  }
+  hist_free(empty);
+}
+
+/* Whether `pat` matches a name in `v`. */
+static int matched(const char *pat, const struct span_stats *v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (fnmatch(pat, v[i].name, 0) == 0) return 1;
+  return 0;
+}
+
+/* The spans of processes first .. last - 1: every name of --span, then
+ * of --phase; text names the patterns that matched nothing. */
+static int print_spans(const struct latency *l, int first, int last,
+                       int json) {
+  const struct analysis_opts *o = l->opts;
+  int any = 0;
+  if (json) printf("\"spans\": [");
+  for (int which = 0; which < 2; which++) {
+    struct span_stats *v;
+    size_t n;
+    if (merge_spans(l, which, first, last, &v, &n) < 0) {
+      free_merged(v, 0);
+      return -1;
+    }
+    for (size_t i = 0; i < n; i++) print_span(&v[i], which, json, !any++);
+    int np = which ? o->nphase : o->nspan;
+    char *const *pats = which ? o->phase : o->span;
+    for (int k = 0; k < np && !json; k++)
+      if (!matched(pats[k], v, n))
+        printf("%s%s %s: none in the events read\n", any++ ? "\n" : "",
+               which ? "phase" : "span", pats[k]);
+    free_merged(v, n);
+  }
+  if (json) printf("]");
+  return 0;
+}
+
+/* The report of --span/--phase: the total's, then each process's. */
+static int report_spans(struct latency *l, int json) {
+  const struct tool_source *src = l->src;
+  int several = src->nprocs > 1 || src->cmd || (src->dir && !src->pid_arg);
+  struct lat_report r;
+  memset(&r, 0, sizeof r);
+  r.unrecorded_known = 1;
+  for (int i = 0; i < src->nprocs; i++) add_unrecorded(&r, src->procs[i]->cursor);
+  if (json) printf("{");
+  else if (src->nprocs > 1) printf("== all %d processes ==\n", src->nprocs);
+  if (print_spans(l, 0, l->nprocs, json) < 0) return -1;
+  if (json) {
+    printf(", \"lost\": %" PRIu64 ", \"lost_unit\": \"%s\"",
+           src->lost_total, tool_lost_unit(src->cursor));
+    if (r.unrecorded_known)
+      printf(", \"dropped\": %" PRIu64 ", \"malformed\": %" PRIu64,
+             r.u.dropped, r.u.malformed);
+    else
+      printf(", \"dropped\": null, \"malformed\": null");
+  }
+  if (several) {
+    if (json) printf(",\n \"processes\": [");
+    for (int i = 0; i < src->nprocs; i++) {
+      const struct tool_proc *p = src->procs[i];
+      if (json) {
+        printf("%s\n  {\"pid\": %ld, \"name\": ", i ? "," : "",
+               (long)p->pid);
+        analysis_json_string(stdout, p->name);
+        printf(", ");
+      } else if (src->nprocs > 1) {
+        char label[128];
+        printf("\n== %s ==\n", tool_proc_label(p, label, sizeof label));
+      } else {
+        continue;
+      }
+      if (print_spans(l, i, i + 1, json) < 0) return -1;
+      if (json)
+        printf(", \"lost\": %" PRIu64 ", \"lost_unit\": \"%s\"}",
+               p->lost_total, tool_lost_unit(p->cursor));
+    }
+    if (json) printf("]");
+  }
+  if (json) printf("}\n");
+  return 0;
+}
+
 static void help(void) {
   analysis_help(
       "latency",
       "Print the distribution of GC pause times: the number of pauses "
       "(outermost\n"
       "runtime phases), their mean, standard deviation, minimum, maximum and\n"
-      "percentiles (within 0.05%).\n");
+      "percentiles (within 0.05%).  With --span NAME or --phase NAME, the\n"
+      "same for the durations of a user span or of a runtime phase (at any\n"
+      "depth) instead:\n"
+      "  --span NAME    a user span (repeatable; NAME may be a glob: 'http.*')\n"
+      "  --phase NAME   a runtime phase (repeatable; a glob too)\n");
 }
 
 int tool_latency(int argc, char **argv) {
   struct tool_source src;
-  int json;
-  int rc = analysis_open(argc, argv, HELP_REF, help, &src, &json);
+  static struct analysis_opts opts = {.spans_allowed = 1};
+  int rc = analysis_open(argc, argv, HELP_REF, help, &src, &opts);
   if (rc >= 0) return rc;
+  int json = opts.json;
 
-  struct latency l = {.src = &src};
+  struct latency l = {.src = &src, .opts = &opts};
   static const struct tool_handlers handlers = {.runtime_begin = on_begin,
                                                 .runtime_end = on_end,
                                                 .lifecycle = on_lifecycle,
-                                                .lost_events = on_lost};
+                                                .user_span = on_user_span,
+                                                .lost_events = on_lost,
+                                                .thread = on_thread};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   l.hist = hist_create();
   if (!cb || !l.hist ||
@@ -342,13 +552,26 @@ int tool_latency(int argc, char **argv) {
   if (rc == TOOL_EXIT_OK) {
     pauses_finish(&l.pauses);
     for (int i = 0; i < l.nprocs; i++)
-      if (l.procs[i].ready) pauses_finish(&l.procs[i].pauses);
-    report(&l, json);
+      if (l.procs[i].ready) {
+        pauses_finish(&l.procs[i].pauses);
+        spans_finish(&l.procs[i].spans);
+        spans_finish(&l.procs[i].phases);
+      }
+    if (!opts.nspan && !opts.nphase) {
+      report(&l, json);
+    } else if (report_spans(&l, json) < 0) {
+      tool_error("out of memory");
+      rc = TOOL_EXIT_INPUT;
+    }
     if (!json) tool_source_lost_summary(&src, stderr);
   }
 out:
   for (int i = 0; i < l.nprocs; i++) {
-    if (l.procs[i].ready) pauses_free(&l.procs[i].pauses);
+    if (l.procs[i].ready) {
+      pauses_free(&l.procs[i].pauses);
+      spans_free(&l.procs[i].spans);
+      spans_free(&l.procs[i].phases);
+    }
     hist_free(l.procs[i].hist);
   }
   free(l.procs);

@@ -143,6 +143,10 @@ int tool_source_other(struct tool_source *src, int c, char **argv,
     if (src->drain_ns == 0) src->drain_ns = 1; /* 0 means the default */
     return -1;
   }
+  char fwhy[300];
+  int fr = tool_filter_option(src, c, optarg, fwhy, sizeof fwhy);
+  if (fr < 0) return tool_usage_error(help_ref, "%s", fwhy);
+  if (fr > 0) return -1;
   if (tool_source_option(src, c)) {
     if (src->ocaml50 && src->ocaml53)
       return tool_usage_error(help_ref, "--ocaml50 and --ocaml53 contradict "
@@ -746,6 +750,8 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
     return tool_usage_error(help, "--dir needs --pid");
   if (dir_alone && !*src->dir)
     return tool_usage_error(help, "empty directory name");
+  int frc = tool_filter_check(src, help);
+  if (frc != TOOL_EXIT_OK) return frc;
 
   current = src;
   tool_signals_install();
@@ -785,6 +791,7 @@ void tool_source_close(struct tool_source *src) {
   free(src->lost);
   src->lost = NULL;
   src->lost_n = 0;
+  tool_filter_free(src);
   if (current == src) current = NULL;
 }
 
@@ -1007,6 +1014,12 @@ static int writer_done(struct tool_source *src) {
 
 int tool_source_read(struct tool_source *src, const eventring_callbacks *cb,
                      void *data) {
+  if (src->filter) return tool_filter_read(src, cb, data);
+  return tool_source_read_raw(src, cb, data);
+}
+
+int tool_source_read_raw(struct tool_source *src,
+                         const eventring_callbacks *cb, void *data) {
   if (src->multi) {
     current = src;
     return tool_procs_read(src, cb, data);

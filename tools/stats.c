@@ -49,6 +49,7 @@
 
 #include "analysis.h"
 #include "events.h"
+#include "histogram.h"
 
 #define HELP_REF "eventring stats --help"
 
@@ -65,9 +66,16 @@ struct phase_stat {
 };
 
 struct counter_stat {
-  uint64_t last, last_ts, samples;
+  uint64_t last, last_ts, samples, min, max;
   int domain;
   int seen;
+};
+
+/* A counter's or a user int's values in one domain (or in all). */
+struct value_stat {
+  uint64_t count, last_ts;
+  int64_t min, max, last; /* counters' unsigned values as int64_t bits */
+  double sum;
 };
 
 struct domain_stat {
@@ -94,6 +102,13 @@ struct stats {
   uint64_t user[N_IDS * U_KINDS];
   int user_order[N_IDS * U_KINDS], nusers;
   uint64_t alloc_events, alloc[EVENTRING_ALLOC_BUCKETS];
+  /* User spans' durations (analysis.h), user ints' and counters' values
+   * and unit events' counts per domain: each a table of ndomains
+   * entries, made on the id's first event. */
+  struct spans spans;
+  struct value_stat *ints[N_IDS], *cdoms[N_IDS];
+  int int_order[N_IDS], nints;
+  uint64_t *units[N_IDS];
 };
 
 /* Every process's, by its index in src->procs. */
@@ -131,14 +146,42 @@ static struct stats *cur(void *data) {
     s->ndomains = eventring_cursor_max_domains(p->cursor);
     s->domains = calloc((size_t)s->ndomains + 1, sizeof *s->domains);
     if (!s->domains ||
-        pauses_init(&s->pauses, s->cursor, s->ndomains, on_pause, s) < 0)
+        pauses_init(&s->pauses, s->cursor, s->ndomains, on_pause, s) < 0 ||
+        spans_init(&s->spans, s->cursor, s->ndomains, 0, NULL, 0) < 0)
       goto oom;
   }
+  if (set->per[i]->spans.oom) goto oom;
   return set->per[i];
 oom:
   if (!set->failed) tool_error("out of memory");
   set->failed = 1;
   return NULL;
+}
+
+/* Adds value `v` at `ts` to `t` (signed: compared as int64_t, else as
+ * uint64_t). */
+static void value_add(struct value_stat *t, uint64_t ts, int64_t v,
+                      int is_signed) {
+  int lower = is_signed ? v < t->min : (uint64_t)v < (uint64_t)t->min;
+  int higher = is_signed ? v > t->max : (uint64_t)v > (uint64_t)t->max;
+  if (t->count == 0 || lower) t->min = v;
+  if (t->count == 0 || higher) t->max = v;
+  /* Ties go to the later read, which within a domain is the later
+   * event. */
+  if (t->count == 0 || ts >= t->last_ts) {
+    t->last = v;
+    t->last_ts = ts;
+  }
+  t->count++;
+  t->sum += is_signed ? (double)v : (double)(uint64_t)v;
+}
+
+/* The per-domain table of `*slot` for `domain`, made on first use. */
+static struct value_stat *value_of(struct stats *s, struct value_stat **slot,
+                                   int domain) {
+  if (domain < 0 || domain >= s->ndomains) return NULL;
+  if (!*slot) *slot = calloc((size_t)s->ndomains, sizeof **slot);
+  return *slot ? &(*slot)[domain] : NULL;
 }
 
 static void saw(struct stats *s, int domain, uint64_t ts) {
@@ -208,7 +251,11 @@ static int on_counter(void *data, int domain, uint64_t ts, int counter,
     c->last_ts = ts;
     c->domain = domain;
   }
+  if (c->samples == 0 || value < c->min) c->min = value;
+  if (c->samples == 0 || value > c->max) c->max = value;
   c->samples++;
+  struct value_stat *v = value_of(s, &s->cdoms[counter], domain);
+  if (v) value_add(v, ts, (int64_t)value, 0);
   return 1;
 }
 
@@ -230,6 +277,7 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   saw(s, domain, ts);
   tool_source_lifecycle(s->src, kind);
   pauses_lifecycle(&s->pauses, domain, kind);
+  spans_lifecycle(&s->spans, domain, kind);
   return 1;
 }
 
@@ -246,23 +294,51 @@ static int user(void *data, int domain, uint64_t ts, int id, int k) {
 static int on_user_unit(void *data, int domain, uint64_t ts, int id,
                         const char *name) {
   (void)name;
+  struct stats *s = cur(data);
+  if (!s) return 0;
+  id &= N_IDS - 1;
+  if (domain >= 0 && domain < s->ndomains) {
+    if (!s->units[id])
+      s->units[id] = calloc((size_t)s->ndomains, sizeof *s->units[id]);
+    if (s->units[id]) s->units[id][domain]++;
+  }
   return user(data, domain, ts, id, U_UNIT);
 }
 
 static int on_user_int(void *data, int domain, uint64_t ts, int id,
                        const char *name, int64_t value) {
-  (void)name, (void)value;
-  return user(data, domain, ts, id, U_INT);
-}
-
-/* A span counts once, by its begin; its end is read but not counted. */
-static int on_user_span(void *data, int domain, uint64_t ts, int id,
-                        const char *name, int is_end) {
   (void)name;
   struct stats *s = cur(data);
   if (!s) return 0;
+  id &= N_IDS - 1;
+  if (!s->ints[id] && domain >= 0 && domain < s->ndomains)
+    s->int_order[s->nints++] = id;
+  struct value_stat *v = value_of(s, &s->ints[id], domain);
+  if (v) value_add(v, ts, value, 1);
+  return user(data, domain, ts, id, U_INT);
+}
+
+/* A span counts once, by its begin; its end is read but not counted.
+ * Both go to the span tracker for the durations. */
+static int on_user_span(void *data, int domain, uint64_t ts, int id,
+                        const char *name, int is_end) {
+  struct stats *s = cur(data);
+  if (!s) return 0;
+  if (is_end)
+    spans_end(&s->spans, domain, ts, id, name);
+  else
+    spans_begin(&s->spans, domain, ts, id, name);
   if (!is_end) return user(data, domain, ts, id, U_SPAN);
   saw(s, domain, ts);
+  return 1;
+}
+
+static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
+                     uint64_t tid, const char *name, size_t len) {
+  (void)ts, (void)name, (void)len;
+  struct stats *s = cur(data);
+  if (!s) return 0;
+  spans_thread(&s->spans, domain, thread, tid);
   return 1;
 }
 
@@ -278,6 +354,7 @@ static int on_lost(void *data, int domain, uint64_t count) {
   tool_source_lost(s->src, domain, count);
   if (domain >= 0 && domain < s->ndomains) s->domains[domain].lost += count;
   pauses_cut(&s->pauses, domain);
+  spans_cut(&s->spans, domain);
   return 1;
 }
 
@@ -297,8 +374,26 @@ struct named_phase {
 struct named_counter {
   const char *name;
   char buf[TOOL_NAME_BUF];
-  uint64_t last, last_ts, samples;
+  uint64_t last, last_ts, samples, min, max;
   int domain;
+  struct value_stat *dom; /* per domain (one process's report), or NULL */
+  int ndom;
+};
+
+struct named_int {
+  const char *name;
+  char buf[TOOL_NAME_BUF];
+  struct value_stat all;
+  struct value_stat *dom;
+  int ndom;
+};
+
+struct named_unit {
+  const char *name;
+  char buf[TOOL_NAME_BUF];
+  uint64_t count;
+  uint64_t *dom;
+  int ndom;
 };
 
 struct named_user {
@@ -328,9 +423,16 @@ struct report {
   size_t nctr;
   struct named_user *usr;
   size_t nusr;
+  struct span_stats *sp;
+  size_t nsp;
+  struct named_int *ints;
+  size_t nints;
+  struct named_unit *units;
+  size_t nunits;
   const char *lost_unit;
   int unrecorded_known;
   uint64_t dropped, malformed;
+  int oom;
 };
 
 /* The entry named `name` among `n` entries of `size` bytes at `v`
@@ -401,7 +503,56 @@ static void add_stats(struct report *r, const struct stats *s) {
       e->last_ts = cs->last_ts;
       e->domain = cs->domain;
     }
+    if (r->nctr > before || cs->min < e->min) e->min = cs->min;
+    if (r->nctr > before || cs->max > e->max) e->max = cs->max;
     e->samples += cs->samples;
+    if (!r->with_pid) {
+      e->dom = s->cdoms[id];
+      e->ndom = s->ndomains;
+    }
+  }
+  for (int i = 0; i < s->nints; i++) {
+    int id = s->int_order[i];
+    const char *name = tool_event_name(s->cursor, TOOL_NAME_USER, id, buf);
+    size_t before = r->nints;
+    struct named_int *e = named(r->ints, &r->nints, sizeof *e, name, buf, -1);
+    for (int d = 0; d < s->ndomains; d++) {
+      const struct value_stat *v = &s->ints[id][d];
+      if (!v->count) continue;
+      struct value_stat *a = &e->all;
+      if (a->count == 0 || v->min < a->min) a->min = v->min;
+      if (a->count == 0 || v->max > a->max) a->max = v->max;
+      if (a->count == 0 || v->last_ts >= a->last_ts) {
+        a->last = v->last;
+        a->last_ts = v->last_ts;
+      }
+      a->count += v->count;
+      a->sum += v->sum;
+    }
+    (void)before;
+    if (!r->with_pid) {
+      e->dom = s->ints[id];
+      e->ndom = s->ndomains;
+    }
+  }
+  for (int i = 0; i < s->nusers; i++) {
+    int key = s->user_order[i], id = key / U_KINDS, k = key % U_KINDS;
+    if (k != U_UNIT) continue;
+    const char *name = tool_event_name(s->cursor, TOOL_NAME_USER, id, buf);
+    struct named_unit *e =
+        named(r->units, &r->nunits, sizeof *e, name, buf, -1);
+    e->count += s->user[key];
+    if (!r->with_pid) {
+      e->dom = s->units[id];
+      e->ndom = s->ndomains;
+    }
+  }
+  for (size_t i = 0; i < s->spans.n; i++) {
+    const struct span_stats *sp = &s->spans.v[i];
+    size_t j = 0;
+    while (j < r->nsp && strcmp(r->sp[j].name, sp->name)) j++;
+    if (j == r->nsp) memset(&r->sp[r->nsp++], 0, sizeof r->sp[0]);
+    if (span_stats_add(&r->sp[j], sp, !r->with_pid) < 0) r->oom = 1;
   }
   for (int i = 0; i < s->nusers; i++) {
     int key = s->user_order[i], id = key / U_KINDS, k = key % U_KINDS;
@@ -427,24 +578,36 @@ static int make_report(struct report *r, struct stats *const *v, int n,
   memset(r, 0, sizeof *r);
   r->with_pid = with_pid;
   r->unrecorded_known = 1;
-  size_t nd = 1, np = 1, nc = 1, nu = 1;
+  size_t nd = 1, np = 1, nc = 1, nu = 1, ns = 1, ni = 1;
   for (int i = 0; i < n; i++) {
     nd += (size_t)v[i]->ndomains;
     np += (size_t)v[i]->nphases;
     nc += (size_t)v[i]->ncounters;
     nu += (size_t)v[i]->nusers;
+    ns += v[i]->spans.n;
+    ni += (size_t)v[i]->nints;
   }
   r->doms = calloc(nd, sizeof *r->doms);
   r->ph = calloc(np, sizeof *r->ph);
   r->ctr = calloc(nc, sizeof *r->ctr);
   r->usr = calloc(nu, sizeof *r->usr);
-  if (!r->doms || !r->ph || !r->ctr || !r->usr) return -1;
+  r->sp = calloc(ns, sizeof *r->sp);
+  r->ints = calloc(ni, sizeof *r->ints);
+  r->units = calloc(nu, sizeof *r->units);
+  if (!r->doms || !r->ph || !r->ctr || !r->usr || !r->sp || !r->ints ||
+      !r->units)
+    return -1;
   for (int i = 0; i < n; i++) add_stats(r, v[i]);
+  if (r->oom) return -1;
   if (!r->lost_unit) r->lost_unit = "events";
   return 0;
 }
 
 static void free_report(struct report *r) {
+  for (size_t i = 0; r->sp && i < r->nsp; i++) span_stats_free(&r->sp[i]);
+  free(r->sp);
+  free(r->ints);
+  free(r->units);
   free(r->doms);
   free(r->ph);
   free(r->ctr);
@@ -534,12 +697,13 @@ static void print_text(const struct report *r) {
   }
 
   if (r->nctr) {
-    printf("\n%-32s %20s %8s\n", "counter", "last", "samples");
+    printf("\n%-32s %20s %8s %20s %20s\n", "counter", "last", "samples",
+           "min", "max");
     for (size_t i = 0; i < r->nctr; i++) {
       const struct named_counter *cs = &r->ctr[i];
-      printf("%-32s %20" PRIu64 " %8" PRIu64 "\n",
+      printf("%-32s %20" PRIu64 " %8" PRIu64 " %20" PRIu64 " %20" PRIu64 "\n",
              tool_name_str(name, sizeof name, cs->name, "counter_", 0),
-             cs->last, cs->samples);
+             cs->last, cs->samples, cs->min, cs->max);
     }
   }
 
@@ -549,6 +713,49 @@ static void print_text(const struct report *r) {
       printf("%-32s %-7s %8" PRIu64 "\n",
              tool_name_str(name, sizeof name, r->usr[i].name, "user_", 0),
              user_kinds[r->usr[i].kind], r->usr[i].count);
+  }
+
+  if (r->nsp) {
+    char d[4][32];
+    printf("\n%-32s %8s %10s %10s %10s %10s %10s\n", "user span", "count",
+           "total", "mean", "p50", "p99", "max");
+    for (size_t i = 0; i < r->nsp; i++) {
+      const struct span_stat *a = &r->sp[i].all;
+      uint64_t n = a->hist ? hist_count(a->hist) : 0;
+      printf("%-32s %8" PRIu64 " %10s %10s %10s %10s %10s\n",
+             tool_name_str(name, sizeof name, r->sp[i].name, "user_", 0), n,
+             analysis_duration(d[0], a->total),
+             analysis_duration(d[1], n ? a->total / n : 0),
+             analysis_duration(d[2], n ? hist_percentile(a->hist, 50) : 0),
+             analysis_duration(d[3], n ? hist_percentile(a->hist, 99) : 0),
+             analysis_duration(c, n ? hist_max(a->hist) : 0));
+      if (a->cut || a->unfinished || a->unmatched)
+        printf("  not included: %" PRIu64 " cut, %" PRIu64 " unfinished, %"
+               PRIu64 " unmatched ends\n",
+               a->cut, a->unfinished, a->unmatched);
+    }
+  }
+
+  if (r->nints) {
+    printf("\n%-32s %8s %20s %20s %20s %20s\n", "user int", "count", "min",
+           "mean", "max", "last");
+    for (size_t i = 0; i < r->nints; i++) {
+      const struct value_stat *v = &r->ints[i].all;
+      printf("%-32s %8" PRIu64 " %20" PRId64 " %20.2f %20" PRId64 " %20" PRId64
+             "\n",
+             tool_name_str(name, sizeof name, r->ints[i].name, "user_", 0),
+             v->count, v->min, v->count ? v->sum / (double)v->count : 0,
+             v->max, v->last);
+    }
+  }
+
+  if (r->nunits) {
+    printf("\n%-32s %8s %12s\n", "unit event", "count", "per second");
+    for (size_t i = 0; i < r->nunits; i++)
+      printf("%-32s %8" PRIu64 " %12.3f\n",
+             tool_name_str(name, sizeof name, r->units[i].name, "user_", 0),
+             r->units[i].count,
+             wall ? (double)r->units[i].count * 1e9 / (double)wall : 0.0);
   }
 
   uint64_t read = 0, lost = 0;
@@ -578,6 +785,29 @@ static void json_domain(FILE *o, const struct report *r,
   fputc('{', o);
   if (r->with_pid) fprintf(o, "\"pid\": %ld, ", (long)row->pid);
   fprintf(o, "\"domain\": %d", row->domain);
+}
+
+/* A user int's figures: count, min, mean, max, last. */
+static void json_values(FILE *o, const struct value_stat *v) {
+  fprintf(o, "\"count\": %" PRIu64, v->count);
+  if (!v->count) {
+    fprintf(o, ", \"min\": null, \"mean\": null, \"max\": null, "
+               "\"last\": null");
+    return;
+  }
+  fprintf(o, ", \"min\": %" PRId64 ", \"mean\": ", v->min);
+  analysis_json_double(o, v->sum / (double)v->count);
+  fprintf(o, ", \"max\": %" PRId64 ", \"last\": %" PRId64, v->max, v->last);
+}
+
+/* `count` events per second of `wall` nanoseconds; null without a wall
+ * time. */
+static void json_rate(FILE *o, uint64_t count, uint64_t wall) {
+  if (!wall) {
+    fputs("null", o);
+    return;
+  }
+  analysis_json_double(o, (double)count * 1e9 / (double)wall);
 }
 
 /* The report's fields, without the braces. */
@@ -638,9 +868,27 @@ static void print_json(const struct report *r) {
     const struct named_counter *cs = &r->ctr[i];
     fprintf(o, "%s\n  {\"name\": ", i ? "," : "");
     analysis_json_string(o, cs->name);
-    fprintf(
-        o, ", \"last\": %" PRIu64 ", \"samples\": %" PRIu64 ", \"domain\": %d}",
-        cs->last, cs->samples, cs->domain);
+    fprintf(o,
+            ", \"last\": %" PRIu64 ", \"samples\": %" PRIu64
+            ", \"domain\": %d, \"min\": %" PRIu64 ", \"max\": %" PRIu64,
+            cs->last, cs->samples, cs->domain, cs->min, cs->max);
+    if (cs->dom) {
+      fprintf(o, ", \"domains\": [");
+      int first = 1;
+      for (int d = 0; d < cs->ndom; d++) {
+        const struct value_stat *v = &cs->dom[d];
+        if (!v->count) continue;
+        fprintf(o,
+                "%s{\"domain\": %d, \"samples\": %" PRIu64
+                ", \"min\": %" PRIu64 ", \"max\": %" PRIu64
+                ", \"last\": %" PRIu64 "}",
+                first ? "" : ", ", d, v->count, (uint64_t)v->min,
+                (uint64_t)v->max, (uint64_t)v->last);
+        first = 0;
+      }
+      fputc(']', o);
+    }
+    fputc('}', o);
   }
 
   fprintf(o, "],\n \"user_events\": [");
@@ -649,6 +897,59 @@ static void print_json(const struct report *r) {
     analysis_json_string(o, r->usr[i].name);
     fprintf(o, ", \"kind\": \"%s\", \"count\": %" PRIu64 "}",
             user_kinds[r->usr[i].kind], r->usr[i].count);
+  }
+
+  fprintf(o, "],\n \"spans\": [");
+  for (size_t i = 0; i < r->nsp; i++) {
+    fprintf(o, "%s\n  {", i ? "," : "");
+    span_stats_json(o, &r->sp[i], !r->with_pid);
+    fputc('}', o);
+  }
+
+  fprintf(o, "],\n \"user_ints\": [");
+  for (size_t i = 0; i < r->nints; i++) {
+    const struct named_int *e = &r->ints[i];
+    fprintf(o, "%s\n  {\"name\": ", i ? "," : "");
+    analysis_json_string(o, e->name);
+    fprintf(o, ", ");
+    json_values(o, &e->all);
+    if (e->dom) {
+      fprintf(o, ", \"domains\": [");
+      int first = 1;
+      for (int d = 0; d < e->ndom; d++) {
+        if (!e->dom[d].count) continue;
+        fprintf(o, "%s{\"domain\": %d, ", first ? "" : ", ", d);
+        json_values(o, &e->dom[d]);
+        fputc('}', o);
+        first = 0;
+      }
+      fputc(']', o);
+    }
+    fputc('}', o);
+  }
+
+  fprintf(o, "],\n \"user_units\": [");
+  for (size_t i = 0; i < r->nunits; i++) {
+    const struct named_unit *e = &r->units[i];
+    fprintf(o, "%s\n  {\"name\": ", i ? "," : "");
+    analysis_json_string(o, e->name);
+    fprintf(o, ", \"count\": %" PRIu64 ", \"rate_per_s\": ", e->count);
+    json_rate(o, e->count, wall);
+    if (e->dom) {
+      fprintf(o, ", \"domains\": [");
+      int first = 1;
+      for (int d = 0; d < e->ndom; d++) {
+        if (!e->dom[d]) continue;
+        fprintf(o, "%s{\"domain\": %d, \"count\": %" PRIu64
+                   ", \"rate_per_s\": ",
+                first ? "" : ", ", d, e->dom[d]);
+        json_rate(o, e->dom[d], wall);
+        fputc('}', o);
+        first = 0;
+      }
+      fputc(']', o);
+    }
+    fputc('}', o);
   }
 
   uint64_t read = 0, lost = 0;
@@ -737,14 +1038,15 @@ static void help(void) {
 
 int tool_stats(int argc, char **argv) {
   struct tool_source src;
-  int json;
-  int rc = analysis_open(argc, argv, HELP_REF, help, &src, &json);
+  struct analysis_opts opts = {.spans_allowed = 0};
+  int rc = analysis_open(argc, argv, HELP_REF, help, &src, &opts);
   if (rc >= 0) return rc;
+  int json = opts.json;
 
   static const struct tool_handlers handlers = {
       on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
       on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
-      NULL /* thread-switch markers: not shown */};
+      on_thread /* spans pair on their thread's track */};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   struct stats_set set = {.src = &src};
   if (!cb) {
@@ -756,7 +1058,10 @@ int tool_stats(int argc, char **argv) {
   if (set.failed) rc = TOOL_EXIT_INPUT;
   if (rc == TOOL_EXIT_OK) {
     for (int i = 0; i < set.nper; i++)
-      if (set.per[i]) pauses_finish(&set.per[i]->pauses);
+      if (set.per[i]) {
+        pauses_finish(&set.per[i]->pauses);
+        spans_finish(&set.per[i]->spans);
+      }
     if (report(&set, json) < 0) {
       tool_error("out of memory");
       rc = TOOL_EXIT_INPUT;
@@ -769,6 +1074,12 @@ out:
     struct stats *s = set.per[i];
     if (!s) continue;
     pauses_free(&s->pauses);
+    spans_free(&s->spans);
+    for (int k = 0; k < N_IDS; k++) {
+      free(s->ints[k]);
+      free(s->cdoms[k]);
+      free(s->units[k]);
+    }
     free(s->domains);
     free(s);
   }

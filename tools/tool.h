@@ -90,7 +90,8 @@ int tool_resume(int argc, char **argv);
 /* The values getopt_long returns for the source options; a subcommand's
  * own long options take values from TOOL_OPT_OWN on. */
 enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OCAML53,
-       TOOL_OPT_DRAIN, TOOL_OPT_OWN };
+       TOOL_OPT_DRAIN, TOOL_OPT_F_DOMAIN, TOOL_OPT_F_EVENT, TOOL_OPT_F_KIND,
+       TOOL_OPT_F_SINCE, TOOL_OPT_F_UNTIL, TOOL_OPT_F_LAST, TOOL_OPT_OWN };
 
 /* The long options of every subcommand that reads a source, and --help,
  * for its `struct option` table (with "fh" in its short options). */
@@ -102,6 +103,17 @@ enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OCAML53,
       {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},                    \
       {"drain-timeout", required_argument, NULL, TOOL_OPT_DRAIN},          \
       {"help", no_argument, NULL, 'h'}
+
+/* The filters of filter.c (--domain, --event, --kind, --since, --until,
+ * --last), for the subcommands that read events and report on them;
+ * tool_source_other() applies them. */
+#define TOOL_FILTER_OPTIONS                                                \
+  {"domain", required_argument, NULL, TOOL_OPT_F_DOMAIN},                  \
+      {"event", required_argument, NULL, TOOL_OPT_F_EVENT},                \
+      {"kind", required_argument, NULL, TOOL_OPT_F_KIND},                  \
+      {"since", required_argument, NULL, TOOL_OPT_F_SINCE},                \
+      {"until", required_argument, NULL, TOOL_OPT_F_UNTIL},                \
+      {"last", required_argument, NULL, TOOL_OPT_F_LAST}
 
 /* Applies a source option (--dir, --pid, -f/--follow, --ocaml50,
  * --ocaml53, --drain-timeout) that
@@ -331,6 +343,10 @@ struct tool_source {
   int nprocs;
   int proc;
   struct tool_dirscan_state *scan; /* procs.c's, NULL when not scanning */
+
+  /* The filters given (filter.c), NULL when none: tool_source_read()
+   * then gives the callbacks only the events that pass. */
+  struct tool_filter *filter;
 };
 
 
@@ -413,6 +429,29 @@ int tool_unrecorded(const eventring_cursor *c, struct tool_unrecorded *u);
  * error; the callbacks have seen every event read before the error. */
 int tool_source_read(struct tool_source *src, const eventring_callbacks *cb,
                      void *data);
+
+/* ------------------------------------------------------------------ */
+/* filter.c: which events the callbacks see (filter.c's comment says    */
+/* what each filter keeps).                                             */
+
+/* A filter option `c` (TOOL_OPT_F_*) with argument `arg` applied to
+ * `src`: 1, or 0 when `c` is none, or -1 with the reason in `why`. */
+int tool_filter_option(struct tool_source *src, int c, const char *arg,
+                       char *why, size_t size);
+/* The filters that contradict the source (--last while following):
+ * TOOL_EXIT_OK or a usage error. */
+int tool_filter_check(const struct tool_source *src, const char *help);
+/* tool_source_read() with the filters: the callbacks of `cb` (made by
+ * tool_callbacks_new) see only the events that pass. */
+int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
+                     void *data);
+/* The timestamp the relative times count from (the first event of the
+ * source) when the filters know it: 1 and *ts, else 0. */
+int tool_filter_first_ts(const struct tool_source *src, uint64_t *ts);
+void tool_filter_free(struct tool_source *src);
+/* tool_source_read() without the filters. */
+int tool_source_read_raw(struct tool_source *src,
+                         const eventring_callbacks *cb, void *data);
 
 /* ------------------------------------------------------------------ */
 /* procs.c: several processes in one report (src->multi).               */

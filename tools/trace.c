@@ -1101,6 +1101,11 @@ static void help(void) {
       "  --ocaml50      number phases as OCaml 5.0-5.2 did\n"
       "  --ocaml53      number phases as OCaml 5.3+ does (default: inferred\n"
       "                 from the file)\n"
+      "  --domain N, --event GLOB, --kind KIND, --since T, --until T, "
+      "--last DUR\n"
+      "                 only the events of those domains, names, kinds and "
+      "times\n"
+      "                 (see eventring(1), FILTERS)\n"
       "  -h, --help     print this help and exit\n"
       "\n"
       "Another extension of OUT, or '-', needs --format; a binary trace is\n"
@@ -1130,6 +1135,7 @@ int tool_trace(int argc, char **argv) {
   enum { OPT_FORMAT = TOOL_OPT_OWN };
   static const struct option longopts[] = {
       TOOL_SOURCE_OPTIONS,
+      TOOL_FILTER_OPTIONS,
       TOOL_OUTPUT_OPTION,
       {"format", required_argument, NULL, OPT_FORMAT},
       {NULL, 0, NULL, 0},
