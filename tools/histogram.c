@@ -134,3 +134,18 @@ void hist_add(struct histogram *dst, const struct histogram *src) {
   for (size_t i = 0; i < N_BUCKETS; i++)
     if (src->buckets[i]) dst->buckets[i] += src->buckets[i];
 }
+
+int hist_bucket_next(const struct histogram *h, size_t *i, uint64_t *value,
+                     uint64_t *count) {
+  for (; *i < N_BUCKETS; (*i)++) {
+    if (!h->buckets[*i]) continue;
+    uint64_t v = midpoint_of(*i);
+    if (v < h->min) v = h->min;
+    if (v > h->max) v = h->max;
+    *value = v;
+    *count = h->buckets[*i];
+    (*i)++;
+    return 1;
+  }
+  return 0;
+}

@@ -34,6 +34,7 @@
 #ifndef EVENTRING_TOOL_HISTOGRAM_H
 #define EVENTRING_TOOL_HISTOGRAM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #define HIST_SUB_BITS 11
@@ -72,5 +73,15 @@ uint64_t hist_count_below(const struct histogram *h, uint64_t v);
  * recorded there (the mean and standard deviation combine exactly, up to
  * rounding), so that a total's percentiles keep the bound above. */
 void hist_add(struct histogram *dst, const struct histogram *src);
+
+/* Walks the buckets that hold values, in ascending order, for a test
+ * that needs the whole sample (`eventring diff`'s rank test): start with
+ * *i = 0; each call sets *value to the next such bucket's midpoint
+ * (clamped to the exact minimum and maximum, so the values stay
+ * ascending and within hist_percentile()'s bound of every value they
+ * stand for) and *count to how many values it holds, and returns 1; 0
+ * once every bucket has been seen. */
+int hist_bucket_next(const struct histogram *h, size_t *i, uint64_t *value,
+                     uint64_t *count);
 
 #endif /* EVENTRING_TOOL_HISTOGRAM_H */

@@ -29,6 +29,8 @@ static const struct subcommand subcommands[] = {
     {"trace", tool_trace, "write the events as a trace for Perfetto", 1},
     {"latency", tool_latency, "print the distribution of GC pause times", 1},
     {"stats", tool_stats, "summarise phases, GC time, counters, events", 1},
+    {"diff", tool_diff, "compare two runs' phases and spans, beyond noise",
+     0},
     {"metrics", tool_metrics, "serve the events as Prometheus metrics", 1},
     {"snapshot", tool_snapshot, "copy what the rings hold now to a file", 0},
     {"watch", tool_watch, "write the events around each anomaly to a file", 1},

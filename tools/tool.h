@@ -27,6 +27,9 @@
  *   latency.c  `eventring latency` and stats.c `eventring stats`, which
  *              share analysis.c (analysis.h: their options, the pause
  *              tracker) and, for latency, histogram.c;
+ *   diff.c     `eventring diff`, two runs compared (ranktest.c: the
+ *              rank test that tells a change from noise; jsonread.c:
+ *              reading saved `stats --json` outputs);
  *   metrics.c  `eventring metrics`, a Prometheus exporter (it uses
  *              analysis.c's pause tracker too);
  *   snapshot.c `eventring snapshot`, what the rings hold now, and
@@ -78,6 +81,7 @@ int tool_ctf(int argc, char **argv);
 int tool_trace(int argc, char **argv);
 int tool_latency(int argc, char **argv);
 int tool_stats(int argc, char **argv);
+int tool_diff(int argc, char **argv);
 int tool_metrics(int argc, char **argv);
 int tool_snapshot(int argc, char **argv);
 int tool_watch(int argc, char **argv);

@@ -1,0 +1,412 @@
+/* Tests `eventring diff`: a clear slowdown of a span in crafted files is marked and fails --fail-if while the phases beside it are not; a shuffled, slightly perturbed copy of a sample (the noise test) is not marked; saved stats --json outputs, with and without buckets; two runs of a program at two speeds; bad inputs and usage errors. */
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "lat_craft.h"
+
+#define SPAN_ID 3
+#define N 300
+
+static uint64_t state;
+static uint64_t rnd(void) {
+  state ^= state << 13;
+  state ^= state >> 7;
+  state ^= state << 17;
+  return state;
+}
+
+/* The sample of the crafted runs: span durations around 1 ms with a
+ * tail (every 50th 3 ms longer), minor pauses around 12 us. */
+static uint64_t span_base[N], pause_base[N];
+
+static void make_base(void) {
+  state = 0x9e3779b97f4a7c15u;
+  for (int i = 0; i < N; i++) {
+    span_base[i] = 800000 + rnd() % 400000 + (i % 50 == 49 ? 3000000 : 0);
+    pause_base[i] = 10000 + rnd() % 5000;
+  }
+}
+
+/* Writes a run of N spans "req" (durations spans[]) each followed by a
+ * minor pause (durations pauses[]) on domain 0, to `path`. */
+static void write_run(const char *path, const uint64_t *spans,
+                      const uint64_t *pauses, const char *span_name) {
+  struct craft c;
+  craft_init(&c);
+  craft_user_name(&c, SPAN_ID, span_name);
+  uint64_t t = 1000000;
+  for (int i = 0; i < N; i++) {
+    craft_event(&c, 0, 1, ER_UEV_SPAN_BEGIN, SPAN_ID, t, NULL, 0);
+    t += spans[i];
+    craft_event(&c, 0, 1, ER_UEV_SPAN_END, SPAN_ID, t, NULL, 0);
+    t += 1000;
+    if (pauses) t = craft_pause(&c, 0, t, pauses[i]) + 1000;
+  }
+  craft_write(&c, path);
+  craft_free(&c);
+}
+
+/* A: the base sample.  B: the same values shuffled, each moved by up to
+ * +-0.5 %, pauses too (noise).  C: spans 30 % longer, pauses as A's. */
+static char path_a[PATH_MAX], path_b[PATH_MAX], path_c[PATH_MAX];
+
+static void make_runs(const char *dir) {
+  make_base();
+  uint64_t spans[N], pauses[N];
+  snprintf(path_a, sizeof path_a, "%s/a.events", dir);
+  snprintf(path_b, sizeof path_b, "%s/b.events", dir);
+  snprintf(path_c, sizeof path_c, "%s/c.events", dir);
+  write_run(path_a, span_base, pause_base, "req");
+  int perm[N];
+  for (int i = 0; i < N; i++) perm[i] = i;
+  for (int i = N - 1; i > 0; i--) {
+    int j = (int)(rnd() % (uint64_t)(i + 1)), t = perm[i];
+    perm[i] = perm[j];
+    perm[j] = t;
+  }
+  for (int i = 0; i < N; i++) {
+    uint64_t s = span_base[perm[i]], p = pause_base[perm[i]];
+    spans[i] = s - s / 200 + rnd() % (s / 100 + 1);
+    pauses[i] = p - p / 200 + rnd() % (p / 100 + 1);
+  }
+  write_run(path_b, spans, pauses, "req");
+  for (int i = 0; i < N; i++) spans[i] = span_base[i] * 13 / 10;
+  write_run(path_c, spans, pause_base, "req");
+}
+
+static struct lat_run diff(const char *a, const char *b, const char *opt1,
+                           const char *opt2) {
+  const char *args[8];
+  int n = 0;
+  args[n++] = "diff";
+  if (opt1) args[n++] = opt1;
+  if (opt2) args[n++] = opt2;
+  args[n++] = a;
+  args[n++] = b;
+  args[n] = NULL;
+  return lat_run_tool(args);
+}
+
+/* The row of `kind` and `name` in diff --json output, up to the next
+ * row (a copy, to free). */
+static char *json_row(const char *json, const char *kind, const char *name) {
+  char pat[256];
+  snprintf(pat, sizeof pat, "{\"kind\": \"%s\", \"name\": \"%s\"", kind,
+           name);
+  const char *p = strstr(json, pat);
+  ck_assert_msg(p != NULL, "no row %s %s in: %.400s", kind, name, json);
+  const char *end = strstr(p + 1, "{\"kind\": ");
+  if (!end) end = p + strlen(p);
+  return strndup(p, (size_t)(end - p));
+}
+
+static int significant(const char *row) {
+  const char *t = json_at(row, "test");
+  ck_assert_msg(strncmp(t, "null", 4) != 0, "no test in row %s", row);
+  if (strstr(t, "\"significant\": true")) return 1;
+  ck_assert_msg(strstr(t, "\"significant\": false") != NULL, "%s", row);
+  return 0;
+}
+
+/* The slowdown of C's spans is marked, slower, +30 % at p50; the pauses
+ * beside them, unchanged, are not marked. */
+START_TEST(test_slowdown_marked) {
+  ER_NEED_TOOL();
+  make_runs(er_tmpdir());
+  struct lat_run r = diff(path_a, path_c, "--json", NULL);
+  lat_assert_ok(&r);
+  char *span = json_row(r.out, "span", "req");
+  ck_assert(significant(span));
+  ck_assert_msg(strstr(span, "\"direction\": \"slower\""), "%s", span);
+  ck_assert_uint_eq(json_u64(json_at(span, "a"), "count"), N);
+  ck_assert_uint_eq(json_u64(json_at(span, "b"), "count"), N);
+  double p50 = json_double(json_at(span, "change_pct"), "p50");
+  ck_assert_msg(p50 > 29.8 && p50 < 30.2, "p50 change %f", p50);
+  ck_assert(json_double(json_at(span, "test"), "p_value") < 1e-10);
+  char *minor = json_row(r.out, "phase", "minor");
+  ck_assert(!significant(minor));
+  ck_assert(json_double(json_at(minor, "change_pct"), "p99") == 0);
+  free(span);
+  free(minor);
+  lat_run_free(&r);
+
+  /* The table marks the span's row and says why. */
+  r = diff(path_a, path_c, NULL, NULL);
+  lat_assert_ok(&r);
+  ck_assert_msg(strstr(r.out, "\n* span req "), "%s", r.out);
+  ck_assert_msg(strstr(r.out, "\n  phase minor "), "%s", r.out);
+  ck_assert_msg(strstr(r.out, "slower beyond noise: p = "), "%s", r.out);
+  lat_run_free(&r);
+}
+END_TEST
+
+/* The noise test: B, A's sample shuffled and perturbed, is marked
+ * nowhere and fails no --fail-if of 5 %. */
+START_TEST(test_noise_not_marked) {
+  ER_NEED_TOOL();
+  make_runs(er_tmpdir());
+  struct lat_run r = diff(path_a, path_b, "--json", NULL);
+  lat_assert_ok(&r);
+  char *span = json_row(r.out, "span", "req");
+  char *minor = json_row(r.out, "phase", "minor");
+  ck_assert(!significant(span));
+  ck_assert(!significant(minor));
+  ck_assert(json_double(json_at(span, "test"), "p_value") > 0.1);
+  free(span);
+  free(minor);
+  lat_run_free(&r);
+  r = diff(path_a, path_b, "--fail-if", "p99>+5%");
+  lat_assert_ok(&r);
+  ck_assert_msg(!strstr(r.out, "\n* "), "%s", r.out);
+  lat_run_free(&r);
+}
+END_TEST
+
+/* --fail-if: the span's p99 (+30 %) fails; restricted to the phase, or
+ * with a threshold above the change, it does not; several conditions,
+ * any one failing; a name that no row has is an error. */
+START_TEST(test_fail_if) {
+  ER_NEED_TOOL();
+  make_runs(er_tmpdir());
+  struct lat_run r = diff(path_a, path_c, "--fail-if", "p99>+10%");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_msg(strstr(r.err, "span req: p99 +"), "%s", r.err);
+  lat_run_free(&r);
+  r = diff(path_a, path_c, "--fail-if", "span:req:p50>+10%");
+  ck_assert_int_eq(r.status, 1);
+  lat_run_free(&r);
+  r = diff(path_a, path_c, "--fail-if", "span:r*:mean>+35%");
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  r = diff(path_a, path_c, "--fail-if", "phase:minor:p99>+10%");
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  r = diff(path_c, path_a, "--fail-if", "p50<-20%");
+  ck_assert_int_eq(r.status, 1);
+  lat_run_free(&r);
+  r = diff(path_c, path_a, "--fail-if", "count>+0%");
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  const char *args[] = {"diff",    "--fail-if", "count>+1%",
+                        "--fail-if", "total>+20%", path_a, path_c, NULL};
+  r = lat_run_tool(args);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_msg(strstr(r.err, "span req: total +"), "%s", r.err);
+  lat_run_free(&r);
+  r = diff(path_a, path_c, "--fail-if", "span:nosuch:p99>+10%");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_msg(strstr(r.err, "no span named nosuch"), "%s", r.err);
+  lat_run_free(&r);
+}
+END_TEST
+
+static void save(const char *path, const char *text) {
+  FILE *f = fopen(path, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs(text, f);
+  ck_assert_int_eq(fclose(f), 0);
+}
+
+/* Saved stats --json outputs: counts, totals and maxima compare as the
+ * files do (no change against the file itself), and without buckets the
+ * output says the noise test needs the files; a condition on p99, which
+ * stats gives no phase, is an error rather than a pass. */
+START_TEST(test_stats_json) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  make_runs(dir);
+  char ja[PATH_MAX], jc[PATH_MAX];
+  snprintf(ja, sizeof ja, "%s/a.json", dir);
+  snprintf(jc, sizeof jc, "%s/c.json", dir);
+  const char *sa[] = {"stats", "--json", "-o", ja, path_a, NULL};
+  const char *sc[] = {"stats", "--json", "-o", jc, path_c, NULL};
+  struct lat_run r = lat_run_tool(sa);
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  r = lat_run_tool(sc);
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+
+  r = diff(ja, path_a, "--json", NULL);
+  lat_assert_ok(&r);
+  char *minor = json_row(r.out, "phase", "minor");
+  const char *ch = json_at(minor, "change_pct");
+  ck_assert(json_double(ch, "count") == 0);
+  ck_assert(json_double(ch, "total") == 0);
+  ck_assert(json_double(ch, "max") == 0);
+  ck_assert_uint_eq(json_u64(json_at(minor, "a"), "count"), N);
+  ck_assert_msg(strstr(minor, "\"test\": null"), "%s", minor);
+  ck_assert_msg(strstr(r.out, "\"type\": \"stats-json\""), "%s", r.out);
+  free(minor);
+  lat_run_free(&r);
+
+  r = diff(ja, jc, NULL, NULL);
+  lat_assert_ok(&r);
+  ck_assert_msg(strstr(r.out, "no noise test"), "%s", r.out);
+  lat_run_free(&r);
+  r = diff(ja, jc, "--fail-if", "phase:minor:p99>+10%");
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_msg(strstr(r.err, "p99 is missing"), "%s", r.err);
+  lat_run_free(&r);
+  r = diff(ja, jc, "--fail-if", "phase:minor:max>+10%");
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+}
+END_TEST
+
+/* A stats --json whose entries carry their buckets gets the test:
+ * 10..50 ns against 60..100 ns, 5 and 5 values without ties: U = 0,
+ * exact p = 2 / C(10, 5) = 2/252. */
+START_TEST(test_json_buckets) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char a[PATH_MAX], b[PATH_MAX], bad[PATH_MAX];
+  snprintf(a, sizeof a, "%s/a.json", dir);
+  snprintf(b, sizeof b, "%s/b.json", dir);
+  snprintf(bad, sizeof bad, "%s/bad.json", dir);
+  save(a, "{\"phases\": [], \"spans\": [{\"name\": \"q\", \"count\": 5, "
+          "\"total_ns\": 150, \"mean_ns\": 30, \"p50_ns\": 30, \"p99_ns\": "
+          "50, \"max_ns\": 50, \"buckets\": [[10, 1], [20, 1], [30, 1], "
+          "[40, 1], [50, 1]]}]}\n");
+  save(b, "{\"phases\": [], \"spans\": [{\"name\": \"q\", \"count\": 5, "
+          "\"total_ns\": 400, \"mean_ns\": 80, \"p50_ns\": 80, \"p99_ns\": "
+          "100, \"max_ns\": 100, \"buckets\": [[60, 1], [70, 1], [80, 1], "
+          "[90, 1], [100, 1]]}]}\n");
+  struct lat_run r = diff(a, b, "--json", NULL);
+  lat_assert_ok(&r);
+  char *row = json_row(r.out, "span", "q");
+  const char *t = json_at(row, "test");
+  ck_assert_msg(strstr(t, "\"exact\": true"), "%s", row);
+  double p = json_double(t, "p_value");
+  ck_assert_msg(p > 2.0 / 252 * (1 - 1e-9) && p < 2.0 / 252 * (1 + 1e-9),
+                "p = %.17g", p);
+  ck_assert(significant(row));
+  ck_assert(json_double(json_at(row, "change_pct"), "p50") > 166.6);
+  free(row);
+  lat_run_free(&r);
+  /* At --alpha 0.005 the same p is within noise. */
+  r = diff(a, b, "--alpha", "0.005");
+  lat_assert_ok(&r);
+  ck_assert_msg(strstr(r.out, "within noise"), "%s", r.out);
+  lat_run_free(&r);
+
+  save(bad, "{\"phases\": [], \"spans\": [{\"name\": \"q\", \"count\": 2, "
+            "\"buckets\": [[20, 1], [10, 1]]}]}\n");
+  r = diff(a, bad, NULL, NULL);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_msg(strstr(r.err, "\"buckets\""), "%s", r.err);
+  lat_run_free(&r);
+}
+END_TEST
+
+/* Two runs of one program, its spans sleeping 100 us and then 3 ms: both
+ * are read whole, and B's durations are at least the sleep (which never
+ * ends early; nothing here depends on how late it ends). */
+START_TEST(test_program_runs) {
+  ER_NEED_TOOL();
+  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
+  if (!progs) ER_SKIP("EVENTRING_TEST_PROGS is not set");
+  const char *dir = er_tmpdir();
+  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
+  char prog[PATH_MAX], pa[PATH_MAX], pb[PATH_MAX];
+  snprintf(prog, sizeof prog, "%s/span_sleep", progs);
+  const char *sleeps[2] = {"100", "3000"};
+  char *paths[2] = {pa, pb};
+  for (int k = 0; k < 2; k++) {
+    char *argv[] = {prog, (char *)sleeps[k], NULL};
+    FILE *out, *err;
+    pid_t pid = lat_start(argv, &out, &err);
+    struct lat_run p = lat_finish(pid, out, err);
+    ck_assert_msg(p.status == 0, "span_sleep: %d %s", p.status, p.err);
+    lat_run_free(&p);
+    er_ring_path_for(paths[k], PATH_MAX, dir, pid);
+  }
+  struct lat_run r = diff(pa, pb, "--json", NULL);
+  lat_assert_ok(&r);
+  char *row = json_row(r.out, "span", "diff.req");
+  ck_assert_uint_eq(json_u64(json_at(row, "a"), "count"), 20);
+  ck_assert_uint_eq(json_u64(json_at(row, "b"), "count"), 20);
+  ck_assert_uint_ge(json_u64(json_at(row, "a"), "p50_ns"), 100000);
+  ck_assert_uint_ge(json_u64(json_at(row, "b"), "p50_ns"), 3000000);
+  ck_assert_msg(strncmp(json_at(row, "test"), "null", 4) != 0, "%s", row);
+  free(row);
+  lat_run_free(&r);
+}
+END_TEST
+
+/* Bad inputs: a file that is neither a ring file nor JSON, JSON that is
+ * not a stats output or not JSON at all, a missing file, two runs with
+ * nothing in common; usage errors. */
+START_TEST(test_bad_inputs) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  make_runs(dir);
+  char txt[PATH_MAX], notstats[PATH_MAX], broken[PATH_MAX], other[PATH_MAX];
+  snprintf(txt, sizeof txt, "%s/t.txt", dir);
+  snprintf(notstats, sizeof notstats, "%s/n.json", dir);
+  snprintf(broken, sizeof broken, "%s/b.json", dir);
+  snprintf(other, sizeof other, "%s/other.events", dir);
+  save(txt, "hello\n");
+  save(notstats, "{\"traceEvents\": []}\n");
+  save(broken, "{\"phases\": [\n");
+  uint64_t d[N];
+  for (int i = 0; i < N; i++) d[i] = 1000;
+  write_run(other, d, NULL, "elsewhere");
+
+  struct lat_run r = diff(path_a, txt, NULL, NULL);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_msg(strstr(r.err, "not a ring file"), "%s", r.err);
+  lat_run_free(&r);
+  r = diff(notstats, path_a, NULL, NULL);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_msg(strstr(r.err, "not the output of 'eventring stats --json'"),
+                "%s", r.err);
+  lat_run_free(&r);
+  r = diff(path_a, broken, NULL, NULL);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_msg(strstr(r.err, "not valid JSON: line 2"), "%s", r.err);
+  lat_run_free(&r);
+  r = diff(path_a, "/nonexistent/x.events", NULL, NULL);
+  ck_assert_int_eq(r.status, 1);
+  lat_run_free(&r);
+  r = diff(path_a, other, NULL, NULL);
+  ck_assert_int_eq(r.status, 1);
+  ck_assert_msg(strstr(r.err, "no phase or span in common"), "%s", r.err);
+  lat_run_free(&r);
+
+  static const char *const usage[][6] = {
+      {"diff", "x", NULL},
+      {"diff", "x", "y", "z", NULL},
+      {"diff", "--fail-if", "p98>+10%", "x", "y", NULL},
+      {"diff", "--fail-if", "p99>+10", "x", "y", NULL},
+      {"diff", "--fail-if", "p99=+10%", "x", "y", NULL},
+      {"diff", "--fail-if", "span::p99>+1%", "x", "y", NULL},
+      {"diff", "--alpha", "1", "x", "y", NULL},
+      {"diff", "--bogus", "x", "y", NULL},
+  };
+  for (size_t i = 0; i < sizeof usage / sizeof usage[0]; i++) {
+    r = lat_run_tool(usage[i]);
+    ck_assert_msg(r.status == 2, "case %zu: status %d", i, r.status);
+    ck_assert_msg(strstr(r.err, "eventring diff --help"), "%s", r.err);
+    lat_run_free(&r);
+  }
+}
+END_TEST
+
+static TCase *tc_diff(void) {
+  TCase *tc = er_tcase("diff");
+  tcase_add_test(tc, test_slowdown_marked);
+  tcase_add_test(tc, test_noise_not_marked);
+  tcase_add_test(tc, test_fail_if);
+  tcase_add_test(tc, test_stats_json);
+  tcase_add_test(tc, test_json_buckets);
+  tcase_add_test(tc, test_program_runs);
+  tcase_add_test(tc, test_bad_inputs);
+  return tc;
+}
+
+ER_TEST_MAIN("diff", tc_diff)

@@ -1,0 +1,919 @@
+/* diff.c -- `eventring diff A B`: how run B differs from run A, per
+ * runtime phase and per user span.
+ *
+ * A and B are each a ring file or a saved `eventring stats --json`
+ * output (told apart by their first byte: '{' is JSON).  From a ring
+ * file, every completed instance of a phase (at any depth, paired as
+ * `stats` pairs them, through analysis.c's tracker) and of a user span
+ * (a begin and the end of the same name on the same domain, nested
+ * spans of one name pairing innermost first) gives a duration, recorded
+ * in a histogram (histogram.h: percentiles within 0.05 %).  From stats
+ * --json, the figures it holds: count ("completed" for a phase),
+ * total_ns, mean_ns, max_ns, p50_ns and p99_ns when present, and the
+ * sample itself when the entry has "buckets": [[VALUE_NS, COUNT], ...]
+ * (a histogram's non-empty buckets, ascending).
+ *
+ * Rows pair A's and B's entries by kind and name.  Each shows count,
+ * total, mean, p50, p99 and max in A and B and the change in percent,
+ * (B - A) / A.  When both sides have their sample, the Mann-Whitney
+ * rank test (ranktest.h) says whether B's durations differ from A's
+ * beyond what chance gives samples of one distribution: a row is marked
+ * when the two-sided p-value is below --alpha (default 0.01).
+ *
+ * --fail-if '[span:|phase:][NAME:]METRIC(>|<)[+|-]PCT%' makes the exit
+ * status 1 when the change of METRIC (count, total, mean, p50, p99, max)
+ * passes the threshold in a row present on both sides (whose kind and
+ * name match, NAME a glob).  For the durations (mean, p50, p99, max), a
+ * row whose test found no difference beyond noise never makes a
+ * condition hold: CI then fails on what is real, not on a noisy run.
+ * A condition that names a row no side pair has, or that no row can
+ * answer (the metric missing from a stats --json), is an error (exit 1)
+ * rather than a silent pass.
+ *
+ * --json prints one object; eventring(1) documents it.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "analysis.h"
+#include "events.h"
+#include "histogram.h"
+#include "jsonread.h"
+#include "ranktest.h"
+
+#define HELP_REF "eventring diff --help"
+#define N_IDS 8192 /* ids are 13 bits wide */
+#define SPAN_DEPTH_MAX 256
+#define FAIL_IF_MAX 32
+#define JSON_INPUT_MAX ((size_t)1 << 30)
+
+enum { K_PHASE, K_SPAN };
+static const char *const kind_names[] = {"phase", "span"};
+
+enum { M_COUNT, M_TOTAL, M_MEAN, M_P50, M_P99, M_MAX, N_METRICS };
+static const char *const metric_names[] = {"count", "total", "mean",
+                                           "p50",   "p99",   "max"};
+static const char *const metric_json[] = {"count",  "total_ns", "mean_ns",
+                                          "p50_ns", "p99_ns",   "max_ns"};
+
+/* One kind and name in one input. */
+struct dist {
+  int kind;
+  char *name;
+  double m[N_METRICS]; /* the figures, as doubles for the changes */
+  uint64_t u[N_METRICS]; /* the same, exact, but the mean */
+  int has[N_METRICS];
+  struct histogram *hist; /* a ring file's durations */
+  uint64_t total;
+  /* The sample, ascending distinct values and their counts (NULL: not
+   * known, a stats --json without buckets). */
+  uint64_t *val, *cnt;
+  size_t nval;
+};
+
+struct span_open {
+  int id;
+  uint64_t ts;
+};
+
+struct input {
+  const char *path;
+  int json;
+  struct dist *d;
+  size_t n, cap;
+  int failed; /* out of memory */
+  /* While reading a ring file. */
+  struct tool_source src;
+  struct pauses pauses;
+  int ndomains;
+  struct span_open (*open)[SPAN_DEPTH_MAX];
+  int *depth;
+  int phase_idx[N_IDS], span_idx[N_IDS]; /* id -> index in d, -1 */
+};
+
+static struct dist *find(struct input *in, int kind, const char *name) {
+  for (size_t i = 0; i < in->n; i++)
+    if (in->d[i].kind == kind && !strcmp(in->d[i].name, name))
+      return &in->d[i];
+  return NULL;
+}
+
+/* The entry of `kind` and `name`, added when new; NULL when out of
+ * memory. */
+static struct dist *entry(struct input *in, int kind, const char *name) {
+  struct dist *e = find(in, kind, name);
+  if (e) return e;
+  if (in->n == in->cap) {
+    size_t cap = in->cap ? 2 * in->cap : 32;
+    struct dist *v = realloc(in->d, cap * sizeof *v);
+    if (!v) goto oom;
+    in->d = v;
+    in->cap = cap;
+  }
+  e = &in->d[in->n];
+  memset(e, 0, sizeof *e);
+  e->kind = kind;
+  e->name = strdup(name);
+  if (!e->name) goto oom;
+  in->n++;
+  return e;
+oom:
+  if (!in->failed) tool_error("out of memory");
+  in->failed = 1;
+  return NULL;
+}
+
+/* The entry for id `id` of `kind` in the ring file being read, by the
+ * name the file gives it. */
+static struct dist *entry_of_id(struct input *in, int kind, int id) {
+  id &= N_IDS - 1;
+  int *idx = kind == K_PHASE ? in->phase_idx : in->span_idx;
+  if (idx[id] >= 0) return &in->d[idx[id]];
+  char buf[TOOL_NAME_BUF];
+  const char *name = tool_event_name(
+      in->src.cursor, kind == K_PHASE ? TOOL_NAME_PHASE : TOOL_NAME_USER, id,
+      buf);
+  struct dist *e = entry(in, kind, name);
+  if (!e) return NULL;
+  if (!e->hist && !(e->hist = hist_create())) {
+    if (!in->failed) tool_error("out of memory");
+    in->failed = 1;
+    return NULL;
+  }
+  idx[id] = (int)(e - in->d);
+  return e;
+}
+
+static void record(struct input *in, int kind, int id, uint64_t start,
+                   uint64_t end) {
+  struct dist *e = entry_of_id(in, kind, id);
+  if (!e) return;
+  uint64_t d = end >= start ? end - start : 0;
+  hist_record(e->hist, d);
+  e->total += d;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading a ring file.                                                 */
+
+static int on_begin(void *data, int domain, uint64_t ts, int phase) {
+  struct input *in = data;
+  pauses_begin(&in->pauses, domain, ts, phase);
+  return !in->failed;
+}
+
+static int on_end(void *data, int domain, uint64_t ts, int phase) {
+  struct input *in = data;
+  uint64_t start;
+  if (pauses_end(&in->pauses, domain, ts, phase, &start))
+    record(in, K_PHASE, phase, start, ts);
+  return !in->failed;
+}
+
+/* Forgets the spans open in `domain` (or every domain when -1): a cut
+ * or a thread leaving its slot. */
+static void spans_drop(struct input *in, int domain) {
+  for (int d = 0; d < in->ndomains; d++)
+    if (domain < 0 || d == domain) in->depth[d] = 0;
+}
+
+static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
+                        int64_t value, int has_data) {
+  (void)ts, (void)value, (void)has_data;
+  struct input *in = data;
+  tool_source_lifecycle(&in->src, kind);
+  pauses_lifecycle(&in->pauses, domain, kind);
+  if (kind == EVENTRING_LIFECYCLE_RING_PAUSE ||
+      kind == EVENTRING_LIFECYCLE_DOMAIN_SPAWN ||
+      kind == EVENTRING_LIFECYCLE_DOMAIN_TERMINATE)
+    spans_drop(in, domain >= 0 && domain < in->ndomains ? domain : -1);
+  return 1;
+}
+
+static int on_user_span(void *data, int domain, uint64_t ts, int id,
+                        const char *name, int is_end) {
+  (void)name;
+  struct input *in = data;
+  if (domain < 0 || domain >= in->ndomains) return 1;
+  struct span_open *st = in->open[domain];
+  int *depth = &in->depth[domain];
+  if (!is_end) {
+    /* Deeper than any real program nests: dropped, so its end will
+     * close an outer span of the same name or none. */
+    if (*depth < SPAN_DEPTH_MAX) st[(*depth)++] = (struct span_open){id, ts};
+    return 1;
+  }
+  /* The innermost open span of this name; spans of other names opened
+   * inside it stay open (they may overlap). */
+  for (int j = *depth - 1; j >= 0; j--) {
+    if (st[j].id != id) continue;
+    record(in, K_SPAN, id, st[j].ts, ts);
+    memmove(&st[j], &st[j + 1], (size_t)(*depth - j - 1) * sizeof *st);
+    (*depth)--;
+    break;
+  }
+  return !in->failed;
+}
+
+static int on_lost(void *data, int domain, uint64_t count) {
+  struct input *in = data;
+  tool_source_lost(&in->src, domain, count);
+  pauses_cut(&in->pauses, domain);
+  spans_drop(in, domain >= 0 && domain < in->ndomains ? domain : -1);
+  return 1;
+}
+
+/* The summary figures and the sample of a ring file's entry, from its
+ * histogram. */
+static int settle(struct dist *e) {
+  uint64_t n = hist_count(e->hist);
+  e->u[M_COUNT] = n;
+  e->u[M_TOTAL] = e->total;
+  e->u[M_P50] = hist_percentile(e->hist, 50);
+  e->u[M_P99] = hist_percentile(e->hist, 99);
+  e->u[M_MAX] = hist_max(e->hist);
+  for (int m = 0; m < N_METRICS; m++) {
+    e->m[m] = (double)e->u[m];
+    e->has[m] = n > 0 || m == M_COUNT || m == M_TOTAL;
+  }
+  e->m[M_MEAN] = n ? (double)e->total / (double)n : 0;
+  size_t i = 0, k = 0;
+  uint64_t v, c;
+  while (hist_bucket_next(e->hist, &i, &v, &c)) k++;
+  e->val = malloc((k ? k : 1) * sizeof *e->val);
+  e->cnt = malloc((k ? k : 1) * sizeof *e->cnt);
+  if (!e->val || !e->cnt) return -1;
+  for (i = 0, k = 0; hist_bucket_next(e->hist, &i, &v, &c); k++) {
+    e->val[k] = v;
+    e->cnt[k] = c;
+  }
+  e->nval = k;
+  hist_free(e->hist);
+  e->hist = NULL;
+  return 0;
+}
+
+static int load_ring(struct input *in) {
+  struct tool_source *src = &in->src;
+  memset(src, 0, sizeof *src);
+  char *args[1] = {(char *)in->path};
+  int rc = tool_source_open(src, 1, args, HELP_REF);
+  if (rc != TOOL_EXIT_OK) return rc;
+  for (int i = 0; i < N_IDS; i++) in->phase_idx[i] = in->span_idx[i] = -1;
+  in->ndomains = eventring_cursor_max_domains(src->cursor);
+  if (in->ndomains < 0) in->ndomains = 0;
+  size_t nd = (size_t)in->ndomains + 1;
+  in->open = calloc(nd, sizeof *in->open);
+  in->depth = calloc(nd, sizeof *in->depth);
+  eventring_callbacks *cb = NULL;
+  if (!in->open || !in->depth ||
+      pauses_init(&in->pauses, src->cursor, in->ndomains, NULL, NULL) < 0)
+    goto oom;
+  static const struct tool_handlers handlers = {
+      .runtime_begin = on_begin,
+      .runtime_end = on_end,
+      .lifecycle = on_lifecycle,
+      .user_span = on_user_span,
+      .lost_events = on_lost,
+  };
+  cb = tool_callbacks_new(&handlers);
+  if (!cb) goto oom;
+  rc = tool_source_read(src, cb, in);
+  if (in->failed) rc = TOOL_EXIT_INPUT;
+  if (rc == TOOL_EXIT_OK) {
+    pauses_finish(&in->pauses);
+    tool_source_lost_summary(src, stderr);
+    for (size_t i = 0; i < in->n; i++)
+      if (settle(&in->d[i]) < 0) goto oom;
+  }
+  goto out;
+oom:
+  tool_error("out of memory");
+  rc = TOOL_EXIT_INPUT;
+out:
+  eventring_callbacks_free(cb);
+  pauses_free(&in->pauses);
+  free(in->open);
+  free(in->depth);
+  in->open = NULL;
+  in->depth = NULL;
+  tool_source_close(src);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reading a saved `stats --json`.                                      */
+
+/* One entry of "phases" or "spans". */
+static int load_json_entry(struct input *in, int kind,
+                           const struct json_value *o) {
+  const struct json_value *name = json_get(o, "name");
+  if (!name || name->type != JSON_STRING) return -1;
+  struct dist *e = entry(in, kind, name->str);
+  if (!e) return -2;
+  /* A phase's "count" is its begins; "completed" those with an end,
+   * which the durations are of. */
+  const char *count_key =
+      kind == K_PHASE && json_get(o, "completed") ? "completed" : "count";
+  for (int m = 0; m < N_METRICS; m++) {
+    const struct json_value *v =
+        json_get(o, m == M_COUNT ? count_key : metric_json[m]);
+    if (!v || v->type != JSON_NUMBER) continue;
+    e->has[m] = 1;
+    e->m[m] = v->num;
+    if (v->is_u64) e->u[m] = v->u64;
+  }
+  const struct json_value *b = json_get(o, "buckets");
+  if (!b || b->type != JSON_ARRAY) return 0;
+  e->val = malloc((b->n ? b->n : 1) * sizeof *e->val);
+  e->cnt = malloc((b->n ? b->n : 1) * sizeof *e->cnt);
+  if (!e->val || !e->cnt) return -2;
+  for (size_t i = 0; i < b->n; i++) {
+    const struct json_value *pair = &b->v[i];
+    if (pair->type != JSON_ARRAY || pair->n != 2 ||
+        !json_u64(&pair->v[0], &e->val[i]) ||
+        !json_u64(&pair->v[1], &e->cnt[i]) || e->cnt[i] == 0 ||
+        (i && e->val[i] <= e->val[i - 1])) {
+      free(e->val);
+      free(e->cnt);
+      e->val = e->cnt = NULL;
+      return -3;
+    }
+  }
+  e->nval = b->n;
+  return 0;
+}
+
+static int load_json(struct input *in, const char *text, size_t len) {
+  char err[256];
+  struct json_value *doc = json_parse(text, len, err, sizeof err);
+  if (!doc) {
+    tool_error("%s: not valid JSON: %s", in->path, err);
+    return TOOL_EXIT_INPUT;
+  }
+  int rc = TOOL_EXIT_OK;
+  const struct json_value *phases = json_get(doc, "phases");
+  if (!phases || phases->type != JSON_ARRAY) {
+    tool_error("%s: not the output of 'eventring stats --json' (no "
+               "\"phases\" array)",
+               in->path);
+    rc = TOOL_EXIT_INPUT;
+    goto out;
+  }
+  /* Per user span, under the name stats gives the list; absent from
+   * older outputs, which then compare by phases alone. */
+  const struct json_value *spans = json_get(doc, "spans");
+  if (!spans) spans = json_get(doc, "user_spans");
+  for (int k = 0; k < 2 && rc == TOOL_EXIT_OK; k++) {
+    const struct json_value *list = k == K_PHASE ? phases : spans;
+    if (!list || list->type != JSON_ARRAY) continue;
+    for (size_t i = 0; i < list->n; i++) {
+      int r = load_json_entry(in, k, &list->v[i]);
+      if (r == 0) continue;
+      if (r == -2)
+        tool_error("out of memory");
+      else
+        tool_error("%s: %s entry %zu: %s", in->path, kind_names[k], i + 1,
+                   r == -1 ? "no \"name\" string"
+                           : "\"buckets\" is not a list of [VALUE, COUNT] "
+                             "pairs in ascending order");
+      rc = TOOL_EXIT_INPUT;
+      break;
+    }
+  }
+out:
+  json_free(doc);
+  return rc;
+}
+
+/* Reads A or B: a JSON document when its first byte that is not white
+ * space is '{', else a ring file. */
+static int load(struct input *in) {
+  FILE *f = fopen(in->path, "rb");
+  if (!f) {
+    tool_error("%s: %s", in->path, strerror(errno));
+    return TOOL_EXIT_INPUT;
+  }
+  int c;
+  do c = getc(f);
+  while (c == ' ' || c == '\t' || c == '\n' || c == '\r');
+  if (c != '{') {
+    fclose(f);
+    return load_ring(in);
+  }
+  in->json = 1;
+  size_t cap = 1 << 16, len = 0;
+  char *text = malloc(cap);
+  if (!text) goto oom;
+  rewind(f);
+  for (;;) {
+    if (len == cap) {
+      if (cap >= JSON_INPUT_MAX) {
+        tool_error("%s: larger than 1 GiB: not a stats output", in->path);
+        free(text);
+        fclose(f);
+        return TOOL_EXIT_INPUT;
+      }
+      char *t = realloc(text, cap *= 2);
+      if (!t) goto oom;
+      text = t;
+    }
+    size_t r = fread(text + len, 1, cap - len, f);
+    len += r;
+    if (r == 0) break;
+  }
+  if (ferror(f)) {
+    tool_error("%s: %s", in->path, strerror(errno));
+    free(text);
+    fclose(f);
+    return TOOL_EXIT_INPUT;
+  }
+  fclose(f);
+  int rc = load_json(in, text, len);
+  free(text);
+  return rc;
+oom:
+  free(text);
+  fclose(f);
+  tool_error("out of memory");
+  return TOOL_EXIT_INPUT;
+}
+
+static void free_input(struct input *in) {
+  for (size_t i = 0; i < in->n; i++) {
+    free(in->d[i].name);
+    hist_free(in->d[i].hist);
+    free(in->d[i].val);
+    free(in->d[i].cnt);
+  }
+  free(in->d);
+}
+
+/* ------------------------------------------------------------------ */
+/* Rows: A's and B's entries paired.                                    */
+
+struct row {
+  int kind;
+  const char *name;
+  const struct dist *a, *b;
+  int tested; /* both samples known and not empty: r is the test's */
+  struct rank_result r;
+  int significant;
+};
+
+/* The change of metric `m` from A to B in percent: 1 and *pct, or 0 when
+ * a side lacks it.  From 0 to more it is +infinity (*pct = 1e300). */
+static int change(const struct row *w, int m, double *pct) {
+  if (!w->a || !w->b || !w->a->has[m] || !w->b->has[m]) return 0;
+  double a = w->a->m[m], b = w->b->m[m];
+  if (a == 0)
+    *pct = b == 0 ? 0 : 1e300;
+  else
+    *pct = (b - a) / a * 100;
+  return 1;
+}
+
+static int is_duration(int m) { return m != M_COUNT && m != M_TOTAL; }
+
+/* ------------------------------------------------------------------ */
+/* --fail-if.                                                           */
+
+struct condition {
+  const char *text; /* as given */
+  int kind;         /* -1: either */
+  char *name;       /* a glob, NULL: any */
+  int metric;
+  int greater;      /* '>' (else '<') */
+  double pct;
+  int held;         /* rows where it held */
+  int checked;      /* rows it could be checked on */
+  int matched;      /* rows of its kind and name on both sides */
+};
+
+static int parse_condition(const char *s, struct condition *c) {
+  memset(c, 0, sizeof *c);
+  c->text = s;
+  c->kind = -1;
+  const char *cond = strrchr(s, ':');
+  if (cond) {
+    const char *name = s;
+    if (!strncmp(s, "span:", 5) && s + 4 < cond) {
+      c->kind = K_SPAN;
+      name = s + 5;
+    } else if (!strncmp(s, "phase:", 6) && s + 5 < cond) {
+      c->kind = K_PHASE;
+      name = s + 6;
+    }
+    if (name == cond)
+      return tool_usage_error(HELP_REF, "--fail-if '%s': empty name", s);
+    c->name = strndup(name, (size_t)(cond - name));
+    if (!c->name) {
+      tool_error("out of memory");
+      return TOOL_EXIT_INPUT;
+    }
+    cond++;
+  } else {
+    cond = s;
+  }
+  size_t ml = strcspn(cond, "<>");
+  c->metric = -1;
+  for (int m = 0; m < N_METRICS; m++)
+    if (strlen(metric_names[m]) == ml && !strncmp(cond, metric_names[m], ml))
+      c->metric = m;
+  if (c->metric < 0)
+    return tool_usage_error(HELP_REF,
+                            "--fail-if '%s': the metric is one of count, "
+                            "total, mean, p50, p99, max",
+                            s);
+  if (!cond[ml])
+    return tool_usage_error(HELP_REF,
+                            "--fail-if '%s': expected '>' or '<' and a "
+                            "change such as +10%%",
+                            s);
+  c->greater = cond[ml] == '>';
+  const char *num = cond + ml + 1;
+  char *end;
+  errno = 0;
+  double v = strtod(num, &end);
+  int digit = *num >= '0' && *num <= '9';
+  if ((*num == '+' || *num == '-') && num[1] >= '0' && num[1] <= '9')
+    digit = 1;
+  if (!digit || end == num || errno || strcmp(end, "%") || !(v == v) ||
+      v > 1e9 || v < -1e9)
+    return tool_usage_error(HELP_REF,
+                            "--fail-if '%s': expected a change in percent "
+                            "after '%c', such as +10%% or -5%%",
+                            s, cond[ml]);
+  c->pct = v;
+  return TOOL_EXIT_OK;
+}
+
+static int condition_matches(const struct condition *c, const struct row *w) {
+  if (c->kind >= 0 && c->kind != w->kind) return 0;
+  return !c->name || fnmatch(c->name, w->name, 0) == 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Output.                                                              */
+
+static char *fmt_metric(char *buf, const struct dist *d, int m) {
+  if (!d) return strcpy(buf, "-");
+  if (!d->has[m]) return strcpy(buf, "?");
+  if (m == M_COUNT) {
+    snprintf(buf, 32, "%" PRIu64, d->u[m] ? d->u[m] : (uint64_t)d->m[m]);
+    return buf;
+  }
+  double v = d->m[m];
+  return analysis_duration(buf, m == M_MEAN || !d->u[m]
+                                    ? (uint64_t)(v > 0 ? v + 0.5 : 0)
+                                    : d->u[m]);
+}
+
+static char *fmt_change(char *buf, const struct row *w, int m) {
+  double pct;
+  if (!change(w, m, &pct)) return strcpy(buf, "");
+  if (pct >= 1e300) return strcpy(buf, "new");
+  snprintf(buf, 32, "%+.1f%%", pct);
+  return buf;
+}
+
+static const char *origin(const struct input *in) {
+  return in->json ? "stats --json" : "ring file";
+}
+
+static void print_text(const struct input *a, const struct input *b,
+                       const struct row *rows, size_t n, double alpha) {
+  char x[32], y[32], z[32];
+  printf("A: %s (%s)\nB: %s (%s)\n", a->path, origin(a), b->path, origin(b));
+  printf("noise test: Mann-Whitney rank test of the durations, two-sided; "
+         "* marks p < %g\n",
+         alpha);
+  for (size_t i = 0; i < n; i++) {
+    const struct row *w = &rows[i];
+    char name[256];
+    snprintf(name, sizeof name, "%s %s", kind_names[w->kind], w->name);
+    printf("\n%c %-34s %12s %12s %9s\n", w->significant ? '*' : ' ', name,
+           "A", "B", "change");
+    if (!w->a || !w->b) {
+      printf("    only in %s\n", w->a ? "A" : "B");
+    }
+    for (int m = 0; m < N_METRICS; m++)
+      printf("    %-32s %12s %12s %9s\n", metric_names[m],
+             fmt_metric(x, w->a, m), fmt_metric(y, w->b, m),
+             fmt_change(z, w, m));
+    if (!w->a || !w->b) continue;
+    if (w->tested) {
+      const char *what = !w->significant ? "within noise"
+                         : w->r.shift < 0 ? "slower beyond noise"
+                                          : "faster beyond noise";
+      printf("    %s: p = %.2g (%s, %" PRIu64 " and %" PRIu64
+             " durations)\n",
+             what, w->r.p, w->r.exact ? "exact" : "normal approximation",
+             w->r.na, w->r.nb);
+    } else if (w->a->has[M_COUNT] && w->b->has[M_COUNT] &&
+               (w->a->m[M_COUNT] == 0 || w->b->m[M_COUNT] == 0)) {
+      printf("    no noise test: no durations on one side\n");
+    } else {
+      printf("    no noise test: %s has no durations (a stats --json "
+             "without buckets); compare the ring files\n",
+             !w->a->val ? "A" : "B");
+    }
+  }
+}
+
+static void json_metrics(FILE *o, const struct dist *d) {
+  if (!d) {
+    fputs("null", o);
+    return;
+  }
+  fputc('{', o);
+  for (int m = 0; m < N_METRICS; m++) {
+    fprintf(o, "%s\"%s\": ", m ? ", " : "", metric_json[m]);
+    if (!d->has[m])
+      fputs("null", o);
+    else if (m == M_MEAN || (d->u[m] == 0 && d->m[m] != 0))
+      analysis_json_double(o, d->m[m]);
+    else
+      fprintf(o, "%" PRIu64, d->u[m]);
+  }
+  fputc('}', o);
+}
+
+static void print_json(const struct input *a, const struct input *b,
+                       const struct row *rows, size_t n, double alpha,
+                       const struct condition *conds, int nconds) {
+  FILE *o = stdout;
+  const struct input *ins[2] = {a, b};
+  fputc('{', o);
+  for (int k = 0; k < 2; k++) {
+    fprintf(o, "%s\"%s\": {\"path\": ", k ? ", " : "", k ? "b" : "a");
+    analysis_json_string(o, ins[k]->path);
+    fprintf(o, ", \"type\": \"%s\"}", ins[k]->json ? "stats-json" : "ring");
+  }
+  fprintf(o, ",\n \"test\": \"mann-whitney\", \"alpha\": ");
+  analysis_json_double(o, alpha);
+  fprintf(o, ",\n \"rows\": [");
+  for (size_t i = 0; i < n; i++) {
+    const struct row *w = &rows[i];
+    fprintf(o, "%s\n  {\"kind\": \"%s\", \"name\": ", i ? "," : "",
+            kind_names[w->kind]);
+    analysis_json_string(o, w->name);
+    fputs(", \"a\": ", o);
+    json_metrics(o, w->a);
+    fputs(", \"b\": ", o);
+    json_metrics(o, w->b);
+    fputs(", \"change_pct\": {", o);
+    for (int m = 0; m < N_METRICS; m++) {
+      double pct;
+      fprintf(o, "%s\"%s\": ", m ? ", " : "", metric_names[m]);
+      if (change(w, m, &pct) && pct < 1e300)
+        analysis_json_double(o, pct);
+      else
+        fputs("null", o);
+    }
+    fputs("}, \"test\": ", o);
+    if (w->tested) {
+      fputs("{\"p_value\": ", o);
+      analysis_json_double(o, w->r.p);
+      fputs(", \"u\": ", o);
+      analysis_json_double(o, w->r.u);
+      fputs(", \"z\": ", o);
+      analysis_json_double(o, w->r.z);
+      fprintf(o,
+              ", \"exact\": %s, \"n_a\": %" PRIu64 ", \"n_b\": %" PRIu64
+              ", \"significant\": %s, \"direction\": \"%s\"}",
+              w->r.exact ? "true" : "false", w->r.na, w->r.nb,
+              w->significant ? "true" : "false",
+              w->r.shift < 0 ? "slower" : w->r.shift > 0 ? "faster" : "same");
+    } else {
+      fputs("null", o);
+    }
+    fputs("}", o);
+  }
+  fprintf(o, "],\n \"fail_if\": [");
+  for (int i = 0; i < nconds; i++) {
+    fprintf(o, "%s{\"condition\": ", i ? ", " : "");
+    analysis_json_string(o, conds[i].text);
+    fprintf(o, ", \"held\": %s, \"rows\": %d}",
+            conds[i].held ? "true" : "false", conds[i].held);
+  }
+  fprintf(o, "]}\n");
+}
+
+/* ------------------------------------------------------------------ */
+
+static void help(void) {
+  printf(
+      "Usage: eventring diff [OPTION]... A B\n"
+      "Compare two runs, per runtime phase and per user span: count, total,\n"
+      "mean, p50, p99 and max of the durations in A and B, the change in\n"
+      "percent, and a mark (*) where B's durations differ from A's beyond\n"
+      "the noise of the samples (Mann-Whitney rank test, two-sided).\n"
+      "A and B are ring files or saved 'eventring stats --json' outputs\n"
+      "(the test needs the durations: a stats output has them only with\n"
+      "\"buckets\").\n"
+      "\n"
+      "Options:\n"
+      "  --fail-if COND exit with status 1 when COND holds in a row of both\n"
+      "                 A and B; COND is [span:|phase:][NAME:]METRIC OP PCT%%\n"
+      "                 with METRIC count, total, mean, p50, p99 or max, OP\n"
+      "                 '>' or '<', PCT a signed change in percent, NAME a\n"
+      "                 glob (e.g. 'p99>+10%%', 'span:http.*:p50>+5%%');\n"
+      "                 a duration's change within noise never holds;\n"
+      "                 repeatable (any one holding fails)\n"
+      "  --alpha P      mark changes whose p-value is below P (default "
+      "0.01)\n"
+      "  --json         print one JSON object instead of the tables\n"
+      "  -o FILE, --output FILE\n"
+      "                 write the report to FILE ('-': standard output)\n"
+      "  -h, --help     print this help and exit\n"
+      "\n"
+      "Exit status: 0 success, 1 a --fail-if condition held (or an input\n"
+      "could not be read, or a condition could be checked nowhere), 2 bad\n"
+      "usage.  See eventring(1).\n");
+}
+
+static int same_file(const char *x, const char *y) {
+  struct stat sx, sy;
+  return stat(x, &sx) == 0 && stat(y, &sy) == 0 && sx.st_dev == sy.st_dev &&
+         sx.st_ino == sy.st_ino;
+}
+
+int tool_diff(int argc, char **argv) {
+  enum { OPT_JSON = TOOL_OPT_OWN, OPT_FAIL_IF, OPT_ALPHA };
+  static const struct option longopts[] = {
+      TOOL_OUTPUT_OPTION,
+      {"json", no_argument, NULL, OPT_JSON},
+      {"fail-if", required_argument, NULL, OPT_FAIL_IF},
+      {"alpha", required_argument, NULL, OPT_ALPHA},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  struct condition conds[FAIL_IF_MAX];
+  int nconds = 0, json = 0, rc = TOOL_EXIT_OK;
+  double alpha = 0.01;
+  const char *output = NULL;
+  struct input *in[2] = {NULL, NULL};
+  struct row *rows = NULL;
+  int c;
+  while ((c = tool_getopt(argc, argv, ":ho:", longopts)) != -1) {
+    if (c == OPT_JSON) {
+      json = 1;
+    } else if (c == 'o') {
+      output = optarg;
+    } else if (c == OPT_ALPHA) {
+      char *end;
+      errno = 0;
+      alpha = strtod(optarg, &end);
+      if (end == optarg || *end || errno || !(alpha > 0 && alpha < 1)) {
+        rc = tool_usage_error(HELP_REF,
+                              "--alpha '%s': a probability between 0 and 1 "
+                              "(exclusive) is expected",
+                              optarg);
+        goto out;
+      }
+    } else if (c == OPT_FAIL_IF) {
+      if (nconds == FAIL_IF_MAX) {
+        rc = tool_usage_error(HELP_REF, "more than %d --fail-if",
+                              FAIL_IF_MAX);
+        goto out;
+      }
+      rc = parse_condition(optarg, &conds[nconds]);
+      nconds++; /* its name is freed at the end either way */
+      if (rc != TOOL_EXIT_OK) goto out;
+    } else if (c == 'h') {
+      help();
+      goto out;
+    } else {
+      rc = tool_option_error(HELP_REF, c, argv);
+      goto out;
+    }
+  }
+  if (argc - optind != 2) {
+    rc = tool_usage_error(HELP_REF,
+                          argc - optind < 2
+                              ? "two inputs to compare are needed (A B)"
+                              : "too many arguments (two inputs: A B)");
+    goto out;
+  }
+  if (output && strcmp(output, "-") && same_file(output, argv[optind + 1])) {
+    rc = tool_usage_error(HELP_REF, "'%s' is B, an input being read", output);
+    goto out;
+  }
+  rc = tool_output_open_for(output, 0, HELP_REF, argv[optind]);
+  if (rc != TOOL_EXIT_OK) goto out;
+
+  for (int k = 0; k < 2; k++) {
+    in[k] = calloc(1, sizeof *in[k]);
+    if (!in[k]) {
+      tool_error("out of memory");
+      rc = TOOL_EXIT_INPUT;
+      goto out;
+    }
+    in[k]->path = argv[optind + k];
+    rc = load(in[k]);
+    if (rc != TOOL_EXIT_OK) goto out;
+  }
+
+  /* Rows: A's entries in their order, then those only B has; phases
+   * before spans. */
+  size_t nrows = 0, common = 0;
+  rows = calloc(in[0]->n + in[1]->n + 1, sizeof *rows);
+  if (!rows) {
+    tool_error("out of memory");
+    rc = TOOL_EXIT_INPUT;
+    goto out;
+  }
+  for (int kind = 0; kind < 2; kind++)
+    for (int k = 0; k < 2; k++)
+      for (size_t i = 0; i < in[k]->n; i++) {
+        struct dist *d = &in[k]->d[i];
+        if (d->kind != kind) continue;
+        struct dist *other = find(in[1 - k], kind, d->name);
+        if (k == 1 && other) continue; /* paired already */
+        struct row *w = &rows[nrows++];
+        w->kind = kind;
+        w->name = d->name;
+        w->a = k == 0 ? d : NULL;
+        w->b = k == 0 ? other : d;
+        if (w->a && w->b) common++;
+      }
+  if (in[0]->n && in[1]->n && !common) {
+    tool_error("%s and %s have no phase or span in common: not runs of one "
+               "program?",
+               in[0]->path, in[1]->path);
+    rc = TOOL_EXIT_INPUT;
+    goto out;
+  }
+
+  for (size_t i = 0; i < nrows; i++) {
+    struct row *w = &rows[i];
+    if (!w->a || !w->b || !w->a->val || !w->b->val) continue;
+    struct rank_sample sa = {w->a->val, w->a->cnt, w->a->nval},
+                       sb = {w->b->val, w->b->cnt, w->b->nval};
+    if (rank_test(&sa, &sb, &w->r) == 0) {
+      w->tested = 1;
+      w->significant = w->r.p < alpha;
+    }
+  }
+
+  /* The conditions. */
+  int failed = 0, unanswered = 0;
+  for (int j = 0; j < nconds; j++) {
+    struct condition *cd = &conds[j];
+    for (size_t i = 0; i < nrows; i++) {
+      const struct row *w = &rows[i];
+      if (!w->a || !w->b || !condition_matches(cd, w)) continue;
+      cd->matched++;
+      double pct;
+      if (!change(w, cd->metric, &pct)) continue;
+      cd->checked++;
+      if (!(cd->greater ? pct > cd->pct : pct < cd->pct)) continue;
+      if (is_duration(cd->metric) && w->tested && !w->significant) continue;
+      cd->held++;
+      char pb[32];
+      if (pct >= 1e300)
+        snprintf(pb, sizeof pb, "new");
+      else
+        snprintf(pb, sizeof pb, "%+.1f%%", pct);
+      tool_error("diff: %s %s: %s %s (--fail-if '%s')", kind_names[w->kind],
+                 w->name, metric_names[cd->metric], pb, cd->text);
+    }
+    if (cd->held) failed = 1;
+    if (cd->checked == 0 && (cd->name || nrows)) {
+      if (cd->matched == 0)
+        tool_error("diff: --fail-if '%s': no %s%s%s in both %s and %s",
+                   cd->text, cd->kind >= 0 ? kind_names[cd->kind] : "row",
+                   cd->name ? " named " : "", cd->name ? cd->name : "",
+                   in[0]->path, in[1]->path);
+      else
+        tool_error("diff: --fail-if '%s': %s is missing from the inputs "
+                   "(a stats --json has no p50 or p99 for phases; compare "
+                   "the ring files)",
+                   cd->text, metric_names[cd->metric]);
+      unanswered = 1;
+    }
+  }
+
+  if (json)
+    print_json(in[0], in[1], rows, nrows, alpha, conds, nconds);
+  else
+    print_text(in[0], in[1], rows, nrows, alpha);
+  rc = failed || unanswered ? TOOL_EXIT_INPUT : TOOL_EXIT_OK;
+
+out:
+  for (int j = 0; j < nconds; j++) free(conds[j].name);
+  for (int k = 0; k < 2; k++)
+    if (in[k]) {
+      free_input(in[k]);
+      free(in[k]);
+    }
+  free(rows);
+  int o = tool_output_finish();
+  return rc != TOOL_EXIT_OK ? rc : o;
+}

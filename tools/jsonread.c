@@ -1,0 +1,336 @@
+/* jsonread.c -- the JSON reader of jsonread.h: a recursive descent over
+ * the text, with the position of the first error in its message.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonread.h"
+
+struct parser {
+  const char *s, *end, *p;
+  char *err;
+  size_t errsize;
+  int failed;
+};
+
+static void fail(struct parser *ps, const char *what) {
+  if (ps->failed) return;
+  ps->failed = 1;
+  if (!strcmp(what, "out of memory")) {
+    snprintf(ps->err, ps->errsize, "out of memory");
+    return;
+  }
+  size_t line = 1, col = 1;
+  for (const char *q = ps->s; q < ps->p && q < ps->end; q++) {
+    if (*q == '\n') {
+      line++;
+      col = 1;
+    } else {
+      col++;
+    }
+  }
+  snprintf(ps->err, ps->errsize, "line %zu, column %zu: %s", line, col, what);
+}
+
+static void skip_ws(struct parser *ps) {
+  while (ps->p < ps->end &&
+         (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
+    ps->p++;
+}
+
+static int literal(struct parser *ps, const char *word) {
+  size_t n = strlen(word);
+  if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n)) return 0;
+  ps->p += n;
+  return 1;
+}
+
+static int hex4(struct parser *ps, unsigned *out) {
+  if (ps->end - ps->p < 4) return 0;
+  unsigned v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = *ps->p++;
+    v <<= 4;
+    if (c >= '0' && c <= '9') v |= (unsigned)(c - '0');
+    else if (c >= 'a' && c <= 'f') v |= (unsigned)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F') v |= (unsigned)(c - 'A' + 10);
+    else return 0;
+  }
+  *out = v;
+  return 1;
+}
+
+/* A string, at its opening quote; NULL after fail(). */
+static char *string(struct parser *ps) {
+  ps->p++; /* the quote */
+  /* The unescaped text is never longer than the escaped one. */
+  const char *q = ps->p;
+  while (q < ps->end && *q != '"') q += *q == '\\' && q + 1 < ps->end ? 2 : 1;
+  char *out = malloc((size_t)(q - ps->p) + 1), *o = out;
+  if (!out) {
+    fail(ps, "out of memory");
+    return NULL;
+  }
+  for (;;) {
+    if (ps->p >= ps->end) {
+      fail(ps, "unterminated string");
+      break;
+    }
+    unsigned char c = (unsigned char)*ps->p++;
+    if (c == '"') {
+      *o = '\0';
+      return out;
+    }
+    if (c < 0x20) {
+      ps->p--;
+      fail(ps, "control character in a string");
+      break;
+    }
+    if (c != '\\') {
+      *o++ = (char)c;
+      continue;
+    }
+    if (ps->p >= ps->end) {
+      fail(ps, "unterminated string");
+      break;
+    }
+    char e = *ps->p++;
+    const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
+    const char *k = strchr(from, e);
+    if (e && k) {
+      *o++ = to[k - from];
+      continue;
+    }
+    unsigned u;
+    if (e != 'u' || !hex4(ps, &u)) {
+      fail(ps, "bad escape in a string");
+      break;
+    }
+    if (u >= 0xd800 && u < 0xdc00) {
+      unsigned lo;
+      if (!literal(ps, "\\u") || !hex4(ps, &lo) || lo < 0xdc00 ||
+          lo >= 0xe000) {
+        fail(ps, "unpaired surrogate in a string");
+        break;
+      }
+      u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
+    }
+    /* UTF-8; the escaped form took at least as many bytes. */
+    if (u < 0x80) {
+      *o++ = (char)u;
+    } else if (u < 0x800) {
+      *o++ = (char)(0xc0 | u >> 6);
+      *o++ = (char)(0x80 | (u & 0x3f));
+    } else if (u < 0x10000) {
+      *o++ = (char)(0xe0 | u >> 12);
+      *o++ = (char)(0x80 | ((u >> 6) & 0x3f));
+      *o++ = (char)(0x80 | (u & 0x3f));
+    } else {
+      *o++ = (char)(0xf0 | u >> 18);
+      *o++ = (char)(0x80 | ((u >> 12) & 0x3f));
+      *o++ = (char)(0x80 | ((u >> 6) & 0x3f));
+      *o++ = (char)(0x80 | (u & 0x3f));
+    }
+  }
+  free(out);
+  return NULL;
+}
+
+static void number(struct parser *ps, struct json_value *v) {
+  const char *start = ps->p;
+  if (ps->p < ps->end && *ps->p == '-') ps->p++;
+  const char *digits = ps->p;
+  while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') ps->p++;
+  size_t nd = (size_t)(ps->p - digits);
+  if (nd == 0 || (nd > 1 && *digits == '0')) {
+    fail(ps, "bad number");
+    return;
+  }
+  int whole = 1;
+  if (ps->p < ps->end && *ps->p == '.') {
+    whole = 0;
+    ps->p++;
+    const char *f = ps->p;
+    while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') ps->p++;
+    if (ps->p == f) {
+      fail(ps, "bad number");
+      return;
+    }
+  }
+  if (ps->p < ps->end && (*ps->p == 'e' || *ps->p == 'E')) {
+    whole = 0;
+    ps->p++;
+    if (ps->p < ps->end && (*ps->p == '+' || *ps->p == '-')) ps->p++;
+    const char *x = ps->p;
+    while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') ps->p++;
+    if (ps->p == x) {
+      fail(ps, "bad number");
+      return;
+    }
+  }
+  char buf[64];
+  size_t n = (size_t)(ps->p - start);
+  if (n >= sizeof buf) n = sizeof buf - 1; /* a double needs no more */
+  memcpy(buf, start, n);
+  buf[n] = '\0';
+  v->type = JSON_NUMBER;
+  v->num = strtod(buf, NULL);
+  if (whole && *start != '-' && nd <= 20) {
+    uint64_t u = 0;
+    int over = 0;
+    for (const char *d = digits; d < ps->p; d++) {
+      unsigned k = (unsigned)(*d - '0');
+      if (u > (UINT64_MAX - k) / 10) over = 1;
+      u = u * 10 + k;
+    }
+    if (!over) {
+      v->u64 = u;
+      v->is_u64 = 1;
+    }
+  }
+}
+
+static void value(struct parser *ps, struct json_value *v, int depth);
+
+/* An array or object, at its opening bracket. */
+static void container(struct parser *ps, struct json_value *v, int depth,
+                      int object) {
+  char close = object ? '}' : ']';
+  v->type = object ? JSON_OBJECT : JSON_ARRAY;
+  ps->p++;
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == close) {
+    ps->p++;
+    return;
+  }
+  size_t cap = 0;
+  for (;;) {
+    if (v->n == cap) {
+      cap = cap ? 2 * cap : 8;
+      struct json_value *nv = realloc(v->v, cap * sizeof *nv);
+      if (nv) v->v = nv;
+      char **nk = object ? realloc(v->key, cap * sizeof *nk) : NULL;
+      if (nk) v->key = nk;
+      if (!nv || (object && !nk)) {
+        fail(ps, "out of memory");
+        return;
+      }
+    }
+    struct json_value *e = &v->v[v->n];
+    memset(e, 0, sizeof *e);
+    skip_ws(ps);
+    if (object) {
+      if (ps->p >= ps->end || *ps->p != '"') {
+        fail(ps, "expected a key (a string)");
+        return;
+      }
+      char *k = string(ps);
+      if (!k) return;
+      v->key[v->n] = k;
+      v->n++; /* owned from here on, freed with the container */
+      skip_ws(ps);
+      if (ps->p >= ps->end || *ps->p != ':') {
+        fail(ps, "expected ':'");
+        return;
+      }
+      ps->p++;
+      value(ps, e, depth + 1);
+    } else {
+      v->n++;
+      value(ps, e, depth + 1);
+    }
+    if (ps->failed) return;
+    skip_ws(ps);
+    if (ps->p < ps->end && *ps->p == ',') {
+      ps->p++;
+      continue;
+    }
+    if (ps->p < ps->end && *ps->p == close) {
+      ps->p++;
+      return;
+    }
+    fail(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
+    return;
+  }
+}
+
+static void value(struct parser *ps, struct json_value *v, int depth) {
+  memset(v, 0, sizeof *v);
+  if (depth > JSON_DEPTH_MAX) {
+    fail(ps, "nested too deep");
+    return;
+  }
+  skip_ws(ps);
+  if (ps->p >= ps->end) {
+    fail(ps, "unexpected end of the text");
+    return;
+  }
+  char c = *ps->p;
+  if (c == '{' || c == '[') {
+    container(ps, v, depth, c == '{');
+  } else if (c == '"') {
+    v->str = string(ps);
+    if (v->str) v->type = JSON_STRING;
+  } else if (c == '-' || (c >= '0' && c <= '9')) {
+    number(ps, v);
+  } else if (literal(ps, "true")) {
+    v->type = JSON_TRUE;
+  } else if (literal(ps, "false")) {
+    v->type = JSON_FALSE;
+  } else if (literal(ps, "null")) {
+    v->type = JSON_NULL;
+  } else {
+    fail(ps, "expected a value");
+  }
+}
+
+static void free_inner(struct json_value *v) {
+  for (size_t i = 0; i < v->n; i++) {
+    free_inner(&v->v[i]);
+    if (v->key) free(v->key[i]);
+  }
+  free(v->v);
+  free(v->key);
+  free(v->str);
+}
+
+void json_free(struct json_value *v) {
+  if (!v) return;
+  free_inner(v);
+  free(v);
+}
+
+struct json_value *json_parse(const char *text, size_t len, char *err,
+                              size_t size) {
+  struct parser ps = {text, text + len, text, err, size, 0};
+  struct json_value *v = calloc(1, sizeof *v);
+  if (!v) {
+    snprintf(err, size, "out of memory");
+    return NULL;
+  }
+  value(&ps, v, 0);
+  if (!ps.failed) {
+    skip_ws(&ps);
+    if (ps.p < ps.end) fail(&ps, "text after the end of the value");
+  }
+  if (ps.failed) {
+    json_free(v);
+    return NULL;
+  }
+  return v;
+}
+
+const struct json_value *json_get(const struct json_value *obj,
+                                  const char *key) {
+  if (!obj || obj->type != JSON_OBJECT) return NULL;
+  for (size_t i = 0; i < obj->n; i++)
+    if (!strcmp(obj->key[i], key)) return &obj->v[i];
+  return NULL;
+}
+
+int json_u64(const struct json_value *v, uint64_t *out) {
+  if (!v || v->type != JSON_NUMBER || !v->is_u64) return 0;
+  *out = v->u64;
+  return 1;
+}
