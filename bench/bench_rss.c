@@ -4,21 +4,23 @@
  * OCAML_RUNTIME_EVENTS_START, no eventring_start()) should be as big in
  * memory as the same program without it: issue 14 allows 64 KiB.
  *
- * Method.  This source is built twice: bench/bench_rss, linked with the
- * static libeventring, and bench/bench_rss_without (Makefile.in), built
- * with -DBENCH_RSS_WITHOUT and linked without it, where the probes are
- * calls of an empty function instead.  Each, run with `--child`, calls
- * its probes in a short loop (inactive probes: tracing never started),
- * then reads its VmRSS, RssAnon and RssFile from /proc/self/status and
- * prints them.  The driver (bench/bench_rss with no argument) runs the
- * two in alternation, each run a new process, and reports the medians
- * and the median of the per-round differences, in KiB.
+ * Method.  This source is built three times (Makefile.in): the driver,
+ * bench/bench_rss, and the two programs it compares, which are the same
+ * small program: bench/bench_rss_with (-DBENCH_RSS_WITH), linked with
+ * the static libeventring, and bench/bench_rss_without
+ * (-DBENCH_RSS_WITHOUT), linked without it, where the probes are calls
+ * of an empty function instead; neither has the driver's code or the
+ * bench helpers.  Each, run with `--child`, calls its probes in a short
+ * loop (inactive probes: tracing never started), then reads its VmRSS,
+ * RssAnon and RssFile from /proc/self/status and prints them.  The
+ * driver runs the two in alternation, each run a new process, and
+ * reports the medians and the median of the per-round differences, in
+ * KiB.
  *
  * VmRSS counts file pages too: the with-library binary's own text (about
- * 50 KiB, mapped whole by the kernel's fault-around) and the pages of
- * libc that its larger set of imports and calls brings in (symbol
- * lookups, secure_getenv, pthread_atfork), clean and shared with every
- * other process.  RssAnon is what the process alone pays; the slots'
+ * 50 KiB of it is the library's, mapped whole by the kernel's
+ * fault-around once the file is in the page cache), clean and shared
+ * with every other process that runs the program.  RssAnon is what the process alone pays; the slots'
  * 1.5 MiB were there before they were left untouched.
  *
  * Output: a table on stdout; JSON to the file EVENTRING_BENCH_OUT names,
@@ -29,21 +31,24 @@
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef BENCH_RSS_WITHOUT
-#include "benchlib.h"
+#if defined(BENCH_RSS_WITH)
 #include "eventring.h"
 #define PROBE_BEGIN() eventring_begin(EVENTRING_PHASE_MINOR)
 #define PROBE_END() eventring_end(EVENTRING_PHASE_MINOR)
-#else
+#elif defined(BENCH_RSS_WITHOUT)
 /* The program without the library: the probes' places hold a call that
  * the compiler cannot remove. */
 __attribute__((noinline)) static void no_probe(void) { __asm__ volatile(""); }
 #define PROBE_BEGIN() no_probe()
 #define PROBE_END() no_probe()
+#else
+#include "benchlib.h"
 #endif
 
 /* The figures a child prints, in order (KiB, from /proc/self/status). */
 enum { F_RSS, F_ANON, F_FILE, N_F };
+
+#if defined(BENCH_RSS_WITH) || defined(BENCH_RSS_WITHOUT)
 static const char *const f_keys[N_F] = {"VmRSS:", "RssAnon:", "RssFile:"};
 
 static int child(void) {
@@ -65,8 +70,9 @@ static int child(void) {
   printf("%ld %ld %ld\n", v[F_RSS], v[F_ANON], v[F_FILE]);
   return 0;
 }
+#endif
 
-#ifdef BENCH_RSS_WITHOUT
+#if defined(BENCH_RSS_WITH) || defined(BENCH_RSS_WITHOUT)
 int main(int argc, char **argv) {
   if (argc == 2 && strcmp(argv[1], "--child") == 0) return child();
   fprintf(stderr, "usage: %s --child (run by bench_rss)\n", argv[0]);
@@ -95,11 +101,12 @@ static void json_fig(FILE *o, const char *key, const struct bl_stat *s,
 }
 
 static int driver(const char *argv0) {
-  char self[4096], without[4200], cpu[256];
+  char self[4096], with[4200], without[4200], cpu[256];
   bl_self(argv0, self, sizeof self);
   const char *slash = strrchr(self, '/');
-  snprintf(without, sizeof without, "%.*sbench_rss_without",
-           slash ? (int)(slash - self + 1) : 0, self);
+  int dirlen = slash ? (int)(slash - self + 1) : 0;
+  snprintf(with, sizeof with, "%.*sbench_rss_with", dirlen, self);
+  snprintf(without, sizeof without, "%.*sbench_rss_without", dirlen, self);
   /* The children must not start tracing from the environment. */
   unsetenv("OCAML_RUNTIME_EVENTS_START");
   int runs = bl_runs(), errors = 0;
@@ -111,11 +118,11 @@ static int driver(const char *argv0) {
     double w[N_F], wo[N_F];
     /* Alternate which runs first, so that neither always follows the
      * other's exit. */
-    int a = round & 1 ? run(without, wo) : run(self, w);
-    int b = round & 1 ? run(self, w) : run(without, wo);
+    int a = round & 1 ? run(without, wo) : run(with, w);
+    int b = round & 1 ? run(with, w) : run(without, wo);
     if (a != 0 || b != 0) {
-      fprintf(stderr, "bench_rss: round %d failed (is %s built?)\n",
-              round + 1, without);
+      fprintf(stderr, "bench_rss: round %d failed (are %s and %s built?)\n",
+              round + 1, with, without);
       errors++;
       continue;
     }
@@ -162,7 +169,6 @@ static int driver(const char *argv0) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 2 && strcmp(argv[1], "--child") == 0) return child();
   if (argc != 1) {
     fprintf(stderr, "usage: %s\n", argv[0]);
     return 2;

@@ -155,6 +155,7 @@ static void unlock_from_probe(void) {
  * this thread must not wait for it) but not in control_busy, so that
  * other threads' first events wait for it rather than drop (stw.h). */
 static void lock_for_slot(void) {
+  er_arm();
   er_tls_locking++;
   er_compiler_barrier();
   pthread_mutex_lock(&er_st.lock);

@@ -4,8 +4,10 @@
  * parent's rings (they are shared mappings) nor remove its parent's file:
  * it drops the mapping and, if tracing was on, starts a file of its own,
  * with a fork_child event naming its parent.  The handlers are installed
- * once, at program start (init.c).  er_st.lock is held across the fork,
- * so the child inherits a consistent state and a lock it can release.
+ * once, before the first use of er_st.lock (init.c, er_arm()): until
+ * then there is no state to carry across.  er_st.lock is held across the
+ * fork, so the child inherits a consistent state and a lock it can
+ * release.
  *
  * Until the child's handler has closed the world, the child shares its
  * parent's mapping and its copy of every ring's tail: a probe run there

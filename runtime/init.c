@@ -1,12 +1,14 @@
 /* init.c -- program start and exit.
  *
- * The library's constructor installs the fork handlers and, when
- * OCAML_RUNTIME_EVENTS_START is set, starts tracing before main() as
- * OCaml 5's runtime does; a failure to start is one warning and the
- * program runs untraced.  A program that never traces pays for nothing
- * else: the domain slots stay untouched bss until a thread takes one, and
- * the thread-exit key is created then (domain.c).  The destructor stops tracing,
- * so that the file is removed (unless preserved) when the program exits.
+ * The library's constructor reads OCAML_RUNTIME_EVENTS_START and, when
+ * it is set, starts tracing before main() as OCaml 5's runtime does; a
+ * failure to start is one warning and the program runs untraced.  A
+ * program that never traces pays for nothing else: the fork handlers are
+ * installed the first time the tracing state is touched (er_arm()), the
+ * domain slots stay untouched bss until a thread takes one and the
+ * thread-exit key is created then (domain.c).  The destructor stops
+ * tracing, so that the file is removed (unless preserved) when the
+ * program exits.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -54,8 +56,19 @@ void eventring__set_program(const char *name) {
   er_unlock();
 }
 
-__attribute__((constructor)) static void er_init(void) {
+/* 1 once the fork handlers are installed (atomic: the destructor reads
+ * it without the lock; pairs with the release store in arm()). */
+static int armed;
+static pthread_once_t arm_once = PTHREAD_ONCE_INIT;
+
+static void arm(void) {
   er_fork_install();
+  er_istore_rel(&armed, 1);
+}
+
+void er_arm(void) { pthread_once(&arm_once, arm); }
+
+__attribute__((constructor)) static void er_init(void) {
 #ifndef EVENTRING_DISABLED
   const char *start = secure_getenv("OCAML_RUNTIME_EVENTS_START");
   if (start) {
@@ -71,6 +84,8 @@ __attribute__((constructor)) static void er_init(void) {
 }
 
 __attribute__((destructor)) static void er_fini(void) {
+  /* Never touched: nothing to stop, and nothing to install now. */
+  if (!er_iload_acq(&armed)) return;
   er_lock();
   er_stop_locked();
   er_unlock();

@@ -131,8 +131,17 @@ extern ER_HIDDEN __thread unsigned er_tls_locking
 
 /* Every path that takes er_st.lock but a thread's first event (domain.c)
  * takes it with er_lock() and gives it back with er_unlock(); stw.h says
- * why the counts come before the lock and after the unlock. */
+ * why the counts come before the lock and after the unlock.
+ *
+ * er_arm() (init.c) installs the fork handlers the first time the state
+ * is touched: every path that takes the lock calls it first (a thread's
+ * first event comes after tracing started, which took it), so a process
+ * that never traces registers none, and one whose lock a thread holds
+ * has them installed before, for fork.c to take the lock across fork(). */
+ER_HIDDEN void er_arm(void);
+
 static inline void er_lock(void) {
+  er_arm();
   er_tls_locking++;
   er_compiler_barrier();
   er_fetch_add(&er_st.control_busy, 1);
@@ -233,7 +242,7 @@ static inline int er_user_id_ok(int id) {
 }
 ER_HIDDEN void er_users_write_names(void);
 
-/* fork.c: installs the fork handlers, once, at program start. */
+/* fork.c: installs the fork handlers (er_arm() does, once). */
 ER_HIDDEN void er_fork_install(void);
 
 /* domain.c: slots.  The caller's slot, taken if it has none (its ring

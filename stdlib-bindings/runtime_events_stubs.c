@@ -385,8 +385,10 @@ CAMLprim value caml_eventring_ml_init(value exe) {
     caml_finalise_end_hook = h_final_end;
     caml_major_gc_hook = h_major_gc;
     in_cycle = 0;
-    /* Registered after eventring's own handlers (its constructor ran
-     * first), so the parent and child handlers above run after them. */
+    /* Registered after eventring's own handlers (eventring__set_program()
+     * above took eventring's lock, which installs them, if starting
+     * tracing had not), so the parent and child handlers above run after
+     * them. */
     pthread_atfork(fork_prepare, fork_parent_handler, fork_child_handler);
   }
   /* The main thread takes slot 0 before any other thread can; it is
