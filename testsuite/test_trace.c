@@ -219,7 +219,8 @@ static int by_start(const void *x, const void *y) {
  * start. */
 static void check_nesting(struct interval *v, size_t n, const char *what,
                           uint64_t track) {
-  qsort(v, n, sizeof *v, by_start);
+  /* qsort's array must not be NULL, even for no element (UBSan). */
+  if (n > 1) qsort(v, n, sizeof *v, by_start);
   struct interval *stack = malloc((n + 1) * sizeof *stack);
   size_t depth = 0;
   for (size_t i = 0; i < n; i++) {
