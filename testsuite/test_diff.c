@@ -212,9 +212,10 @@ static void save(const char *path, const char *text) {
 }
 
 /* Saved stats --json outputs: counts, totals and maxima compare as the
- * files do (no change against the file itself), and without buckets the
- * output says the noise test needs the files; a condition on p99, which
- * stats gives no phase, is an error rather than a pass. */
+ * files do (no change against the file itself); phases, without buckets,
+ * say the noise test needs the files, spans get the test from their
+ * buckets; a condition on p99, which stats gives no phase, is an error
+ * rather than a pass. */
 START_TEST(test_stats_json) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
@@ -244,9 +245,27 @@ START_TEST(test_stats_json) {
   free(minor);
   lat_run_free(&r);
 
+  /* Phases come without buckets: no test; spans with them: the same
+   * test, to the last digit, as on the ring files. */
   r = diff(ja, jc, NULL, NULL);
   lat_assert_ok(&r);
   ck_assert_msg(strstr(r.out, "no noise test"), "%s", r.out);
+  ck_assert_msg(strstr(r.out, "\n* span req "), "%s", r.out);
+  lat_run_free(&r);
+  r = diff(ja, jc, "--json", NULL);
+  lat_assert_ok(&r);
+  char *span = json_row(r.out, "span", "req");
+  ck_assert(significant(span));
+  double p_json = json_double(json_at(span, "test"), "p_value");
+  free(span);
+  lat_run_free(&r);
+  r = diff(path_a, path_c, "--json", NULL);
+  lat_assert_ok(&r);
+  span = json_row(r.out, "span", "req");
+  ck_assert_msg(json_double(json_at(span, "test"), "p_value") == p_json,
+                "p %.17g from the files, %.17g from stats --json",
+                json_double(json_at(span, "test"), "p_value"), p_json);
+  free(span);
   lat_run_free(&r);
   r = diff(ja, jc, "--fail-if", "phase:minor:p99>+10%");
   ck_assert_int_eq(r.status, 1);

@@ -208,7 +208,9 @@ void span_stats_free(struct span_stats *st);
  *   "p50_ns": N, "p90_ns": N, "p99_ns": N, "p999_ns": N, "max_ns": N,
  *   "relative_error": X, "cut": N, "unfinished": N, "unmatched_ends": N
  *
- * then, with `domains`, "domains": [{"domain": D, and the same fields
+ * then (span_stats_json, in total only) "buckets": [[VALUE_NS, COUNT],
+ * ...], the histogram's non-empty buckets, ascending, for `eventring
+ * diff`'s rank test; then, with `domains`, "domains": [{"domain": D, and the same fields
  * but name}, ...] for the domains where the name had any span.  count
  * and total_ns are over the completed spans; the durations are null when
  * count is 0; percentiles are within relative_error (histogram.h) of the

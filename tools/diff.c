@@ -4,14 +4,15 @@
  * A and B are each a ring file or a saved `eventring stats --json`
  * output (told apart by their first byte: '{' is JSON).  From a ring
  * file, every completed instance of a phase (at any depth, paired as
- * `stats` pairs them, through analysis.c's tracker) and of a user span
- * (a begin and the end of the same name on the same domain, nested
- * spans of one name pairing innermost first) gives a duration, recorded
- * in a histogram (histogram.h: percentiles within 0.05 %).  From stats
+ * `stats` pairs them, through analysis.c's pause tracker) and of a user
+ * span (paired per thread track as `stats` and `latency --span` pair
+ * them, by spans.c) gives a duration, recorded in a histogram
+ * (histogram.h: percentiles within 0.05 %).  From stats
  * --json, the figures it holds: count ("completed" for a phase),
  * total_ns, mean_ns, max_ns, p50_ns and p99_ns when present, and the
  * sample itself when the entry has "buckets": [[VALUE_NS, COUNT], ...]
- * (a histogram's non-empty buckets, ascending).
+ * (a histogram's non-empty buckets, ascending: stats writes them for
+ * user spans, not for phases).
  *
  * Rows pair A's and B's entries by kind and name.  Each shows count,
  * total, mean, p50, p99 and max in A and B and the change in percent,
@@ -48,7 +49,6 @@
 
 #define HELP_REF "eventring diff --help"
 #define N_IDS 8192 /* ids are 13 bits wide */
-#define SPAN_DEPTH_MAX 256
 #define FAIL_IF_MAX 32
 #define JSON_INPUT_MAX ((size_t)1 << 30)
 
@@ -76,11 +76,6 @@ struct dist {
   size_t nval;
 };
 
-struct span_open {
-  int id;
-  uint64_t ts;
-};
-
 struct input {
   const char *path;
   int json;
@@ -90,10 +85,8 @@ struct input {
   /* While reading a ring file. */
   struct tool_source src;
   struct pauses pauses;
-  int ndomains;
-  struct span_open (*open)[SPAN_DEPTH_MAX];
-  int *depth;
-  int phase_idx[N_IDS], span_idx[N_IDS]; /* id -> index in d, -1 */
+  struct spans spans;
+  int phase_idx[N_IDS]; /* id -> index in d, -1 */
 };
 
 static struct dist *find(struct input *in, int kind, const char *name) {
@@ -128,34 +121,23 @@ oom:
   return NULL;
 }
 
-/* The entry for id `id` of `kind` in the ring file being read, by the
- * name the file gives it. */
-static struct dist *entry_of_id(struct input *in, int kind, int id) {
+/* The entry of phase `id` in the ring file being read, by the name the
+ * file gives it. */
+static struct dist *phase_entry(struct input *in, int id) {
   id &= N_IDS - 1;
-  int *idx = kind == K_PHASE ? in->phase_idx : in->span_idx;
-  if (idx[id] >= 0) return &in->d[idx[id]];
+  if (in->phase_idx[id] >= 0) return &in->d[in->phase_idx[id]];
   char buf[TOOL_NAME_BUF];
-  const char *name = tool_event_name(
-      in->src.cursor, kind == K_PHASE ? TOOL_NAME_PHASE : TOOL_NAME_USER, id,
-      buf);
-  struct dist *e = entry(in, kind, name);
+  const char *name =
+      tool_event_name(in->src.cursor, TOOL_NAME_PHASE, id, buf);
+  struct dist *e = entry(in, K_PHASE, name);
   if (!e) return NULL;
   if (!e->hist && !(e->hist = hist_create())) {
     if (!in->failed) tool_error("out of memory");
     in->failed = 1;
     return NULL;
   }
-  idx[id] = (int)(e - in->d);
+  in->phase_idx[id] = (int)(e - in->d);
   return e;
-}
-
-static void record(struct input *in, int kind, int id, uint64_t start,
-                   uint64_t end) {
-  struct dist *e = entry_of_id(in, kind, id);
-  if (!e) return;
-  uint64_t d = end >= start ? end - start : 0;
-  hist_record(e->hist, d);
-  e->total += d;
 }
 
 /* ------------------------------------------------------------------ */
@@ -170,16 +152,14 @@ static int on_begin(void *data, int domain, uint64_t ts, int phase) {
 static int on_end(void *data, int domain, uint64_t ts, int phase) {
   struct input *in = data;
   uint64_t start;
-  if (pauses_end(&in->pauses, domain, ts, phase, &start))
-    record(in, K_PHASE, phase, start, ts);
+  if (pauses_end(&in->pauses, domain, ts, phase, &start)) {
+    struct dist *e = phase_entry(in, phase);
+    if (!e) return 0;
+    uint64_t d = ts >= start ? ts - start : 0;
+    hist_record(e->hist, d);
+    e->total += d;
+  }
   return !in->failed;
-}
-
-/* Forgets the spans open in `domain` (or every domain when -1): a cut
- * or a thread leaving its slot. */
-static void spans_drop(struct input *in, int domain) {
-  for (int d = 0; d < in->ndomains; d++)
-    if (domain < 0 || d == domain) in->depth[d] = 0;
 }
 
 static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
@@ -188,73 +168,63 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   struct input *in = data;
   tool_source_lifecycle(&in->src, kind);
   pauses_lifecycle(&in->pauses, domain, kind);
-  if (kind == EVENTRING_LIFECYCLE_RING_PAUSE ||
-      kind == EVENTRING_LIFECYCLE_DOMAIN_SPAWN ||
-      kind == EVENTRING_LIFECYCLE_DOMAIN_TERMINATE)
-    spans_drop(in, domain >= 0 && domain < in->ndomains ? domain : -1);
+  spans_lifecycle(&in->spans, domain, kind);
   return 1;
 }
 
 static int on_user_span(void *data, int domain, uint64_t ts, int id,
                         const char *name, int is_end) {
-  (void)name;
   struct input *in = data;
-  if (domain < 0 || domain >= in->ndomains) return 1;
-  struct span_open *st = in->open[domain];
-  int *depth = &in->depth[domain];
-  if (!is_end) {
-    /* Deeper than any real program nests: dropped, so its end will
-     * close an outer span of the same name or none. */
-    if (*depth < SPAN_DEPTH_MAX) st[(*depth)++] = (struct span_open){id, ts};
-    return 1;
-  }
-  /* The innermost open span of this name; spans of other names opened
-   * inside it stay open (they may overlap). */
-  for (int j = *depth - 1; j >= 0; j--) {
-    if (st[j].id != id) continue;
-    record(in, K_SPAN, id, st[j].ts, ts);
-    memmove(&st[j], &st[j + 1], (size_t)(*depth - j - 1) * sizeof *st);
-    (*depth)--;
-    break;
-  }
-  return !in->failed;
+  if (is_end)
+    spans_end(&in->spans, domain, ts, id, name);
+  else
+    spans_begin(&in->spans, domain, ts, id, name);
+  return !in->spans.oom;
+}
+
+/* Spans pair on their thread's track in a slot that threads share. */
+static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
+                     uint64_t tid, const char *name, size_t len) {
+  (void)ts, (void)name, (void)len;
+  struct input *in = data;
+  spans_thread(&in->spans, domain, thread, tid);
+  return 1;
 }
 
 static int on_lost(void *data, int domain, uint64_t count) {
   struct input *in = data;
   tool_source_lost(&in->src, domain, count);
   pauses_cut(&in->pauses, domain);
-  spans_drop(in, domain >= 0 && domain < in->ndomains ? domain : -1);
+  spans_cut(&in->spans, domain);
   return 1;
 }
 
-/* The summary figures and the sample of a ring file's entry, from its
- * histogram. */
-static int settle(struct dist *e) {
-  uint64_t n = hist_count(e->hist);
+/* The summary figures and the sample of a ring file's entry, from the
+ * histogram `h` of its durations (NULL: none) and their sum. */
+static int settle(struct dist *e, const struct histogram *h,
+                  uint64_t total) {
+  uint64_t n = h ? hist_count(h) : 0;
   e->u[M_COUNT] = n;
-  e->u[M_TOTAL] = e->total;
-  e->u[M_P50] = hist_percentile(e->hist, 50);
-  e->u[M_P99] = hist_percentile(e->hist, 99);
-  e->u[M_MAX] = hist_max(e->hist);
+  e->u[M_TOTAL] = total;
+  e->u[M_P50] = n ? hist_percentile(h, 50) : 0;
+  e->u[M_P99] = n ? hist_percentile(h, 99) : 0;
+  e->u[M_MAX] = n ? hist_max(h) : 0;
   for (int m = 0; m < N_METRICS; m++) {
     e->m[m] = (double)e->u[m];
     e->has[m] = n > 0 || m == M_COUNT || m == M_TOTAL;
   }
-  e->m[M_MEAN] = n ? (double)e->total / (double)n : 0;
+  e->m[M_MEAN] = n ? (double)total / (double)n : 0;
   size_t i = 0, k = 0;
   uint64_t v, c;
-  while (hist_bucket_next(e->hist, &i, &v, &c)) k++;
+  while (n && hist_bucket_next(h, &i, &v, &c)) k++;
   e->val = malloc((k ? k : 1) * sizeof *e->val);
   e->cnt = malloc((k ? k : 1) * sizeof *e->cnt);
   if (!e->val || !e->cnt) return -1;
-  for (i = 0, k = 0; hist_bucket_next(e->hist, &i, &v, &c); k++) {
+  for (i = 0, k = 0; n && hist_bucket_next(h, &i, &v, &c); k++) {
     e->val[k] = v;
     e->cnt[k] = c;
   }
   e->nval = k;
-  hist_free(e->hist);
-  e->hist = NULL;
   return 0;
 }
 
@@ -264,32 +234,42 @@ static int load_ring(struct input *in) {
   char *args[1] = {(char *)in->path};
   int rc = tool_source_open(src, 1, args, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
-  for (int i = 0; i < N_IDS; i++) in->phase_idx[i] = in->span_idx[i] = -1;
-  in->ndomains = eventring_cursor_max_domains(src->cursor);
-  if (in->ndomains < 0) in->ndomains = 0;
-  size_t nd = (size_t)in->ndomains + 1;
-  in->open = calloc(nd, sizeof *in->open);
-  in->depth = calloc(nd, sizeof *in->depth);
+  for (int i = 0; i < N_IDS; i++) in->phase_idx[i] = -1;
+  int ndomains = eventring_cursor_max_domains(src->cursor);
   eventring_callbacks *cb = NULL;
-  if (!in->open || !in->depth ||
-      pauses_init(&in->pauses, src->cursor, in->ndomains, NULL, NULL) < 0)
-    goto oom;
+  int pauses_ok =
+      pauses_init(&in->pauses, src->cursor, ndomains, NULL, NULL) == 0;
+  int spans_ok = spans_init(&in->spans, src->cursor, ndomains, 0, NULL, 0) == 0;
+  if (!pauses_ok || !spans_ok) goto oom;
   static const struct tool_handlers handlers = {
       .runtime_begin = on_begin,
       .runtime_end = on_end,
       .lifecycle = on_lifecycle,
       .user_span = on_user_span,
       .lost_events = on_lost,
+      .thread = on_thread,
   };
   cb = tool_callbacks_new(&handlers);
   if (!cb) goto oom;
   rc = tool_source_read(src, cb, in);
   if (in->failed) rc = TOOL_EXIT_INPUT;
+  if (rc == TOOL_EXIT_OK && in->spans.oom) goto oom;
   if (rc == TOOL_EXIT_OK) {
     pauses_finish(&in->pauses);
+    spans_finish(&in->spans);
     tool_source_lost_summary(src, stderr);
-    for (size_t i = 0; i < in->n; i++)
-      if (settle(&in->d[i]) < 0) goto oom;
+    for (size_t i = 0; i < in->n; i++) {
+      struct dist *e = &in->d[i];
+      if (settle(e, e->hist, e->total) < 0) goto oom;
+      hist_free(e->hist);
+      e->hist = NULL;
+    }
+    for (size_t i = 0; i < in->spans.n; i++) {
+      const struct span_stats *sp = &in->spans.v[i];
+      struct dist *e = entry(in, K_SPAN, sp->name);
+      if (!e) goto oom;
+      if (settle(e, sp->all.hist, sp->all.total) < 0) goto oom;
+    }
   }
   goto out;
 oom:
@@ -297,11 +277,8 @@ oom:
   rc = TOOL_EXIT_INPUT;
 out:
   eventring_callbacks_free(cb);
-  pauses_free(&in->pauses);
-  free(in->open);
-  free(in->depth);
-  in->open = NULL;
-  in->depth = NULL;
+  if (pauses_ok) pauses_free(&in->pauses);
+  if (spans_ok) spans_free(&in->spans);
   tool_source_close(src);
   return rc;
 }
