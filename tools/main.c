@@ -31,6 +31,7 @@ static const struct subcommand subcommands[] = {
     {"stats", tool_stats, "summarise phases, GC time, counters, events", 1},
     {"diff", tool_diff, "compare two runs' phases and spans, beyond noise",
      0},
+    {"report", tool_report, "write an HTML page of charts and tables", 1},
     {"metrics", tool_metrics, "serve the events as Prometheus metrics", 1},
     {"snapshot", tool_snapshot, "copy what the rings hold now to a file", 0},
     {"watch", tool_watch, "write the events around each anomaly to a file", 1},

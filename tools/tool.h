@@ -82,6 +82,7 @@ int tool_trace(int argc, char **argv);
 int tool_latency(int argc, char **argv);
 int tool_stats(int argc, char **argv);
 int tool_diff(int argc, char **argv);
+int tool_report(int argc, char **argv);
 int tool_metrics(int argc, char **argv);
 int tool_snapshot(int argc, char **argv);
 int tool_watch(int argc, char **argv);

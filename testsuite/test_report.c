@@ -1,0 +1,365 @@
+/* Tests `eventring report`: the numbers of the page against `stats
+ * --json` and `latency --json` (OCaml 5 vectors, a C program, a crafted
+ * file with losses), names from the file escaped, nothing loaded from
+ * elsewhere, usage; and the page of a real traced run rendered by
+ * headless chromium: a screenshot, no console message, data points in
+ * every chart of the DOM it dumps. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "harness.h"
+#include "lat_craft.h"
+
+/* The number the page gives under data-key `key`; fails when absent. */
+static uint64_t page_u64(const char *html, const char *key) {
+  char pat[256];
+  snprintf(pat, sizeof pat, "data-key=\"%s\" data-value=\"", key);
+  const char *p = strstr(html, pat);
+  ck_assert_msg(p != NULL, "no data-key \"%s\" in the page", key);
+  return strtoull(p + strlen(pat), NULL, 10);
+}
+
+/* Writes the report of `file` (plus `extra`, or NULL) to `html` and
+ * returns the page. */
+static char *report_of(const char *file, const char *extra, const char *html) {
+  const char *args[] = {"report", "-o", html, file, extra, NULL};
+  struct lat_run r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  ck_assert_str_eq(r.out, "");
+  lat_run_free(&r);
+  char *page = er_slurp(html, NULL);
+  ck_assert_ptr_nonnull(page);
+  return page;
+}
+
+/* Every number the page shares with stats and latency is theirs. */
+static void compare(const char *file, const char *extra, const char *html) {
+  char *page = report_of(file, extra, html);
+  const char *sa[] = {"stats", "--json", file, extra, NULL};
+  struct lat_run s = lat_run_tool(sa);
+  lat_assert_ok(&s);
+  const char *la[] = {"latency", "--json", file, extra, NULL};
+  struct lat_run l = lat_run_tool(la);
+  lat_assert_ok(&l);
+
+  ck_assert_uint_eq(page_u64(page, "wall_ns"), json_u64(s.out, "wall_ns"));
+  const char *ev = json_at(s.out, "events");
+  ck_assert_uint_eq(page_u64(page, "events.read"), json_u64(ev, "read"));
+  ck_assert_uint_eq(page_u64(page, "events.lost"), json_u64(ev, "lost"));
+  const char *gc = json_at(s.out, "gc");
+  ck_assert_uint_eq(page_u64(page, "gc.pauses"), json_u64(gc, "pauses"));
+  ck_assert_uint_eq(page_u64(page, "gc.total_ns"), json_u64(gc, "total_ns"));
+  ck_assert_uint_eq(page_u64(page, "gc.cut"), json_u64(gc, "cut"));
+  ck_assert_uint_eq(page_u64(page, "gc.unfinished"),
+                    json_u64(gc, "unfinished"));
+  ck_assert_uint_eq(page_u64(page, "gc.markers"), json_u64(gc, "markers"));
+  /* Per domain, as stats lists them. */
+  const char *d = json_at(gc, "domains");
+  const char *stop = strchr(d, ']');
+  int ndom = 0;
+  while ((d = strstr(d, "{\"domain\": ")) && d < stop) {
+    int dom = atoi(d + 11);
+    char key[64];
+    snprintf(key, sizeof key, "gc.domain.%d.pauses", dom);
+    ck_assert_uint_eq(page_u64(page, key), json_u64(d, "pauses"));
+    snprintf(key, sizeof key, "gc.domain.%d.total_ns", dom);
+    ck_assert_uint_eq(page_u64(page, key), json_u64(d, "total_ns"));
+    d++;
+    ndom++;
+  }
+  ck_assert_int_gt(ndom, 0);
+  /* The counters' last values. */
+  const char *c = json_at(s.out, "counters");
+  stop = strchr(c, ']');
+  while ((c = strstr(c, "{\"name\": \"")) && c < stop) {
+    char name[128], key[160];
+    const char *q = c + 10, *e = strchr(q, '"');
+    snprintf(name, sizeof name, "%.*s", (int)(e - q), q);
+    snprintf(key, sizeof key, "counter.%s.last", name);
+    ck_assert_uint_eq(page_u64(page, key), json_u64(c, "last"));
+    c++;
+  }
+  /* The percentiles of latency. */
+  if (json_u64(l.out, "pauses") > 0) {
+    const char *p = json_at(l.out, "percentiles");
+    ck_assert_uint_eq(page_u64(page, "gc.p50"), json_u64(p, "50"));
+    ck_assert_uint_eq(page_u64(page, "gc.p99"), json_u64(p, "99"));
+    ck_assert_uint_eq(page_u64(page, "gc.max"), json_u64(p, "100"));
+  }
+  /* Self-contained: nothing to load, no script. */
+  ck_assert_ptr_null(strstr(page, "<script"));
+  ck_assert_ptr_null(strstr(page, "<link"));
+  ck_assert_ptr_null(strstr(page, "url("));
+  ck_assert_ptr_null(strstr(page, "@import"));
+  ck_assert_ptr_null(strstr(page, "src="));
+  ck_assert_ptr_null(strstr(page, "href="));
+  lat_run_free(&s);
+  lat_run_free(&l);
+  free(page);
+}
+
+START_TEST(test_vectors) {
+  ER_NEED_TOOL();
+  if (!er_env_dir("EVENTRING_TEST_DATA")) ER_SKIP("EVENTRING_TEST_DATA is not set");
+  const char *dir = er_tmpdir();
+  for (size_t i = 0; i < ER_NVECTORS; i++) {
+    char file[PATH_MAX], html[PATH_MAX];
+    ck_assert(er_unpack_vector(dir, er_vectors[i], file));
+    snprintf(html, sizeof html, "%s/%s.html", dir, er_vectors[i]);
+    compare(file, er_vector_ocaml50(er_vectors[i]) ? "--ocaml50" : NULL,
+            html);
+    unlink(file);
+  }
+}
+END_TEST
+
+/* Runs lat_phases (a C program of known phases, counters and user
+ * events) and returns its ring file in `path`. */
+static void c_program_file(const char *dir, char *path) {
+  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
+  ck_assert_ptr_nonnull(progs);
+  setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
+  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
+  char prog[PATH_MAX];
+  snprintf(prog, sizeof prog, "%s/lat_phases", progs);
+  char *argv[] = {prog, NULL};
+  FILE *out, *err;
+  pid_t pid = lat_start(argv, &out, &err);
+  struct lat_run p = lat_finish(pid, out, err);
+  ck_assert_msg(p.status == 0, "lat_phases: status %d, %s", p.status, p.err);
+  lat_run_free(&p);
+  er_ring_path_for(path, PATH_MAX, dir, pid);
+}
+
+START_TEST(test_c_program) {
+  ER_NEED_TOOL();
+  if (!er_env_dir("EVENTRING_TEST_PROGS")) ER_SKIP("EVENTRING_TEST_PROGS is not set");
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], html[PATH_MAX];
+  c_program_file(dir, path);
+  snprintf(html, sizeof html, "%s/c.html", dir);
+  compare(path, NULL, html);
+  char *page = er_slurp(html, NULL);
+  /* lat_phases's user events: 5 lat.unit, 300 samples of lat.ticks. */
+  ck_assert_uint_eq(page_u64(page, "unit.lat.unit.count"), 5);
+  ck_assert_uint_eq(page_u64(page, "int.lat.ticks.max"), 299);
+  free(page);
+}
+END_TEST
+
+/* Crafted: names with markup, spans, a loss; the marks and the span
+ * counts. */
+START_TEST(test_crafted) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], html[PATH_MAX];
+  snprintf(path, sizeof path, "%s/c.events", dir);
+  snprintf(html, sizeof html, "%s/c.html", dir);
+  struct craft c;
+  craft_init(&c);
+  craft_user_name(&c, 0, "<script>alert(\"x\")</script>&");
+  craft_user_name(&c, 1, "req'uest");
+  uint64_t ts = 1000000;
+  craft_lifecycle(&c, 0, ts, EVENTRING_LIFECYCLE_RING_START, 42);
+  for (int i = 0; i < 100; i++) {
+    ts = craft_pause(&c, 0, ts + 1000, 5000 + (uint64_t)i * 100);
+    craft_event(&c, 0, 1, ER_UEV_UNIT, 0, ts + 10, NULL, 0);
+    /* Spans of 1 .. 100 us, one nested in another of the same name. */
+    craft_event(&c, 0, 1, ER_UEV_SPAN_BEGIN, 1, ts + 20, NULL, 0);
+    if (i % 10 == 0) {
+      craft_event(&c, 0, 1, ER_UEV_SPAN_BEGIN, 1, ts + 30, NULL, 0);
+      craft_event(&c, 0, 1, ER_UEV_SPAN_END, 1, ts + 40, NULL, 0);
+    }
+    ts += 20 + 1000 * (uint64_t)(i + 1);
+    craft_event(&c, 0, 1, ER_UEV_SPAN_END, 1, ts, NULL, 0);
+  }
+  craft_write(&c, path);
+  craft_free(&c);
+  char *page = report_of(path, NULL, html);
+  ck_assert_ptr_null(strstr(page, "<script"));
+  ck_assert_ptr_nonnull(strstr(page, "&lt;script&gt;alert(&quot;x&quot;)"
+                                     "&lt;/script&gt;&amp;"));
+  ck_assert_ptr_nonnull(strstr(page, "req&#39;uest"));
+  ck_assert_uint_eq(page_u64(page, "span.req&#39;uest.count"), 110);
+  ck_assert_uint_eq(
+      page_u64(page, "unit.&lt;script&gt;alert(&quot;x&quot;)&lt;/script&gt;"
+                     "&amp;.count"),
+      100);
+  ck_assert_uint_eq(page_u64(page, "gc.pauses"), 100);
+  free(page);
+}
+END_TEST
+
+/* The crafted file of test_crafted's kind with its ring start cut
+ * (events lost): the loss is marked on the time lines. */
+START_TEST(test_lost_marked) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], html[PATH_MAX];
+  snprintf(path, sizeof path, "%s/l.events", dir);
+  snprintf(html, sizeof html, "%s/l.html", dir);
+  struct craft c;
+  craft_init(&c);
+  craft_skip(&c, 0, 1000);
+  uint64_t ts = 1000000;
+  for (int i = 0; i < 50; i++) {
+    ts = craft_pause(&c, 0, ts + 1000, 5000);
+    craft_counter(&c, 0, ts + 1, CT_MINOR_PROMOTED, (uint64_t)i);
+  }
+  craft_write(&c, path);
+  craft_free(&c);
+  char *page = report_of(path, NULL, html);
+  ck_assert_uint_gt(page_u64(page, "events.lost"), 0);
+  ck_assert_ptr_nonnull(strstr(page, "class=\"mark\""));
+  free(page);
+  /* Without a loss, no mark. */
+  craft_init(&c);
+  ts = 1000000;
+  craft_lifecycle(&c, 0, ts, EVENTRING_LIFECYCLE_RING_START, 42);
+  for (int i = 0; i < 50; i++) ts = craft_pause(&c, 0, ts + 1000, 5000);
+  craft_write(&c, path);
+  craft_free(&c);
+  page = report_of(path, NULL, html);
+  ck_assert_uint_eq(page_u64(page, "events.lost"), 0);
+  ck_assert_ptr_null(strstr(page, "class=\"mark\""));
+  free(page);
+}
+END_TEST
+
+START_TEST(test_usage) {
+  ER_NEED_TOOL();
+  const char *a1[] = {"report", "x.events", NULL};
+  struct lat_run r = lat_run_tool(a1);
+  ck_assert_int_eq(r.status, 2);
+  ck_assert_int_eq(er_count_lines(r.err), 1);
+  ck_assert_msg(strstr(r.err, "-o FILE") != NULL, "%s", r.err);
+  lat_run_free(&r);
+  const char *a2[] = {"report", "--json", "-o", "x.html", "x.events", NULL};
+  r = lat_run_tool(a2);
+  ck_assert_int_eq(r.status, 2);
+  lat_run_free(&r);
+  const char *a3[] = {"report", "-o", "/nonexistent/x.html",
+                      "/nonexistent/1.events", NULL};
+  r = lat_run_tool(a3);
+  ck_assert_int_ne(r.status, 0);
+  lat_run_free(&r);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The browser.                                                         */
+
+/* The path of chromium in PATH, or NULL. */
+static const char *chromium(void) {
+  static char path[PATH_MAX];
+  const char *env = getenv("PATH");
+  if (!env) return NULL;
+  char *copy = strdup(env), *save = NULL;
+  for (char *d = strtok_r(copy, ":", &save); d; d = strtok_r(NULL, ":", &save)) {
+    snprintf(path, sizeof path, "%s/chromium", d);
+    if (access(path, X_OK) == 0) {
+      free(copy);
+      return path;
+    }
+  }
+  free(copy);
+  return NULL;
+}
+
+/* Runs headless chromium on file `html` with `mode` (--dump-dom or
+ * --screenshot=FILE), bounded by timeout(1); returns its stdout and
+ * stderr (the browser's log, console messages included). */
+static struct er_run browse(const char *dir, const char *html,
+                            const char *mode) {
+  char url[PATH_MAX + 8], profile[PATH_MAX];
+  snprintf(url, sizeof url, "file://%s", html);
+  snprintf(profile, sizeof profile, "--user-data-dir=%s/profile", dir);
+  const char *args[] = {"-k", "5", "60", chromium(), "--headless",
+                        "--disable-gpu", "--no-sandbox", "--no-first-run",
+                        "--disable-extensions", "--window-size=960,1600",
+                        "--enable-logging=stderr", "--v=0", profile, mode,
+                        url, NULL};
+  char outp[PATH_MAX], errp[PATH_MAX];
+  pid_t pid = er_start(dir, "timeout", args, ER_FD_NULL, NULL, ER_SPAWN_PATH,
+                       outp, errp);
+  int st = er_wait_for(pid, 90);
+  struct er_run r = {st, er_slurp(outp, NULL), er_slurp(errp, NULL)};
+  ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                "chromium %s: status %d\n%s", mode, st, r.err);
+  return r;
+}
+
+START_TEST(test_browser) {
+  ER_NEED_TOOL();
+  if (!er_env_dir("EVENTRING_TEST_PROGS")) ER_SKIP("EVENTRING_TEST_PROGS is not set");
+  if (!chromium()) ER_SKIP("chromium is not installed (build-aux/install-deps)");
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], html[PATH_MAX], png[PATH_MAX], shot[PATH_MAX + 16];
+  c_program_file(dir, path);
+  snprintf(html, sizeof html, "%s/report.html", dir);
+  free(report_of(path, NULL, html));
+
+  struct er_run r = browse(dir, html, "--dump-dom");
+  /* The DOM the browser built: every chart has data points, and the
+   * numbers are there. */
+  int charts = 0;
+  for (const char *p = r.out; (p = strstr(p, "<svg class=\"chart\"")); p++) {
+    const char *end = strstr(p, "</svg>");
+    ck_assert_ptr_nonnull(end);
+    const char *pts = strstr(p, "data-points=\"");
+    ck_assert_msg(pts && pts < end && atol(pts + 13) > 0,
+                  "a chart without data points: %.200s", p);
+    const char *drawn[] = {"class=\"bar\"", "class=\"line\"", "class=\"dot\""};
+    int any = 0;
+    for (size_t k = 0; k < 3; k++) {
+      const char *q = strstr(p, drawn[k]);
+      any |= q && q < end;
+    }
+    ck_assert_msg(any, "a chart with nothing drawn: %.200s", p);
+    charts++;
+  }
+  /* The pause distribution, GC share, lat.ticks and the counter. */
+  ck_assert_int_ge(charts, 4);
+  ck_assert_uint_eq(page_u64(r.out, "gc.pauses"), 320);
+  /* No console message: the page has no script to fail, and a resource
+   * it could not load, or markup the browser refused, would log one. */
+  ck_assert_msg(strstr(r.err, "CONSOLE") == NULL, "console: %s", r.err);
+  er_run_free(&r);
+
+  snprintf(png, sizeof png, "%s/report.png", dir);
+  snprintf(shot, sizeof shot, "--screenshot=%s", png);
+  r = browse(dir, html, shot);
+  ck_assert_msg(strstr(r.err, "CONSOLE") == NULL, "console: %s", r.err);
+  er_run_free(&r);
+  size_t len;
+  char *img = er_slurp(png, &len);
+  ck_assert_ptr_nonnull(img);
+  ck_assert_uint_gt(len, 1000);
+  ck_assert(!memcmp(img, "\x89PNG", 4));
+  free(img);
+}
+END_TEST
+
+static TCase *tc_numbers(void) {
+  TCase *tc = er_tcase("numbers");
+  tcase_add_test(tc, test_vectors);
+  tcase_add_test(tc, test_c_program);
+  tcase_add_test(tc, test_crafted);
+  tcase_add_test(tc, test_lost_marked);
+  tcase_add_test(tc, test_usage);
+  return tc;
+}
+
+static TCase *tc_browser(void) {
+  TCase *tc = er_tcase("browser");
+  tcase_set_timeout(tc, 200);
+  tcase_add_test(tc, test_browser);
+  return tc;
+}
+
+ER_TEST_MAIN("report", tc_numbers, tc_browser)

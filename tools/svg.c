@@ -1,0 +1,210 @@
+/* svg.c -- the chart primitives of svg.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "svg.h"
+
+/* Colours told apart by most readers, colour-blind ones included. */
+static const char *const palette[] = {"#0072b2", "#d55e00", "#009e73",
+                                      "#cc79a7", "#e69f00", "#56b4e9",
+                                      "#000000", "#999999"};
+#define N_COLOURS (int)(sizeof palette / sizeof palette[0])
+
+void svg_escape(FILE *out, const char *s) {
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
+    switch (*c) {
+    case '&': fputs("&amp;", out); break;
+    case '<': fputs("&lt;", out); break;
+    case '>': fputs("&gt;", out); break;
+    case '"': fputs("&quot;", out); break;
+    case '\'': fputs("&#39;", out); break;
+    default:
+      /* Control characters are not allowed even as references in XML
+       * (SVG), so they become a replacement character. */
+      if (*c < 0x20) fputs("&#xfffd;", out);
+      else if (*c > 0x7e) fprintf(out, "&#x%x;", *c);
+      else putc(*c, out);
+    }
+  }
+}
+
+void svg_open(struct svg_plot *p, FILE *out, int w, int h, double x0,
+              double x1, double y0, double y1, const char *title) {
+  memset(p, 0, sizeof *p);
+  p->out = out;
+  p->w = w;
+  p->h = h;
+  p->left = 64;
+  p->right = 16;
+  p->top = 28;
+  p->bottom = 40;
+  if (!(x1 > x0)) x1 = x0 + 1;
+  if (!(y1 > y0)) y1 = y0 + 1;
+  p->x0 = x0, p->x1 = x1, p->y0 = y0, p->y1 = y1;
+  fprintf(out, "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" "
+               "width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "data-points=\"",
+          w, h, w, h);
+  /* Room for the count, filled in by svg_close(). */
+  fflush(out);
+  p->at = ftell(out);
+  fputs("          \">\n<text class=\"title\" x=\"", out);
+  fprintf(out, "%d\" y=\"16\">", p->left);
+  svg_escape(out, title);
+  fputs("</text>\n", out);
+}
+
+double svg_x(const struct svg_plot *p, double x) {
+  return p->left + (x - p->x0) / (p->x1 - p->x0) * (p->w - p->left - p->right);
+}
+
+double svg_y(const struct svg_plot *p, double y) {
+  return p->h - p->bottom -
+         (y - p->y0) / (p->y1 - p->y0) * (p->h - p->top - p->bottom);
+}
+
+/* The command links without libm (histogram.c says why): the few
+ * roundings the ticks need are done here. */
+static double floor_of(double x) {
+  if (!(x > -9e15 && x < 9e15)) return x;
+  double t = (double)(long long)x;
+  return t > x ? t - 1 : t;
+}
+static double ceil_of(double x) { return -floor_of(-x); }
+static double abs_of(double x) { return x < 0 ? -x : x; }
+
+/* A round step (1, 2 or 5 times a power of ten) giving about five ticks
+ * over `range` (positive). */
+static double tick_step(double range) {
+  double raw = range / 5, mag = 1;
+  while (mag > raw) mag /= 10;
+  while (mag * 10 <= raw) mag *= 10;
+  double f = raw / mag;
+  return (f < 1.5 ? 1 : f < 3.5 ? 2 : f < 7.5 ? 5 : 10) * mag;
+}
+
+void svg_axes(struct svg_plot *p, svg_label_fn xl, svg_label_fn yl,
+              const char *xname, const char *yname) {
+  FILE *out = p->out;
+  double bx = svg_y(p, p->y0), lx = p->left, rx = p->w - p->right;
+  fprintf(out, "<g class=\"axes\"><path d=\"M%.1f %.1fV%.1fH%.1f\"/>\n", lx,
+          (double)p->top, bx, rx);
+  char buf[32];
+  if (yl) {
+    double step = tick_step(p->y1 - p->y0);
+    for (double v = ceil_of(p->y0 / step) * step; v <= p->y1 + step * 1e-9;
+         v += step) {
+      double y = svg_y(p, v);
+      yl(buf, abs_of(v) < step * 1e-9 ? 0 : v);
+      fprintf(out, "<path class=\"grid\" d=\"M%.1f %.1fH%.1f\"/>"
+                   "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+                   "text-anchor=\"end\">%s</text>\n",
+              lx, y, rx, lx - 4, y + 4, buf);
+    }
+  }
+  if (xl) {
+    double step = tick_step(p->x1 - p->x0);
+    for (double v = ceil_of(p->x0 / step) * step; v <= p->x1 + step * 1e-9;
+         v += step) {
+      double x = svg_x(p, v);
+      xl(buf, abs_of(v) < step * 1e-9 ? 0 : v);
+      fprintf(out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+                   "text-anchor=\"middle\">%s</text>\n",
+              x, bx + 14, buf);
+    }
+  }
+  if (xname) {
+    fprintf(out, "<text class=\"name\" x=\"%.1f\" y=\"%d\" "
+                 "text-anchor=\"end\">", rx, p->h - 4);
+    svg_escape(out, xname);
+    fputs("</text>\n", out);
+  }
+  if (yname) {
+    fprintf(out, "<text class=\"name\" x=\"4\" y=\"%d\">", p->top - 2);
+    svg_escape(out, yname);
+    fputs("</text>\n", out);
+  }
+  fputs("</g>\n", out);
+}
+
+void svg_bar(struct svg_plot *p, double xa, double xb, double y,
+             const char *tip) {
+  if (!(y > p->y0)) return;
+  double x = svg_x(p, xa), w = svg_x(p, xb) - x, top = svg_y(p, y);
+  fprintf(p->out, "<rect class=\"bar\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" "
+                  "height=\"%.1f\">", x + 0.5, top, w > 1 ? w - 1 : w,
+          svg_y(p, p->y0) - top);
+  if (tip) {
+    fputs("<title>", p->out);
+    svg_escape(p->out, tip);
+    fputs("</title>", p->out);
+  }
+  fputs("</rect>\n", p->out);
+  p->points++;
+}
+
+void svg_xlabel(struct svg_plot *p, double x, const char *text) {
+  fprintf(p->out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
+                  "text-anchor=\"middle\">", svg_x(p, x),
+          svg_y(p, p->y0) + 14);
+  svg_escape(p->out, text);
+  fputs("</text>\n", p->out);
+}
+
+void svg_line(struct svg_plot *p, const double *x, const double *y, int n,
+              int colour, const char *name) {
+  const char *c = palette[colour % N_COLOURS];
+  int open = 0;
+  for (int i = 0; i < n; i++) {
+    if (y[i] != y[i]) {
+      if (open) fputs("\"/>\n", p->out);
+      open = 0;
+      continue;
+    }
+    /* A point alone between gaps is a dot: a line of one point does not
+     * show. */
+    if (!open && (i + 1 == n || y[i + 1] != y[i + 1])) {
+      fprintf(p->out, "<circle class=\"dot\" fill=\"%s\" cx=\"%.1f\" "
+                      "cy=\"%.1f\" r=\"2.5\"/>\n",
+              c, svg_x(p, x[i]), svg_y(p, y[i]));
+      p->points++;
+      continue;
+    }
+    if (!open)
+      fprintf(p->out, "<polyline class=\"line\" stroke=\"%s\" points=\"", c);
+    fprintf(p->out, "%s%.1f,%.1f", open ? " " : "", svg_x(p, x[i]),
+            svg_y(p, y[i]));
+    open = 1;
+    p->points++;
+  }
+  if (open) fputs("\"/>\n", p->out);
+  if (name) {
+    /* Legend entries: four to a row, right of the title. */
+    double lx = p->w / 2.0 - 60 + 120.0 * (colour % 4);
+    double ly = 12 + 12.0 * (colour / 4 % 2);
+    fprintf(p->out, "<g class=\"legend\"><rect x=\"%.1f\" y=\"%.1f\" "
+                    "width=\"10\" height=\"10\" fill=\"%s\"/>"
+                    "<text x=\"%.1f\" y=\"%.1f\">", lx, ly - 9, c, lx + 14, ly);
+    svg_escape(p->out, name);
+    fputs("</text></g>\n", p->out);
+  }
+}
+
+void svg_mark(struct svg_plot *p, double x, const char *tip) {
+  double sx = svg_x(p, x);
+  fprintf(p->out, "<line class=\"mark\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" "
+                  "y2=\"%.1f\"><title>", sx, sx, p->top, svg_y(p, p->y0));
+  svg_escape(p->out, tip);
+  fputs("</title></line>\n", p->out);
+}
+
+void svg_close(struct svg_plot *p) {
+  fputs("</svg>\n", p->out);
+  /* The count goes into the placeholder; a stream that cannot seek
+   * (never the case for report's -o FILE) keeps the blanks. */
+  long end = ftell(p->out);
+  if (end >= 0 && p->at >= 0 && fseek(p->out, p->at, SEEK_SET) == 0) {
+    fprintf(p->out, "%ld", p->points);
+    fseek(p->out, end, SEEK_SET);
+  }
+}
