@@ -108,8 +108,12 @@ struct tool_filter {
   int failed;
 };
 
+/* The tool reads one source per run: its filters live here, so that a
+ * usage error after a filter option has nothing to free. */
+static struct tool_filter the_filter;
+
 static struct tool_filter *get(struct tool_source *src) {
-  if (!src->filter) src->filter = calloc(1, sizeof *src->filter);
+  src->filter = &the_filter;
   return src->filter;
 }
 
@@ -191,10 +195,6 @@ int tool_filter_option(struct tool_source *src, int c, const char *arg,
                        char *why, size_t size) {
   if (c < TOOL_OPT_F_DOMAIN || c > TOOL_OPT_F_LAST) return 0;
   struct tool_filter *f = get(src);
-  if (!f) {
-    snprintf(why, size, "out of memory");
-    return -1;
-  }
   switch (c) {
   case TOOL_OPT_F_DOMAIN:
   case TOOL_OPT_F_KIND: {
@@ -621,6 +621,6 @@ void tool_filter_free(struct tool_source *src) {
   if (!f) return;
   for (int i = 0; i < f->nprocs; i++) free(f->procs[i].markers);
   free(f->procs);
-  free(f);
+  memset(f, 0, sizeof *f);
   src->filter = NULL;
 }
