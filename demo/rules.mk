@@ -7,8 +7,9 @@
 # OCaml program linked with the staged runtime_events package and the
 # instrumented runtime, whose probes report every GC phase and the
 # allocation sizes (demo/gc_heavy); then runs demo/run.sh, which shows
-# `eventring latency`, `stats` and `trace` on them and leaves the traces
-# in demo/ below the build directory.
+# `eventring latency`, `stats`, `trace` and `report` on them and leaves
+# the traces and the report (demo/demo-report.html) in demo/ below the
+# build directory.
 
 DEMO_THREADS = demo/threads
 DEMO_GC = $(if $(OCAMLFIND),demo/gc_heavy)
@@ -43,5 +44,5 @@ endif
 clean: demo-clean
 demo-clean:
 	rm -f demo/threads demo/gc_heavy demo/demo-trace.fxt \
-		demo/demo-gc-trace.fxt demo/*-pause.fxt
+		demo/demo-gc-trace.fxt demo/*-pause.fxt demo/demo-report.html
 	rm -rf demo/ocaml-tmp

@@ -46,7 +46,8 @@ run() {
 mkdir -p "$out" || exit 1
 trace=$out/demo-trace.fxt
 gctrace=$out/demo-gc-trace.fxt
-rm -f "$trace" "$gctrace" "$out"/*-pause.fxt
+report=$out/demo-report.html
+rm -f "$trace" "$gctrace" "$report" "$out"/*-pause.fxt
 
 if [ -n "$gc" ]; then
   step "GC pause times of an OCaml program (demo/gc_heavy.ml, OCaml 4.13 \
@@ -82,6 +83,12 @@ if [ -n "$gc" ]; then
   run trace "$gctrace" -- "$gc"
 fi
 
+# The last step: a page of charts of the GC-heavy program (or the C one).
+step "A report to look at: charts of GC pauses, GC time, counters and \
+spans over time, one self-contained HTML file" \
+  "report -o demo-report.html -- demo/$(basename "$watched")"
+run report -o "$report" -- "$watched"
+
 echo
 echo "Traces for Perfetto, one track per thread (domain):"
 echo "  $trace   (demo/threads: 4 threads, requests and GC phases)"
@@ -93,3 +100,5 @@ echo "  $out/*-pause.fxt   (eventring watch: the window around one pause, the"
 echo "      trigger marked by an instant named eventring.trigger)"
 echo "Open one at https://ui.perfetto.dev with \"Open trace file\" (the file"
 echo "stays on your machine: the UI runs in the browser)."
+echo
+echo "The report, for any browser (no network needed): $report"

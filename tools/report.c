@@ -926,7 +926,16 @@ static void page(FILE *o, struct report *r) {
   fputs("</h1>\n<p class=\"note\">", o);
   if (src->multi && src->nprocs > 1)
     fprintf(o, "%d processes; ", src->nprocs);
-  svg_escape(o, src->path);
+  /* A command's ring file is a temporary one: the command says more. */
+  if (src->cmd) {
+    fputs("command:", o);
+    for (char **a = src->cmd; *a; a++) {
+      fputc(' ', o);
+      svg_escape(o, *a);
+    }
+  } else {
+    svg_escape(o, src->path);
+  }
   fputs(" &middot; written by eventring " EVENTRING_VERSION
         " &middot; no script, nothing loaded from elsewhere</p>\n", o);
 

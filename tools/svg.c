@@ -36,7 +36,7 @@ void svg_open(struct svg_plot *p, FILE *out, int w, int h, double x0,
   p->h = h;
   p->left = 64;
   p->right = 16;
-  p->top = 28;
+  p->top = 34;
   p->bottom = 40;
   if (!(x1 > x0)) x1 = x0 + 1;
   if (!(y1 > y0)) y1 = y0 + 1;
