@@ -30,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/personality.h>
 
 #if defined(BENCH_RSS_WITH)
 #include "eventring.h"
@@ -109,6 +110,13 @@ static int driver(const char *argv0) {
   snprintf(without, sizeof without, "%.*sbench_rss_without", dirlen, self);
   /* The children must not start tracing from the environment. */
   unsetenv("OCAML_RUNTIME_EVENTS_START");
+  /* Without address randomisation (inherited by the children): which
+   * file pages the kernel maps around a fault (its fault-around window,
+   * aligned in the address space) then stays the same from run to run,
+   * instead of adding tens of KiB of noise to both programs' figures. */
+  if (personality(0xffffffff) >= 0)
+    (void)personality((unsigned long)personality(0xffffffff) |
+                      ADDR_NO_RANDOMIZE);
   int runs = bl_runs(), errors = 0;
   if (runs < 5) runs = 5;
   /* with, without and with - without, for each figure */
