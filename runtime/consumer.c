@@ -54,17 +54,21 @@
  * alone, as the second load of PSEQ proves (load_head), so it does not
  * tear; PSEQ moves by one, so a torn PSEQ differs from a value it had
  * only across a carry out of a byte, and is then far from the second
- * load, which makes load_head() try again.  TAIL has no such check: a
- * torn tail mostly cuts an event, which the decode reports as a broken
- * ring (EVENTRING_E_CORRUPT), never as events; only a torn tail past the
- * real one whose words from the real tail up chain into whole events
- * (a carry out of a byte while the writer stores it, then the words of
- * the lap before, or of an event being written, parsing exactly up to
- * it) would have words past the real tail delivered.  Not yet guarded
- * against: loading TAIL from a mapping needs the SIGBUS guard (sigbus.c)
- * in the reading process, which only a traced process installs; a
- * second load of TAIL after the copy, no smaller than the first, would
- * catch a torn value in all but a second tear.
+ * load, which makes load_head() try again.  TAIL is loaded twice: once
+ * before the copy, to bound it, and again after it, in the same call as
+ * PSEQ (or OCaml's head).  A first load torn past the real tail shows as
+ * a second load smaller than the first: the copy is dropped, nothing
+ * past the real tail is delivered, and the next poll loads TAIL again.
+ * A first load torn short of the real tail cuts the last event, which
+ * with a second load past it is left for the next poll instead of being
+ * called a broken ring (test_reader_races forces both).  What is left:
+ * a first load torn past the real tail that the writer passes before the
+ * second load (a tear across a byte's carry is 256 words off or more,
+ * hundreds of nanoseconds of a writer's stores) would let words copied
+ * while being written be delivered, and so would two loads torn alike.
+ * Loading TAIL from a mapping instead, one aligned load, would close
+ * both, but needs the SIGBUS guard (sigbus.c) in the reading process,
+ * which only a traced process installs.
  *
  * Bad events.  An event header is sane when its 36 low bits are zero (no
  * writer sets them), its length is not 0 and the event fits in the run
@@ -704,16 +708,33 @@ const char *eventring_cursor_user_name(const eventring_cursor *c, int id) {
 /* ------------------------------------------------------------------ */
 /* Polling.                                                             */
 
+/* No second load of TAIL (load_head()). */
+#define NO_TAIL UINT64_MAX
+
 /* Loads head and the events before it as a consistent pair (eventring's
  * files, see ring_format.h), or head alone (OCaml's, where the count is
  * unknown and left 0).  `hdr` is the file offset of the ring header.
- * Returns 0, EVENTRING_E_CORRUPT, or an error from get(). */
+ * Through pread(), TAIL comes in the same call as PSEQ (or as OCaml's
+ * head), into *tail_now, for read_ring()'s check of a torn tail (see the
+ * opening comment); NO_TAIL otherwise.  Returns 0, EVENTRING_E_CORRUPT,
+ * or an error from get(). */
 static int load_head(const eventring_cursor *c, uint64_t hdr,
-                     struct ring_pos *rp, uint64_t *head, uint64_t *evicted) {
+                     struct ring_pos *rp, uint64_t *head, uint64_t *evicted,
+                     uint64_t *tail_now) {
   int e;
+  *tail_now = NO_TAIL;
+  _Static_assert(ER_RING_TAIL == ER_RING_HEAD + 1 &&
+                     ER_RING_PSEQ == ER_RING_TAIL + 3,
+                 "TAIL follows HEAD, PSEQ is 3 words after TAIL");
   if (!c->ours) {
     *evicted = 0;
-    return get_acq(c, hdr + 8 * ER_RING_HEAD, head);
+    if (c->via != VIA_PREAD) return get_acq(c, hdr + 8 * ER_RING_HEAD, head);
+    uint64_t ht[2];
+    e = get(c, hdr + 8 * ER_RING_HEAD, ht, sizeof ht);
+    er_fence_acquire();
+    *head = ht[0];
+    *tail_now = ht[1];
+    return e;
   }
   /* A live writer laps a slot only after a dozen moves of head, and each
    * takes it tens of nanoseconds: a million misses in a row mean that the
@@ -723,7 +744,15 @@ static int load_head(const eventring_cursor *c, uint64_t hdr,
      * release stores (ring.c, evict()): a pair value from a later move
      * than k makes the second load of PSEQ see at least k + NPAIRS - 1. */
     uint64_t k, k2, h, ev;
-    if ((e = get_acq(c, hdr + 8 * ER_RING_PSEQ, &k)) != 0) return e;
+    if (c->via == VIA_PREAD) {
+      uint64_t w[4]; /* TAIL, WRITTEN, DROPPED, PSEQ */
+      if ((e = get(c, hdr + 8 * ER_RING_TAIL, w, sizeof w)) != 0) return e;
+      er_fence_acquire();
+      *tail_now = w[0];
+      k = w[3];
+    } else if ((e = get_acq(c, hdr + 8 * ER_RING_PSEQ, &k)) != 0) {
+      return e;
+    }
     if (k == 0) {
       *head = *evicted = 0;
       return 0;
@@ -1128,8 +1157,8 @@ static int check_head_past_tail(const eventring_cursor *c, uint64_t hdr,
  * error from get(). */
 static int checked_head(const eventring_cursor *c, uint64_t hdr,
                         struct ring_pos *rp, uint64_t tail, uint64_t *head,
-                        uint64_t *evicted) {
-  int e = load_head(c, hdr, rp, head, evicted);
+                        uint64_t *evicted, uint64_t *tail_now) {
+  int e = load_head(c, hdr, rp, head, evicted, tail_now);
   if (e) return e;
   if (*head > MAX_POSITION) return EVENTRING_E_CORRUPT;
   if (*head <= tail && tail - *head > c->ring_words) return EVENTRING_E_CORRUPT;
@@ -1139,7 +1168,8 @@ static int checked_head(const eventring_cursor *c, uint64_t hdr,
 }
 
 /* Loads head and, when it passed *pos, reports what lies between lost
- * and moves *pos and *events to head; *skipped is the words moved over.
+ * and moves *pos and *events to head; *skipped is the words moved over,
+ * *tail_now as load_head() says.
  * What lies below head may have been overwritten while we copied it:
  * dropped, and counted exactly from the writer's pair -- a count checked
  * against WRITTEN, loaded after the pair, which the writer had raised
@@ -1147,11 +1177,12 @@ static int checked_head(const eventring_cursor *c, uint64_t hdr,
  * EVENTRING_E_CORRUPT or an error from get(). */
 static int catch_up(struct poll_state *ps, int domain, uint64_t hdr,
                     uint64_t tail, uint64_t *pos, uint64_t *events,
-                    uint64_t *skipped) {
+                    uint64_t *skipped, uint64_t *tail_now) {
   const eventring_cursor *c = ps->c;
   uint64_t head, evicted;
   *skipped = 0;
-  int err = checked_head(c, hdr, &c->rings[domain], tail, &head, &evicted);
+  int err = checked_head(c, hdr, &c->rings[domain], tail, &head, &evicted,
+                         tail_now);
   if (err || head <= *pos) return err;
   uint64_t written = 0;
   if (c->ours) {
@@ -1192,6 +1223,8 @@ read_ring(struct poll_state *ps, int domain) {
   if (tail < pos || tail > MAX_POSITION) return EVENTRING_E_CORRUPT;
   size_t delivered = ps->delivered;
   const size_t max = ps->max ? ps->max : SIZE_MAX;
+  /* TAIL loaded again with head after a copy (load_head()). */
+  uint64_t tail_now = NO_TAIL;
   const int any_cb = ps->cb->runtime_begin || ps->cb->runtime_end ||
                      ps->cb->runtime_counter || ps->cb->user_unit ||
                      ps->cb->user_int || ps->cb->user_span;
@@ -1209,8 +1242,8 @@ read_ring(struct poll_state *ps, int domain) {
      * laps meanwhile is dropped by the check after it. */
     if (tail - pos > words) {
       uint64_t skipped;
-      if ((err = catch_up(ps, domain, hdr, tail, &pos, &events, &skipped)) !=
-          0)
+      if ((err = catch_up(ps, domain, hdr, tail, &pos, &events, &skipped,
+                          &tail_now)) != 0)
         break;
       continue;
     }
@@ -1241,8 +1274,13 @@ read_ring(struct poll_state *ps, int domain) {
      * words it freed (ring.c, evict()). */
     er_fence_acquire();
     uint64_t off = 0;
-    if ((err = catch_up(ps, domain, hdr, tail, &pos, &events, &off)) != 0)
+    if ((err = catch_up(ps, domain, hdr, tail, &pos, &events, &off,
+                        &tail_now)) != 0)
       break;
+    /* TAIL has gone back: the first load came back torn (through pread()
+     * only, see the opening comment), past the real tail.  Nothing of
+     * this copy is delivered; the next poll loads TAIL again. */
+    if (ER_UNLIKELY(tail_now < tail)) break;
     if (off >= n || ps->stop) continue;
 
     /* Decode the events of the copy.  The copy ends at the tail unless
@@ -1293,6 +1331,13 @@ read_ring(struct poll_state *ps, int domain) {
           /* Past the copy's end, not the ring's: the next copy has it. */
           if (len != 0 && !(h & HDR_ZERO_BITS) && seg_end == n && !whole)
             goto next_copy;
+          /* Past a tail the writer has since moved beyond: a first load
+           * of TAIL that came back torn, short of the real tail, is the
+           * one way a writer's file gets here.  The next poll loads TAIL
+           * again and reads the event whole. */
+          if (len != 0 && !(h & HDR_ZERO_BITS) && seg_end == n &&
+              tail_now != NO_TAIL && tail_now > tail)
+            goto out;
           /* Not a header, or an event running past its segment: where
            * the next event starts is unknown from here on. */
           err = EVENTRING_E_CORRUPT;

@@ -1,4 +1,4 @@
-/* Tests that a reader lapped or truncated in the middle of a poll gives the right events or an error, never a false "corrupt" or a signal. */
+/* Tests that a reader lapped, truncated or handed a torn TAIL in the middle of a poll gives the right events or an error, never a false "corrupt" or a signal. */
 /* The interleavings are forced, not hoped for: this test compiles the
  * consumer itself with ER_CONSUMER_TEST, which calls
  * er_consumer_test_after_copy between the copy of a run of ring words and
@@ -187,11 +187,103 @@ START_TEST(test_truncated_between_polls) {
 }
 END_TEST
 
+/* ---- A torn first load of TAIL (through pread(), see consumer.c). */
+
+static void set_tail_word(uint64_t tail) {
+  int fd = open(path, O_WRONLY);
+  ck_assert_int_ge(fd, 0);
+  put_words(fd, (off_t)(headers_off + 8 * ER_RING_TAIL), &tail, 1);
+  close(fd);
+}
+
+/* The writer's store "ends" after the reader's first load of TAIL and
+ * before its second: the file holds the real tail again. */
+static void untear_hook(int domain, uint64_t pos, uint64_t n) {
+  (void)pos, (void)n;
+  if (domain != 0 || hook_calls++ != 0) return;
+  set_tail_word(TAIL);
+}
+
+/* Polls until a poll delivers nothing twice in a row; fails on an error.
+ * Returns the events delivered. */
+static uint64_t drain(eventring_cursor *c, eventring_callbacks *cb,
+                      struct seen *s) {
+  uint64_t total = 0;
+  int empty = 0;
+  for (int polls = 0; empty < 2; polls++) {
+    ck_assert_int_lt(polls, 100);
+    int r = eventring_cursor_poll(c, cb, s, 0);
+    ck_assert_msg(r >= 0, "poll: %s", eventring_strerror(r));
+    total += (uint64_t)r;
+    empty = r == 0 ? empty + 1 : 0;
+  }
+  return total;
+}
+
+/* The first load of TAIL comes back past the real tail, where words of
+ * an older lap parse as 128 whole events up to it.  Nothing past the
+ * real tail may be delivered: the second load of TAIL, with head after
+ * the copy, is smaller than the first, and the copy is dropped. */
+START_TEST(test_torn_tail_past_the_real_one) {
+  make_file(er_tmpdir());
+  struct rf_file f;
+  er_open_ring(path, &f);
+  uint64_t data_off = f.meta[ER_META_DATA_OFFSET];
+  rf_close(&f);
+  int fd = open(path, O_WRONLY);
+  ck_assert_int_ge(fd, 0);
+  for (uint64_t i = 0; i < 128; i++) {
+    uint64_t ev[2] = {ER_HDR(2, 0, ER_EV_BEGIN, PH_MINOR), 1000000 + i};
+    put_words(fd, (off_t)(data_off + 8 * (TAIL + 2 * i)), ev, 2);
+  }
+  close(fd);
+  set_tail_word(TAIL + 256);
+  hook_calls = 0;
+  er_consumer_test_after_copy = untear_hook;
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  eventring_callbacks *cb = callbacks();
+  struct seen s = {0, 0};
+  uint64_t total = drain(c, cb, &s);
+  ck_assert_int_ge(hook_calls, 1);
+  ck_assert_uint_eq(total, 1 + PHASES);
+  ck_assert_uint_eq(s.events, 1 + PHASES);
+  ck_assert_uint_eq(s.lost, 0);
+  eventring_callbacks_free(cb);
+  eventring_cursor_free(c);
+  er_consumer_test_after_copy = NULL;
+}
+END_TEST
+
+/* The first load of TAIL comes back short of the real tail, inside the
+ * last event: the event runs past the copy's end.  That is not a broken
+ * ring when the second load of TAIL is past it: the next poll reads it. */
+START_TEST(test_torn_tail_short_of_the_real_one) {
+  make_file(er_tmpdir());
+  set_tail_word(TAIL - 1);
+  hook_calls = 0;
+  er_consumer_test_after_copy = untear_hook;
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  eventring_callbacks *cb = callbacks();
+  struct seen s = {0, 0};
+  uint64_t total = drain(c, cb, &s);
+  ck_assert_int_ge(hook_calls, 1);
+  ck_assert_uint_eq(total, 1 + PHASES);
+  ck_assert_uint_eq(s.events, 1 + PHASES);
+  eventring_callbacks_free(cb);
+  eventring_cursor_free(c);
+  er_consumer_test_after_copy = NULL;
+}
+END_TEST
+
 static TCase *tc_races(void) {
   TCase *tc = er_tcase("races");
   tcase_add_test(tc, test_lap_during_copy_is_not_corrupt);
   tcase_add_test(tc, test_truncated_during_poll);
   tcase_add_test(tc, test_truncated_between_polls);
+  tcase_add_test(tc, test_torn_tail_past_the_real_one);
+  tcase_add_test(tc, test_torn_tail_short_of_the_real_one);
   return tc;
 }
 
