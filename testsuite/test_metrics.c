@@ -451,6 +451,37 @@ START_TEST(test_command) {
 }
 END_TEST
 
+/* --event: only the chosen events are exported (filter.c, applied by
+ * the source layer before the exporter sees them). */
+START_TEST(test_event_filter) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  const char *dir = er_tmpdir();
+  char log[128], path[PATH_MAX];
+  snprintf(log, sizeof log, "%s/exporter.log", dir);
+  snprintf(path, sizeof path, "%s/mon_writer", progs_dir());
+  char *args[] = {"--event", "mon.*", "--", path, "20", "0", NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, log, &port, 1);
+  char *body = scrape_until(port, "eventring_rings", 1);
+  const char *p = strstr(body, "eventring_events_read_total{pid=\"");
+  ck_assert_ptr_nonnull(p);
+  pid_t pid = (pid_t)atol(p + strlen("eventring_events_read_total{pid=\""));
+  free(body);
+  char s[256];
+  snprintf(s, sizeof s,
+           "eventring_user_mon_queue_depth{pid=\"%ld\",program=\"mon_writer\","
+           "event=\"mon.queue_depth\",domain=\"0\"}", (long)pid);
+  body = scrape_until(port, s, WRITER_ROUNDS);
+  /* The runtime counters the writer sets are not exported. */
+  ck_assert_msg(!strstr(body, "eventring_runtime_minor_promoted{"), "%s",
+                body);
+  free(body);
+  int es = er_pipe_finish(&e, 10);
+  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 0,
+                "exporter status %d", es);
+}
+END_TEST
+
 /* --dir alone: processes appear and leave. */
 START_TEST(test_dir) {
   if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
@@ -512,6 +543,10 @@ START_TEST(test_usage) {
       {{"metrics", "--listen", "127.0.0.1:0", NULL}, 2},      /* no source */
       {{"metrics", "--listen", "127.0.0.1:0", "--pid", "999999999", "--dir",
         (char *)dir, NULL}, 1},                               /* no file */
+      {{"metrics", "--listen", "127.0.0.1:0", "--since", "1s", "--pid", "1",
+        NULL}, 2},                                /* no time for a live one */
+      {{"metrics", "--listen", "127.0.0.1:0", "--domain", "0", "--dir",
+        (char *)dir, NULL}, 2},                   /* not read by the source */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *argv[10] = {(char *)tool_path()};
@@ -1132,6 +1167,7 @@ static TCase *tc_exporter(void) {
   TCase *tc = er_tcase("exporter");
   tcase_add_test(tc, test_pid_values);
   tcase_add_test(tc, test_command);
+  tcase_add_test(tc, test_event_filter);
   tcase_add_test(tc, test_dir);
   tcase_add_test(tc, test_usage);
   tcase_add_test(tc, test_promtool);

@@ -4,6 +4,9 @@
  * analysis is of the chosen events only (`latency --since 10s --until 20s`
  * is the distribution of the pauses of that interval).
  *
+ * `eventring metrics` takes --domain, --event and --kind (for --pid or a
+ * command), which choose what it exports.
+ *
  * An event is kept when it passes every filter given:
  *   --domain N      its domain is one of those given (repeatable, or a
  *                   comma-separated list);
@@ -614,6 +617,11 @@ int tool_filter_first_ts(const struct tool_source *src, uint64_t *ts) {
   if (!f || !f->t0_known) return 0;
   *ts = f->t0;
   return 1;
+}
+
+int tool_filter_has_time(const struct tool_source *src) {
+  const struct tool_filter *f = src->filter;
+  return f && (f->since.set || f->until.set || f->has_last);
 }
 
 void tool_filter_free(struct tool_source *src) {

@@ -107,6 +107,10 @@ static void help(void) {
       "  --ocaml50           number phases as OCaml 5.0-5.2 did\n"
       "  --ocaml53           number phases as OCaml 5.3+ does (default:\n"
       "                      inferred from the file)\n"
+      "  --domain N, --event GLOB, --kind KIND\n"
+      "                      with --pid or COMMAND: export only those "
+      "events\n"
+      "                      (see eventring(1), FILTERS)\n"
       "  -h, --help          print this help and exit\n"
       "\n"
       "Runs until the process (or COMMAND) exits, or with --dir alone until\n"
@@ -1227,6 +1231,7 @@ int tool_metrics(int argc, char **argv) {
       {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},
       {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},
       {"help", no_argument, NULL, 'h'},
+      TOOL_FILTER_OPTIONS,
       {NULL, 0, NULL, 0},
   };
   struct tool_source src;
@@ -1256,6 +1261,20 @@ int tool_metrics(int argc, char **argv) {
                             "are followed with --pid or --dir)",
                             argv[optind]);
   int dir_mode = src.dir && !src.pid_arg;
+  /* The figures are live: a time window has no meaning for them.  The
+   * other filters choose what is exported, by the source layer, which
+   * --dir alone does not read through. */
+  if (tool_filter_has_time(&src)) {
+    tool_filter_free(&src);
+    return tool_usage_error(HELP_REF, "--since, --until and --last are not "
+                            "for a live exporter (--domain, --event and "
+                            "--kind are)");
+  }
+  if (dir_mode && src.filter) {
+    tool_filter_free(&src);
+    return tool_usage_error(HELP_REF, "--domain, --event and --kind need "
+                            "--pid or a COMMAND, not --dir alone");
+  }
   M.numbering = tool_source_numbering(&src);
 
   /* Listen first: a port in use is reported before a command is run. */

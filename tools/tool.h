@@ -454,6 +454,8 @@ int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
  * source) when the filters know it: 1 and *ts, else 0. */
 int tool_filter_first_ts(const struct tool_source *src, uint64_t *ts);
 void tool_filter_free(struct tool_source *src);
+/* Whether --since, --until or --last was given. */
+int tool_filter_has_time(const struct tool_source *src);
 /* tool_source_read() without the filters. */
 int tool_source_read_raw(struct tool_source *src,
                          const eventring_callbacks *cb, void *data);
