@@ -14,7 +14,7 @@ struct parser {
   int failed;
 };
 
-static void fail(struct parser *ps, const char *what) {
+static void parse_error(struct parser *ps, const char *what) {
   if (ps->failed) return;
   ps->failed = 1;
   if (!strcmp(what, "out of memory")) {
@@ -61,7 +61,7 @@ static int hex4(struct parser *ps, unsigned *out) {
   return 1;
 }
 
-/* A string, at its opening quote; NULL after fail(). */
+/* A string, at its opening quote; NULL after parse_error(). */
 static char *string(struct parser *ps) {
   ps->p++; /* the quote */
   /* The unescaped text is never longer than the escaped one. */
@@ -69,12 +69,12 @@ static char *string(struct parser *ps) {
   while (q < ps->end && *q != '"') q += *q == '\\' && q + 1 < ps->end ? 2 : 1;
   char *out = malloc((size_t)(q - ps->p) + 1), *o = out;
   if (!out) {
-    fail(ps, "out of memory");
+    parse_error(ps, "out of memory");
     return NULL;
   }
   for (;;) {
     if (ps->p >= ps->end) {
-      fail(ps, "unterminated string");
+      parse_error(ps, "unterminated string");
       break;
     }
     unsigned char c = (unsigned char)*ps->p++;
@@ -84,7 +84,7 @@ static char *string(struct parser *ps) {
     }
     if (c < 0x20) {
       ps->p--;
-      fail(ps, "control character in a string");
+      parse_error(ps, "control character in a string");
       break;
     }
     if (c != '\\') {
@@ -92,7 +92,7 @@ static char *string(struct parser *ps) {
       continue;
     }
     if (ps->p >= ps->end) {
-      fail(ps, "unterminated string");
+      parse_error(ps, "unterminated string");
       break;
     }
     char e = *ps->p++;
@@ -104,14 +104,14 @@ static char *string(struct parser *ps) {
     }
     unsigned u;
     if (e != 'u' || !hex4(ps, &u)) {
-      fail(ps, "bad escape in a string");
+      parse_error(ps, "bad escape in a string");
       break;
     }
     if (u >= 0xd800 && u < 0xdc00) {
       unsigned lo;
       if (!literal(ps, "\\u") || !hex4(ps, &lo) || lo < 0xdc00 ||
           lo >= 0xe000) {
-        fail(ps, "unpaired surrogate in a string");
+        parse_error(ps, "unpaired surrogate in a string");
         break;
       }
       u = 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00);
@@ -144,7 +144,7 @@ static void number(struct parser *ps, struct json_value *v) {
   while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') ps->p++;
   size_t nd = (size_t)(ps->p - digits);
   if (nd == 0 || (nd > 1 && *digits == '0')) {
-    fail(ps, "bad number");
+    parse_error(ps, "bad number");
     return;
   }
   int whole = 1;
@@ -154,7 +154,7 @@ static void number(struct parser *ps, struct json_value *v) {
     const char *f = ps->p;
     while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') ps->p++;
     if (ps->p == f) {
-      fail(ps, "bad number");
+      parse_error(ps, "bad number");
       return;
     }
   }
@@ -165,7 +165,7 @@ static void number(struct parser *ps, struct json_value *v) {
     const char *x = ps->p;
     while (ps->p < ps->end && *ps->p >= '0' && *ps->p <= '9') ps->p++;
     if (ps->p == x) {
-      fail(ps, "bad number");
+      parse_error(ps, "bad number");
       return;
     }
   }
@@ -213,7 +213,7 @@ static void container(struct parser *ps, struct json_value *v, int depth,
       char **nk = object ? realloc(v->key, cap * sizeof *nk) : NULL;
       if (nk) v->key = nk;
       if (!nv || (object && !nk)) {
-        fail(ps, "out of memory");
+        parse_error(ps, "out of memory");
         return;
       }
     }
@@ -222,7 +222,7 @@ static void container(struct parser *ps, struct json_value *v, int depth,
     skip_ws(ps);
     if (object) {
       if (ps->p >= ps->end || *ps->p != '"') {
-        fail(ps, "expected a key (a string)");
+        parse_error(ps, "expected a key (a string)");
         return;
       }
       char *k = string(ps);
@@ -231,7 +231,7 @@ static void container(struct parser *ps, struct json_value *v, int depth,
       v->n++; /* owned from here on, freed with the container */
       skip_ws(ps);
       if (ps->p >= ps->end || *ps->p != ':') {
-        fail(ps, "expected ':'");
+        parse_error(ps, "expected ':'");
         return;
       }
       ps->p++;
@@ -250,7 +250,7 @@ static void container(struct parser *ps, struct json_value *v, int depth,
       ps->p++;
       return;
     }
-    fail(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
+    parse_error(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
     return;
   }
 }
@@ -258,12 +258,12 @@ static void container(struct parser *ps, struct json_value *v, int depth,
 static void value(struct parser *ps, struct json_value *v, int depth) {
   memset(v, 0, sizeof *v);
   if (depth > JSON_DEPTH_MAX) {
-    fail(ps, "nested too deep");
+    parse_error(ps, "nested too deep");
     return;
   }
   skip_ws(ps);
   if (ps->p >= ps->end) {
-    fail(ps, "unexpected end of the text");
+    parse_error(ps, "unexpected end of the text");
     return;
   }
   char c = *ps->p;
@@ -281,7 +281,7 @@ static void value(struct parser *ps, struct json_value *v, int depth) {
   } else if (literal(ps, "null")) {
     v->type = JSON_NULL;
   } else {
-    fail(ps, "expected a value");
+    parse_error(ps, "expected a value");
   }
 }
 
@@ -312,7 +312,7 @@ struct json_value *json_parse(const char *text, size_t len, char *err,
   value(&ps, v, 0);
   if (!ps.failed) {
     skip_ws(&ps);
-    if (ps.p < ps.end) fail(&ps, "text after the end of the value");
+    if (ps.p < ps.end) parse_error(&ps, "text after the end of the value");
   }
   if (ps.failed) {
     json_free(v);
