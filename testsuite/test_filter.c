@@ -237,6 +237,49 @@ START_TEST(test_merge) {
 }
 END_TEST
 
+/* dump --merge of two files: one list in time order across processes,
+ * each line tagged with its process; a filter applies to both. */
+START_TEST(test_merge_processes) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char a[PATH_MAX], b[PATH_MAX];
+  snprintf(a, sizeof a, "%s/a.events", dir);
+  snprintf(b, sizeof b, "%s/b.events", dir);
+  for (int f = 0; f < 2; f++) {
+    struct craft c;
+    craft_init(&c);
+    craft_user_name(&c, 0, f ? "b" : "a");
+    /* a at even microseconds, b at odd ones. */
+    for (int i = 0; i < 20; i++)
+      craft_user_int(&c, i % 2, T0 + (uint64_t)(2 * i + f) * 1000, 0, i);
+    craft_write(&c, f ? b : a);
+    craft_free(&c);
+  }
+  const char *a1[] = {"dump", "--time=raw", "--merge", a, b, NULL};
+  struct lat_run r = run(a1);
+  ck_assert_int_eq(count_lines(r.out, " ts="), 40);
+  uint64_t prev = 0;
+  int k = 0;
+  for (const char *p = strstr(r.out, " ts="); p; p = strstr(p + 1, " ts="), k++) {
+    uint64_t ts = strtoull(p + 4, NULL, 10);
+    ck_assert_uint_eq(ts, T0 + (uint64_t)k * 1000);
+    ck_assert_uint_ge(ts, prev);
+    prev = ts;
+  }
+  /* Alternating names: a, b, a, b ... each with its pid= tag. */
+  ck_assert_msg(strstr(r.out, "name=a value=0\npid=0 domain=0 ts="), "%s",
+                r.out);
+  lat_run_free(&r);
+  const char *a2[] = {"dump", "--time=raw", "--merge", "--event", "b",
+                      "--domain", "1", a, b, NULL};
+  r = run(a2);
+  ck_assert_int_eq(count_lines(r.out, " ts="), 10);
+  ck_assert_int_eq(count_lines(r.out, "domain=1 "), 10);
+  ck_assert_int_eq(count_lines(r.out, "name=b "), 10);
+  lat_run_free(&r);
+}
+END_TEST
+
 /* The OCaml 5 vectors: filtered dumps are the unfiltered dump's lines
  * that pass; --merge is sorted; latency --span of their user spans. */
 START_TEST(test_vectors) {
@@ -313,6 +356,7 @@ static TCase *tc_filter(void) {
   tcase_add_test(tc, test_time_window);
   tcase_add_test(tc, test_wall_clock);
   tcase_add_test(tc, test_merge);
+  tcase_add_test(tc, test_merge_processes);
   tcase_add_test(tc, test_vectors);
   tcase_add_test(tc, test_last_live);
   return tc;

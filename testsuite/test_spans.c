@@ -148,6 +148,56 @@ START_TEST(test_known_durations) {
 }
 END_TEST
 
+/* Two files: stats and latency --span in total (the histograms added
+ * up, no domain rows) and per process. */
+START_TEST(test_two_processes) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char a[PATH_MAX], b[PATH_MAX];
+  snprintf(a, sizeof a, "%s/a.events", dir);
+  snprintf(b, sizeof b, "%s/b.events", dir);
+  for (int f = 0; f < 2; f++) {
+    struct craft c;
+    craft_init(&c);
+    craft_user_name(&c, 0, "req");
+    /* a: 10 spans of 1000 ns; b: 30 spans of 5000 ns. */
+    for (int i = 0; i < (f ? 30 : 10); i++) {
+      span_begin(&c, 0, 100000 * (uint64_t)(i + 1), 0);
+      span_end(&c, 0, 100000 * (uint64_t)(i + 1) + (f ? 5000 : 1000), 0);
+    }
+    craft_write(&c, f ? b : a);
+    craft_free(&c);
+  }
+  const char *args[] = {"stats", "--json", a, b, NULL};
+  struct lat_run r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  const char *t = json_named(r.out, "spans", "req");
+  ck_assert_msg(t != NULL, "%s", r.out);
+  ck_assert_uint_eq(json_u64(t, "count"), 40);
+  ck_assert_uint_eq(json_u64(t, "total_ns"), 10 * 1000 + 30 * 5000);
+  ck_assert_uint_eq(json_u64(t, "p50_ns"), 5000);
+  ck_assert_uint_eq(json_u64(t, "min_ns"), 1000);
+  /* The total's object has no domain rows; each process's has. */
+  const char *procs = json_at(r.out, "processes");
+  const char *eol = strchr(t, '\n'), *dr = strstr(t, "\"domains\"");
+  ck_assert_msg(!dr || (eol && dr > eol), "%.400s", t); /* one per line */
+  const char *pa = json_named(procs, "spans", "req");
+  ck_assert_msg(pa != NULL, "%s", procs);
+  ck_assert_uint_eq(json_u64(pa, "count"), 10);
+  ck_assert_msg(strstr(pa, "\"domains\": [{\"domain\": 0, "), "%s", pa);
+  lat_run_free(&r);
+  const char *l[] = {"latency", "--json", "--span", "req", a, b, NULL};
+  r = lat_run_tool(l);
+  lat_assert_ok(&r);
+  t = json_named(r.out, "spans", "req");
+  ck_assert_uint_eq(json_u64(t, "count"), 40);
+  ck_assert_uint_eq(json_u64(t, "max_ns"), 5000);
+  procs = json_at(r.out, "processes");
+  ck_assert_uint_eq(json_u64(json_named(procs, "spans", "req"), "count"), 10);
+  lat_run_free(&r);
+}
+END_TEST
+
 /* Nesting and overlap: spans of one name pair by nesting, spans of two
  * names overlap freely. */
 START_TEST(test_nested_overlapping) {
@@ -378,6 +428,7 @@ END_TEST
 static TCase *tc_spans(void) {
   TCase *tc = er_tcase("spans");
   tcase_add_test(tc, test_known_durations);
+  tcase_add_test(tc, test_two_processes);
   tcase_add_test(tc, test_nested_overlapping);
   tcase_add_test(tc, test_cut_unfinished_unmatched);
   tcase_add_test(tc, test_thread_tracks);
