@@ -123,6 +123,13 @@ START_TEST(test_time_window) {
   ck_assert_int_eq(count_lines(r.out, "kind=runtime_begin name=minor "), 1);
   all_within(r.out, T0 + 10 * MS, T0 + 20 * MS);
   lat_run_free(&r);
+  /* Relative times count from the source's first event, as --since. */
+  const char *a1r[] = {"dump", "--since", "10ms", "--kind", "user_int", path,
+                       NULL};
+  r = run(a1r);
+  ck_assert_msg(!strncmp(r.out, "domain=0 ts=0.010000000 kind=user_int", 37),
+                "%.200s", r.out);
+  lat_run_free(&r);
   /* latency of an interval: the pauses at 25, 35, 45 ms, of 30, 40 and
    * 50 us. */
   const char *a2[] = {"latency", "--json", "--since", "20ms",

@@ -229,6 +229,8 @@ static void merge_print(struct dump *d) {
     }
   d->first = first;
   d->have_first = any;
+  uint64_t t0;
+  if (tool_filter_first_ts(d->src, &t0)) d->first = t0;
   int saved = d->src->proc;
   for (size_t i = 0; i < d->nlines && tool_output_ok(); i++) {
     const struct mline *l = &d->lines[i];
@@ -253,7 +255,9 @@ static void put_time(struct dump *d, uint64_t ts) {
     fprintf(stdout, "%" PRIu64, ts);
   } else if (d->time == TIME_RELATIVE) {
     if (!d->have_first) {
-      d->first = ts;
+      /* With a time filter, from the source's first event, from which
+       * --since and --until count too; else the first printed. */
+      if (!tool_filter_first_ts(d->src, &d->first)) d->first = ts;
       d->have_first = 1;
     }
     uint64_t mag = ts >= d->first ? ts - d->first : d->first - ts;
