@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analysis.h"
+#include "histogram.h"
 
 /* Deeper nesting than this is followed by depth alone (no phase can be
  * matched there); OCaml's runtime nests seven deep at most. */
@@ -342,4 +343,13 @@ void analysis_json_string(FILE *out, const char *s) {
 void analysis_json_double(FILE *out, double x) {
   if (!(x == x) || x > 1e308 || x < -1e308) x = 0;
   fprintf(out, "%.17g", x);
+}
+
+void analysis_json_buckets(FILE *out, const struct histogram *h) {
+  fputc('[', out);
+  size_t i = 0;
+  uint64_t v, c;
+  for (int first = 1; h && hist_bucket_next(h, &i, &v, &c); first = 0)
+    fprintf(out, "%s[%" PRIu64 ", %" PRIu64 "]", first ? "" : ", ", v, c);
+  fputc(']', out);
 }

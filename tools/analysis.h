@@ -261,4 +261,12 @@ void analysis_json_string(FILE *out, const char *s);
 /* A double as JSON (finite; 0 for NaN or infinities). */
 void analysis_json_double(FILE *out, double x);
 
+/* The non-empty buckets of histogram `h` (NULL: none) as a JSON list
+ * [[VALUE_NS, COUNT], ...], ascending (hist_bucket_next: each value
+ * within the percentiles' bound of the durations it counts), so that
+ * `eventring diff` can run its rank test on a saved `stats --json` as on
+ * the ring file. */
+struct histogram;
+void analysis_json_buckets(FILE *out, const struct histogram *h);
+
 #endif /* EVENTRING_TOOL_ANALYSIS_H */

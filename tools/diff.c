@@ -11,8 +11,8 @@
  * --json, the figures it holds: count ("completed" for a phase),
  * total_ns, mean_ns, max_ns, p50_ns and p99_ns when present, and the
  * sample itself when the entry has "buckets": [[VALUE_NS, COUNT], ...]
- * (a histogram's non-empty buckets, ascending: stats writes them for
- * user spans, not for phases).
+ * (a histogram's non-empty buckets, ascending, as stats writes them for
+ * phases and spans).
  *
  * Rows pair A's and B's entries by kind and name.  Each shows count,
  * total, mean, p50, p99 and max in A and B and the change in percent,
@@ -870,8 +870,8 @@ int tool_diff(int argc, char **argv) {
                    in[0]->path, in[1]->path);
       else
         tool_error("diff: --fail-if '%s': %s is missing from the inputs "
-                   "(a stats --json has no p50 or p99 for phases; compare "
-                   "the ring files)",
+                   "(a stats --json of an earlier version; compare the "
+                   "ring files)",
                    cd->text, metric_names[cd->metric]);
       unanswered = 1;
     }

@@ -373,25 +373,13 @@ void span_stat_json(FILE *out, const struct span_stat *st) {
           st->cut, st->unfinished, st->unmatched);
 }
 
-/* The non-empty buckets of `h` as "buckets": [[VALUE_NS, COUNT], ...],
- * ascending (hist_bucket_next: midpoints within the percentiles' bound),
- * so that `eventring diff` can run its rank test on a saved output as on
- * the ring file; [] when empty. */
-static void json_buckets(FILE *out, const struct histogram *h) {
-  fprintf(out, ", \"buckets\": [");
-  size_t i = 0;
-  uint64_t v, c;
-  for (int first = 1; h && hist_bucket_next(h, &i, &v, &c); first = 0)
-    fprintf(out, "%s[%" PRIu64 ", %" PRIu64 "]", first ? "" : ", ", v, c);
-  fputc(']', out);
-}
-
 void span_stats_json(FILE *out, const struct span_stats *st, int domains) {
   fprintf(out, "\"name\": ");
   analysis_json_string(out, st->name);
   fprintf(out, ", ");
   span_stat_json(out, &st->all);
-  json_buckets(out, st->all.hist);
+  fprintf(out, ", \"buckets\": ");
+  analysis_json_buckets(out, st->all.hist);
   if (!domains) return;
   fprintf(out, ", \"domains\": [");
   int first = 1;

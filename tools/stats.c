@@ -27,7 +27,8 @@
  *           "domains": [{"domain": D, "pauses": N, "total_ns": N,
  *                        "share": X}, ...]},
  *    "phases": [{"name": S, "count": N, "completed": N, "total_ns": N,
- *                "mean_ns": X, "max_ns": N}, ...],
+ *                "mean_ns": X, "max_ns": N, "p50_ns": N, "p99_ns": N,
+ *                "buckets": [[N, N], ...]}, ...],
  *    "alloc": null | {"events": N, "buckets": [N x 20]},
  *    "counters": [{"name": S, "last": N, "samples": N, "domain": D}, ...],
  *    "user_events": [{"name": S, "kind": "unit"|"int"|"span"|"custom",
@@ -63,6 +64,7 @@ static const char *const user_kinds[U_KINDS] = {"unit", "int", "span",
 struct phase_stat {
   uint64_t count, completed, total, max;
   int seen;
+  struct histogram *hist; /* the completed instances' durations, or NULL */
 };
 
 struct counter_stat {
@@ -229,6 +231,15 @@ static int on_end(void *data, int domain, uint64_t ts, int phase) {
     p->completed++;
     p->total += d;
     if (d > p->max) p->max = d;
+    /* The percentiles and buckets of --json, which `eventring diff`
+     * tests for noise. */
+    if (!p->hist && !(p->hist = hist_create())) {
+      struct stats_set *set = data;
+      if (!set->failed) tool_error("out of memory");
+      set->failed = 1;
+      return 0;
+    }
+    hist_record(p->hist, d);
   }
   return 1;
 }
@@ -369,6 +380,7 @@ struct named_phase {
   const char *name;
   char buf[TOOL_NAME_BUF];
   uint64_t count, completed, total, max;
+  struct histogram *hist; /* NULL: no completed instance */
 };
 
 struct named_counter {
@@ -487,6 +499,8 @@ static void add_stats(struct report *r, const struct stats *s) {
     e->completed += p->completed;
     e->total += p->total;
     if (p->max > e->max) e->max = p->max;
+    if (p->hist && !e->hist && !(e->hist = hist_create())) r->oom = 1;
+    if (p->hist && e->hist) hist_add(e->hist, p->hist);
   }
   r->alloc_events += s->alloc_events;
   for (int i = 0; i < EVENTRING_ALLOC_BUCKETS; i++) r->alloc[i] += s->alloc[i];
@@ -604,6 +618,7 @@ static int make_report(struct report *r, struct stats *const *v, int n,
 }
 
 static void free_report(struct report *r) {
+  for (size_t i = 0; r->ph && i < r->nph; i++) hist_free(r->ph[i].hist);
   for (size_t i = 0; r->sp && i < r->nsp; i++) span_stats_free(&r->sp[i]);
   free(r->sp);
   free(r->ints);
@@ -850,7 +865,15 @@ static void print_json(const struct report *r) {
             p->count, p->completed, p->total);
     analysis_json_double(
         o, p->completed ? (double)p->total / (double)p->completed : 0);
-    fprintf(o, ", \"max_ns\": %" PRIu64 "}", p->max);
+    fprintf(o, ", \"max_ns\": %" PRIu64, p->max);
+    if (p->hist)
+      fprintf(o, ", \"p50_ns\": %" PRIu64 ", \"p99_ns\": %" PRIu64,
+              hist_percentile(p->hist, 50), hist_percentile(p->hist, 99));
+    else
+      fprintf(o, ", \"p50_ns\": null, \"p99_ns\": null");
+    fprintf(o, ", \"buckets\": ");
+    analysis_json_buckets(o, p->hist);
+    fputc('}', o);
   }
 
   fprintf(o, "],\n \"alloc\": ");
@@ -1075,6 +1098,8 @@ out:
     if (!s) continue;
     pauses_free(&s->pauses);
     spans_free(&s->spans);
+    for (int k = 0; k < s->nphases; k++)
+      hist_free(s->phases[s->phase_order[k]].hist);
     for (int k = 0; k < N_IDS; k++) {
       free(s->ints[k]);
       free(s->cdoms[k]);
