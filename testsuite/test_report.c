@@ -24,6 +24,29 @@ static uint64_t page_u64(const char *html, const char *key) {
   return strtoull(p + strlen(pat), NULL, 10);
 }
 
+/* The JSON string at `q` (after its opening quote; \" and \\ are the
+ * only escapes our names need) as the page writes it: HTML-escaped. */
+static void json_name_html(const char *q, char *out, size_t size) {
+  size_t n = 0;
+  for (; *q && *q != '"' && n + 8 < size; q++) {
+    char c = *q;
+    if (c == '\\') c = *++q;
+    const char *e = c == '<'    ? "&lt;"
+                    : c == '>'  ? "&gt;"
+                    : c == '&'  ? "&amp;"
+                    : c == '"'  ? "&quot;"
+                    : c == '\'' ? "&#39;"
+                                : NULL;
+    if (e) {
+      memcpy(out + n, e, strlen(e));
+      n += strlen(e);
+    } else {
+      out[n++] = c;
+    }
+  }
+  out[n] = 0;
+}
+
 /* Writes the report of `file` (plus `extra`, or NULL) to `html` and
  * returns the page. */
 static char *report_of(const char *file, const char *extra, const char *html) {
@@ -37,8 +60,9 @@ static char *report_of(const char *file, const char *extra, const char *html) {
   return page;
 }
 
-/* Every number the page shares with stats and latency is theirs. */
-static void compare(const char *file, const char *extra, const char *html) {
+/* Every number the page shares with stats and latency is theirs.
+ * Returns the number of span names compared. */
+static int compare(const char *file, const char *extra, const char *html) {
   char *page = report_of(file, extra, html);
   const char *sa[] = {"stats", "--json", file, extra, NULL};
   struct lat_run s = lat_run_tool(sa);
@@ -84,6 +108,28 @@ static void compare(const char *file, const char *extra, const char *html) {
     ck_assert_uint_eq(page_u64(page, key), json_u64(c, "last"));
     c++;
   }
+  /* Every user span name's numbers. */
+  const char *sp = json_at(s.out, "spans");
+  int nspans = 0;
+  stop = strstr(sp, "\"user_ints\"");
+  ck_assert_ptr_nonnull(stop);
+  while ((sp = strstr(sp, "{\"name\": \"")) && sp < stop) {
+    char name[128], key[512];
+    json_name_html(sp + 10, name, sizeof name);
+    static const char *const fields[] = {"count",  "total_ns", "p50_ns",
+                                         "p99_ns", "max_ns",   "cut",
+                                         "unfinished", "unmatched_ends"};
+    for (size_t k = 0; k < sizeof fields / sizeof fields[0]; k++) {
+      const char *v = json_at(sp, fields[k]);
+      if (!strncmp(v, "null", 4)) continue;
+      snprintf(key, sizeof key, "span.%s.%s", name, fields[k]);
+      ck_assert_msg(page_u64(page, key) == json_u64(sp, fields[k]),
+                    "%s: page %" PRIu64 ", stats %" PRIu64, key,
+                    page_u64(page, key), json_u64(sp, fields[k]));
+    }
+    sp++;
+    nspans++;
+  }
   /* The percentiles of latency. */
   if (json_u64(l.out, "pauses") > 0) {
     const char *p = json_at(l.out, "percentiles");
@@ -101,6 +147,7 @@ static void compare(const char *file, const char *extra, const char *html) {
   lat_run_free(&s);
   lat_run_free(&l);
   free(page);
+  return nspans;
 }
 
 START_TEST(test_vectors) {
@@ -180,7 +227,8 @@ START_TEST(test_crafted) {
   }
   craft_write(&c, path);
   craft_free(&c);
-  char *page = report_of(path, NULL, html);
+  ck_assert_int_eq(compare(path, NULL, html), 1);
+  char *page = er_slurp(html, NULL);
   ck_assert_ptr_null(strstr(page, "<script"));
   ck_assert_ptr_nonnull(strstr(page, "&lt;script&gt;alert(&quot;x&quot;)"
                                      "&lt;/script&gt;&amp;"));

@@ -19,8 +19,10 @@
  *     user int events), each the minimum and maximum of its samples per
  *     time bin.
  *   - User spans: the distribution of each name's durations and their
- *     rate (ends per second) over time.  Spans pair per domain by name,
- *     nested ones innermost first; a span open at a loss is counted cut.
+ *     rate (ends per second) over time.  Spans pair as for `stats` and
+ *     `latency --span` (spans.c's tracker: on their thread's track, nested
+ *     ones of a name innermost first; cut, unfinished and unmatched ones
+ *     counted apart), and the table has stats' numbers.
  *   - Lost events marked (red) on every time line, at the time of the
  *     last event read before the loss on that domain.
  *
@@ -188,17 +190,9 @@ struct named {
   int kind;
   char *name;
   uint64_t count;
-  struct series *tl;
-  /* Spans. */
-  struct histogram *hist;
-  uint64_t cut, unfinished, unmatched;
+  struct series *tl; /* spans: ends per bin */
   /* Counters and ints: the last sample (latest timestamp). */
   uint64_t last, last_ts, min, max;
-};
-
-struct open_span {
-  int named;
-  uint64_t ts;
 };
 
 struct rdomain {
@@ -208,13 +202,12 @@ struct rdomain {
   uint64_t pauses, gc_ns, read;
   uint64_t lost_unplaced; /* lost before the domain's first event */
   struct series *gc; /* time in outermost phases */
-  struct open_span *spans;
-  int nspans, capspans;
 };
 
 struct rproc {
   int ready;
   struct pauses pauses;
+  struct spans spans;
   int ndomains;
   struct rdomain *dom;
   int ids[N_KINDS][N_IDS]; /* index into names + 1, 0 unknown */
@@ -229,6 +222,8 @@ struct report {
   struct named *names;
   int nnames, capnames;
   struct series *lost; /* lost counts */
+  struct span_stats *sp; /* every process's spans, by name */
+  size_t nsp;
   uint64_t first_ts, last_ts;
   int any_ts;
   int failed;
@@ -269,7 +264,8 @@ static struct rproc *proc_of(struct report *r) {
     a->r = r;
     a->p = p;
     if (!p->dom ||
-        pauses_init(&p->pauses, c, p->ndomains, on_pause, a) < 0)
+        pauses_init(&p->pauses, c, p->ndomains, on_pause, a) < 0 ||
+        spans_init(&p->spans, c, p->ndomains, 0, NULL, 0) < 0)
       goto fail;
     p->ready = 1;
   }
@@ -340,7 +336,6 @@ static int named_of(struct report *r, struct rproc *p, int k, int id,
     x->kind = k;
     if (!(x->name = strdup(name))) goto fail;
     if (k != N_UNIT && !(x->tl = tl_series(&r->tl))) goto fail;
-    if (k == N_SPAN && !(x->hist = hist_create())) goto fail;
     r->nnames++;
   }
   p->ids[k][id] = i + 1;
@@ -353,11 +348,9 @@ fail:
 /* Everything open on the domain is cut: a loss, or recording paused. */
 static void cut(struct report *r, struct rproc *p, int domain) {
   pauses_cut(&p->pauses, domain);
+  spans_cut(&p->spans, domain);
   struct rdomain *d = dom_of(r, p, domain);
-  if (!d) return;
-  d->depth = 0;
-  for (int i = 0; i < d->nspans; i++) r->names[d->spans[i].named].cut++;
-  d->nspans = 0;
+  if (d) d->depth = 0;
 }
 
 static int on_begin(void *data, int domain, uint64_t ts, int phase) {
@@ -431,7 +424,8 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   saw(r, d, ts);
   tool_source_lifecycle(r->src, kind);
   pauses_lifecycle(&p->pauses, domain, kind);
-  if (kind == EVENTRING_LIFECYCLE_RING_PAUSE) cut(r, p, domain);
+  spans_lifecycle(&p->spans, domain, kind);
+  if (d && kind == EVENTRING_LIFECYCLE_RING_PAUSE) d->depth = 0;
   if (d && (kind == EVENTRING_LIFECYCLE_DOMAIN_SPAWN ||
             kind == EVENTRING_LIFECYCLE_DOMAIN_TERMINATE))
     d->depth = 0;
@@ -464,39 +458,26 @@ static int on_user_span(void *data, int domain, uint64_t ts, int id,
   struct report *r = data;
   struct rproc *p = proc_of(r);
   if (!p) return 0;
-  struct rdomain *d = dom_of(r, p, domain);
-  saw(r, d, ts);
-  int i = named_of(r, p, N_SPAN, id, name);
-  if (i < 0 || !d) return i >= 0;
+  saw(r, dom_of(r, p, domain), ts);
   if (!is_end) {
-    if (d->nspans == d->capspans) {
-      int n = d->capspans ? d->capspans * 2 : 8;
-      struct open_span *v = realloc(d->spans, (size_t)n * sizeof *v);
-      if (!v) {
-        oom(r);
-        return 0;
-      }
-      d->spans = v;
-      d->capspans = n;
-    }
-    d->spans[d->nspans++] = (struct open_span){i, ts};
+    spans_begin(&p->spans, domain, ts, id, name);
     return 1;
   }
-  struct named *x = &r->names[i];
-  int k = d->nspans - 1;
-  while (k >= 0 && d->spans[k].named != i) k--;
-  if (k < 0) {
-    x->unmatched++;
-    return 1;
-  }
-  uint64_t start = d->spans[k].ts;
-  memmove(&d->spans[k], &d->spans[k + 1],
-          (size_t)(d->nspans - k - 1) * sizeof *d->spans);
-  d->nspans--;
-  hist_record(x->hist, ts >= start ? ts - start : 0);
-  x->count++;
-  tl_add(&r->tl, x->tl, ts, 1, 0);
+  spans_end(&p->spans, domain, ts, id, name);
+  int i = named_of(r, p, N_SPAN, id, name);
+  if (i < 0) return 0;
+  r->names[i].count++;
+  tl_add(&r->tl, r->names[i].tl, ts, 1, 0);
   return 1;
+}
+
+static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
+                     uint64_t tid, const char *name, size_t len) {
+  (void)ts, (void)name, (void)len;
+  struct report *r = data;
+  struct rproc *p = proc_of(r);
+  if (p) spans_thread(&p->spans, domain, thread, tid);
+  return p != NULL;
 }
 
 static int on_user_custom(void *data, int domain, uint64_t ts, int id,
@@ -824,43 +805,68 @@ static void counters_section(FILE *o, struct report *r) {
       sample_chart(o, r, &r->names[i]);
 }
 
+/* The rate series of span name `name`, or NULL. */
+static const struct series *span_rate(const struct report *r,
+                                      const char *name) {
+  for (int i = 0; i < r->nnames; i++)
+    if (r->names[i].kind == N_SPAN && !strcmp(r->names[i].name, name))
+      return r->names[i].tl;
+  return NULL;
+}
+
 static void spans_section(FILE *o, struct report *r) {
   fputs("<h2>User spans</h2>\n", o);
-  int any = 0;
-  for (int i = 0; i < r->nnames; i++) any |= r->names[i].kind == N_SPAN;
-  if (!any) {
+  if (r->nsp == 0) {
     fputs("<p>No user span was read.</p>\n", o);
     return;
   }
   fputs("<table><tr><th>span</th><th>count</th><th>total</th><th>mean</th>"
         "<th>p50</th><th>p99</th><th>max</th><th>cut</th>"
-        "<th>unfinished</th></tr>\n", o);
+        "<th>unfinished</th><th>unmatched</th></tr>\n", o);
   char b[32];
-  for (int i = 0; i < r->nnames; i++) {
-    struct named *x = &r->names[i];
-    if (x->kind != N_SPAN) continue;
-    const struct histogram *h = x->hist;
+  for (size_t i = 0; i < r->nsp; i++) {
+    const struct span_stats *x = &r->sp[i];
+    const struct span_stat *st = &x->all;
+    uint64_t n = st->hist ? hist_count(st->hist) : 0;
     fputs("<tr><td class=\"name\">", o);
     svg_escape(o, x->name);
-    fputs("</td><td data-key=\"span.", o);
-    svg_escape(o, x->name);
-    fprintf(o, ".count\" data-value=\"%" PRIu64 "\">%" PRIu64 "</td>",
-            x->count, x->count);
-    double total = hist_mean(h) * (double)hist_count(h);
-    fprintf(o, "<td>%s</td>", analysis_duration(b, (uint64_t)(total + 0.5)));
-    fprintf(o, "<td>%s</td>",
-            analysis_duration(b, (uint64_t)(hist_mean(h) + 0.5)));
-    const double ps[3] = {50, 99, 100};
-    for (int k = 0; k < 3; k++)
-      fprintf(o, "<td>%s</td>", analysis_duration(b, hist_percentile(h, ps[k])));
-    fprintf(o, "<td>%" PRIu64 "</td><td>%" PRIu64 "</td></tr>\n", x->cut,
-            x->unfinished);
+    fputs("</td>", o);
+    const struct {
+      const char *key;
+      uint64_t v;
+      int ns;
+    } cells[] = {
+        {"count", n, 0},
+        {"total_ns", st->total, 1},
+        {"mean_ns", n ? (st->total + n / 2) / n : 0, 1},
+        {"p50_ns", n ? hist_percentile(st->hist, 50) : 0, 1},
+        {"p99_ns", n ? hist_percentile(st->hist, 99) : 0, 1},
+        {"max_ns", n ? hist_max(st->hist) : 0, 1},
+        {"cut", st->cut, 0},
+        {"unfinished", st->unfinished, 0},
+        {"unmatched_ends", st->unmatched, 0},
+    };
+    for (size_t k = 0; k < sizeof cells / sizeof cells[0]; k++) {
+      fputs("<td data-key=\"span.", o);
+      svg_escape(o, x->name);
+      fprintf(o, ".%s\" data-value=\"%" PRIu64 "\">", cells[k].key,
+              cells[k].v);
+      if (cells[k].ns && n)
+        fputs(analysis_duration(b, cells[k].v), o);
+      else if (cells[k].ns)
+        fputs("&ndash;", o);
+      else
+        fprintf(o, "%" PRIu64, cells[k].v);
+      fputs("</td>", o);
+    }
+    fputs("</tr>\n", o);
   }
   fputs("</table>\n", o);
   int drawn = 0, left = 0;
-  for (int i = 0; i < r->nnames; i++) {
-    struct named *x = &r->names[i];
-    if (x->kind != N_SPAN || x->count == 0) continue;
+  for (size_t i = 0; i < r->nsp; i++) {
+    const struct span_stats *x = &r->sp[i];
+    const struct series *rate = span_rate(r, x->name);
+    if (!x->all.hist || hist_count(x->all.hist) == 0 || !rate) continue;
     if (drawn == MAX_SPAN_CHARTS) {
       left++;
       continue;
@@ -868,14 +874,14 @@ static void spans_section(FILE *o, struct report *r) {
     drawn++;
     char title[160];
     snprintf(title, sizeof title, "%s: duration distribution", x->name);
-    dist_chart(o, x->hist, title);
+    dist_chart(o, x->all.hist, title);
     /* The rate: ends per second in each bin. */
     double xs[TL_BINS], ys[TL_BINS], top = 0;
     int n = 0;
     for (int j = 0; j <= r->tl.hi; j++) {
       xs[n] = bin_x(r, j);
       if (xs[n] < 0) xs[n] = 0;
-      ys[n] = x->tl->b[j].sum / ((double)r->tl.width / 1e9);
+      ys[n] = rate->b[j].sum / ((double)r->tl.width / 1e9);
       if (ys[n] > top) top = ys[n];
       n++;
     }
@@ -883,7 +889,7 @@ static void spans_section(FILE *o, struct report *r) {
     struct svg_plot pl;
     svg_open(&pl, o, 860, 180, 0, run_seconds(r), 0, top, title);
     svg_axes(&pl, label_seconds, label_number, "time since the first event",
-             "per second");
+             "ends per second");
     svg_line(&pl, xs, ys, n, 2, NULL);
     lost_marks(r, &pl);
     svg_close(&pl);
@@ -1056,7 +1062,8 @@ int tool_report(int argc, char **argv) {
       .user_int = on_user_int,
       .user_span = on_user_span,
       .user_custom = on_user_custom,
-      .lost_events = on_lost};
+      .lost_events = on_lost,
+      .thread = on_thread /* spans pair on their thread's track */};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   r.gc = hist_create();
   r.lost = tl_series(&r.tl);
@@ -1072,9 +1079,29 @@ int tool_report(int argc, char **argv) {
       struct rproc *p = r.procs[i];
       if (!p || !p->ready) continue;
       pauses_finish(&p->pauses);
-      for (int d = 0; d < p->ndomains; d++)
-        for (int k = 0; k < p->dom[d].nspans; k++)
-          r.names[p->dom[d].spans[k].named].unfinished++;
+      spans_finish(&p->spans);
+      /* The total of every process, by name, as stats has it. */
+      for (size_t k = 0; k < p->spans.n; k++) {
+        const struct span_stats *sp = &p->spans.v[k];
+        size_t j = 0;
+        while (j < r.nsp && strcmp(r.sp[j].name, sp->name)) j++;
+        if (j == r.nsp) {
+          struct span_stats *v =
+              realloc(r.sp, (r.nsp + 1) * sizeof *v);
+          if (!v) {
+            r.failed = 1;
+            break;
+          }
+          r.sp = v;
+          memset(&r.sp[r.nsp++], 0, sizeof *v);
+        }
+        if (span_stats_add(&r.sp[j], sp, 0) < 0) r.failed = 1;
+      }
+    }
+    if (r.failed) {
+      tool_error("out of memory");
+      rc = TOOL_EXIT_INPUT;
+      goto out;
     }
     page(stdout, &r);
     tool_source_lost_summary(&src, stderr);
@@ -1083,17 +1110,17 @@ out:
   for (int i = 0; i < r.nprocs; i++) {
     struct rproc *p = r.procs[i];
     if (!p) continue;
-    if (p->ready) pauses_free(&p->pauses);
-    if (p->dom)
-      for (int d = 0; d < p->ndomains; d++) free(p->dom[d].spans);
+    if (p->ready) {
+      pauses_free(&p->pauses);
+      spans_free(&p->spans);
+    }
     free(p->dom);
     free(p);
   }
   free(r.procs);
-  for (int i = 0; i < r.nnames; i++) {
-    free(r.names[i].name);
-    hist_free(r.names[i].hist);
-  }
+  for (int i = 0; i < r.nnames; i++) free(r.names[i].name);
+  for (size_t i = 0; i < r.nsp; i++) span_stats_free(&r.sp[i]);
+  free(r.sp);
   free(r.names);
   for (int i = 0; i < r.tl.nall; i++) free(r.tl.all[i]);
   free(r.tl.all);
