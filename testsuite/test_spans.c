@@ -145,6 +145,12 @@ START_TEST(test_known_durations) {
   ck_assert_uint_eq(json_u64(d1, "total_ns"), odd);
   ck_assert_uint_eq(json_u64(d1, "max_ns"), oddmax);
   lat_run_free(&r);
+  /* The text table: the name's row, then one per domain. */
+  r = tool("stats", path, NULL, NULL, NULL, NULL);
+  const char *row = strstr(r.out, "\nreq ");
+  ck_assert_msg(row && strstr(row, "\n  domain 0 ") && strstr(row, "\n  domain 1 "),
+                "%s", r.out);
+  lat_run_free(&r);
 }
 END_TEST
 

@@ -667,6 +667,18 @@ static const char *domain_label(char *buf, size_t n, const struct report *r,
   return buf;
 }
 
+/* One row of the user span table: `label`, then the figures of `a`. */
+static void span_row(const char *label, const struct span_stat *a) {
+  char d[5][32];
+  uint64_t n = a->hist ? hist_count(a->hist) : 0;
+  printf("%-32s %8" PRIu64 " %10s %10s %10s %10s %10s\n", label, n,
+         analysis_duration(d[0], a->total),
+         analysis_duration(d[1], n ? a->total / n : 0),
+         analysis_duration(d[2], n ? hist_percentile(a->hist, 50) : 0),
+         analysis_duration(d[3], n ? hist_percentile(a->hist, 99) : 0),
+         analysis_duration(d[4], n ? hist_max(a->hist) : 0));
+}
+
 static void print_text(const struct report *r) {
   char a[32], b[32], c[32], name[256];
   uint64_t wall = r->any_ts ? r->last_ts - r->first_ts : 0;
@@ -731,19 +743,22 @@ static void print_text(const struct report *r) {
   }
 
   if (r->nsp) {
-    char d[4][32];
     printf("\n%-32s %8s %10s %10s %10s %10s %10s\n", "user span", "count",
            "total", "mean", "p50", "p99", "max");
     for (size_t i = 0; i < r->nsp; i++) {
-      const struct span_stat *a = &r->sp[i].all;
-      uint64_t n = a->hist ? hist_count(a->hist) : 0;
-      printf("%-32s %8" PRIu64 " %10s %10s %10s %10s %10s\n",
-             tool_name_str(name, sizeof name, r->sp[i].name, "user_", 0), n,
-             analysis_duration(d[0], a->total),
-             analysis_duration(d[1], n ? a->total / n : 0),
-             analysis_duration(d[2], n ? hist_percentile(a->hist, 50) : 0),
-             analysis_duration(d[3], n ? hist_percentile(a->hist, 99) : 0),
-             analysis_duration(c, n ? hist_max(a->hist) : 0));
+      const struct span_stats *sp = &r->sp[i];
+      span_row(tool_name_str(name, sizeof name, sp->name, "user_", 0),
+               &sp->all);
+      /* Per domain, when more than one had spans of the name. */
+      int with = 0;
+      for (int d = 0; d < sp->ndom; d++) with += sp->dom[d].hist != NULL;
+      for (int d = 0; with > 1 && d < sp->ndom; d++) {
+        if (!sp->dom[d].hist) continue;
+        char label[32];
+        snprintf(label, sizeof label, "  domain %d", d);
+        span_row(label, &sp->dom[d]);
+      }
+      const struct span_stat *a = &sp->all;
       if (a->cut || a->unfinished || a->unmatched)
         printf("  not included: %" PRIu64 " cut, %" PRIu64 " unfinished, %"
                PRIu64 " unmatched ends\n",
