@@ -78,6 +78,7 @@ struct dist {
 
 struct input {
   const char *path;
+  int ocaml50, ocaml53; /* the phase numbering forced, for a ring file */
   int json;
   struct dist *d;
   size_t n, cap;
@@ -231,6 +232,8 @@ static int settle(struct dist *e, const struct histogram *h,
 static int load_ring(struct input *in) {
   struct tool_source *src = &in->src;
   memset(src, 0, sizeof *src);
+  src->ocaml50 = in->ocaml50;
+  src->ocaml53 = in->ocaml53;
   char *args[1] = {(char *)in->path};
   int rc = tool_source_open(src, 1, args, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
@@ -257,7 +260,11 @@ static int load_ring(struct input *in) {
   if (rc == TOOL_EXIT_OK) {
     pauses_finish(&in->pauses);
     spans_finish(&in->spans);
-    tool_source_lost_summary(src, stderr);
+    /* Named A or B: the lines of the two files would read alike. */
+    char label[4200];
+    snprintf(label, sizeof label, "%s: ", in->path);
+    tool_lost_lines(stderr, src->cursor, src->path, label, src->lost_total,
+                    src->lost, src->lost_n);
     for (size_t i = 0; i < in->n; i++) {
       struct dist *e = &in->d[i];
       if (settle(e, e->hist, e->total) < 0) goto oom;
@@ -708,6 +715,10 @@ static void help(void) {
       "  --json         print one JSON object instead of the tables\n"
       "  -o FILE, --output FILE\n"
       "                 write the report to FILE ('-': standard output)\n"
+      "  --ocaml50      number phases as OCaml 5.0-5.2 did, in both ring\n"
+      "                 files (for files those versions wrote)\n"
+      "  --ocaml53      number phases as OCaml 5.3+ does (default for both:\n"
+      "                 inferred from each file)\n"
       "  -h, --help     print this help and exit\n"
       "\n"
       "Exit status: 0 success, 1 a --fail-if condition held (or an input\n"
@@ -728,9 +739,12 @@ int tool_diff(int argc, char **argv) {
       {"json", no_argument, NULL, OPT_JSON},
       {"fail-if", required_argument, NULL, OPT_FAIL_IF},
       {"alpha", required_argument, NULL, OPT_ALPHA},
+      {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},
+      {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},
       {"help", no_argument, NULL, 'h'},
       {NULL, 0, NULL, 0},
   };
+  int ocaml50 = 0, ocaml53 = 0;
   struct condition conds[FAIL_IF_MAX];
   int nconds = 0, json = 0, rc = TOOL_EXIT_OK;
   double alpha = 0.01;
@@ -763,6 +777,8 @@ int tool_diff(int argc, char **argv) {
       rc = parse_condition(optarg, &conds[nconds]);
       nconds++; /* its name is freed at the end either way */
       if (rc != TOOL_EXIT_OK) goto out;
+    } else if (c == TOOL_OPT_OCAML50 || c == TOOL_OPT_OCAML53) {
+      *(c == TOOL_OPT_OCAML50 ? &ocaml50 : &ocaml53) = 1;
     } else if (c == 'h') {
       help();
       goto out;
@@ -770,6 +786,11 @@ int tool_diff(int argc, char **argv) {
       rc = tool_option_error(HELP_REF, c, argv);
       goto out;
     }
+  }
+  if (ocaml50 && ocaml53) {
+    rc = tool_usage_error(HELP_REF, "--ocaml50 and --ocaml53 contradict each "
+                                    "other");
+    goto out;
   }
   if (argc - optind != 2) {
     rc = tool_usage_error(HELP_REF,
@@ -793,6 +814,8 @@ int tool_diff(int argc, char **argv) {
       goto out;
     }
     in[k]->path = argv[optind + k];
+    in[k]->ocaml50 = ocaml50;
+    in[k]->ocaml53 = ocaml53;
     rc = load(in[k]);
     if (rc != TOOL_EXIT_OK) goto out;
   }
