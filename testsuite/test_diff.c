@@ -484,6 +484,64 @@ START_TEST(test_lost_named) {
 }
 END_TEST
 
+/* Checks that every change in diff --json output `out` is 0 (or null)
+ * and that no row is marked. */
+static void assert_unchanged(const char *what, const char *out) {
+  static const char *const metrics[] = {"count", "total", "mean",
+                                        "p50",   "p99",   "max"};
+  ck_assert_msg(!strstr(out, "\"significant\": true"), "%s: %s", what, out);
+  int rows = 0;
+  for (const char *p = strstr(out, "\"change_pct\": {"); p;
+       p = strstr(p + 1, "\"change_pct\": {"), rows++)
+    for (size_t m = 0; m < 6; m++) {
+      const char *v = json_at(p, metrics[m]);
+      if (!strncmp(v, "null", 4)) continue;
+      ck_assert_msg(strtod(v, NULL) == 0, "%s: %s changed: %.200s", what,
+                    metrics[m], p);
+    }
+  /* The wrapped vector kept no whole phase and no span: nothing to
+   * compare, which is no error. */
+  if (!strstr(what, "wrapped"))
+    ck_assert_msg(rows > 0, "%s: no rows in %s", what, out);
+}
+
+/* The OCaml 5 vectors (5.2 and 5.4): each against itself and against
+ * its own stats --json is unchanged everywhere and marked nowhere, with
+ * the test run on every row both sides have durations for. */
+START_TEST(test_ocaml5_vectors) {
+  ER_NEED_TOOL();
+  if (!er_env_dir("EVENTRING_TEST_DATA"))
+    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  const char *dir = er_tmpdir();
+  for (size_t i = 0; i < ER_NVECTORS; i++) {
+    char file[PATH_MAX], json[PATH_MAX + 8];
+    ck_assert(er_unpack_vector(dir, er_vectors[i], file));
+    snprintf(json, sizeof json, "%s.json", file);
+    const char *opt = er_vector_ocaml50(er_vectors[i]) ? "--ocaml50"
+                                                       : "--ocaml53";
+    const char *st[] = {"stats", "--json", opt, "-o", json, file, NULL};
+    struct lat_run r = lat_run_tool(st);
+    lat_assert_ok(&r);
+    lat_run_free(&r);
+    r = diff(file, file, "--json", opt);
+    lat_assert_ok(&r);
+    assert_unchanged(er_vectors[i], r.out);
+    if (!strstr(er_vectors[i], "wrapped"))
+      ck_assert_msg(strstr(r.out, "\"p_value\": 1"), "%s", r.out);
+    lat_run_free(&r);
+    r = diff(json, file, "--json", opt);
+    lat_assert_ok(&r);
+    assert_unchanged(er_vectors[i], r.out);
+    ck_assert_msg(!strstr(r.out, "\"test\": null") ||
+                      strstr(r.out, "\"count\": 0"),
+                  "a row without its test: %s", r.out);
+    lat_run_free(&r);
+    unlink(file);
+    unlink(json);
+  }
+}
+END_TEST
+
 static TCase *tc_diff(void) {
   TCase *tc = er_tcase("diff");
   tcase_add_test(tc, test_slowdown_marked);
@@ -494,6 +552,7 @@ static TCase *tc_diff(void) {
   tcase_add_test(tc, test_program_runs);
   tcase_add_test(tc, test_bad_inputs);
   tcase_add_test(tc, test_lost_named);
+  tcase_add_test(tc, test_ocaml5_vectors);
   return tc;
 }
 
