@@ -29,15 +29,22 @@ static void make_file(const char *path) {
   craft_free(&c);
 }
 
-/* Runs `eventring latency path` with stdout on a pseudo-terminal and
- * returns what it wrote there (without the terminal's carriage
- * returns), or NULL when there is no pseudo-terminal. */
-static char *run_on_terminal(const char *path) {
+/* Runs `eventring latency [span] path` (span: "--span NAME" as two
+ * words, or NULL) with stdout on a pseudo-terminal and returns what it
+ * wrote there (without the terminal's carriage returns), or NULL when
+ * there is no pseudo-terminal. */
+static char *run_on_terminal(const char *path, const char *span) {
   int master, slave;
   if (openpty(&master, &slave, NULL, NULL, NULL) < 0) return NULL;
   fcntl(master, F_SETFD, FD_CLOEXEC);
   fcntl(slave, F_SETFD, FD_CLOEXEC);
-  char *argv[] = {(char *)er_tool_path(), "latency", (char *)path, NULL};
+  char *argv[] = {(char *)er_tool_path(), "latency", (char *)path, NULL,
+                  NULL, NULL};
+  if (span) {
+    argv[2] = "--span";
+    argv[3] = (char *)span;
+    argv[4] = (char *)path;
+  }
   pid_t pid = er_spawn(argv, ER_FD_NULL, slave, ER_FD_NULL, NULL, 0);
   close(slave);
   size_t len = 0, cap = 1 << 16;
@@ -91,7 +98,7 @@ START_TEST(test_terminal_chart) {
   char path[PATH_MAX];
   snprintf(path, sizeof path, "%s/bars.events", dir);
   make_file(path);
-  char *out = run_on_terminal(path);
+  char *out = run_on_terminal(path, NULL);
   if (!out) ER_SKIP("no pseudo-terminal (openpty)");
   /* The table comes first, the chart after it. */
   const char *table = strstr(out, "percentile"), *chart = strstr(out, " .. ");
@@ -129,10 +136,42 @@ START_TEST(test_piped_table_only) {
 }
 END_TEST
 
+/* latency --span: the spans' distribution gets its chart too. */
+START_TEST(test_span_chart) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/spans.events", dir);
+  struct craft c;
+  craft_init(&c);
+  craft_user_name(&c, 0, "req");
+  uint64_t ts = 1000000;
+  craft_lifecycle(&c, 0, ts, EVENTRING_LIFECYCLE_RING_START, 42);
+  /* 3 spans in [4096, 8192) ns and 6 in [65536, 131072). */
+  for (int i = 0; i < 9; i++) {
+    craft_event(&c, 0, 1, ER_UEV_SPAN_BEGIN, 0, ts, NULL, 0);
+    ts += i < 3 ? 5000 : 70000;
+    craft_event(&c, 0, 1, ER_UEV_SPAN_END, 0, ts, NULL, 0);
+    ts += 100;
+  }
+  craft_write(&c, path);
+  craft_free(&c);
+  char *out = run_on_terminal(path, "req");
+  if (!out) ER_SKIP("no pseudo-terminal (openpty)");
+  int bar;
+  ck_assert_int_eq(bin_count(out, "4.096 us", &bar), 3);
+  ck_assert_int_eq(bar, 20);
+  ck_assert_int_eq(bin_count(out, "65.54 us", &bar), 6);
+  ck_assert_int_eq(bar, 40);
+  free(out);
+}
+END_TEST
+
 static TCase *tc_bars(void) {
   TCase *tc = er_tcase("bars");
   tcase_add_test(tc, test_terminal_chart);
   tcase_add_test(tc, test_piped_table_only);
+  tcase_add_test(tc, test_span_chart);
   return tc;
 }
 
