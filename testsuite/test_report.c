@@ -279,6 +279,38 @@ START_TEST(test_lost_marked) {
 }
 END_TEST
 
+/* Timestamps from one end of 64 bits to the other (a damaged file): the
+ * time bins stop widening at their bound, and the page is still made,
+ * with stats' numbers. */
+START_TEST(test_extreme_times) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], html[PATH_MAX];
+  snprintf(path, sizeof path, "%s/x.events", dir);
+  snprintf(html, sizeof html, "%s/x.html", dir);
+  struct craft c;
+  craft_init(&c);
+  craft_lifecycle(&c, 0, 0, EVENTRING_LIFECYCLE_RING_START, 42);
+  craft_pause(&c, 0, 10, 5000);
+  craft_counter(&c, 0, 6000, CT_MINOR_PROMOTED, 1);
+  craft_pause(&c, 0, UINT64_C(1) << 63, 5000);
+  craft_counter(&c, 0, (UINT64_C(1) << 63) + 6000, CT_MINOR_PROMOTED, 2);
+  craft_pause(&c, 0, UINT64_MAX - 10000, 9000);
+  craft_counter(&c, 0, UINT64_MAX - 5, CT_MINOR_PROMOTED, 3);
+  /* Domain 1 starts at the far end and goes back to the start. */
+  craft_lifecycle(&c, 1, UINT64_MAX - 1, EVENTRING_LIFECYCLE_DOMAIN_SPAWN,
+                  42);
+  craft_pause(&c, 1, 1, 100);
+  craft_write(&c, path);
+  craft_free(&c);
+  compare(path, NULL, html);
+  char *page = er_slurp(html, NULL);
+  ck_assert_uint_eq(page_u64(page, "gc.pauses"), 4);
+  ck_assert_uint_eq(page_u64(page, "counter.minor_promoted.last"), 3);
+  free(page);
+}
+END_TEST
+
 START_TEST(test_usage) {
   ER_NEED_TOOL();
   const char *a1[] = {"report", "x.events", NULL};
@@ -399,6 +431,7 @@ static TCase *tc_numbers(void) {
   tcase_add_test(tc, test_c_program);
   tcase_add_test(tc, test_crafted);
   tcase_add_test(tc, test_lost_marked);
+  tcase_add_test(tc, test_extreme_times);
   tcase_add_test(tc, test_usage);
   return tc;
 }

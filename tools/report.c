@@ -49,6 +49,7 @@
 #define HELP_REF "eventring report --help"
 #define N_IDS 8192
 #define TL_BINS 240
+#define TL_WIDTH_MAX (UINT64_C(1) << 55) /* 240 bins of it < 2^63 */
 /* Charts drawn at most for so many span names, and lines per chart of
  * domains; the tables list everything. */
 #define MAX_SPAN_CHARTS 32
@@ -106,13 +107,15 @@ static void tl_remap(struct timeline *tl, uint64_t origin, uint64_t width) {
     memset(tmp, 0, sizeof tmp);
     for (int i = 0; i <= tl->hi; i++) {
       if (!b[i].n && b[i].sum == 0) continue;
-      uint64_t j = (tl->origin + (uint64_t)i * tl->width - origin) / width;
-      bin_merge(&tmp[j], &b[i]);
+      /* origin <= tl->origin: the bins only move right or widen. */
+      uint64_t j = (tl->origin - origin + (uint64_t)i * tl->width) / width;
+      bin_merge(&tmp[j < TL_BINS ? j : TL_BINS - 1], &b[i]);
     }
     memcpy(b, tmp, sizeof tmp);
   }
   if (tl->hi >= 0)
-    hi = (int)((tl->origin + (uint64_t)tl->hi * tl->width - origin) / width);
+    hi = (int)((tl->origin - origin + (uint64_t)tl->hi * tl->width) / width);
+  if (hi >= TL_BINS) hi = TL_BINS - 1;
   tl->origin = origin;
   tl->width = width;
   tl->hi = hi;
@@ -125,6 +128,15 @@ static int tl_index(struct timeline *tl, uint64_t ts) {
     tl->width = 1024;
     tl->origin = ts & ~(tl->width - 1);
     tl->hi = -1;
+  }
+  /* Bins this wide span more than any clock's range: timestamps that far
+   * apart come from a damaged file, and go to the first or last bin
+   * rather than widening the bins past what 64 bits hold. */
+  if (tl->width >= TL_WIDTH_MAX) {
+    uint64_t i = ts < tl->origin ? 0 : (ts - tl->origin) / tl->width;
+    if (i >= TL_BINS) i = TL_BINS - 1;
+    if ((int)i > tl->hi) tl->hi = (int)i;
+    return (int)i;
   }
   for (;;) {
     if (ts >= tl->origin) {
@@ -150,6 +162,7 @@ static int tl_index(struct timeline *tl, uint64_t ts) {
     }
     uint64_t w = tl->width * 2;
     tl_remap(tl, tl->origin & ~(w - 1), w);
+    if (w >= TL_WIDTH_MAX) return tl_index(tl, ts);
   }
 }
 
@@ -172,8 +185,10 @@ static void tl_interval(struct timeline *tl, struct series *s, uint64_t a,
   tl_index(tl, b - 1); /* may widen the bins: index a again after */
   int i = tl_index(tl, a), j = tl_index(tl, b - 1);
   for (int k = i; k <= j; k++) {
-    uint64_t lo = tl->origin + (uint64_t)k * tl->width, hi = lo + tl->width;
+    uint64_t lo = tl->origin + (uint64_t)k * tl->width;
+    uint64_t hi = lo > UINT64_MAX - tl->width ? UINT64_MAX : lo + tl->width;
     uint64_t x = a > lo ? a : lo, y = b < hi ? b : hi;
+    if (y <= x) continue;
     s->b[k].sum += (double)(y - x);
   }
 }
@@ -705,8 +720,9 @@ static void gc_section(FILE *o, struct report *r) {
     struct series *s = r->procs[top[k].proc]->dom[top[k].d].gc;
     int n = 0;
     for (int i = 0; i <= r->tl.hi; i++) {
-      uint64_t lo = r->tl.origin + (uint64_t)i * r->tl.width,
-               hi = lo + r->tl.width;
+      uint64_t lo = r->tl.origin + (uint64_t)i * r->tl.width;
+      uint64_t hi = lo > UINT64_MAX - r->tl.width ? UINT64_MAX
+                                                  : lo + r->tl.width;
       if (lo < r->first_ts) lo = r->first_ts;
       if (hi > r->last_ts) hi = r->last_ts;
       if (hi <= lo) continue;
