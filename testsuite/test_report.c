@@ -311,6 +311,50 @@ START_TEST(test_extreme_times) {
 }
 END_TEST
 
+/* Several files, and a command: the page is about all their processes,
+ * with stats' totals. */
+START_TEST(test_several) {
+  ER_NEED_TOOL();
+  if (!er_env_dir("EVENTRING_TEST_DATA")) ER_SKIP("EVENTRING_TEST_DATA is not set");
+  const char *dir = er_tmpdir();
+  char a[PATH_MAX], b[PATH_MAX], html[PATH_MAX];
+  ck_assert(er_unpack_vector(dir, "ocaml54-basic", a));
+  ck_assert(er_unpack_vector(dir, "ocaml54-multidomain", b));
+  snprintf(html, sizeof html, "%s/two.html", dir);
+  const char *args[] = {"report", "-o", html, a, b, NULL};
+  struct lat_run r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  char *page = er_slurp(html, NULL);
+  const char *sa[] = {"stats", "--json", a, b, NULL};
+  struct lat_run s = lat_run_tool(sa);
+  lat_assert_ok(&s);
+  ck_assert_ptr_nonnull(strstr(page, "2 processes"));
+  ck_assert_ptr_nonnull(strstr(page, "data-key=\"gc.domain.pid "));
+  const char *gc = json_at(s.out, "gc");
+  ck_assert_uint_eq(page_u64(page, "gc.pauses"), json_u64(gc, "pauses"));
+  ck_assert_uint_eq(page_u64(page, "gc.total_ns"), json_u64(gc, "total_ns"));
+  ck_assert_uint_eq(page_u64(page, "events.read"),
+                    json_u64(json_at(s.out, "events"), "read"));
+  lat_run_free(&s);
+  free(page);
+
+  /* A command (lat_phases): its 320 pauses. */
+  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
+  if (!progs) return;
+  char prog[PATH_MAX];
+  snprintf(prog, sizeof prog, "%s/lat_phases", progs);
+  const char *args2[] = {"report", "-o", html, "--", prog, NULL};
+  r = lat_run_tool(args2);
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  page = er_slurp(html, NULL);
+  ck_assert_uint_eq(page_u64(page, "gc.pauses"), 320);
+  ck_assert_ptr_nonnull(strstr(page, "command: "));
+  free(page);
+}
+END_TEST
+
 START_TEST(test_usage) {
   ER_NEED_TOOL();
   const char *a1[] = {"report", "x.events", NULL};
@@ -432,6 +476,7 @@ static TCase *tc_numbers(void) {
   tcase_add_test(tc, test_crafted);
   tcase_add_test(tc, test_lost_marked);
   tcase_add_test(tc, test_extreme_times);
+  tcase_add_test(tc, test_several);
   tcase_add_test(tc, test_usage);
   return tc;
 }
