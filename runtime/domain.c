@@ -49,6 +49,7 @@ static void own_thread(struct er_domain *d) {
   name[sizeof name - 1] = '\0';
   memset(d->name, 0, sizeof d->name);
   memcpy(d->name, name, strlen(name));
+  d->named = 0;
 }
 
 void er_domain_publish(struct er_domain *d, int taken) {
@@ -315,8 +316,16 @@ void er_domains_after_fork(void) {
 static void leave_slot_locked(void) {
   struct er_domain *d = er_tls_self;
   if (!d) return;
-  if (d->threads == 1)
+  if (d->threads == 1) {
+    /* The holder leaves: the file keeps the name it has now (it may have
+     * renamed itself since it took the slot), read here, off the probes'
+     * path, unless the program named the slot itself. */
+    if (!d->named && d->tid == (pid_t)syscall(SYS_gettid)) {
+      own_thread(d);
+      er_domain_publish(d, 0);
+    }
     eventring_lifecycle(EVENTRING_LIFECYCLE_DOMAIN_TERMINATE, getpid());
+  }
   if (--d->threads == 0) release_slot_locked(d);
   er_tls_self = NULL;
   pthread_setspecific(exit_key, NULL);
@@ -389,6 +398,7 @@ void eventring_domain_name(const char *name) {
     memset(d->name, 0, sizeof d->name);
     size_t n = strlen(name);
     memcpy(d->name, name, n < sizeof d->name ? n : sizeof d->name - 1);
+    d->named = 1;
   } else {
     own_thread(d);
   }

@@ -323,8 +323,9 @@ EVENTRING_API int eventring_thread_name(const char *name);
 /* Names the calling thread's slot in the ring file (at most 23 bytes
  * kept), as readers show its track; NULL reads the thread's name again
  * (pthread_setname_np() since it took the slot).  A slot is named after
- * its thread when the thread takes it; a thread that renames itself
- * later calls this for the trace to follow.  Does nothing without a
+ * its thread when the thread takes it and when it leaves it (at its exit
+ * too); a thread that renames itself meanwhile calls this for a live
+ * trace to follow.  Does nothing without a
  * slot.  (eventring_thread_name() names a thread in the markers of a
  * shared slot; this names the slot's holder in the file.) */
 EVENTRING_API void eventring_domain_name(const char *name);

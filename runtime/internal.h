@@ -72,6 +72,8 @@ struct er_domain {
   uint64_t *thr;
   pid_t tid;
   char name[ER_EXT_THREAD_NAME_BYTES];
+  int named;           /* the name is eventring_domain_name()'s, not the
+                          thread's own, which is not read again */
   uint64_t alloc[EVENTRING_ALLOC_BUCKETS];
   /* A shared slot: the writer key (domain.c) of the thread that wrote its
    * last thread-switch marker in this file, 0 for none.  Its threads'

@@ -1005,7 +1005,7 @@ END_TEST
 static void check_name_tracks(const struct trace *t,
                               const eventring_slot_thread *th) {
   static const char *const want[] = {
-      "i_trace_writer (domain 0)", "t.worker-1 (domain 1)",
+      "i_trace_writer (domain 0)", "t.late-1 (domain 1)",
       "t.renamed-2 (domain 2)", "t.explicit-3 (domain 3)"};
   /* The process is named after the program the file records. */
   ck_assert_str_eq(t->process, "i_trace_writer");

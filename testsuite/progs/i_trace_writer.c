@@ -24,9 +24,10 @@
  * ends.
  * Thread names: domain 0 is the main thread, named after the program;
  * the thread of domain k is named "t.worker-k" before it binds, except
- * that domain 2's renames itself "t.renamed-2" after and calls
- * eventring_domain_name(NULL), and domain 3's names its slot
- * "t.explicit-3" with eventring_domain_name().  Slot 4 is held by two
+ * that domain 1's renames itself "t.late-1" after its events (the file
+ * learns it when the thread exits), domain 2's renames itself
+ * "t.renamed-2" after it binds and calls eventring_domain_name(NULL), and
+ * domain 3's names its slot "t.explicit-3" with eventring_domain_name().  Slot 4 is held by two
  * threads one after the other, "t.first-4" then "t.second-4", each
  * writing one t.unit (the file records the second as the holder).
  * Exit status: 0, or the step that failed. */
@@ -73,6 +74,7 @@ static void *thread_main(void *arg) {
   eventring_write_span(id_span, 1);
   eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
   eventring_end(EVENTRING_PHASE_MINOR);
+  if (k == 1) pthread_setname_np(pthread_self(), "t.late-1");
   return NULL;
 }
 
