@@ -120,7 +120,11 @@ void svg_axes(struct svg_plot *p, svg_label_fn xl, svg_label_fn yl,
     fputs("</text>\n", out);
   }
   if (yname) {
-    fprintf(out, "<text class=\"name\" x=\"4\" y=\"%d\">", p->top - 2);
+    /* Up the left edge, clear of the tick labels and the title. */
+    double mid = (p->top + svg_y(p, p->y0)) / 2;
+    fprintf(out, "<text class=\"name\" x=\"12\" y=\"%.1f\" "
+                 "text-anchor=\"middle\" transform=\"rotate(-90 12 %.1f)\">",
+            mid, mid);
     svg_escape(out, yname);
     fputs("</text>\n", out);
   }
