@@ -189,6 +189,43 @@ START_TEST(test_add) {
 }
 END_TEST
 
+/* hist_count_below is exact at powers of two and below 2048 (the bins
+ * of the bar charts), whatever the values around the bound. */
+START_TEST(test_count_below) {
+  struct histogram *h = hist_create();
+  ck_assert_ptr_nonnull(h);
+  ck_assert_uint_eq(hist_count_below(h, 1000), 0);
+  uint64_t rng = 12345, *v = malloc(20000 * sizeof *v);
+  ck_assert_ptr_nonnull(v);
+  for (int i = 0; i < 20000; i++) {
+    rng = rng * 6364136223846793005ull + 1442695040888963407ull;
+    /* Values within a few units of powers of two, and anywhere. */
+    unsigned e = (unsigned)(rng >> 58) % 40;
+    uint64_t base = UINT64_C(1) << e;
+    int64_t off = (int64_t)((rng >> 20) % 7) - 3;
+    if (base < 4) off = 0;
+    v[i] = i % 2 ? base + (uint64_t)off : (rng >> 24);
+    hist_record(h, v[i]);
+  }
+  for (unsigned e = 0; e < 63; e++) {
+    uint64_t bound = UINT64_C(1) << e, want = 0;
+    for (int i = 0; i < 20000; i++) want += v[i] < bound;
+    ck_assert_msg(hist_count_below(h, bound) == want,
+                  "below 2^%u: %" PRIu64 ", exact %" PRIu64, e,
+                  hist_count_below(h, bound), want);
+  }
+  for (uint64_t b = 0; b < 2048; b += 97) {
+    uint64_t want = 0;
+    for (int i = 0; i < 20000; i++) want += v[i] < b;
+    ck_assert_uint_eq(hist_count_below(h, b), want);
+  }
+  /* Above the maximum: every value. */
+  ck_assert_uint_eq(hist_count_below(h, UINT64_C(1) << 62), 20000);
+  free(v);
+  hist_free(h);
+}
+END_TEST
+
 static TCase *tc_histogram(void) {
   TCase *tc = er_tcase("histogram");
   tcase_add_test(tc, test_empty);
@@ -198,6 +235,7 @@ static TCase *tc_histogram(void) {
   tcase_add_test(tc, test_log_uniform);
   tcase_add_test(tc, test_edges);
   tcase_add_test(tc, test_add);
+  tcase_add_test(tc, test_count_below);
   return tc;
 }
 
