@@ -1,4 +1,4 @@
-/* Tests the Mann-Whitney rank test of `eventring diff` (tools/ranktest.c): the exact distribution against hand counts and the published table's critical value, U and the tie-corrected normal approximation against a hand computation, the normal tail against known quantiles, and samples that do or do not differ. */
+/* Tests the Mann-Whitney rank test of `eventring diff` (tools/ranktest.c): the exact distribution against hand counts and the published table's critical value, U and the tie-corrected normal approximation against a hand computation, the normal tail against known quantiles, and samples that do or do not differ; and its quantile test (Fisher's exact test above the pooled quantile) against values counted by hand, on a tail the rank test cannot see. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -182,6 +182,110 @@ START_TEST(test_noise_and_shift) {
 }
 END_TEST
 
+static struct quantile_result quantile(const uint64_t *av, size_t an,
+                                       const uint64_t *bv, size_t bn,
+                                       double q) {
+  uint64_t *ac = malloc(an * 8), *bc = malloc(bn * 8);
+  ck_assert(ac && bc);
+  for (size_t i = 0; i < an; i++) ac[i] = 1;
+  for (size_t i = 0; i < bn; i++) bc[i] = 1;
+  struct rank_sample a = {av, ac, an}, b = {bv, bc, bn};
+  struct quantile_result r;
+  ck_assert_int_eq(quantile_test(&a, &b, q, &r), 0);
+  free(ac);
+  free(bc);
+  return r;
+}
+
+/* The quantile test against Fisher's exact test counted by hand and by
+ * binomial coefficients (C(K, t) C(N - K, nB - t) / C(N, nB) summed over
+ * the splits no more likely than the one found):
+ *   A = 1..5, B = 6..10, q = 1/2: the pooled median is 5, the 5 values
+ *     above it all in B: p = 2 / C(10, 5) = 2/252;
+ *   A = B = 1..4: the split is the likeliest, p = 1;
+ *   A = 1..20, B = 11..30, q = 1/2: median 15, 5 of A's and 15 of B's
+ *     above it: p = 0.0038475273083775283;
+ *   A = 1..20, B = 6..25, q = 3/4: 18, 2 and 7 above: p =
+ *     0.1273861273861274. */
+START_TEST(test_quantile_by_hand) {
+  uint64_t a5[] = {1, 2, 3, 4, 5}, b5[] = {6, 7, 8, 9, 10};
+  struct quantile_result r = quantile(a5, 5, b5, 5, 0.5);
+  ck_assert_uint_eq(r.value, 5);
+  ck_assert_uint_eq(r.above_a, 0);
+  ck_assert_uint_eq(r.above_b, 5);
+  assert_close("p 5/5", r.p, 2.0 / 252, 1e-9);
+  ck_assert(r.excess > 0);
+  uint64_t a4[] = {1, 2, 3, 4};
+  r = quantile(a4, 4, a4, 4, 0.5);
+  ck_assert_uint_eq(r.value, 2);
+  ck_assert(r.p == 1);
+  uint64_t a20[20], b20[20], c20[20];
+  for (int i = 0; i < 20; i++) {
+    a20[i] = (uint64_t)i + 1;
+    b20[i] = (uint64_t)i + 11;
+    c20[i] = (uint64_t)i + 6;
+  }
+  r = quantile(a20, 20, b20, 20, 0.5);
+  ck_assert_uint_eq(r.value, 15);
+  ck_assert_uint_eq(r.above_a, 5);
+  ck_assert_uint_eq(r.above_b, 15);
+  assert_close("p median", r.p, 0.0038475273083775283, 1e-9);
+  /* Ties at the top: A = 1..100, B = 1..90 and ten of 1000.  The
+   * pooled p99 is 1000 itself; the ten count as above it (10 is nearer
+   * to 1 % of 200 than 0): all in B, p = 2 C(100, 10) / C(200, 10). */
+  uint64_t a100[100], b91[91], a100c[100], b91c[91];
+  for (int i = 0; i < 100; i++) a100[i] = (uint64_t)i + 1, a100c[i] = 1;
+  for (int i = 0; i < 90; i++) b91[i] = (uint64_t)i + 1, b91c[i] = 1;
+  b91[90] = 1000;
+  b91c[90] = 10;
+  struct rank_sample sa = {a100, a100c, 100}, sb = {b91, b91c, 91};
+  ck_assert_int_eq(quantile_test(&sa, &sb, 0.99, &r), 0);
+  ck_assert_uint_eq(r.value, 1000);
+  ck_assert(r.at_included);
+  ck_assert_uint_eq(r.above_a, 0);
+  ck_assert_uint_eq(r.above_b, 10);
+  assert_close("p ties", r.p, 0.0015420521254357006, 1e-9);
+  r = quantile(a20, 20, c20, 20, 0.75);
+  ck_assert_uint_eq(r.value, 18);
+  ck_assert_uint_eq(r.above_a, 2);
+  ck_assert_uint_eq(r.above_b, 7);
+  assert_close("p q75", r.p, 0.1273861273861274, 1e-9);
+}
+END_TEST
+
+/* A tail that moves while the bulk stays: A = 1..1000, B = 1..980 and
+ * 20 durations of 5000.  The rank test sees nothing (p = 0.988); the
+ * test at p99 sees the 20 above A's tail (p = 1.7329e-06, Fisher's exact
+ * value), and the one at p50 nothing. */
+START_TEST(test_quantile_tail) {
+  enum { N = 1000 };
+  uint64_t *a = malloc(N * 8), *b = malloc(N * 8), *one = malloc(N * 8);
+  ck_assert(a && b && one);
+  for (int i = 0; i < N; i++) {
+    a[i] = (uint64_t)i + 1;
+    b[i] = i < 980 ? (uint64_t)i + 1 : 5000;
+    one[i] = 1;
+  }
+  /* B as distinct values: 1..980, then 5000 twenty times. */
+  uint64_t bc[981];
+  for (int i = 0; i < 980; i++) bc[i] = 1;
+  bc[980] = 20;
+  struct rank_sample sa = {a, one, N}, sb = {b, bc, 981};
+  struct rank_result rr;
+  ck_assert_int_eq(rank_test(&sa, &sb, &rr), 0);
+  assert_close("rank p", rr.p, 0.9876736884539169, 1e-6);
+  struct quantile_result q;
+  ck_assert_int_eq(quantile_test(&sa, &sb, 0.99, &q), 0);
+  ck_assert_uint_eq(q.value, 1000);
+  ck_assert_uint_eq(q.above_a, 0);
+  ck_assert_uint_eq(q.above_b, 20);
+  assert_close("p99 p", q.p, 1.732866917218252e-06, 1e-7);
+  ck_assert_int_eq(quantile_test(&sa, &sb, 0.5, &q), 0);
+  ck_assert(q.p == 1);
+  free(a), free(b), free(one);
+}
+END_TEST
+
 static TCase *tc_ranktest(void) {
   TCase *tc = er_tcase("ranktest");
   tcase_add_test(tc, test_exact_distribution);
@@ -190,6 +294,8 @@ static TCase *tc_ranktest(void) {
   tcase_add_test(tc, test_ties_by_hand);
   tcase_add_test(tc, test_degenerate);
   tcase_add_test(tc, test_noise_and_shift);
+  tcase_add_test(tc, test_quantile_by_hand);
+  tcase_add_test(tc, test_quantile_tail);
   return tc;
 }
 

@@ -18,15 +18,19 @@
  * total, mean, p50, p99 and max in A and B and the change in percent,
  * (B - A) / A.  When both sides have their sample, the Mann-Whitney
  * rank test (ranktest.h) says whether B's durations differ from A's
- * beyond what chance gives samples of one distribution: a row is marked
- * when the two-sided p-value is below --alpha (default 0.01).
+ * beyond what chance gives samples of one distribution, and the quantile
+ * test (ranktest.h) the same of p50 and p99 alone (a tail that moves
+ * while the bulk stays is invisible to the rank test): a test whose
+ * two-sided p-value is below --alpha (default 0.01) marks its p50 or p99
+ * line, and any of the three marks the row.
  *
  * --fail-if '[span:|phase:][NAME:]METRIC(>|<)[+|-]PCT%' makes the exit
  * status 1 when the change of METRIC (count, total, mean, p50, p99, max)
  * passes the threshold in a row present on both sides (whose kind and
- * name match, NAME a glob).  For the durations (mean, p50, p99, max), a
- * row whose test found no difference beyond noise never makes a
- * condition hold: CI then fails on what is real, not on a noisy run.
+ * name match, NAME a glob).  For p50 and p99, a row where neither the
+ * rank test nor that quantile's test found a change beyond noise never
+ * makes a condition hold (within_noise): CI then fails on what is real,
+ * not on a noisy run.
  * A condition that names a row no side pair has, or that no row can
  * answer (the metric missing from a stats --json), is an error (exit 1)
  * rather than a silent pass.
@@ -448,7 +452,30 @@ struct row {
   int tested; /* both samples known and not empty: r is the test's */
   struct rank_result r;
   int significant;
+  /* The quantile tests at p50 and p99 (when tested). */
+  struct quantile_result q[2];
+  int q_tested[2], q_significant[2];
 };
+
+static const double quantiles[2] = {0.5, 0.99};
+static const int quantile_metric[2] = {M_P50, M_P99};
+
+/* Whether the tests that speak for metric `m` ran and all found the
+ * change within noise: for p50 and p99, the rank test and the quantile
+ * test at that quantile (a p99 of 300 durations rests on 3 of them, too
+ * few for its own test ever to be sure, while the rank test sees the
+ * whole sample move; a tail that moves alone is the quantile test's).
+ * The others have none: count and total are not durations, max is one
+ * duration, and the mean follows the tail, which the rank test does not
+ * see. */
+static int within_noise(const struct row *w, int m) {
+  if (m != M_P50 && m != M_P99) return 0;
+  if (!w->tested || w->significant) return 0;
+  for (int k = 0; k < 2; k++)
+    if (m == quantile_metric[k] && w->q_tested[k] && w->q_significant[k])
+      return 0;
+  return 1;
+}
 
 /* The change of metric `m` from A to B in percent: 1 and *pct, or 0 when
  * a side lacks it.  From 0 to more it is +infinity (*pct = 1e300). */
@@ -461,8 +488,6 @@ static int change(const struct row *w, int m, double *pct) {
     *pct = (b - a) / a * 100;
   return 1;
 }
-
-static int is_duration(int m) { return m != M_COUNT && m != M_TOTAL; }
 
 /* ------------------------------------------------------------------ */
 /* --fail-if.                                                           */
@@ -574,31 +599,45 @@ static void print_text(const struct input *a, const struct input *b,
                        const struct row *rows, size_t n, double alpha) {
   char x[32], y[32], z[32];
   printf("A: %s (%s)\nB: %s (%s)\n", a->path, origin(a), b->path, origin(b));
-  printf("noise test: Mann-Whitney rank test of the durations, two-sided; "
-         "* marks p < %g\n",
+  printf("noise tests: Mann-Whitney rank test of the durations, quantile "
+         "tests at p50\nand p99, two-sided; * marks p < %g\n",
          alpha);
   for (size_t i = 0; i < n; i++) {
     const struct row *w = &rows[i];
     char name[256];
     snprintf(name, sizeof name, "%s %s", kind_names[w->kind], w->name);
-    printf("\n%c %-34s %12s %12s %9s\n", w->significant ? '*' : ' ', name,
-           "A", "B", "change");
+    int marked = w->significant || w->q_significant[0] || w->q_significant[1];
+    printf("\n%c %-34s %12s %12s %9s\n", marked ? '*' : ' ', name, "A", "B",
+           "change");
     if (!w->a || !w->b) {
       printf("    only in %s\n", w->a ? "A" : "B");
     }
-    for (int m = 0; m < N_METRICS; m++)
-      printf("    %-32s %12s %12s %9s\n", metric_names[m],
+    for (int m = 0; m < N_METRICS; m++) {
+      int k = m == M_P50 ? 0 : m == M_P99 ? 1 : -1;
+      printf("    %-32s %12s %12s %9s%s\n", metric_names[m],
              fmt_metric(x, w->a, m), fmt_metric(y, w->b, m),
-             fmt_change(z, w, m));
+             fmt_change(z, w, m),
+             k >= 0 && w->q_significant[k] ? " *" : "");
+    }
     if (!w->a || !w->b) continue;
     if (w->tested) {
       const char *what = !w->significant ? "within noise"
                          : w->r.shift < 0 ? "slower beyond noise"
                                           : "faster beyond noise";
-      printf("    %s: p = %.2g (%s, %" PRIu64 " and %" PRIu64
+      printf("    %s: p = %.2g (rank test, %s, %" PRIu64 " and %" PRIu64
              " durations)\n",
              what, w->r.p, w->r.exact ? "exact" : "normal approximation",
              w->r.na, w->r.nb);
+      if (w->q_tested[0] && w->q_tested[1])
+        printf("    quantile tests: p50 p = %.2g%s, p99 p = %.2g%s\n",
+               w->q[0].p,
+               !w->q_significant[0] ? ""
+               : w->q[0].excess > 0  ? " (slower)"
+                                     : " (faster)",
+               w->q[1].p,
+               !w->q_significant[1] ? ""
+               : w->q[1].excess > 0  ? " (slower)"
+                                     : " (faster)");
     } else if (w->a->has[M_COUNT] && w->b->has[M_COUNT] &&
                (w->a->m[M_COUNT] == 0 || w->b->m[M_COUNT] == 0)) {
       printf("    no noise test: no durations on one side\n");
@@ -670,10 +709,30 @@ static void print_json(const struct input *a, const struct input *b,
       analysis_json_double(o, w->r.z);
       fprintf(o,
               ", \"exact\": %s, \"n_a\": %" PRIu64 ", \"n_b\": %" PRIu64
-              ", \"significant\": %s, \"direction\": \"%s\"}",
+              ", \"significant\": %s, \"direction\": \"%s\"",
               w->r.exact ? "true" : "false", w->r.na, w->r.nb,
               w->significant ? "true" : "false",
               w->r.shift < 0 ? "slower" : w->r.shift > 0 ? "faster" : "same");
+      for (int k = 0; k < 2; k++) {
+        fprintf(o, "%s\"%s\": ", k ? ", " : ", \"quantiles\": {",
+                metric_names[quantile_metric[k]]);
+        if (!w->q_tested[k]) {
+          fputs("null", o);
+          continue;
+        }
+        fputs("{\"p_value\": ", o);
+        analysis_json_double(o, w->q[k].p);
+        fprintf(o,
+                ", \"quantile_ns\": %" PRIu64 ", \"above_a\": %" PRIu64
+                ", \"above_b\": %" PRIu64
+                ", \"significant\": %s, \"direction\": \"%s\"}",
+                w->q[k].value, w->q[k].above_a, w->q[k].above_b,
+                w->q_significant[k] ? "true" : "false",
+                w->q[k].excess > 0   ? "slower"
+                : w->q[k].excess < 0 ? "faster"
+                                     : "same");
+      }
+      fputs("}}", o); /* the quantiles, the test */
     } else {
       fputs("null", o);
     }
@@ -697,7 +756,8 @@ static void help(void) {
       "Compare two runs, per runtime phase and per user span: count, total,\n"
       "mean, p50, p99 and max of the durations in A and B, the change in\n"
       "percent, and a mark (*) where B's durations differ from A's beyond\n"
-      "the noise of the samples (Mann-Whitney rank test, two-sided).\n"
+      "the noise of the samples (Mann-Whitney rank test; for p50 and p99,\n"
+      "a quantile test; two-sided).\n"
       "A and B are ring files or saved 'eventring stats --json' outputs\n"
       "(the test needs the durations: a stats output has them only with\n"
       "\"buckets\").\n"
@@ -708,7 +768,7 @@ static void help(void) {
       "                 with METRIC count, total, mean, p50, p99 or max, OP\n"
       "                 '>' or '<', PCT a signed change in percent, NAME a\n"
       "                 glob (e.g. 'p99>+10%%', 'span:http.*:p50>+5%%');\n"
-      "                 a duration's change within noise never holds;\n"
+      "                 a p50 or p99 change within noise never holds;\n"
       "                 repeatable (any one holding fails)\n"
       "  --alpha P      mark changes whose p-value is below P (default "
       "0.01)\n"
@@ -860,6 +920,11 @@ int tool_diff(int argc, char **argv) {
       w->tested = 1;
       w->significant = w->r.p < alpha;
     }
+    for (int k = 0; k < 2; k++)
+      if (quantile_test(&sa, &sb, quantiles[k], &w->q[k]) == 0) {
+        w->q_tested[k] = 1;
+        w->q_significant[k] = w->q[k].p < alpha;
+      }
   }
 
   /* The conditions. */
@@ -874,7 +939,7 @@ int tool_diff(int argc, char **argv) {
       if (!change(w, cd->metric, &pct)) continue;
       cd->checked++;
       if (!(cd->greater ? pct > cd->pct : pct < cd->pct)) continue;
-      if (is_duration(cd->metric) && w->tested && !w->significant) continue;
+      if (within_noise(w, cd->metric)) continue;
       cd->held++;
       char pb[32];
       if (pct >= 1e300)

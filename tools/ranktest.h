@@ -70,6 +70,34 @@ struct rank_result {
 int rank_test(const struct rank_sample *a, const struct rank_sample *b,
               struct rank_result *r);
 
+/* The quantile test (Mood's median test for q = 1/2, extended to any
+ * quantile): do B's durations exceed the q-quantile of both samples
+ * together more or less often than A's?  With v the pooled q-quantile
+ * (nearest rank, ceil(q N) of N), the K values above v fall into B as a
+ * hypergeometric draw of nB out of N when the samples come from one
+ * distribution; the values equal to v count as above when none would be
+ * above otherwise (many equal durations at the top) or when that brings
+ * K nearer to (1 - q) N, but never when all would be: a choice made from
+ * the pooled values alone, so the test stays exact.  The p-value is Fisher's exact
+ * two-sided one: the probability of every split of the K values no more
+ * likely than the one found.  It answers for p50 and p99 what the rank
+ * test answers for the bulk: a change at that quantile beyond noise (a
+ * tail that moves while the bulk stays put, which the rank test does not
+ * see). */
+struct quantile_result {
+  uint64_t above_a, above_b; /* durations above the pooled quantile */
+  uint64_t value;            /* the pooled quantile */
+  int at_included;           /* the values equal to it count as above */
+  double p;                  /* two-sided, exact */
+  /* > 0 when B has more durations above it than its share (B slower). */
+  double excess;
+};
+
+/* Runs the quantile test at q (0 < q < 1).  Returns 0, or -1 when a
+ * sample is empty (r->p is then 1). */
+int quantile_test(const struct rank_sample *a, const struct rank_sample *b,
+                  double q, struct quantile_result *r);
+
 /* P(U <= u) for samples of sizes na and nb without ties, from the exact
  * distribution (na + nb <= RANK_EXACT_MAX); -1 when out of range or out
  * of memory.  For the tests, and tables. */
