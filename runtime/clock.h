@@ -119,6 +119,33 @@ static inline uint64_t er_clock_monotonic(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The usual case of er_now(), with no call: stores the timestamp in *out
+ * and returns 1, or returns 0 when er_now() must be called instead (no
+ * set yet, the TSC not used, or the set is older than ER_RECAL_CYCLES).
+ * A probe's fast path uses it so that it makes no call at all and needs
+ * no register saved (writer.h, er_emit_fast()). */
+static inline __attribute__((always_inline)) int er_now_fast(uint64_t *out) {
+#ifdef ER_HAVE_TSC
+  /* No ordering needed on this load: see "Reading a set" above. */
+  const struct er_clock_params *p =
+      (const struct er_clock_params *)(uintptr_t)er_load_rlx(&er_clock_cur);
+  if (ER_UNLIKELY(p == NULL)) return 0;
+  /* Pairs with the release store of tsc0 in clock.c's publish(): a new
+   * tsc0 comes with its ns0 and mult. */
+  uint64_t tsc0 = er_load_acq(&p->tsc0);
+  uint64_t ns0 = er_load_rlx(&p->ns0), mult = er_load_rlx(&p->mult);
+  /* The TSC is read after the words, which the argument above needs. */
+  er_compiler_barrier();
+  uint64_t d = __rdtsc() - tsc0;
+  if (ER_UNLIKELY(d > ER_RECAL_CYCLES)) return 0;
+  *out = ns0 + (uint64_t)(((unsigned __int128)d * mult) >> 32);
+  return 1;
+#else
+  (void)out;
+  return 0;
+#endif
+}
+
 static inline uint64_t er_now(void) {
 #ifdef ER_HAVE_TSC
   /* No ordering needed on this load: see "Reading a set" above. */
@@ -141,12 +168,14 @@ static inline uint64_t er_now(void) {
     }
     return ns0 + (uint64_t)(((unsigned __int128)d * mult) >> 32);
   }
-  /* Written once by er_clock_init() (release) and cleared by the switch;
-   * er_clock_pending_now() loads it again with acquire. */
-  if (ER_UNLIKELY(er_iload_rlx(&er_clock_pending)))
-    return er_clock_pending_now();
-#endif
+  /* No set yet (the calibration is pending) or the TSC is not used:
+   * er_clock_pending_now() reads clock_gettime() and takes the
+   * calibration's second sample when it is due.  Out of line, so that
+   * the probe needs no stack frame for clock_gettime()'s timespec. */
+  return er_clock_pending_now();
+#else
   return er_clock_monotonic();
+#endif
 }
 
 #endif /* EVENTRING_CLOCK_H */

@@ -142,14 +142,21 @@ er_emit_fast(enum er_origin origin, unsigned type, unsigned id,
     er_leave(d);
     return 0;
   }
-  /* The timestamp last: what is stored before the clock need not be kept
-   * in a register across its rare calls, and the domain's words are
-   * loaded again after it, for the same reason (each register kept
-   * across a call is saved and restored by every probe). */
+  /* The clock's usual case only (clock.h): whatever needs a call -- no
+   * TSC set yet, a recalibration due -- goes the whole way, so that this
+   * path makes no call and saves no register.  Nothing is stored yet. */
+  uint64_t t;
+  if (ER_UNLIKELY(!er_now_fast(&t))) {
+    er_leave(d);
+    return 0;
+  }
+  /* Never before the domain's last timestamp, as er_stamp() does. */
+  if (ER_UNLIKELY(t < d->last_ts)) t = d->last_ts;
+  d->last_ts = t;
   uint64_t *ev = &d->ring[idx];
   er_store_rlx(&ev[0], ER_HDR(len, origin, type, id));
+  er_store_rlx(&ev[1], t);
   for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
-  er_store_rlx(&ev[1], er_stamp(d));
   er_commit(d, len);
   er_leave(d);
   return 1;
