@@ -28,47 +28,48 @@
  * against MAX_POSITION, lost counts against the positions, event lengths
  * against the copy and the type, name slots for a NUL.
  *
- * How the file is read.  Another process's file may be truncated while we
- * read it (by its owner, or by anyone who may write it), and a mapping
- * of a file that shrank raises SIGBUS on the next touch of a page past
- * its new end: no check beforehand closes that window.  So a cursor on a
- * file reads it with pread(2) -- one call per run of ring words, one per
- * header word whose order matters -- and a short read becomes
- * EVENTRING_E_TRUNCATED.  Only two cursors keep direct access: the one on
- * this process's own file (eventring_cursor_open with pid 0) maps it, as
- * a view that sigbus.c guards: its owner may still cut it, and a fault
- * then leaves zeros in the view, marked cut, which the poll reports as
- * EVENTRING_E_TRUNCATED in place of anything it read (a table full of
- * views: this cursor reads with pread(2)); the one on an image in
- * memory (the fuzzer's) reads the caller's bytes.  Every access goes
- * through get() and get_acq(), so that the decoding is the same for all
- * three.  The size is also checked with fstat() before each poll, so that
- * a file cut anywhere is reported at once, whatever the poll reads.
+ * How the file is read.  A file may be truncated while we read it (by its
+ * owner, or by anyone who may write it), and a mapping of a file that
+ * shrank raises SIGBUS on the next touch of a page past its new end: no
+ * check beforehand closes that window.  So a cursor maps a file only as
+ * a view that sigbus.c guards: a fault there leaves zeros in the view,
+ * marked cut, which the poll reports as EVENTRING_E_TRUNCATED in place
+ * of anything it read.  On another process's file the cursor installs
+ * that handler (chained to the host's) if this process has not.  Each
+ * poll first checks that a fault would still reach the handler (the host
+ * may have replaced it, or this thread block SIGBUS): if not, the cursor
+ * reads with pread(2) from then on.  It reads with pread(2) from the
+ * start when the view table is full (tools reading many files), when the
+ * mapping fails, or when EVENTRING_READ_PREAD is set: one call per run of
+ * ring words, one per header word whose order matters, a short read
+ * being EVENTRING_E_TRUNCATED.  A cursor on an image in memory (the
+ * fuzzer's) reads the caller's bytes.  Every access goes through get()
+ * and get_acq(), so that the decoding is the same for all three.  The
+ * size is also checked with fstat() before each poll, so that a file cut
+ * anywhere is reported at once, whatever the poll reads.
  *
- * Header words through pread(2).  The kernel copies them as bytes (`rep
- * movsb`), with no promise to read an aligned word in one access, so a
- * word the writer stores while it is copied may come back torn: bytes of
- * the old value and of the new.  Through a mapping every header word is
- * one aligned 8-byte load and cannot tear.  Through pread(): a pair
- * (head, events before it) is read while the writer leaves its slot
- * alone, as the second load of PSEQ proves (load_head), so it does not
- * tear; PSEQ moves by one, so a torn PSEQ differs from a value it had
- * only across a carry out of a byte, and is then far from the second
- * load, which makes load_head() try again.  TAIL is loaded twice: once
- * before the copy, to bound it, and again after it, in the same call as
- * PSEQ (or OCaml's head).  A first load torn past the real tail shows as
- * a second load smaller than the first: the copy is dropped, nothing
- * past the real tail is delivered, and the next poll loads TAIL again.
- * A first load torn short of the real tail cuts the last event, which
- * with a second load past it is left for the next poll instead of being
- * called a broken ring (test_reader_races forces both).  What is left:
- * a first load torn past the real tail that the writer passes before the
- * second load (a tear across a byte's carry is 256 words off or more,
- * hundreds of nanoseconds of a writer's stores) would let words copied
- * while being written be delivered, and so would two loads torn alike.
- * Loading TAIL from a mapping instead, one aligned load, would close
- * both, but needs the SIGBUS guard (sigbus.c) in the reading process,
- * which only a traced process installs.
+ * Header words.  Through a mapping every header word is one aligned
+ * 8-byte load and cannot tear.  Through pread(2) the kernel copies them
+ * as bytes (`rep movsb`), with no promise to read an aligned word in one
+ * access, so a word the writer stores while it is copied may come back
+ * torn: bytes of the old value and of the new.  There: a pair (head,
+ * events before it) is read while the writer leaves its slot alone, as
+ * the second load of PSEQ proves (load_head), so it does not tear; PSEQ
+ * moves by one, so a torn PSEQ differs from a value it had only across a
+ * carry out of a byte, and is then far from the second load, which
+ * makes load_head() try again.  TAIL is loaded twice: once before the
+ * copy, to bound it, and again after it, in the same call as PSEQ (or
+ * OCaml's head).  A first load torn past the real tail shows as a second
+ * load smaller than the first: the copy is dropped, nothing past the
+ * real tail is delivered, and the next poll loads TAIL again.  A first
+ * load torn short of the real tail cuts the last event, which with a
+ * second load past it is left for the next poll instead of being called
+ * a broken ring (test_reader_races forces both).  What is left, through
+ * pread(2) only: a first load torn past the real tail that the writer
+ * passes before the second load (a tear across a byte's carry is 256
+ * words off or more, hundreds of nanoseconds of a writer's stores) would
+ * let words copied while being written be delivered, and so would two
+ * loads torn alike.
  *
  * Bad events.  An event header is sane when its 36 low bits are zero (no
  * writer sets them), its length is not 0 and the event fits in the run
@@ -168,9 +169,12 @@ enum via { VIA_PREAD, VIA_MAP, VIA_IMAGE };
 
 struct eventring_cursor {
   int fd;                   /* -1 for an image in memory */
-  enum via via;
-  const unsigned char *map; /* VIA_MAP and VIA_IMAGE only */
-  int view;                 /* VIA_MAP: sigbus.c's number for the map */
+  /* An enum via, read with via_of(): a poll may turn VIA_MAP into
+   * VIA_PREAD for good (poll_guarded()) while another thread asks the
+   * cursor for a name or a thread entry. */
+  int via;
+  const unsigned char *map; /* mapped, or the image; NULL for pread only */
+  int view;                 /* sigbus.c's number for the map, or -1 */
   size_t map_bytes;
   uint64_t max_domains, ring_words, ring_bytes, hdr_bytes;
   uint64_t headers_off, data_off, custom_off;
@@ -241,6 +245,12 @@ static int fits(uint64_t a, uint64_t b, uint64_t c, uint64_t limit,
 
 static uint64_t load(const void *p) { return er_load_rlx((uint64_t *)p); }
 
+/* Relaxed: the store in poll_guarded() is one-way, and either value reads
+ * the same bytes of the file. */
+static enum via via_of(const eventring_cursor *c) {
+  return (enum via)er_iload_rlx(&c->via);
+}
+
 /* EVENTRING_E_TRUNCATED when the file was cut under the cursor's mapping
  * (sigbus.c put zeros in its place), else 0.  Looked at after each read
  * through the mapping, so that what came from the zeros is never used:
@@ -248,7 +258,7 @@ static uint64_t load(const void *p) { return er_load_rlx((uint64_t *)p); }
  * them has faulted itself or was interrupted to drop the old mapping
  * (TLB shootdown), either way after the store. */
 static int view_cut(const eventring_cursor *c) {
-  return c->via == VIA_MAP && er_sigbus_view_cut(c->view)
+  return c->view >= 0 && er_sigbus_view_cut(c->view)
              ? EVENTRING_E_TRUNCATED
              : 0;
 }
@@ -262,7 +272,7 @@ static int view_cut(const eventring_cursor *c) {
  * plain copy, which the re-check of head validates (read_ring). */
 static int get(const eventring_cursor *c, uint64_t off, void *dst,
                size_t bytes) {
-  if (c->via == VIA_PREAD) {
+  if (via_of(c) == VIA_PREAD) {
     for (;;) {
       ssize_t r = pread(c->fd, dst, bytes, (off_t)off);
       if (r == (ssize_t)bytes) return 0;
@@ -283,7 +293,7 @@ static int get(const eventring_cursor *c, uint64_t off, void *dst,
  * words, the next header word) stay after it.  Through pread(), the
  * fence orders what the kernel copied for us before what we load next. */
 static int get_acq(const eventring_cursor *c, uint64_t off, uint64_t *w) {
-  if (c->via != VIA_PREAD) {
+  if (via_of(c) != VIA_PREAD) {
     *w = er_load_acq((const uint64_t *)(c->map + off));
     return view_cut(c);
   }
@@ -453,7 +463,20 @@ static int infer_numbering(eventring_cursor *c) {
   return 0;
 }
 
-static int open_fd(eventring_cursor **out, int fd, enum via via) {
+/* How open_fd() reads a file. */
+enum open_as {
+  OPEN_PREAD, /* with pread(2) */
+  OPEN_OWN,   /* mapped, this process's own file: the handler is ours */
+  OPEN_OTHER  /* mapped, installing the handler (sigbus.c) if need be */
+};
+
+/* Whether EVENTRING_READ_PREAD asks for pread(2) on every file. */
+static int pread_forced(void) {
+  const char *v = getenv("EVENTRING_READ_PREAD");
+  return v && *v && strcmp(v, "0") != 0;
+}
+
+static int open_fd(eventring_cursor **out, int fd, enum open_as as) {
   *out = NULL;
   struct stat st;
   if (fstat(fd, &st) < 0) return -errno;
@@ -474,21 +497,23 @@ static int open_fd(eventring_cursor **out, int fd, enum via via) {
   eventring_cursor *c = calloc(1, sizeof *c);
   if (!c) return -ENOMEM;
   c->fd = fd;
-  c->via = via;
+  c->via = VIA_PREAD;
+  c->view = -1;
   c->map_bytes = (size_t)size;
-  if (via == VIA_MAP) {
+  if (as != OPEN_PREAD && !pread_forced()) {
+    /* Mapped only once guarded: with no view free (a tool reading many
+     * files holds more cursors than the table has views), or no mapping,
+     * the cursor reads with pread(2), which needs neither. */
     void *m = mmap(NULL, c->map_bytes, PROT_READ, MAP_SHARED, fd, 0);
-    if (m == MAP_FAILED) {
-      int e = -errno;
-      free(c);
-      return e;
-    }
-    c->view = er_sigbus_watch_view(m, c->map_bytes);
-    if (c->view < 0) {
-      munmap(m, c->map_bytes);
-      c->via = VIA_PREAD;
-    } else {
-      c->map = m;
+    if (m != MAP_FAILED) {
+      c->view = as == OPEN_OWN ? er_sigbus_watch_view(m, c->map_bytes)
+                               : er_sigbus_watch_other_view(m, c->map_bytes);
+      if (c->view < 0) {
+        munmap(m, c->map_bytes);
+      } else {
+        c->map = m;
+        c->via = VIA_MAP;
+      }
     }
   }
   return setup(out, c, size);
@@ -532,11 +557,11 @@ fail:
 }
 
 static int open_path(eventring_cursor **out, const char *path,
-                     enum via via) {
+                     enum open_as as) {
   /* O_NONBLOCK: opening a FIFO planted at the path must not block us. */
   int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) return -errno;
-  int r = open_fd(out, fd, via);
+  int r = open_fd(out, fd, as);
   if (r != 0) close(fd);
   return r;
 }
@@ -545,7 +570,7 @@ int eventring_cursor_open_file(eventring_cursor **out, const char *path) {
   if (!out) return EVENTRING_E_INVAL;
   *out = NULL;
   if (!path) return EVENTRING_E_INVAL;
-  return open_path(out, path, VIA_PREAD);
+  return open_path(out, path, OPEN_OTHER);
 }
 
 int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
@@ -562,12 +587,12 @@ int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
     /* Our own file, mapped: a cut is repaired (sigbus.c).  Opening the
      * file by name again could find another, should it have been
      * replaced: it is then read like any other file. */
-    return open_path(out, path, VIA_MAP);
+    return open_path(out, path, OPEN_OWN);
   }
   if (pid < 0) return EVENTRING_E_INVAL;
   int n = er_file_path(path, sizeof path, dir, pid ? pid : getpid());
   if (n) return n;
-  return open_path(out, path, VIA_PREAD);
+  return open_path(out, path, OPEN_OTHER);
 }
 
 /* A cursor on a ring file's image in memory, which stays the caller's and
@@ -586,6 +611,7 @@ int er_cursor_open_image(eventring_cursor **out, const void *bytes,
   if (!c) return -ENOMEM;
   c->fd = -1;
   c->via = VIA_IMAGE;
+  c->view = -1;
   c->map = bytes;
   c->map_bytes = len;
   return setup(out, c, len);
@@ -593,7 +619,7 @@ int er_cursor_open_image(eventring_cursor **out, const void *bytes,
 
 void eventring_cursor_free(eventring_cursor *c) {
   if (!c) return;
-  if (c->via == VIA_MAP && c->map) {
+  if (c->view >= 0) {
     er_sigbus_unwatch_view(c->view);
     munmap((void *)c->map, c->map_bytes);
   }
@@ -728,7 +754,7 @@ static int load_head(const eventring_cursor *c, uint64_t hdr,
                  "TAIL follows HEAD, PSEQ is 3 words after TAIL");
   if (!c->ours) {
     *evicted = 0;
-    if (c->via != VIA_PREAD) return get_acq(c, hdr + 8 * ER_RING_HEAD, head);
+    if (via_of(c) != VIA_PREAD) return get_acq(c, hdr + 8 * ER_RING_HEAD, head);
     uint64_t ht[2];
     e = get(c, hdr + 8 * ER_RING_HEAD, ht, sizeof ht);
     er_fence_acquire();
@@ -744,7 +770,7 @@ static int load_head(const eventring_cursor *c, uint64_t hdr,
      * release stores (ring.c, evict()): a pair value from a later move
      * than k makes the second load of PSEQ see at least k + NPAIRS - 1. */
     uint64_t k, k2, h, ev;
-    if (c->via == VIA_PREAD) {
+    if (via_of(c) == VIA_PREAD) {
       uint64_t w[4]; /* TAIL, WRITTEN, DROPPED, PSEQ */
       if ((e = get(c, hdr + 8 * ER_RING_TAIL, w, sizeof w)) != 0) return e;
       er_fence_acquire();
@@ -768,7 +794,7 @@ static int load_head(const eventring_cursor *c, uint64_t hdr,
       return 0;
     }
     uint64_t pair = hdr + 8 * (ER_RING_PAIRS + 2 * (k % ER_RING_NPAIRS));
-    if (c->via == VIA_PREAD) {
+    if (via_of(c) == VIA_PREAD) {
       /* One call for the pair: it is the second load of PSEQ that tells
        * whether the writer came round to this slot meanwhile. */
       uint64_t hv[2];
@@ -1384,7 +1410,16 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
   /* A file cut shorter than when the cursor opened is reported before
    * anything is read: through pread() a read past the end would say so
    * too, but only for the parts a poll happens to read. */
-  if (view_cut(c) || (c->via != VIA_IMAGE && (fstat(c->fd, &st) < 0 ||
+  if (via_of(c) == VIA_MAP && !er_sigbus_reaches_us())
+    /* A fault in the view would no longer reach sigbus.c: the host has
+     * put its own SIGBUS handler in place of ours since, or this thread
+     * blocks SIGBUS.  This cursor reads with pread(2) from now on (the
+     * view stays registered until the cursor is freed, so that a cut
+     * seen through it is still reported below).  Checked once per poll:
+     * a handler replaced by another thread during a poll is not seen
+     * until the next. */
+    er_istore_rlx(&c->via, VIA_PREAD);
+  if (view_cut(c) || (via_of(c) != VIA_IMAGE && (fstat(c->fd, &st) < 0 ||
                                                (uint64_t)st.st_size <
                                                    c->map_bytes))) {
     r = EVENTRING_E_TRUNCATED;

@@ -6,10 +6,10 @@
  * remote-control watcher, the teardown or a cursor reading the file would
  * kill the host with it.
  *
- * Other processes never need this guard: readers copy the file with
- * pread(2), and controllers (remote_client.c) reach its control words
- * through system calls only, which fail with EFAULT or read short where
- * a load would fault (remote.h).
+ * Controllers in other processes (remote_client.c) never need this
+ * guard: they reach the control words through system calls only, which
+ * fail with EFAULT or read short where a load would fault (remote.h).
+ * Readers in other processes do: they map the file too (below).
  *
  * So while a file is mapped -- from before the first store that fills it
  * in -- a SIGBUS handler guards it.  A fault whose address lies in the
@@ -41,8 +41,11 @@
  * probe, stw.h) keeps being guarded after the next file's guard replaces
  * its own: it moves to the table of views below, writable.
  *
- * A cursor on this process's own file (eventring_cursor_open(NULL, 0))
- * reads it through a mapping of its own, which outlives tracing.  Such a
+ * A cursor reads its file through a mapping of its own, which outlives
+ * tracing: on this process's own file (eventring_cursor_open(NULL, 0)),
+ * or on another process's, for which the cursor installs the handler
+ * when this process has not (er_sigbus_watch_other_view; a process that
+ * only reads then has the handler too, chained the same way).  Such a
  * view is registered here for as long as it is mapped (a fixed table; a
  * cursor that finds it full reads with pread(2) instead).  A fault in a
  * view puts anonymous zeros in its place and marks it cut, so that the
@@ -58,7 +61,9 @@
  * runs again and faults under SIG_DFL; a SIGBUS sent by kill(2) is raised
  * again).  The handler is installed once, when a file is first mapped; a
  * handler the host installs later replaces ours, and then truncation
- * kills the host as it did before (doc/GUARANTEES.md).  A thread that
+ * kills the host as it did before (doc/GUARANTEES.md) -- except under a
+ * cursor, which checks before each poll that its faults still come here
+ * (er_sigbus_reaches_us) and reads with pread(2) when they would not.  A thread that
  * blocks SIGBUS dies of such a fault whatever we do: the library's own
  * threads never block it, nor does fork.c when it blocks the forking
  * thread's signals around fork() (the child's handler fills in a new
@@ -66,6 +71,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
@@ -78,7 +84,7 @@
 #include "sigbus.h"
 
 static struct sigaction previous;
-static int installed;          /* under er_st.lock */
+static int installed;          /* set under er_st.lock, once */
 /* The guarded mapping, read by the handler: base 0 when none.  base is
  * stored last (release) when a file is guarded and first when it is not,
  * so that a handler that sees a base sees its length and descriptor. */
@@ -205,18 +211,27 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx) {
   errno = saved;
 }
 
-void er_sigbus_guard(void *map, size_t len, int fd, const char *path) {
+/* Installs the handler once; the caller holds er_st.lock.  Returns
+ * whether it is installed. */
+static int install(void) {
   if (!er_iload_rlx(&installed)) {
     struct sigaction act;
     memset(&act, 0, sizeof act);
     act.sa_sigaction = on_sigbus;
     act.sa_flags = SA_SIGINFO | SA_RESTART | SA_ONSTACK;
     sigfillset(&act.sa_mask);
-    if (sigaction(SIGBUS, &act, &previous) != 0) return;
+    if (sigaction(SIGBUS, &act, &previous) != 0) return 0;
     long page = sysconf(_SC_PAGESIZE);
     if (page > 0) page_bytes = (uint64_t)page;
+    /* Pairs with the acquire load in add_view(): a view registered after
+     * it is seen by the handler, which `previous` is set for. */
     er_istore_rel(&installed, 1);
   }
+  return 1;
+}
+
+void er_sigbus_guard(void *map, size_t len, int fd, const char *path) {
+  if (!install()) return;
   er_store_rel(&guard_base, 0);
   int n = snprintf(line, sizeof line,
                    "eventring: %s was truncated while the program ran: its "
@@ -264,6 +279,26 @@ static int add_view(const void *map, size_t len, int prot) {
 
 int er_sigbus_watch_view(const void *map, size_t len) {
   return add_view(map, len, PROT_READ);
+}
+
+int er_sigbus_watch_other_view(const void *map, size_t len) {
+  if (!er_iload_acq(&installed)) {
+    er_lock();
+    int ok = install();
+    er_unlock();
+    if (!ok) return -1;
+  }
+  return add_view(map, len, PROT_READ);
+}
+
+int er_sigbus_reaches_us(void) {
+  struct sigaction now;
+  sigset_t blocked;
+  if (!er_iload_acq(&installed) || sigaction(SIGBUS, NULL, &now) != 0 ||
+      !(now.sa_flags & SA_SIGINFO) || now.sa_sigaction != on_sigbus ||
+      pthread_sigmask(SIG_BLOCK, NULL, &blocked) != 0)
+    return 0;
+  return !sigismember(&blocked, SIGBUS);
 }
 
 int er_sigbus_view_cut(int view) {

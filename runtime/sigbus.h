@@ -29,6 +29,19 @@ __attribute__((visibility("hidden"))) void er_sigbus_unguard(void);
 __attribute__((visibility("hidden"))) int er_sigbus_watch_view(const void *map,
                                                                size_t len);
 
+/* The same for a mapping of another process's file, installing the
+ * handler first when this process has not (it takes er_st.lock then, so
+ * the caller must not hold it).  Returns the view's number, or -1 (the
+ * handler cannot be installed, or the table is full): the caller reads
+ * the file with pread(2) then. */
+__attribute__((visibility("hidden"))) int er_sigbus_watch_other_view(
+    const void *map, size_t len);
+
+/* Whether a fault of the calling thread in a view reaches our handler:
+ * it is still the one installed for SIGBUS (a host may have replaced it
+ * since) and this thread does not block SIGBUS.  Two system calls. */
+__attribute__((visibility("hidden"))) int er_sigbus_reaches_us(void);
+
 /* 1 once a fault in the view replaced it with zeros: nothing read through
  * it since the fault is the file's.  An acquire load. */
 __attribute__((visibility("hidden"))) int er_sigbus_view_cut(int view);

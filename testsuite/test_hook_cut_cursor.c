@@ -3,6 +3,7 @@
  * the file whole and is about to read it: the one window in which reading
  * through the mapping faults. */
 #include <signal.h>
+#include <sys/wait.h>
 
 #include "eventring.h"
 #include "harness.h"
@@ -107,10 +108,54 @@ START_TEST(test_cut_after_stop) {
 }
 END_TEST
 
+/* A cursor on another process's file, in a process that never traces:
+ * it maps the file too (installing the handler of sigbus.c), and a cut
+ * inside its poll is EVENTRING_E_TRUNCATED, not SIGBUS. */
+START_TEST(test_cut_other_process_file) {
+  if (er_tracing_off()) ER_SKIP("a build without tracing");
+  const char *dir = er_tmpdir();
+  ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
+  fflush(stdout);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1) != 0 ||
+        eventring_start() != 0)
+      _exit(3);
+    for (int i = 0; i < 10; i++) {
+      eventring_begin(EVENTRING_PHASE_MAJOR);
+      eventring_end(EVENTRING_PHASE_MAJOR);
+    }
+    _exit(eventring_stop() == 0 ? 0 : 4);
+  }
+  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x",
+                status);
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open(&c, dir, pid), 0);
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%ld.events", dir, (long)pid);
+  cut_fd = open(path, O_RDWR);
+  ck_assert_int_ge(cut_fd, 0);
+  struct stat st;
+  ck_assert_int_eq(fstat(cut_fd, &st), 0);
+  whole = st.st_size;
+  eventring_callbacks *cb = eventring_callbacks_create();
+  ck_assert_ptr_nonnull(cb);
+  eventring_callbacks_set_runtime_begin(cb, on_begin);
+  poll_across_the_cut(c, cb);
+  eventring_cursor_free(c);
+  eventring_callbacks_free(cb);
+  close(cut_fd);
+  er_rmdir(dir);
+}
+END_TEST
+
 static TCase *tc_cut_cursor(void) {
   TCase *tc = er_tcase("cut_cursor");
   tcase_add_test(tc, test_cut_while_traced);
   tcase_add_test(tc, test_cut_after_stop);
+  tcase_add_test(tc, test_cut_other_process_file);
   return tc;
 }
 

@@ -147,6 +147,60 @@ START_TEST(test_host_handler_chained) {
 }
 END_TEST
 
+/* A process that never traces reads another process's file: the cursor
+ * maps it and installs sigbus.c's handler, chained to the host's, which
+ * still gets the faults that are not about the file; a cut of the file
+ * under the cursor gives EVENTRING_E_TRUNCATED. */
+START_TEST(test_reader_keeps_host_handler) {
+  NEED_TRACING();
+  const char *dir = er_tmpdir();
+  struct sigaction act, now;
+  memset(&act, 0, sizeof act);
+  act.sa_sigaction = host_handler;
+  act.sa_flags = SA_SIGINFO;
+  ck_assert_int_eq(sigaction(SIGBUS, &act, NULL), 0);
+  ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
+  fflush(stdout);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1) != 0 ||
+        eventring_start() != 0)
+      _exit(3);
+    eventring_begin(EVENTRING_PHASE_MAJOR);
+    eventring_end(EVENTRING_PHASE_MAJOR);
+    _exit(eventring_stop() == 0 ? 0 : 4);
+  }
+  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x",
+                status);
+  ck_assert_ptr_null(eventring_path()); /* this process does not trace */
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open(&c, dir, pid), 0);
+  /* The cursor put sigbus.c's handler in front of the host's. */
+  ck_assert_int_eq(sigaction(SIGBUS, NULL, &now), 0);
+  ck_assert_ptr_ne((void *)now.sa_sigaction, (void *)host_handler);
+  eventring_callbacks *cb = eventring_callbacks_create();
+  ck_assert_ptr_nonnull(cb);
+  ck_assert_int_ge(eventring_cursor_poll(c, cb, NULL, 0), 2);
+  volatile char *m = cut_mapping(dir);
+  host_fault_addr = NULL;
+  if (sigsetjmp(host_jump, 1) == 0) {
+    m[0] = 1;
+    ck_abort_msg("no SIGBUS from a cut mapping");
+  }
+  ck_assert_ptr_eq(host_fault_addr, (void *)m);
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/%ld.events", dir, (long)pid);
+  ck_assert_int_eq(truncate(path, 0), 0);
+  ck_assert_int_eq(eventring_cursor_poll(c, cb, NULL, 0),
+                   EVENTRING_E_TRUNCATED);
+  eventring_cursor_free(c);
+  eventring_callbacks_free(cb);
+  er_rmdir(dir);
+}
+END_TEST
+
 /* Without a handler of the host's, such a fault kills it with SIGBUS as
  * it would have without eventring. */
 START_TEST(test_other_fault_still_kills) {
@@ -183,6 +237,7 @@ static TCase *tc_truncate(void) {
   tcase_add_test(tc, test_truncate_own_file);
   tcase_add_test(tc, test_host_handler_chained);
   tcase_add_test(tc, test_other_fault_still_kills);
+  tcase_add_test(tc, test_reader_keeps_host_handler);
   return tc;
 }
 

@@ -1,5 +1,9 @@
 /* Tests that a reader lapped, truncated or handed a torn TAIL in the middle of a poll gives the right events or an error, never a false "corrupt" or a signal. */
-/* The interleavings are forced, not hoped for: this test compiles the
+/* Each truncation is forced twice: with the cursor reading through a
+ * mapping (the default: sigbus.c's handler, which this untraced process
+ * installs when the cursor opens, turns the fault into
+ * EVENTRING_E_TRUNCATED) and through pread(2) (EVENTRING_READ_PREAD).
+ * The interleavings are forced, not hoped for: this test compiles the
  * consumer itself with ER_CONSUMER_TEST, which calls
  * er_consumer_test_after_copy between the copy of a run of ring words and
  * the check of head that validates it -- exactly where a writer that laps
@@ -81,6 +85,19 @@ static eventring_callbacks *callbacks(void) {
   return cb;
 }
 
+/* Opens a cursor on the crafted file, read through a mapping or with
+ * pread(2) as `via` says, and checks that it is. */
+static eventring_cursor *open_via(enum via via) {
+  if (via == VIA_PREAD)
+    ck_assert_int_eq(setenv("EVENTRING_READ_PREAD", "1", 1), 0);
+  else
+    ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  ck_assert_int_eq(via_of(c), via);
+  return c;
+}
+
 /* ---- A lap during the first copy. */
 
 static int hook_calls;
@@ -143,16 +160,15 @@ static void cut_hook(int domain, uint64_t pos, uint64_t n) {
  * EVENTRING_E_TRUNCATED, and so does every later one. */
 START_TEST(test_truncated_during_poll) {
   const char *dir = er_tmpdir();
-  for (int k = 0; k < 2; k++) {
+  for (int k = 0; k < 4; k++) {
     make_file(dir);
     struct rf_file f;
     er_open_ring(path, &f);
-    cut_to = k == 0 ? 0 : (off_t)f.meta[ER_META_DATA_OFFSET] + 64;
+    cut_to = k % 2 == 0 ? 0 : (off_t)f.meta[ER_META_DATA_OFFSET] + 64;
     rf_close(&f);
     hook_calls = 0;
     er_consumer_test_after_copy = cut_hook;
-    eventring_cursor *c;
-    ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+    eventring_cursor *c = open_via(k < 2 ? VIA_MAP : VIA_PREAD);
     eventring_callbacks *cb = callbacks();
     struct seen s = {0, 0};
     int r = eventring_cursor_poll(c, cb, &s, 0);
@@ -173,15 +189,82 @@ END_TEST
 
 /* Cut between two polls: the next poll says so. */
 START_TEST(test_truncated_between_polls) {
+  for (int k = 0; k < 2; k++) {
+    make_file(er_tmpdir());
+    eventring_cursor *c = open_via(k == 0 ? VIA_MAP : VIA_PREAD);
+    eventring_callbacks *cb = callbacks();
+    struct seen s = {0, 0};
+    ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 100), 100);
+    ck_assert_int_eq(truncate(path, 4096), 0);
+    ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 0),
+                     EVENTRING_E_TRUNCATED);
+    ck_assert_uint_eq(s.events, 100);
+    eventring_callbacks_free(cb);
+    eventring_cursor_free(c);
+    unlink(path);
+  }
+}
+END_TEST
+
+/* More cursors than sigbus.c has views (a tool reading a directory of
+ * files): those past the table read with pread(2), and every one of them
+ * reports the cut, inside a poll (the first cursor's hook cuts the file
+ * under all of them) and after. */
+#define MANY_CURSORS 48
+START_TEST(test_more_cursors_than_views) {
   make_file(er_tmpdir());
-  eventring_cursor *c;
-  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
+  eventring_cursor *c[MANY_CURSORS];
+  int mapped = 0;
+  for (int i = 0; i < MANY_CURSORS; i++) {
+    ck_assert_int_eq(eventring_cursor_open_file(&c[i], path), 0);
+    mapped += via_of(c[i]) == VIA_MAP;
+  }
+  /* The first ones took every view of the table; the rest fell back. */
+  ck_assert_int_gt(mapped, 0);
+  ck_assert_int_lt(mapped, MANY_CURSORS);
+  ck_assert_int_eq(via_of(c[0]), VIA_MAP);
+  ck_assert_int_eq(via_of(c[MANY_CURSORS - 1]), VIA_PREAD);
   eventring_callbacks *cb = callbacks();
   struct seen s = {0, 0};
-  ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 100), 100);
-  ck_assert_int_eq(truncate(path, 4096), 0);
+  for (int i = 1; i < MANY_CURSORS; i++)
+    ck_assert_int_eq(eventring_cursor_poll(c[i], cb, &s, 100), 100);
+  cut_to = 0;
+  hook_calls = 0;
+  er_consumer_test_after_copy = cut_hook;
+  ck_assert_int_eq(eventring_cursor_poll(c[0], cb, &s, 0),
+                   EVENTRING_E_TRUNCATED);
+  ck_assert_int_eq(hook_calls, 1);
+  er_consumer_test_after_copy = NULL;
+  for (int i = 0; i < MANY_CURSORS; i++) {
+    ck_assert_int_eq(eventring_cursor_poll(c[i], cb, &s, 0),
+                     EVENTRING_E_TRUNCATED);
+    eventring_cursor_free(c[i]);
+  }
+  eventring_callbacks_free(cb);
+}
+END_TEST
+
+/* The host puts its own SIGBUS handler (here the default action) in
+ * place of the one the cursor installed: the next poll finds that a
+ * fault would no longer reach sigbus.c and reads with pread(2), so that
+ * the cut inside it is EVENTRING_E_TRUNCATED, not the host's death. */
+START_TEST(test_handler_replaced_falls_back) {
+  make_file(er_tmpdir());
+  eventring_cursor *c = open_via(VIA_MAP);
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  ck_assert_int_eq(sigaction(SIGBUS, &dfl, NULL), 0);
+  cut_to = 0;
+  hook_calls = 0;
+  er_consumer_test_after_copy = cut_hook;
+  eventring_callbacks *cb = callbacks();
+  struct seen s = {0, 0};
   ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 0), EVENTRING_E_TRUNCATED);
-  ck_assert_uint_eq(s.events, 100);
+  ck_assert_int_eq(hook_calls, 1);
+  ck_assert_int_eq(via_of(c), VIA_PREAD);
+  er_consumer_test_after_copy = NULL;
   eventring_callbacks_free(cb);
   eventring_cursor_free(c);
 }
@@ -240,8 +323,8 @@ START_TEST(test_torn_tail_past_the_real_one) {
   set_tail_word(TAIL + 256);
   hook_calls = 0;
   er_consumer_test_after_copy = untear_hook;
-  eventring_cursor *c;
-  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  /* Only pread(2) tears a word; a mapping reads TAIL in one load. */
+  eventring_cursor *c = open_via(VIA_PREAD);
   eventring_callbacks *cb = callbacks();
   struct seen s = {0, 0};
   uint64_t total = drain(c, cb, &s);
@@ -263,8 +346,8 @@ START_TEST(test_torn_tail_short_of_the_real_one) {
   set_tail_word(TAIL - 1);
   hook_calls = 0;
   er_consumer_test_after_copy = untear_hook;
-  eventring_cursor *c;
-  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  /* Only pread(2) tears a word; a mapping reads TAIL in one load. */
+  eventring_cursor *c = open_via(VIA_PREAD);
   eventring_callbacks *cb = callbacks();
   struct seen s = {0, 0};
   uint64_t total = drain(c, cb, &s);
@@ -282,6 +365,8 @@ static TCase *tc_races(void) {
   tcase_add_test(tc, test_lap_during_copy_is_not_corrupt);
   tcase_add_test(tc, test_truncated_during_poll);
   tcase_add_test(tc, test_truncated_between_polls);
+  tcase_add_test(tc, test_more_cursors_than_views);
+  tcase_add_test(tc, test_handler_replaced_falls_back);
   tcase_add_test(tc, test_torn_tail_past_the_real_one);
   tcase_add_test(tc, test_torn_tail_short_of_the_real_one);
   return tc;
