@@ -107,7 +107,12 @@ static __thread struct {
 /* Cursors' views of the file (see the top of the file).  A slot is taken
  * by a compare-and-swap of `used`; its base is stored last (release) and
  * cleared first, as guard_base is. */
-#define VIEWS 32
+#define VIEWS 64
+/* Cursors take views from the first CURSOR_VIEWS only, so that a tool
+ * reading many files at once leaves room for the writer's mappings kept
+ * at a stop (er_sigbus_forget_fd), which have no pread(2) to fall back
+ * on. */
+#define CURSOR_VIEWS (VIEWS - 8)
 static struct view {
   int used;
   int cut;
@@ -115,7 +120,7 @@ static struct view {
   uint64_t base, len;
 } views[VIEWS];
 
-static int add_view(const void *map, size_t len, int prot);
+static int add_view(const void *map, size_t len, int prot, int slots);
 
 /* What would have happened without us. */
 static void chain(int sig, siginfo_t *si, void *ctx) {
@@ -253,7 +258,7 @@ void er_sigbus_forget_fd(void) {
   uint64_t base = er_load_rlx(&guard_base);
   if (base && add_view((void *)(uintptr_t)base,
                        (size_t)er_load_rlx(&guard_len),
-                       PROT_READ | PROT_WRITE) >= 0)
+                       PROT_READ | PROT_WRITE, VIEWS) >= 0)
     er_store_rel(&guard_base, 0);
 }
 
@@ -262,10 +267,11 @@ void er_sigbus_unguard(void) {
   er_istore_rlx(&guard_fd, -1);
 }
 
-static int add_view(const void *map, size_t len, int prot) {
+/* Registers a view in one of the first `slots` of the table. */
+static int add_view(const void *map, size_t len, int prot, int slots) {
   /* Without our handler a fault in the view would not reach us. */
   if (!er_iload_acq(&installed)) return -1;
-  for (int i = 0; i < VIEWS; i++) {
+  for (int i = 0; i < slots; i++) {
     struct view *v = &views[i];
     if (er_iload_rlx(&v->used) || !er_icas(&v->used, 0, 1)) continue;
     er_istore_rlx(&v->cut, 0);
@@ -278,7 +284,7 @@ static int add_view(const void *map, size_t len, int prot) {
 }
 
 int er_sigbus_watch_view(const void *map, size_t len) {
-  return add_view(map, len, PROT_READ);
+  return add_view(map, len, PROT_READ, CURSOR_VIEWS);
 }
 
 int er_sigbus_watch_other_view(const void *map, size_t len) {
@@ -288,7 +294,7 @@ int er_sigbus_watch_other_view(const void *map, size_t len) {
     er_unlock();
     if (!ok) return -1;
   }
-  return add_view(map, len, PROT_READ);
+  return add_view(map, len, PROT_READ, CURSOR_VIEWS);
 }
 
 int er_sigbus_reaches_us(void) {

@@ -210,7 +210,7 @@ END_TEST
  * files): those past the table read with pread(2), and every one of them
  * reports the cut, inside a poll (the first cursor's hook cuts the file
  * under all of them) and after. */
-#define MANY_CURSORS 48
+#define MANY_CURSORS 80
 START_TEST(test_more_cursors_than_views) {
   make_file(er_tmpdir());
   ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
