@@ -147,19 +147,9 @@ START_TEST(test_host_handler_chained) {
 }
 END_TEST
 
-/* A process that never traces reads another process's file: the cursor
- * maps it and installs sigbus.c's handler, chained to the host's, which
- * still gets the faults that are not about the file; a cut of the file
- * under the cursor gives EVENTRING_E_TRUNCATED. */
-START_TEST(test_reader_keeps_host_handler) {
-  NEED_TRACING();
-  const char *dir = er_tmpdir();
-  struct sigaction act, now;
-  memset(&act, 0, sizeof act);
-  act.sa_sigaction = host_handler;
-  act.sa_flags = SA_SIGINFO;
-  ck_assert_int_eq(sigaction(SIGBUS, &act, NULL), 0);
-  ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
+/* Makes a ring file in `dir` in a child process that traces, writes two
+ * events and stops, keeping the file; returns the child's pid. */
+static pid_t other_process_file(void) {
   fflush(stdout);
   pid_t pid = fork();
   ck_assert_int_ge(pid, 0);
@@ -174,6 +164,23 @@ START_TEST(test_reader_keeps_host_handler) {
   int status = er_wait_for(pid, ER_RUN_TIMEOUT);
   ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x",
                 status);
+  return pid;
+}
+
+/* A process that never traces reads another process's file: the cursor
+ * maps it and installs sigbus.c's handler, chained to the host's, which
+ * still gets the faults that are not about the file; a cut of the file
+ * under the cursor gives EVENTRING_E_TRUNCATED. */
+START_TEST(test_reader_keeps_host_handler) {
+  NEED_TRACING();
+  const char *dir = er_tmpdir();
+  struct sigaction act, now;
+  memset(&act, 0, sizeof act);
+  act.sa_sigaction = host_handler;
+  act.sa_flags = SA_SIGINFO;
+  ck_assert_int_eq(sigaction(SIGBUS, &act, NULL), 0);
+  ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
+  pid_t pid = other_process_file();
   ck_assert_ptr_null(eventring_path()); /* this process does not trace */
   eventring_cursor *c;
   ck_assert_int_eq(eventring_cursor_open(&c, dir, pid), 0);
@@ -197,6 +204,41 @@ START_TEST(test_reader_keeps_host_handler) {
                    EVENTRING_E_TRUNCATED);
   eventring_cursor_free(c);
   eventring_callbacks_free(cb);
+  er_rmdir(dir);
+}
+END_TEST
+
+/* A process that only reads, with no handler of its own: the handler the
+ * cursor installed passes a fault that is not about the file on to the
+ * default action, which kills it with SIGBUS as it would have. */
+START_TEST(test_reader_other_fault_still_kills) {
+  NEED_TRACING();
+  const char *dir = er_tmpdir();
+  ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
+  pid_t writer = other_process_file();
+  fflush(stdout);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    eventring_cursor *c;
+    struct sigaction now;
+    if (eventring_cursor_open(&c, dir, writer) != 0) _exit(3);
+    /* The cursor's handler is in place, not the default action. */
+    if (sigaction(SIGBUS, NULL, &now) != 0 || !(now.sa_flags & SA_SIGINFO))
+      _exit(5);
+    volatile char *m = cut_mapping(dir);
+    m[0] = 1;
+    _exit(4);
+  }
+  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
+  const char *san = getenv("EVENTRING_SANITIZER");
+  if (san && *san && strcmp(san, "none") != 0)
+    ck_assert_msg(WIFSIGNALED(status) ||
+                      (WIFEXITED(status) && WEXITSTATUS(status) == 66),
+                  "status 0x%x", status);
+  else
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
+                  "status 0x%x", status);
   er_rmdir(dir);
 }
 END_TEST
@@ -238,6 +280,7 @@ static TCase *tc_truncate(void) {
   tcase_add_test(tc, test_host_handler_chained);
   tcase_add_test(tc, test_other_fault_still_kills);
   tcase_add_test(tc, test_reader_keeps_host_handler);
+  tcase_add_test(tc, test_reader_other_fault_still_kills);
   return tc;
 }
 
