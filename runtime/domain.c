@@ -252,18 +252,10 @@ static void write_marker(struct er_domain *d) {
   er_store_rlx(&ev[1], er_stamp(d));
   er_store_rlx(&ev[2], (uint64_t)thread_id);
   er_store_rlx(&ev[3], kernel_tid);
-  for (unsigned w = 0; w < len - ER_XEV_THREAD_MIN_WORDS; w++) {
-    unsigned char b[8] = {0};
-    size_t off = (size_t)w * 8;
-    memcpy(b, thread_name + off, n - off < 8 ? n - off : 8);
-    /* The last byte counts the padding bytes before it, as in a custom
-     * event's payload. */
-    if (w == len - ER_XEV_THREAD_MIN_WORDS - 1)
-      b[7] = (unsigned char)((size_t)(w + 1) * 8 - 1 - n);
-    uint64_t v;
-    memcpy(&v, b, 8);
-    er_store_rlx(&ev[ER_XEV_THREAD_MIN_WORDS + w], v);
-  }
+  /* The name padded as a custom event's payload. */
+  for (unsigned w = 0; w < len - ER_XEV_THREAD_MIN_WORDS; w++)
+    er_store_rlx(&ev[ER_XEV_THREAD_MIN_WORDS + w],
+                 er_padded_word(thread_name, n, w));
   er_commit(d, len);
 }
 

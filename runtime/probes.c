@@ -9,7 +9,6 @@
  * allocation probes of the instrumented variant are in
  * runtime-instrumented/alloc.c.
  */
-#include <string.h>
 
 #include "writer.h"
 
@@ -101,18 +100,8 @@ static int emit_custom(int id, const void *bytes, size_t len) {
   }
   er_store_rlx(&ev[0], ER_HDR(total, ER_FROM_USER, ER_UEV_CUSTOM, (unsigned)id));
   er_store_rlx(&ev[1], er_stamp(d));
-  const unsigned char *src = bytes;
-  for (unsigned w = 0; w < words; w++) {
-    unsigned char b[8] = {0};
-    size_t off = (size_t)w * 8;
-    size_t k = len > off ? len - off : 0;
-    if (k) memcpy(b, src + off, k < 8 ? k : 8);
-    /* The last byte of the payload counts the padding bytes before it. */
-    if (w == words - 1) b[7] = (unsigned char)((size_t)words * 8 - 1 - len);
-    uint64_t v;
-    memcpy(&v, b, 8);
-    er_store_rlx(&ev[2 + w], v);
-  }
+  for (unsigned w = 0; w < words; w++)
+    er_store_rlx(&ev[2 + w], er_padded_word(bytes, len, w));
   er_commit(d, total);
   er_leave(d);
   return 0;

@@ -138,6 +138,22 @@ enum {
  * last word is the number of padding bytes before it. */
 #define ER_CUSTOM_WORDS(len) (((uint64_t)(len) + 8) / 8)
 
+/* Word `w` (below ER_CUSTOM_WORDS(len)) of the padded payload of the
+ * `len` bytes at `bytes`: the one home of the padding's encoding, for
+ * the writer's rings and for compact files alike. */
+static inline uint64_t er_padded_word(const void *bytes, uint64_t len,
+                                      uint64_t w) {
+  unsigned char b[8] = {0};
+  uint64_t off = w * 8, words = ER_CUSTOM_WORDS(len);
+  if (len > off)
+    __builtin_memcpy(b, (const unsigned char *)bytes + off,
+                     len - off < 8 ? len - off : 8);
+  if (w == words - 1) b[7] = (unsigned char)(words * 8 - 1 - len);
+  uint64_t v;
+  __builtin_memcpy(&v, b, 8);
+  return v;
+}
+
 /* The eventring extension block, at byte 64.  Every field is a word. */
 #define ER_EXT_MAGIC UINT64_C(0x3154584547524e45) /* "ENRGEXT1" */
 #define ER_EXT_VERSION 1

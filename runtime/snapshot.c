@@ -320,10 +320,7 @@ static int on_user_custom(void *data, int domain, uint64_t ts, int id,
   unsigned words = (unsigned)ER_CUSTOM_WORDS(len);
   ev[0] = ER_HDR(2 + words, 1, ER_UEV_CUSTOM, (unsigned)id);
   ev[1] = ts;
-  memcpy(ev + 2, bytes, len);
-  /* The last byte counts the padding bytes before it (FORMAT.md). */
-  ((unsigned char *)(ev + 2))[words * 8 - 1] =
-      (unsigned char)(words * 8 - 1 - len);
+  for (unsigned w = 0; w < words; w++) ev[2 + w] = er_padded_word(bytes, len, w);
   return user(data, domain, ev, 2 + words, id, name);
 }
 
@@ -338,11 +335,8 @@ static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
   ev[1] = ts;
   ev[2] = (uint64_t)thread;
   ev[3] = tid;
-  if (len) {
-    unsigned char *b = (unsigned char *)(ev + ER_XEV_THREAD_MIN_WORDS);
-    memcpy(b, name, len);
-    b[words * 8 - 1] = (unsigned char)(words * 8 - 1 - len);
-  }
+  for (unsigned w = 0; w < words; w++)
+    ev[ER_XEV_THREAD_MIN_WORDS + w] = er_padded_word(name, len, w);
   return add(data, domain, ev, ER_XEV_THREAD_MIN_WORDS + words);
 }
 
