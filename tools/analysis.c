@@ -292,12 +292,8 @@ int analysis_open(int argc, char **argv, const char *help_ref,
       if (rc >= 0) return rc;
     }
   }
-  if (argc - optind > 1 &&
-      tool_output_is_input(output, argv + optind, argc - optind))
-    return tool_usage_error(help_ref, "-o %s is one of the ring files read",
-                            output);
-  int rc = tool_output_open_for(output, 0, help_ref,
-                                argc - optind == 1 ? argv[optind] : NULL);
+  int rc = tool_output_open_reading(output, help_ref, argv + optind,
+                                    argc - optind);
   if (rc != TOOL_EXIT_OK) return rc;
   src->multi = 1; /* both report per process and in total */
   rc = tool_source_open(src, argc - optind, argv + optind, help_ref);

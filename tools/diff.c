@@ -43,7 +43,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "analysis.h"
 #include "events.h"
@@ -786,12 +785,6 @@ static void help(void) {
       "usage.  See eventring(1).\n");
 }
 
-static int same_file(const char *x, const char *y) {
-  struct stat sx, sy;
-  return stat(x, &sx) == 0 && stat(y, &sy) == 0 && sx.st_dev == sy.st_dev &&
-         sx.st_ino == sy.st_ino;
-}
-
 int tool_diff(int argc, char **argv) {
   enum { OPT_JSON = TOOL_OPT_OWN, OPT_FAIL_IF, OPT_ALPHA };
   static const struct option longopts[] = {
@@ -859,7 +852,7 @@ int tool_diff(int argc, char **argv) {
                               : "too many arguments (two inputs: A B)");
     goto out;
   }
-  if (output && strcmp(output, "-") && same_file(output, argv[optind + 1])) {
+  if (tool_output_is_input(output, argv + optind + 1, 1)) {
     rc = tool_usage_error(HELP_REF, "'%s' is B, an input being read", output);
     goto out;
   }

@@ -214,6 +214,14 @@ int tool_output_is_input(const char *path, char *const *files, int n) {
   return 0;
 }
 
+int tool_output_open_reading(const char *path, const char *help,
+                             char *const *files, int n) {
+  if (n > 1 && tool_output_is_input(path, files, n))
+    return tool_usage_error(help, "-o %s is one of the ring files read",
+                            path);
+  return tool_output_open_for(path, 0, help, n == 1 ? files[0] : NULL);
+}
+
 int tool_output_open_for(const char *path, unsigned flags, const char *help,
                          const char *source) {
   if (path && !*path) return tool_usage_error(help, "empty output file name");

@@ -1050,12 +1050,8 @@ static int open_source(int argc, char **argv, struct tool_source *src) {
   }
   if (!output)
     return tool_usage_error(HELP_REF, "give the page's file with -o FILE");
-  if (argc - optind > 1 &&
-      tool_output_is_input(output, argv + optind, argc - optind))
-    return tool_usage_error(HELP_REF, "-o %s is one of the ring files read",
-                            output);
-  int rc = tool_output_open_for(output, 0, HELP_REF,
-                                argc - optind == 1 ? argv[optind] : NULL);
+  int rc = tool_output_open_reading(output, HELP_REF, argv + optind,
+                                    argc - optind);
   if (rc != TOOL_EXIT_OK) return rc;
   src->multi = 1;
   rc = tool_source_open(src, argc - optind, argv + optind, HELP_REF);

@@ -206,6 +206,12 @@ int tool_output_open_for(const char *path, unsigned flags, const char *help,
  * (a list of files: tool_output_open_for() checks one). */
 int tool_output_is_input(const char *path, char *const *files, int n);
 
+/* tool_output_open_for() for a subcommand reading the `n` ring files at
+ * `files` (its operands; none for --pid, --dir or a command): -o naming
+ * any of them is a usage error, found before it is truncated. */
+int tool_output_open_reading(const char *path, const char *help,
+                             char *const *files, int n);
+
 /* For a subcommand that writes FILE itself (trace's temporary file and
  * rename): a usage error when FILE exists and is the command's standard
  * output or error.  Returns TOOL_EXIT_OK or TOOL_EXIT_USAGE. */
