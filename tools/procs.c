@@ -282,15 +282,7 @@ static int poll_one(struct tool_source *src, struct tool_proc *p,
     p->events_read += (uint64_t)r;
     src->events_read += (uint64_t)r;
   }
-  if (r < 0) {
-    tool_progress_end();
-    fflush(stdout);
-    char why[256];
-    tool_error("%s: %s", p->path,
-               r == EVENTRING_E_TRUNCATED
-                   ? tool_ring_error(p->path, r, why, sizeof why)
-                   : eventring_strerror(r));
-  }
+  if (r < 0) tool_poll_error(p->path, r);
   return r;
 }
 

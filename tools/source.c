@@ -522,6 +522,16 @@ void tool_dir_of(const char *path, char *dir, size_t size) {
   else snprintf(dir, size, "%.*s", (int)(slash - path), path);
 }
 
+void tool_poll_error(const char *path, int err) {
+  tool_progress_end();
+  fflush(stdout);
+  char why[256];
+  tool_error("%s: %s", path,
+             err == EVENTRING_E_TRUNCATED
+                 ? tool_ring_error(path, err, why, sizeof why)
+                 : eventring_strerror(err));
+}
+
 const char *tool_ring_error(const char *path, int err, char *buf,
                             size_t size) {
   /* The header's first words tell what the library's code alone cannot
@@ -1037,13 +1047,7 @@ int tool_source_read_raw(struct tool_source *src,
     if (r < 0) {
       /* The events read so far come first, then the reason we stopped:
        * a file cut short says by how much. */
-      tool_progress_end();
-      fflush(stdout);
-      char why[256];
-      tool_error("%s: %s", src->path,
-                 r == EVENTRING_E_TRUNCATED
-                     ? tool_ring_error(src->path, r, why, sizeof why)
-                     : eventring_strerror(r));
+      tool_poll_error(src->path, r);
       return TOOL_EXIT_INPUT;
     }
     int sig = tool_signal_pending();

@@ -607,6 +607,11 @@ void tool_dir_of(const char *path, char *dir, size_t size);
 const char *tool_ring_error(const char *path, int err, char *buf,
                             size_t size);
 
+/* Reports that a poll of the ring file at `path` failed with `err`, after
+ * the events read so far (the progress line ended, standard output
+ * flushed): a file cut short says by how much. */
+void tool_poll_error(const char *path, int err);
+
 /* dirscan.c: the ring files that appear in a directory (--dir alone). */
 struct dirscan_files;
 struct stat;
