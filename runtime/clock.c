@@ -147,7 +147,7 @@ void er_clock_after_fork(void) {
   er_store_rlx(&recal_busy, 0);
 }
 
-uint64_t er_clock_pending_now(void) {
+static uint64_t er_clock_pending_now(void) {
   uint64_t n = er_clock_monotonic();
   /* Pairs with the release store in er_clock_init(): cal_* are set. */
   if (!er_iload_acq(&er_clock_pending) || n - cal_ns1 < ER_CAL_WINDOW_NS)
@@ -172,6 +172,11 @@ uint64_t er_clock_pending_now(void) {
    * switch; the domain's next one, from the TSC, is clamped to it if
    * need be (er_stamp). */
   return n;
+}
+
+uint64_t er_now_slow(void) {
+  if (!er_load_rlx(&er_clock_cur)) return er_clock_pending_now();
+  return er_clock_slow(__rdtsc());
 }
 
 uint64_t er_clock_slow(uint64_t t) {
@@ -222,7 +227,7 @@ void er_clock_init(void) { er_istore_rlx(&er_clock_tsc, 0); }
 
 void er_clock_after_fork(void) {}
 
-uint64_t er_clock_pending_now(void) { return er_clock_monotonic(); }
+uint64_t er_now_slow(void) { return er_clock_monotonic(); }
 
 uint64_t er_clock_slow(uint64_t t) {
   (void)t;

@@ -111,7 +111,11 @@ extern ER_HIDDEN struct er_clock_params er_clock_p[2];
 ER_HIDDEN void er_clock_init(void);           /* under the lock, at start */
 ER_HIDDEN void er_clock_after_fork(void);     /* in a forked child */
 ER_HIDDEN uint64_t er_clock_slow(uint64_t tsc);
-ER_HIDDEN uint64_t er_clock_pending_now(void);
+/* What er_now() does when er_now_fast() gives up: clock_gettime() while
+ * no set is published (which takes the
+ * calibration's second sample when due), else a fresh TSC reading
+ * converted by er_clock_slow(), which recalibrates an old set. */
+ER_HIDDEN uint64_t er_now_slow(void);
 
 static inline uint64_t er_clock_monotonic(void) {
   struct timespec ts;
@@ -146,36 +150,12 @@ static inline __attribute__((always_inline)) int er_now_fast(uint64_t *out) {
 #endif
 }
 
+/* A timestamp: er_now_fast()'s, or, when it gives up, er_now_slow()'s,
+ * out of line so that its calls cost the probe no stack frame. */
 static inline uint64_t er_now(void) {
-#ifdef ER_HAVE_TSC
-  /* No ordering needed on this load: see "Reading a set" above. */
-  const struct er_clock_params *p =
-      (const struct er_clock_params *)(uintptr_t)er_load_rlx(&er_clock_cur);
-  if (ER_LIKELY(p != NULL)) {
-    /* Pairs with the release store of tsc0 in clock.c's publish(): a new
-     * tsc0 comes with its ns0 and mult. */
-    uint64_t tsc0 = er_load_acq(&p->tsc0);
-    uint64_t ns0 = er_load_rlx(&p->ns0), mult = er_load_rlx(&p->mult);
-    /* The TSC is read after the words, which the argument above needs. */
-    er_compiler_barrier();
-    uint64_t d = __rdtsc() - tsc0;
-    if (ER_UNLIKELY(d > ER_RECAL_CYCLES)) {
-      /* The reading is rebuilt from d here, off the fast path, rather than
-       * kept in a register of its own across it: the empty asm hides that
-       * d + tsc0 is the reading (two moves fewer per probe). */
-      __asm__("" : "+r"(d));
-      return er_clock_slow(d + tsc0);
-    }
-    return ns0 + (uint64_t)(((unsigned __int128)d * mult) >> 32);
-  }
-  /* No set yet (the calibration is pending) or the TSC is not used:
-   * er_clock_pending_now() reads clock_gettime() and takes the
-   * calibration's second sample when it is due.  Out of line, so that
-   * the probe needs no stack frame for clock_gettime()'s timespec. */
-  return er_clock_pending_now();
-#else
-  return er_clock_monotonic();
-#endif
+  uint64_t t;
+  if (ER_LIKELY(er_now_fast(&t))) return t;
+  return er_now_slow();
 }
 
 #endif /* EVENTRING_CLOCK_H */
