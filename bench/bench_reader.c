@@ -87,28 +87,12 @@ static int register_events(void) {
  * event, as a real trace.  Returns the number of events written. */
 static unsigned emit_slice(uint64_t i) {
   static const unsigned char payload[24] = "bench_reader payload 24";
-  eventring_begin(EVENTRING_PHASE_MINOR);
-  eventring_begin(EVENTRING_PHASE_MINOR_LOCAL_ROOTS);
-  eventring_end(EVENTRING_PHASE_MINOR_LOCAL_ROOTS);
-  eventring_begin(EVENTRING_PHASE_MINOR_REMEMBERED_SET);
-  eventring_end(EVENTRING_PHASE_MINOR_REMEMBERED_SET);
-  eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, i & 1023);
-  eventring_counter(EVENTRING_COUNTER_MINOR_ALLOCATED, 262144);
-  eventring_end(EVENTRING_PHASE_MINOR);
-  eventring_begin(EVENTRING_PHASE_MAJOR_SLICE);
-  eventring_begin(EVENTRING_PHASE_MAJOR_MARK);
-  eventring_end(EVENTRING_PHASE_MAJOR_MARK);
-  eventring_counter(EVENTRING_COUNTER_MAJOR_WORK_COUNTER, i);
-  eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
-  eventring_write_span(id_span, 0);
-  eventring_write_int(id_int, (int64_t)i);
-  eventring_write_span(id_span, 1);
-  eventring_write_unit(id_unit);
+  unsigned n = bl_emit_slice(i, id_span, id_int, id_unit);
   if (i % 16 == 0) {
     (void)eventring_write_custom(id_custom, payload, sizeof payload);
-    return 18;
+    n++;
   }
-  return 17;
+  return n;
 }
 
 /* The OCaml mix: a minor collection with its promoted-words counter,

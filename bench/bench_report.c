@@ -43,28 +43,10 @@
 
 static int id_int, id_span, id_unit;
 
-/* One slice: a minor collection with two sub-phases and its counters, a
- * major slice with a mark phase and its work counter, the program's span
- * around an int, and a unit.  Returns the events written. */
+/* One slice (bench/slice.c): the reader benchmark's mix without its
+ * custom events. */
 static unsigned emit_slice(uint64_t i) {
-  eventring_begin(EVENTRING_PHASE_MINOR);
-  eventring_begin(EVENTRING_PHASE_MINOR_LOCAL_ROOTS);
-  eventring_end(EVENTRING_PHASE_MINOR_LOCAL_ROOTS);
-  eventring_begin(EVENTRING_PHASE_MINOR_REMEMBERED_SET);
-  eventring_end(EVENTRING_PHASE_MINOR_REMEMBERED_SET);
-  eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, i & 1023);
-  eventring_counter(EVENTRING_COUNTER_MINOR_ALLOCATED, 262144);
-  eventring_end(EVENTRING_PHASE_MINOR);
-  eventring_begin(EVENTRING_PHASE_MAJOR_SLICE);
-  eventring_begin(EVENTRING_PHASE_MAJOR_MARK);
-  eventring_end(EVENTRING_PHASE_MAJOR_MARK);
-  eventring_counter(EVENTRING_COUNTER_MAJOR_WORK_COUNTER, i);
-  eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
-  eventring_write_span(id_span, 0);
-  eventring_write_int(id_int, (int64_t)i);
-  eventring_write_span(id_span, 1);
-  eventring_write_unit(id_unit);
-  return 17;
+  return bl_emit_slice(i, id_span, id_int, id_unit);
 }
 
 /* Writes the file and prints its path. */

@@ -77,4 +77,11 @@ int bl_json_open(const char *prog, FILE **out);
  * went.  Returns 0, or -1 after saying on stderr that writing failed. */
 int bl_json_close(const char *prog, FILE *out);
 
+/* slice.c: writes one slice of a runtime's life -- a minor collection
+ * with two sub-phases and its counters, a major slice with a mark phase
+ * and its work counter, then the program's own span around an int, and a
+ * unit, with the given user event ids -- and returns the events written
+ * (17). */
+unsigned bl_emit_slice(uint64_t i, int id_span, int id_int, int id_unit);
+
 #endif /* EVENTRING_BENCHLIB_H */
