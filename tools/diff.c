@@ -603,8 +603,9 @@ static void print_text(const struct input *a, const struct input *b,
          alpha);
   for (size_t i = 0; i < n; i++) {
     const struct row *w = &rows[i];
-    char name[256];
-    snprintf(name, sizeof name, "%s %s", kind_names[w->kind], w->name);
+    char name[256], shown[TOOL_TEXT_BUF(200)];
+    snprintf(name, sizeof name, "%s %s", kind_names[w->kind],
+             tool_text(shown, sizeof shown, w->name, TOOL_TEXT_UTF8));
     int marked = w->significant || w->q_significant[0] || w->q_significant[1];
     printf("\n%c %-34s %12s %12s %9s\n", marked ? '*' : ' ', name, "A", "B",
            "change");

@@ -30,6 +30,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -63,15 +64,13 @@ void tool_output_init(void) {
 
 void tool_error(const char *fmt, ...) {
   va_list ap;
-  char line[1024];
+  char line[1024], shown[TOOL_TEXT_BUF(sizeof line)];
   va_start(ap, fmt);
   vsnprintf(line, sizeof line, fmt, ap);
   va_end(ap);
-  /* Whatever it holds, the message stays on one line. */
-  for (char *p = line; *p; p++)
-    if (*p == '\n' || *p == '\r') *p = ' ';
   if (report_on_stderr) fflush(stdout);
-  fprintf(stderr, "eventring: %s\n", line);
+  fprintf(stderr, "eventring: %s\n",
+          tool_text(shown, sizeof shown, line, TOOL_TEXT_UTF8));
 }
 
 int tool_usage_error(const char *help, const char *fmt, ...) {
@@ -134,18 +133,82 @@ void tool_put_ocaml_string(FILE *out, const void *bytes, size_t len) {
   putc_unlocked('"', out);
 }
 
+/* How many of the `len` (> 0) bytes at `s` make the character that
+ * tool_put_text() writes as it is, given `how`; 0 when the first byte
+ * is to be escaped. */
+static size_t plain_char(const unsigned char *s, size_t len, unsigned how) {
+  unsigned c = s[0];
+  if (c < 0x80) {
+    if (c < 0x20 || c == 0x7f) return 0;
+    return c == ' ' && (how & TOOL_TEXT_FIELD) ? 0 : 1;
+  }
+  if (!(how & TOOL_TEXT_UTF8)) return 0;
+  size_t n;
+  uint32_t cp, min;
+  if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f, min = 0x80;
+  else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f, min = 0x800;
+  else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07, min = 0x10000;
+  else return 0;
+  if (len < n) return 0;
+  for (size_t i = 1; i < n; i++) {
+    if ((s[i] & 0xc0) != 0x80) return 0;
+    cp = cp << 6 | (s[i] & 0x3f);
+  }
+  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+    return 0; /* overlong, out of range, a surrogate */
+  /* C1 controls (U+009B is a CSI to some terminals), the separators that
+   * end a line to some viewers, and the bidirectional controls that
+   * reorder what follows them on the line. */
+  if (cp <= 0x9f || cp == 0x61c || cp == 0x200e || cp == 0x200f ||
+      (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
+    return 0;
+  return n;
+}
+
+void tool_put_text(FILE *out, const void *text, size_t len, unsigned how) {
+  const unsigned char *s = text;
+  while (len) {
+    size_t n = plain_char(s, len, how);
+    if (n) {
+      fwrite_unlocked(s, 1, n, out);
+    } else {
+      put_ddd(out, *s);
+      n = 1;
+    }
+    s += n;
+    len -= n;
+  }
+}
+
+const char *tool_text(char *buf, size_t size, const char *s, unsigned how) {
+  size_t at = 0, len = strlen(s);
+  const unsigned char *p = (const unsigned char *)s;
+  if (!size) return buf;
+  while (len) {
+    size_t n = plain_char(p, len, how);
+    if (n) {
+      if (at + n >= size) break;
+      memcpy(buf + at, p, n);
+      at += n;
+    } else {
+      if (at + 4 >= size) break;
+      snprintf(buf + at, 5, "\\%03u", *p);
+      at += 4;
+      n = 1;
+    }
+    p += n;
+    len -= n;
+  }
+  buf[at] = '\0';
+  return buf;
+}
+
 void tool_put_name(FILE *out, const char *name, const char *fallback,
                    int id) {
-  if (!name || !*name) {
+  if (!name || !*name)
     fprintf(out, "%s%d", fallback, id);
-    return;
-  }
-  for (const unsigned char *p = (const unsigned char *)name; *p; p++) {
-    if (*p > 32 && *p < 127)
-      putc_unlocked(*p, out);
-    else
-      put_ddd(out, *p);
-  }
+  else
+    tool_put_text(out, name, strlen(name), TOOL_TEXT_FIELD);
 }
 
 /* ------------------------------------------------------------------ */

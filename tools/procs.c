@@ -67,8 +67,10 @@ struct tool_dirscan_state {
 };
 
 const char *tool_proc_label(const struct tool_proc *p, char *buf, size_t n) {
+  char name[TOOL_TEXT_BUF(sizeof p->name)];
   if (p->pid && p->name[0])
-    snprintf(buf, n, "pid %ld (%s)", (long)p->pid, p->name);
+    snprintf(buf, n, "pid %ld (%s)", (long)p->pid,
+             tool_text(name, sizeof name, p->name, TOOL_TEXT_UTF8));
   else if (p->pid)
     snprintf(buf, n, "pid %ld", (long)p->pid);
   else
@@ -342,13 +344,15 @@ static void report_timeout(const struct tool_source *src, uint64_t drain) {
   }
   for (int k = 0; k < nkids; k++) {
     if (!kids[k]) continue;
-    char name[64];
+    char name[64], shown[TOOL_TEXT_BUF(sizeof name)];
     tool_process_name(kids[k], name, sizeof name);
     count++;
     if (n < sizeof list - 1)
-      n += (size_t)snprintf(list + n, sizeof list - n,
-                            "%spid %ld (%s, untraced)", n ? ", " : "",
-                            (long)kids[k], name[0] ? name : "?");
+      n += (size_t)snprintf(
+          list + n, sizeof list - n, "%spid %ld (%s, untraced)",
+          n ? ", " : "", (long)kids[k],
+          name[0] ? tool_text(shown, sizeof shown, name, TOOL_TEXT_UTF8)
+                  : "?");
   }
   if (n >= sizeof list) snprintf(list + sizeof list - 5, 5, "...");
   tool_error("%d process%s of the command still running %.3g s after it "

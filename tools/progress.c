@@ -64,7 +64,8 @@ void tool_progress_tick(const struct tool_source *src) {
   const char *name = src->name[0] ? src->name : src->path;
   const char *slash = src->name[0] ? NULL : strrchr(name, '/');
   if (slash) name = slash + 1;
-  char line[256];
+  char shown[65], line[256];
+  name = tool_text(shown, sizeof shown, name, TOOL_TEXT_UTF8);
   int n = snprintf(line, sizeof line,
                    "\reventring: %.64s: %llu events read, %llu lost, "
                    "%.1f s\033[K",

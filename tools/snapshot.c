@@ -238,10 +238,13 @@ int tool_snapshot(int argc, char **argv) {
   er_snap_free(s);
   if (rc != TOOL_EXIT_OK) return rc;
   if (format != FMT_EVENTS && !to_stdout) st.bytes = bytes_of(outpath);
+  char shown[TOOL_TEXT_BUF(sizeof prog)];
   fprintf(stderr,
           "eventring: snapshot of %s (pid %ld) in %s: %" PRIu64
           " events, %u domains, %" PRIu64 " lost, %" PRIu64 " bytes\n",
-          prog[0] ? prog : "unknown", (long)pid,
+          prog[0] ? tool_text(shown, sizeof shown, prog, TOOL_TEXT_UTF8)
+                  : "unknown",
+          (long)pid,
           to_stdout ? "standard output" : outpath, st.events, st.domains,
           st.lost, st.bytes);
   return to_stdout ? tool_output_finish() : TOOL_EXIT_OK;

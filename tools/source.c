@@ -448,10 +448,12 @@ static const char *user_name(uid_t uid, char *buf, size_t size) {
 
 int tool_find_ring(pid_t pid, const char *dir, char *path, size_t size,
                    char *msg, size_t msg_size) {
-  char name[64], who[96], user[64];
+  char name[64], shown[TOOL_TEXT_BUF(sizeof name)], who[300], user[64];
   msg[0] = '\0';
   tool_process_name(pid, name, sizeof name);
-  if (name[0]) snprintf(who, sizeof who, "process %ld (%s)", (long)pid, name);
+  if (name[0])
+    snprintf(who, sizeof who, "process %ld (%s)", (long)pid,
+             tool_text(shown, sizeof shown, name, TOOL_TEXT_UTF8));
   else snprintf(who, sizeof who, "process %ld", (long)pid);
   int alive = !tool_process_gone(pid);
 

@@ -14,7 +14,8 @@
  *              command keeps standard output), buffered standard output
  *              that ends quietly on a closed pipe, the one-line error
  *              messages (usage errors from getopt too), OCaml-style
- *              escaping;
+ *              escaping and the one escaping of names and other text
+ *              that files supply;
  *   events.c   what every reader of events shares (events.h): installing
  *              the callbacks, the names of phases, counters, lifecycle
  *              kinds and user events with their phase_N-style
@@ -167,7 +168,9 @@ int tool_option_error(const char *help, int c, char **argv);
  * end on its own terms.  Call once, before any output. */
 void tool_output_init(void);
 
-/* Prints "eventring: " and the message, as one line on stderr. */
+/* Prints "eventring: " and the message, as one line on stderr; the
+ * message goes through tool_put_text(), so whatever it holds, it stays
+ * one line and cannot act on a terminal. */
 void tool_error(const char *fmt, ...) TOOL_PRINTF(1, 2);
 
 /* A usage error: one line on stderr that ends with a pointer to `help`
@@ -236,9 +239,31 @@ int tool_output_finish(void);
  * printable ASCII characters as they are, every other byte as \DDD. */
 void tool_put_ocaml_string(FILE *out, const void *bytes, size_t len);
 
+/* tool_put_text() flags. */
+#define TOOL_TEXT_FIELD 1u /* one field of a line: the space as \032 too */
+#define TOOL_TEXT_UTF8 2u  /* printable UTF-8 characters as they are */
+
+/* Writes `len` bytes of text that a ring file or another process supplies
+ * (program, thread and event names, command lines, /proc/PID/comm) so
+ * that it can neither act on a terminal nor break a line: printable
+ * ASCII as is (the backslash too), every other byte as \DDD in decimal;
+ * with TOOL_TEXT_UTF8, a well-formed UTF-8 character as is unless it is
+ * a C1 control, a line or paragraph separator or a bidirectional
+ * control.  The one escaping of such text: every place that prints it
+ * goes through here. */
+void tool_put_text(FILE *out, const void *text, size_t len, unsigned how);
+
+/* tool_put_text() of the string `s` into `buf` (`size` bytes), cut after
+ * the last character or escape that fits, NUL-terminated; returns buf. */
+const char *tool_text(char *buf, size_t size, const char *s, unsigned how);
+
+/* Room for tool_text() of a string of `n` bytes, its NUL included. */
+#define TOOL_TEXT_BUF(n) (4 * (n) + 1)
+
 /* Writes a name taken from a ring file so that it stays one field of one
- * line: printable ASCII other than the space as is, every other byte as
- * \DDD.  An empty name is written as `fallback` followed by `id`. */
+ * line (tool_put_text with TOOL_TEXT_FIELD: printable ASCII other than
+ * the space as is, every other byte as \DDD).  An empty name is written
+ * as `fallback` followed by `id`. */
 void tool_put_name(FILE *out, const char *name, const char *fallback, int id);
 
 /* ------------------------------------------------------------------ */

@@ -190,9 +190,8 @@ struct trace {
 /* ------------------------------------------------------------------ */
 /* Names.                                                               */
 
-/* Escapes a name of the ring into `buf` (NAME_MAX_ESCAPED bytes):
- * printable ASCII as it is, the backslash doubled, every other byte as
- * \DDD, as `dump` writes names, except that spaces stay spaces.  An
+/* A name of the ring into `buf` (NAME_MAX_ESCAPED bytes) as `dump`
+ * writes names (tool_put_text), except that spaces stay spaces.  An
  * empty or missing name becomes `fallback` and the id. */
 static const char *escape_name(char *buf, const char *raw,
                                const char *fallback, int id) {
@@ -200,20 +199,7 @@ static const char *escape_name(char *buf, const char *raw,
     snprintf(buf, NAME_MAX_ESCAPED, "%s%d", fallback, id);
     return buf;
   }
-  size_t n = 0;
-  for (const unsigned char *p = (const unsigned char *)raw;
-       *p && n + 5 < NAME_MAX_ESCAPED; p++) {
-    if (*p == '\\') {
-      buf[n++] = '\\';
-      buf[n++] = '\\';
-    } else if (*p >= 32 && *p <= 126) {
-      buf[n++] = (char)*p;
-    } else {
-      n += (size_t)snprintf(buf + n, 5, "\\%03u", *p);
-    }
-  }
-  buf[n] = '\0';
-  return buf;
+  return tool_text(buf, NAME_MAX_ESCAPED, raw, 0);
 }
 
 /* escape_name() of the file's name for id `id` of kind `k`, or of `raw`

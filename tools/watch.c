@@ -720,13 +720,13 @@ static void close_window(struct target *t) {
     char extra[48] = "";
     if (w->triggers > 1)
       snprintf(extra, sizeof extra, ", %" PRIu64 " triggers", w->triggers);
-    fprintf(stderr,
-            "eventring: watch: %s: %s%s%s in %s (pid %ld); %" PRIu64
-            " events, %u domains, %" PRIu64 " lost%s\n",
-            path, w->cond->kind == C_SIGNAL ? "SIGUSR1" : w->cond->text,
-            *w->measured ? ": " : "", w->measured,
-            t->program[0] ? t->program : "unknown", (long)t->pid, st.events,
-            st.domains, st.lost, extra);
+    /* tool_error() escapes what the file and --when supply. */
+    tool_error("watch: %s: %s%s%s in %s (pid %ld); %" PRIu64
+               " events, %u domains, %" PRIu64 " lost%s",
+               path, w->cond->kind == C_SIGNAL ? "SIGUSR1" : w->cond->text,
+               *w->measured ? ": " : "", w->measured,
+               t->program[0] ? t->program : "unknown", (long)t->pid,
+               st.events, st.domains, st.lost, extra);
   }
   t->wins = w->next;
   free(w->lost);
