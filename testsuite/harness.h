@@ -15,11 +15,13 @@
  * cleaning up after the library; it should still remove its temp dir.
  *
  * Skips: Check has no notion of a skipped test, so ER_SKIP("why") prints
- * "SKIP: why", counts the skip in a counter shared with the parent (an
- * anonymous shared mapping made before the children fork) and returns from
- * the test, which Check then counts as passed.  The summary line gives the
- * skip count, and a run in which every test skipped exits 77, automake's
- * code for a skipped test.
+ * "SKIP: CASE: why" (CASE the function that skipped, the test's name for
+ * a START_TEST body), counts the skip in a counter shared with the parent
+ * (an anonymous shared mapping made before the children fork) and returns
+ * from the test, which Check then counts as passed.  The summary line
+ * gives the skip count, and a run in which every test skipped exits 77,
+ * automake's code for a skipped test.  CI (.ci/check-skips) fails on any
+ * SKIP line that its allow-list does not name by stage, test and CASE.
  *
  * Temp dirs: er_tmpdir() records each directory it makes in the same
  * shared mapping, and main() removes them all after the run, so that a
@@ -60,11 +62,19 @@ struct er_shared {
 /* NULL until main() maps it. */
 static struct er_shared *er_shared ER_UNUSED;
 
-static ER_UNUSED void er_note_skip(const char *reason) {
-  printf("SKIP: %s\n", reason);
+/* Prints "SKIP: CASE: reason" and counts the skip; `fn` is the calling
+ * function's __func__, whose "_fn" suffix (Check's START_TEST adds it)
+ * is dropped to give the test's own name. */
+static ER_UNUSED void er_note_skip_in(const char *fn, const char *reason) {
+  size_t n = strlen(fn);
+  if (n > 3 && !strcmp(fn + n - 3, "_fn")) n -= 3;
+  printf("SKIP: %.*s: %s\n", (int)n, fn, reason);
   fflush(stdout);
   if (er_shared) __atomic_add_fetch(&er_shared->skips, 1, __ATOMIC_SEQ_CST);
 }
+
+/* Counts a skip of part of the current test, which goes on. */
+#define er_note_skip(reason) er_note_skip_in(__func__, reason)
 
 static ER_UNUSED void er_rmdir(const char *dir);
 

@@ -194,12 +194,12 @@ if [ -n "$SAN_FLAGS" ]; then
   if ! $CC $SAN_FLAGS -o "$tmp/empty" "$tmp/empty.c" >/dev/null 2>&1 ||
      ! "$tmp/empty" >/dev/null 2>&1; then
     can_run=no
-    echo "  skip: running programs (cannot run a program built with $SAN_FLAGS)"
+    echo "SKIP: running programs (cannot run a program built with $SAN_FLAGS)"
   fi
 fi
 if [ "$TRACING" = no ]; then
   can_run=no
-  echo "  skip: running programs (tracing is compiled out of this build)"
+  echo "SKIP: running programs (tracing is compiled out of this build)"
 fi
 
 # traced_run EXE FLAG: runs EXE with tracing started from the environment
