@@ -182,31 +182,6 @@ START_TEST(test_start_cut) {
 }
 END_TEST
 
-/* The syscall a process is blocked in (/proc/PID/syscall), -1 while it
- * runs, -2 when that cannot be known here. */
-static long blocked_in(pid_t pid) {
-  char p[64], buf[256];
-  snprintf(p, sizeof p, "/proc/%ld/syscall", (long)pid);
-  FILE *f = fopen(p, "re");
-  if (!f) return -2;
-  size_t n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = '\0';
-  if (n == 0) return -2;
-  if (!strncmp(buf, "running", 7)) return -1;
-  return strtol(buf, NULL, 10);
-}
-
-static int is_sleep_call(long nr) {
-#ifdef SYS_clock_nanosleep
-  if (nr == SYS_clock_nanosleep) return 1;
-#endif
-#ifdef SYS_nanosleep
-  if (nr == SYS_nanosleep) return 1;
-#endif
-  return 0;
-}
-
 /* Writes, from `ts` on domain 0, the markers of OCaml 4.13's GC hooks
  * around pauses of known durations, with phase ids `cycle`, `change` and
  * `finish` (major_gc_cycle_domains, major_gc_phase_change and
@@ -361,25 +336,9 @@ START_TEST(test_gap) {
       (char *)er_tool_path(), "latency", "--json", "--follow", path, NULL};
   FILE *out, *err;
   pid_t tool = lat_start(argv, &out, &err);
-  /* Wait until it sleeps: it has read all there is (it sleeps only after
-   * a poll that found nothing). */
-  double deadline = er_now() + 10;
-  long nr;
-  while (!is_sleep_call(nr = blocked_in(tool)) && nr != -2 &&
-         er_now() < deadline) {
-    struct timespec ms = {0, 1000000};
-    nanosleep(&ms, NULL);
-  }
-  if (nr == -2 || !is_sleep_call(nr)) {
-    kill(tool, SIGKILL);
-    kill(writer, SIGKILL);
-    waitpid(writer, NULL, 0);
-    struct lat_run r = lat_finish(tool, out, err);
-    lat_run_free(&r);
-    craft_free(&c);
-    if (nr == -2) ER_SKIP("/proc/PID/syscall cannot be read here");
-    ck_abort_msg("the tool never waited for more events");
-  }
+  /* Once it sleeps it has read all there is (it sleeps only after a poll
+   * that found nothing). */
+  er_wait_idle(tool);
   /* 64 words lost, then the end of the cut pause's phases and a pause. */
   craft_skip(&c, 0, c.tail[0] + 64);
   ts += 100000;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,6 +131,34 @@ void er_wait_open(pid_t pid, const char *path) {
     if (found) return;
     ck_assert_msg(er_now() < deadline, "the tool never opened %s", path);
     er_sleep_ms(2);
+  }
+}
+
+/* The syscall `pid` is blocked in (/proc/PID/syscall), -1 while it runs,
+ * -2 when the file cannot be read (the process is gone). */
+static long blocked_in(pid_t pid) {
+  char p[64], buf[256];
+  snprintf(p, sizeof p, "/proc/%ld/syscall", (long)pid);
+  FILE *f = fopen(p, "re");
+  if (!f) return -2;
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = '\0';
+  if (n == 0) return -2;
+  if (!strncmp(buf, "running", 7)) return -1;
+  return strtol(buf, NULL, 10);
+}
+
+void er_wait_idle(pid_t pid) {
+  double deadline = er_now() + ER_RUN_TIMEOUT;
+  for (;;) {
+    long nr = blocked_in(pid);
+    if (nr == SYS_nanosleep || nr == SYS_clock_nanosleep) return;
+    ck_assert_msg(nr != -2, "process %ld ended (or hides /proc/%ld/syscall) "
+                  "before it waited for more events", (long)pid, (long)pid);
+    ck_assert_msg(er_now() < deadline,
+                  "process %ld never waited for more events", (long)pid);
+    er_sleep_ms(1);
   }
 }
 

@@ -96,6 +96,14 @@ int er_wait_for(pid_t pid, double seconds);
  * opening; fails the test when `pid` ends first. */
 void er_wait_open(pid_t pid, const char *path);
 
+/* Waits (at most ER_RUN_TIMEOUT) until process `pid` is blocked in
+ * nanosleep(2) or clock_nanosleep(2), as /proc/PID/syscall tells.  The
+ * eventring command's followers sleep only after a poll that found
+ * nothing new, so once one sleeps it has read everything written before
+ * this call, and its signal handlers are in place.  Fails the test when
+ * `pid` ends first or never sleeps. */
+void er_wait_idle(pid_t pid);
+
 /* Reads one '\n'-terminated line from `fd` into `buf` (without the
  * newline) within `seconds`.  Returns 0, -1 when the time ran out, -2
  * when `fd` reached its end or the line did not fit. */
