@@ -2,8 +2,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -410,8 +408,8 @@ START_TEST(test_sigkill_mid_stream) {
   const char *dir = writer_env();
   char path[PATH_MAX];
   const char *args[] = {"run", "4", NULL};
+  /* "ready": every writer has wrapped its ring and writes on. */
   pid_t pid = start_writer(args, path, sizeof path);
-  er_sleep_ms(30); /* the writers are in full flow */
   ck_assert_int_eq(kill(pid, SIGKILL), 0);
   int st = er_wait_for(pid, ER_RUN_TIMEOUT);
   ck_assert_msg(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "status %d", st);
@@ -551,142 +549,10 @@ END_TEST
 START_TEST(test_spawn_exit) { spawn_case("exit", 3000); }
 END_TEST
 
-/* ------------------------------------------------------------------ */
-/* A thread stuck inside a probe at teardown.                           */
-
-/* A signal handler that interrupted a probe of its thread blocks there,
- * so the thread stays "inside a probe" for as long as we like.  It knows
- * it interrupted one because its own probe is then dropped and counted:
- * the DROPPED word of its ring grows. */
-/* Atomics: a signal is no synchronisation as far as ThreadSanitizer
- * knows, and the handler runs on the writer thread. */
-static int stuck_fd = -1;          /* the ring file, for pread */
-static int64_t stuck_dropped_off;  /* the DROPPED word of the thread's ring */
-static int stuck_report[2], stuck_release[2];
-static int stuck_stop;
-
-static void stuck_handler(int sig) {
-  (void)sig;
-  uint64_t before = 0, after = 0;
-  int fd = __atomic_load_n(&stuck_fd, __ATOMIC_SEQ_CST);
-  off_t off = (off_t)__atomic_load_n(&stuck_dropped_off, __ATOMIC_SEQ_CST);
-  if (off == 0) return;
-  if (pread(fd, &before, 8, off) != 8) return;
-  eventring_begin(EVENTRING_PHASE_MAJOR);
-  if (pread(fd, &after, 8, off) != 8) return;
-  if (after == before) return; /* between probes: let it go on */
-  char c = 1;
-  if (write(stuck_report[1], &c, 1) != 1) return;
-  /* Blocks until the test has torn tracing down. */
-  if (read(stuck_release[0], &c, 1) != 1) return;
-}
-
-static void *stuck_writer(void *arg) {
-  int *dom = arg;
-  eventring_begin(EVENTRING_PHASE_MINOR);
-  __atomic_store_n(dom, eventring_domain_id(), __ATOMIC_SEQ_CST);
-  while (!__atomic_load_n(&stuck_stop, __ATOMIC_SEQ_CST))
-    eventring_begin(EVENTRING_PHASE_MINOR);
-  return NULL;
-}
-
-START_TEST(test_stuck_thread_at_teardown) {
-  const char *tr = getenv("EVENTRING_TRACING");
-  if (tr && !strcmp(tr, "no")) ER_SKIP("a build without tracing");
-  const char *dir = er_tmpdir();
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  setenv("OCAMLRUNPARAM", "e=12,d=4", 1);
-  ck_assert_int_eq(eventring_start(), 0);
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s", eventring_path());
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  ck_assert_int_ge(fd, 0);
-  __atomic_store_n(&stuck_fd, fd, __ATOMIC_SEQ_CST);
-  uint64_t meta[ER_META_WORDS];
-  ck_assert_int_eq(pread(fd, meta, sizeof meta, 0), sizeof meta);
-  ck_assert_int_eq(pipe(stuck_report), 0);
-  ck_assert_int_eq(pipe(stuck_release), 0);
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = stuck_handler;
-  sigemptyset(&sa.sa_mask);
-  ck_assert_int_eq(sigaction(SIGUSR1, &sa, NULL), 0);
-
-  int dom = -1;
-  pthread_t th;
-  ck_assert_int_eq(pthread_create(&th, NULL, stuck_writer, &dom), 0);
-  while (__atomic_load_n(&dom, __ATOMIC_SEQ_CST) < 0) er_sleep_ms(1);
-  __atomic_store_n(&stuck_dropped_off,
-                   (int64_t)(meta[ER_META_HEADERS_OFFSET] +
-                             (uint64_t)dom * meta[ER_META_RING_HEADER_SIZE] +
-                             8 * ER_RING_DROPPED),
-                   __ATOMIC_SEQ_CST);
-  /* Signal until one lands inside a probe (most do: the thread does
-   * nothing else).  Some sanitizers defer signals to safe points, where
-   * none ever does: then the case is skipped. */
-  int landed = 0;
-  double deadline = er_now() + 5;
-  while (!landed && er_now() < deadline) {
-    pthread_kill(th, SIGUSR1);
-    struct pollfd p = {stuck_report[0], POLLIN, 0};
-    landed = poll(&p, 1, 2) == 1;
-  }
-  if (!landed) {
-    __atomic_store_n(&stuck_stop, 1, __ATOMIC_SEQ_CST);
-    pthread_join(th, NULL);
-    ER_SKIP("no signal landed inside a probe (deferred signals?)");
-  }
-
-  /* Teardown waits two seconds for the thread, then gives up on it: one
-   * line on stderr, the mapping left in place, the slot retired. */
-  struct er_capture cap;
-  er_stderr_begin(&cap);
-  double t0 = er_now();
-  int rc = eventring_stop();
-  double took = er_now() - t0;
-  char *err = er_stderr_end(&cap);
-  ck_assert_int_eq(rc, 0);
-  ck_assert_msg(took >= 1.9 && took < 10, "stop took %.2f s", took);
-  ck_assert_int_eq(er_count_lines(err), 1);
-  ck_assert_msg(strstr(err, "eventring: ") == err && strstr(err, path),
-                "stderr: %s", err);
-  free(err);
-
-  /* The handler returns and the interrupted probe finishes writing into
-   * the mapping that was left for it; the thread goes on emitting (now
-   * with tracing off) and exits. */
-  char c = 1;
-  ck_assert_int_eq(write(stuck_release[1], &c, 1), 1);
-  er_sleep_ms(20);
-  __atomic_store_n(&stuck_stop, 1, __ATOMIC_SEQ_CST);
-  ck_assert_int_eq(pthread_join(th, NULL), 0);
-
-  /* The file is whole and readable; the interrupted event is in it or
-   * not, never torn (the decoders check every header). */
-  struct check ck;
-  read_with_cursor(path, &ck);
-  assert_clean(&ck, "cursor");
-  ck_assert_int_eq(ck.ring_stop, 1);
-  struct rf_file f;
-  er_open_ring(path, &f);
-  ck_assert_uint_ge(f.rings[dom].dropped, 1);
-  rf_close(&f);
-
-  /* Tracing starts again; the retired slot is never handed out. */
-  ck_assert_int_eq(unlink(path), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  ck_assert_int_eq(eventring_domain_bind(dom), EVENTRING_E_BUSY);
-  ck_assert_int_eq(eventring_stop(), 0);
-  close(fd);
-  er_rmdir(dir);
-}
-END_TEST
-
 static TCase *tc_killed(void) {
   TCase *tc = er_tcase("killed");
   tcase_add_test(tc, test_sigkill_mid_stream);
   tcase_add_test(tc, test_sigsegv_mid_stream);
-  tcase_add_test(tc, test_stuck_thread_at_teardown);
   return tc;
 }
 
