@@ -56,10 +56,29 @@
  * system call, as ftruncate is), and it touches no mapped page of the
  * file: a fault inside it would kill the host, SIGBUS being blocked there.
  *
- * Any other SIGBUS goes to what was there before us, as if we were not:
- * the previous handler, or the default action (the faulting instruction
- * runs again and faults under SIG_DFL; a SIGBUS sent by kill(2) is raised
- * again).  The handler is installed once, when a file is first mapped; a
+ * A fault in the writer's mapping or a view that cannot be repaired (the
+ * anonymous mapping itself fails) is not returned into, which would run
+ * the store into the same fault for ever: the guard of that mapping is
+ * dropped, one line says so, and the fault goes on as any other.
+ *
+ * Any other SIGBUS goes to what was there before us, as if we were not
+ * (chain()): the host's handler runs as the kernel would have run it,
+ * with the host's sa_mask and SIGBUS blocked (unless SA_NODEFER) on top
+ * of the mask of the interrupted code, and only once when installed with
+ * SA_RESETHAND: the kernel resets the disposition of the handler it
+ * invokes -- ours -- so the reset to SIG_DFL is ours to make, and the
+ * fault that runs again once the host's handler returns meets SIG_DFL and
+ * kills the process, as it would have untraced.  Under SIG_DFL (or
+ * SIG_IGN, which a fault overrides) the default action is restored:
+ * a fault that runs again on return (BUS_ADRALN, BUS_ADRERR, BUS_OBJERR,
+ * BUS_MCEERR_AR) faults again under it; one that does not (sent by kill(2)
+ * or sigqueue(3), or BUS_MCEERR_AO, a memory error reported ahead of any
+ * access) is raised again, so that it kills as it would have, rather than
+ * leaving the process running with the guard gone.  A memory error
+ * (BUS_MCEERR_*) is never a truncation: in a mapping of ours, AO needs
+ * nothing (the kernel has taken the page away already) and AR is repaired
+ * by the anonymous replacement.  The handler is installed once, when a
+ * file is first mapped; a
  * handler the host installs later replaces ours, and then truncation
  * kills the host as it did before (doc/GUARANTEES.md) -- except under a
  * cursor, which checks before each poll that its faults still come here
@@ -78,12 +97,19 @@
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <ucontext.h>
 #include <unistd.h>
 
 #include "internal.h"
 #include "sigbus.h"
 
+/* What the host had for SIGBUS before us, set once with `installed`. */
 static struct sigaction previous;
+/* 1 once a `previous` installed with SA_RESETHAND was run (chain()): the
+ * host's disposition is SIG_DFL from then on.  Taken by compare-and-swap,
+ * so that of two threads faulting at once one runs it, as the kernel
+ * would have. */
+static int previous_spent;
 static int installed;          /* set under er_st.lock, once */
 /* The guarded mapping, read by the handler: base 0 when none.  base is
  * stored last (release) when a file is guarded and first when it is not,
@@ -93,6 +119,9 @@ static int guard_fd = -1;
 static int warned;             /* the line for this file was written */
 static char line[PATH_MAX + 128];
 static size_t line_len;
+/* The line said when the guarded mapping cannot be repaired. */
+static char lost_line[PATH_MAX + 160];
+static size_t lost_line_len;
 static uint64_t page_bytes = 4096; /* the system's, set by er_sigbus_guard */
 
 /* The last fault of this thread that found the file not shorter: where,
@@ -122,25 +151,57 @@ static struct view {
 
 static int add_view(const void *map, size_t len, int prot, int slots);
 
-/* What would have happened without us. */
+/* Whether the fault `si` happens again when the handler returns: the
+ * instruction runs again.  A signal sent (si_code <= 0) or a memory error
+ * reported ahead of any access (BUS_MCEERR_AO) does not. */
+static int reruns(const siginfo_t *si) {
+  return si->si_code == BUS_ADRALN || si->si_code == BUS_ADRERR ||
+         si->si_code == BUS_OBJERR || si->si_code == BUS_MCEERR_AR;
+}
+
+static void say(const char *s, size_t n) {
+  ssize_t w = write(STDERR_FILENO, s, n);
+  (void)w;
+}
+
+/* The default action of SIGBUS, or ignoring it, as the host asked with
+ * `h` (SIG_DFL or SIG_IGN). */
+static void default_action(const siginfo_t *si, void (*h)(int)) {
+  /* A fault cannot be ignored: the kernel kills on the next one. */
+  if (h == SIG_IGN && !reruns(si)) return;
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  sigaction(SIGBUS, &dfl, NULL);
+  /* Blocked until we return, when it kills; a fault that reruns needs no
+   * raise, and keeps its si_code for a core dump. */
+  if (!reruns(si)) raise(SIGBUS);
+}
+
+/* What would have happened without us (see the top of the file): runs
+ * the host's handler as the kernel would have, or the default action.
+ * `ctx` is the handler's third argument. */
 static void chain(int sig, siginfo_t *si, void *ctx) {
-  if (previous.sa_flags & SA_SIGINFO) {
+  void (*h)(int) = previous.sa_handler; /* SA_SIGINFO or not */
+  if (h == SIG_DFL || h == SIG_IGN ||
+      ((previous.sa_flags & SA_RESETHAND) &&
+       !er_icas(&previous_spent, 0, 1))) {
+    default_action(si, h == SIG_IGN ? SIG_IGN : SIG_DFL);
+    return;
+  }
+  /* The mask the kernel gives the host's handler: the interrupted code's,
+   * plus sa_mask, plus SIGBUS itself unless SA_NODEFER; ours blocks every
+   * signal, which is put back once the host's handler returns. */
+  sigset_t mask, ours;
+  memcpy(&mask, &((ucontext_t *)ctx)->uc_sigmask, sizeof mask);
+  sigorset(&mask, &mask, &previous.sa_mask);
+  if (!(previous.sa_flags & SA_NODEFER)) sigaddset(&mask, SIGBUS);
+  pthread_sigmask(SIG_SETMASK, &mask, &ours);
+  if (previous.sa_flags & SA_SIGINFO)
     previous.sa_sigaction(sig, si, ctx);
-    return;
-  }
-  if (previous.sa_handler == SIG_IGN && si->si_code <= 0) return;
-  if (previous.sa_handler == SIG_DFL || previous.sa_handler == SIG_IGN) {
-    /* A fault cannot be ignored: the kernel would kill the process on the
-     * next one.  The default action is what the host had. */
-    struct sigaction dfl;
-    memset(&dfl, 0, sizeof dfl);
-    dfl.sa_handler = SIG_DFL;
-    sigaction(SIGBUS, &dfl, NULL);
-    /* Blocked until we return; a fault needs no raise: it happens again. */
-    if (si->si_code <= 0) raise(SIGBUS);
-    return;
-  }
-  previous.sa_handler(sig);
+  else
+    h(sig);
+  pthread_sigmask(SIG_SETMASK, &ours, NULL);
 }
 
 static int same_time(const struct timespec *a, const struct timespec *b) {
@@ -174,30 +235,58 @@ static int fix_file(uint64_t base, uint64_t len, uint64_t addr) {
   return 1;
 }
 
-/* Makes the guarded mapping writable again (see the top of the file). */
-static void repair(uint64_t base, uint64_t len, uint64_t addr) {
-  if (!fix_file(base, len, addr))
-    mmap((void *)(uintptr_t)base, (size_t)len, PROT_READ | PROT_WRITE,
-         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
-  if (er_icas(&warned, 0, 1)) {
-    ssize_t w = write(STDERR_FILENO, line, line_len);
-    (void)w;
-  }
+/* Puts anonymous memory of `prot` in place of the `len` bytes at `base`.
+ * Returns whether it did. */
+static int replace(uint64_t base, uint64_t len, int prot) {
+  return mmap((void *)(uintptr_t)base, (size_t)len, prot,
+              MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1,
+              0) != MAP_FAILED;
 }
 
-/* Repairs a fault at `addr` in a cursor's view; returns 0 when `addr` is
- * in none. */
-static int repair_view(uint64_t addr) {
+/* Makes the guarded mapping writable again after a fault at `addr` with
+ * code `code` (see the top of the file).  Returns 0 when it cannot: the
+ * mapping is then no longer guarded, and the fault is the host's. */
+static int repair(uint64_t base, uint64_t len, uint64_t addr, int code) {
+  if (code == BUS_MCEERR_AO) return 1;
+  (void)ER_HOOK(ER_HOOK_SIGBUS_REPAIR);
+  if ((code == BUS_MCEERR_AR || !fix_file(base, len, addr)) &&
+      !replace(base, len, PROT_READ | PROT_WRITE)) {
+    /* Another file's guard may have taken the place meanwhile. */
+    er_cas(&guard_base, base, 0);
+    say(lost_line, lost_line_len);
+    return 0;
+  }
+  if (er_icas(&warned, 0, 1)) {
+    static const char memory_error[] =
+        "eventring: a memory error hit the ring file's mapping: its events "
+        "are lost; the program goes on\n";
+    if (code == BUS_MCEERR_AR)
+      say(memory_error, sizeof memory_error - 1);
+    else
+      say(line, line_len);
+  }
+  return 1;
+}
+
+/* Repairs a fault at `addr` with code `code` in a view.  Returns 1 when
+ * repaired, 0 when `addr` is in none, -1 when the view cannot be
+ * repaired: it is then no longer guarded, and the fault is the host's. */
+static int repair_view(uint64_t addr, int code) {
   for (int i = 0; i < VIEWS; i++) {
     struct view *v = &views[i];
     uint64_t base = er_load_acq(&v->base);
     if (!base || addr - base >= er_load_rlx(&v->len)) continue;
+    if (code == BUS_MCEERR_AO) return 1;
     /* Marked before the zeros appear: a cursor that read them finds the
      * mark when it next looks (er_sigbus_view_cut, an acquire). */
     er_istore_rel(&v->cut, 1);
-    mmap((void *)(uintptr_t)base, (size_t)er_load_rlx(&v->len),
-         er_iload_rlx(&v->prot), MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
-    return 1;
+    if (replace(base, er_load_rlx(&v->len), er_iload_rlx(&v->prot))) return 1;
+    er_cas(&v->base, base, 0);
+    static const char msg[] =
+        "eventring: a ring file was cut short under a mapping that cannot "
+        "be replaced: the fault goes to the program\n";
+    say(msg, sizeof msg - 1);
+    return -1;
   }
   return 0;
 }
@@ -207,12 +296,14 @@ static void on_sigbus(int sig, siginfo_t *si, void *ctx) {
   uint64_t base = er_load_acq(&guard_base);
   uint64_t len = er_load_rlx(&guard_len);
   uint64_t addr = (uint64_t)(uintptr_t)si->si_addr;
-  if (si->si_code > 0 && base && addr - base < len) {
-    (void)ER_HOOK(ER_HOOK_SIGBUS_REPAIR);
-    repair(base, len, addr);
-  } else if (!(si->si_code > 0 && repair_view(addr))) {
-    chain(sig, si, ctx);
+  int repaired = 0;
+  if (si->si_code > 0) { /* a fault, not a signal sent */
+    if (base && addr - base < len)
+      repaired = repair(base, len, addr, si->si_code);
+    else
+      repaired = repair_view(addr, si->si_code) > 0;
   }
+  if (!repaired) chain(sig, si, ctx);
   errno = saved;
 }
 
@@ -243,6 +334,13 @@ void er_sigbus_guard(void *map, size_t len, int fd, const char *path) {
                    "events are lost; the program goes on\n",
                    path);
   line_len = n < 0 ? 0 : (size_t)n < sizeof line ? (size_t)n : sizeof line - 1;
+  n = snprintf(lost_line, sizeof lost_line,
+               "eventring: %s was cut short and its mapping cannot be "
+               "replaced: the fault goes to the program\n",
+               path);
+  lost_line_len = n < 0                            ? 0
+                  : (size_t)n < sizeof lost_line ? (size_t)n
+                                                 : sizeof lost_line - 1;
   er_istore_rlx(&warned, 0);
   er_istore_rlx(&guard_fd, fd);
   er_store_rlx(&guard_len, (uint64_t)len);
