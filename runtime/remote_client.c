@@ -43,6 +43,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "fsize.h"
 #include "remote.h"
 
 /* The control words lie in the file's first page. */
@@ -308,6 +309,8 @@ static int write_lease(struct ctl *c, int i, uint64_t v) {
   struct stat st;
   if (fstat(c->fd, &st) < 0) return -errno;
   if (st.st_size < lease_offset(i) + 8) return EVENTRING_E_TRUNCATED;
+  /* A write past the file size limit would raise SIGXFSZ (fsize.h). */
+  if (!er_fsize_allows((uint64_t)lease_offset(i) + 8)) return -EFBIG;
   ssize_t n = pwrite(c->fd, &v, sizeof v, lease_offset(i));
   if (n < 0) return -errno;
   return n == (ssize_t)sizeof v ? 0 : EVENTRING_E_TRUNCATED;

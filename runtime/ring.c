@@ -36,10 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsize.h"
 #include "sigbus.h"
 #include "starttime.h"
 #include "wallclock.h"
@@ -69,11 +69,14 @@ void er_warn(const char *fmt, ...) {
 }
 
 /* Gives the pages of [off, off + len) disk blocks.  Returns 0 or an errno
- * value. */
+ * value: EFBIG when the file size limit, lowered since the file was
+ * made, is below them (posix_fallocate(3) may write the blocks, and a
+ * write past the limit raises SIGXFSZ: fsize.h). */
 static int reserve(uint64_t off, uint64_t len) {
   uint64_t start = off / PAGE * PAGE;
   uint64_t end = round_up(off + len, PAGE);
   if (end > er_st.map_bytes) end = er_st.map_bytes;
+  if (!er_fsize_allows(end)) return EFBIG;
   return posix_fallocate(er_st.fd, (off_t)start, (off_t)(end - start));
 }
 
@@ -274,15 +277,9 @@ int er_file_create(unsigned log2, unsigned max_domains) {
   uint64_t custom_off = data_off + (uint64_t)max_domains * ring_words * 8;
   uint64_t size = custom_off + (uint64_t)ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
 
-  /* A file longer than RLIMIT_FSIZE (`ulimit -f`) would make ftruncate()
-   * raise SIGXFSZ, which kills the host unless it handles the signal.
-   * Checking first refuses such a file before it exists and leaves the
-   * host's signal disposition alone; every later write or reservation
-   * stays below the size checked here. */
-  struct rlimit fsize;
-  if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
-      fsize.rlim_cur != RLIM_INFINITY && size > (uint64_t)fsize.rlim_cur)
-    return -EFBIG;
+  /* Refused before it exists (fsize.h); a limit lowered later is checked
+   * again by each reservation (reserve()). */
+  if (!er_fsize_allows(size)) return -EFBIG;
 
   /* The file is created at its name, or, when a stale file of our pid is
    * there, beside it, to be exchanged with it once complete. */

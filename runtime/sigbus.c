@@ -95,11 +95,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "fsize.h"
 #include "internal.h"
 #include "sigbus.h"
 
@@ -216,11 +216,8 @@ static int fix_file(uint64_t base, uint64_t len, uint64_t addr) {
   struct stat st;
   if (fd < 0 || fstat(fd, &st) != 0) return 0;
   if ((uint64_t)st.st_size < len) {
-    struct rlimit fsize;
     last_retry.addr = 0;
-    return getrlimit(RLIMIT_FSIZE, &fsize) == 0 &&
-           (fsize.rlim_cur == RLIM_INFINITY || len <= fsize.rlim_cur) &&
-           ftruncate(fd, (off_t)len) == 0;
+    return er_fsize_allows(len) && ftruncate(fd, (off_t)len) == 0;
   }
   if (last_retry.addr == addr && same_time(&last_retry.ctime, &st.st_ctim))
     return 0;

@@ -39,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fsize.h"
 #include "internal.h"
 #include "snapshot.h"
 
@@ -625,6 +626,16 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
   off_t start = lseek(fd, 0, SEEK_CUR);
   struct out o = {fd, start >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode),
                   0};
+  /* Nothing is written that the file size limit would cut (fsize.h). */
+  if (o.seekable) {
+    int flags = fcntl(fd, F_GETFL);
+    uint64_t from = flags >= 0 && (flags & O_APPEND) ? (uint64_t)sb.st_size
+                                                     : (uint64_t)start;
+    if (!er_fsize_allows(from + size)) {
+      free(front);
+      return -EFBIG;
+    }
+  }
   put(&o, front, (size_t)data_off);
   free(front);
   for (unsigned d = 0; d < n_rings; d++) {

@@ -120,7 +120,9 @@ struct er_snap_stats {
 /* Writes the compact file into `fd`, from its current offset on, in one
  * pass (so a pipe will do); a regular file gets holes instead of runs of
  * zeros (the empty name slots), and is truncated to the file's size.
- * Fills *st when it is not NULL.  Returns 0 or a negated errno value. */
+ * Fills *st when it is not NULL.  Returns 0 or a negated errno value:
+ * -EFBIG, before anything is written, when a regular file would end
+ * past the file size limit (RLIMIT_FSIZE: no SIGXFSZ is raised). */
 ER_SNAP_HIDDEN int er_snap_write(struct er_snap *s, int fd,
                                  struct er_snap_stats *st);
 

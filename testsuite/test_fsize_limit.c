@@ -1,7 +1,8 @@
-/* Tests a file size limit (RLIMIT_FSIZE, `ulimit -f`) below the ring file's apparent size: starting fails with EFBIG and leaves no file, no SIGXFSZ reaches the host, whose disposition of it is unchanged, and a program started from the environment runs on untraced. */
+/* Tests a file size limit (RLIMIT_FSIZE, `ulimit -f`): below the ring file's apparent size, starting fails with EFBIG and leaves no file, no SIGXFSZ reaches the host, whose disposition of it is unchanged, and a program started from the environment runs on untraced; lowered after the start, a snapshot fails with EFBIG and leaves no file, a forked child runs untraced, and the program goes on; the tools (snapshot -o, trace -o, watch) run under it report the limit, leave no partial file and exit non-zero, watch going on. */
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "eventring.h"
 #include "harness.h"
@@ -98,10 +99,270 @@ START_TEST(test_env_start_over_limit_runs_untraced) {
 }
 END_TEST
 
+/* The soft limit set to `bytes`; returns the previous one. */
+static rlim_t set_soft_limit(rlim_t bytes) {
+  struct rlimit rl;
+  ck_assert_int_eq(getrlimit(RLIMIT_FSIZE, &rl), 0);
+  rlim_t was = rl.rlim_cur;
+  ck_assert_msg(rl.rlim_max == RLIM_INFINITY || rl.rlim_max >= bytes,
+                "the hard file size limit is already below the test's");
+  rl.rlim_cur = bytes;
+  ck_assert_int_eq(setrlimit(RLIMIT_FSIZE, &rl), 0);
+  return was;
+}
+
+/* No SIGXFSZ is pending, and its disposition is still the default. */
+static void assert_no_sigxfsz(void) {
+  sigset_t pending;
+  sigpending(&pending);
+  ck_assert_int_eq(sigismember(&pending, SIGXFSZ), 0);
+  struct sigaction now;
+  ck_assert_int_eq(sigaction(SIGXFSZ, NULL, &now), 0);
+  ck_assert_ptr_eq((void *)now.sa_handler, (void *)SIG_DFL);
+}
+
+/* A limit lowered after the start, below a snapshot's size (a compact
+ * file holds 1 MiB of name slots): eventring_snapshot() fails with EFBIG,
+ * leaves no file, and tracing goes on; raised again, it succeeds. */
+START_TEST(test_snapshot_after_lowering_limit) {
+  NEED_TRACING();
+  const char *dir = er_tmpdir();
+  ck_assert_int_eq(eventring_start(), 0);
+  eventring_begin(EVENTRING_PHASE_MAJOR);
+  eventring_end(EVENTRING_PHASE_MAJOR);
+  char snap[PATH_MAX];
+  snprintf(snap, sizeof snap, "%s/snap.events", dir);
+  rlim_t was = set_soft_limit(64 * 1024);
+  /* Before the fix, SIGXFSZ from write() killed this process here. */
+  ck_assert_int_eq(eventring_snapshot(snap), -EFBIG);
+  ck_assert_int_eq(access(snap, F_OK), -1);
+  assert_no_sigxfsz();
+  eventring_begin(EVENTRING_PHASE_MINOR);
+  eventring_end(EVENTRING_PHASE_MINOR);
+  set_soft_limit(was);
+  ck_assert_int_eq(eventring_snapshot(snap), 0);
+  ck_assert_int_eq(access(snap, F_OK), 0);
+  ck_assert_int_eq(eventring_stop(), 0);
+  er_rmdir(dir);
+}
+END_TEST
+
+/* A limit lowered after the start, below the ring file's size: a forked
+ * child cannot make a file of its own, says so and runs untraced; the
+ * parent goes on tracing. */
+START_TEST(test_fork_after_lowering_limit) {
+  NEED_TRACING();
+  const char *dir = er_tmpdir();
+  ck_assert_int_eq(eventring_start(), 0);
+  set_soft_limit(LIMIT_BYTES);
+  /* The child says so from the fork handler, on the stderr it gets. */
+  struct er_capture cap;
+  fflush(stdout);
+  er_stderr_begin(&cap);
+  pid_t pid = fork();
+  if (pid == 0) {
+    eventring_begin(EVENTRING_PHASE_MAJOR);
+    _exit(eventring_is_active() ? 3 : 0);
+  }
+  int status = pid > 0 ? er_wait_for(pid, ER_RUN_TIMEOUT) : -1;
+  char *e = er_stderr_end(&cap);
+  ck_assert_int_gt(pid, 0);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+                "child: status 0x%x (SIGXFSZ is %d), stderr: %s", status,
+                SIGXFSZ, e);
+  ck_assert_msg(strstr(e, "File too large") != NULL, "stderr: %s", e);
+  free(e);
+  char path[PATH_MAX];
+  er_ring_path_for(path, sizeof path, dir, pid);
+  ck_assert_int_eq(access(path, F_OK), -1);
+  eventring_begin(EVENTRING_PHASE_MAJOR);
+  ck_assert_int_eq(eventring_is_active(), 1);
+  ck_assert_int_eq(eventring_stop(), 0);
+  assert_no_sigxfsz();
+  er_rmdir(dir);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* The tools under `ulimit -f`.                                         */
+
+#define TOOL_LIMIT (64 * 1024)
+#define TOOL_LIMIT_TEXT "over the file size limit of 65536 bytes (ulimit -f)"
+
+/* Makes a ring file in `dir` in a child process that traces, writes
+ * `pairs` begin/end pairs and stops, keeping the file; returns its pid. */
+static pid_t other_process_file(int pairs) {
+  fflush(stdout);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    if (setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1) != 0 ||
+        eventring_start() != 0)
+      _exit(3);
+    for (int i = 0; i < pairs; i++) {
+      eventring_begin(EVENTRING_PHASE_MAJOR);
+      eventring_end(EVENTRING_PHASE_MAJOR);
+    }
+    _exit(eventring_stop() == 0 ? 0 : 4);
+  }
+  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
+  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x",
+                status);
+  return pid;
+}
+
+/* Runs the tool with `args` under the file size limit TOOL_LIMIT (set in
+ * this process around the fork only). */
+static struct er_run run_tool_limited(const char *dir, const char *const *args) {
+  char outp[PATH_MAX], errp[PATH_MAX];
+  rlim_t was = set_soft_limit(TOOL_LIMIT);
+  pid_t pid = er_start_tool(dir, args, 0, outp, errp);
+  set_soft_limit(was);
+  return er_finish(pid, outp, errp, ER_RUN_TIMEOUT);
+}
+
+/* Fails unless the tool exited 1 with one line naming `path` and the
+ * limit. */
+static void assert_limit_error(struct er_run *r, const char *path) {
+  ck_assert_msg(r->status != -1 && !WIFSIGNALED(r->status),
+                "the tool died of signal %d (SIGXFSZ is %d): %s",
+                WIFSIGNALED(r->status) ? WTERMSIG(r->status) : 0, SIGXFSZ,
+                r->err);
+  ck_assert_msg(er_exit_code(r, "eventring") == 1, "stderr: %s", r->err);
+  ck_assert_msg(strstr(r->err, path) && strstr(r->err, TOOL_LIMIT_TEXT),
+                "stderr: %s", r->err);
+}
+
+START_TEST(test_tool_snapshot_under_limit) {
+  ER_NEED_TOOL();
+  NEED_TRACING();
+  char dir[64];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  pid_t pid = other_process_file(10);
+  char ring[PATH_MAX], out[PATH_MAX], json[PATH_MAX];
+  er_ring_path_for(ring, sizeof ring, dir, pid);
+  snprintf(out, sizeof out, "%s/snap.events", dir);
+  const char *args[] = {"snapshot", "-o", out, ring, NULL};
+  struct er_run r = run_tool_limited(dir, args);
+  assert_limit_error(&r, out);
+  er_assert_one_error(&r, NULL);
+  ck_assert_int_eq(access(out, F_OK), -1);
+  er_run_free(&r);
+  /* As a trace: the compact file in between is over the limit too. */
+  snprintf(json, sizeof json, "%s/snap.json", dir);
+  const char *jargs[] = {"snapshot", "--format", "json", "-o", json, ring,
+                         NULL};
+  r = run_tool_limited(dir, jargs);
+  ck_assert_msg(er_exit_code(&r, "eventring") == 1, "stderr: %s", r.err);
+  ck_assert_msg(strstr(r.err, TOOL_LIMIT_TEXT), "stderr: %s", r.err);
+  ck_assert_int_eq(access(json, F_OK), -1);
+  er_run_free(&r);
+  er_rmdir(dir);
+}
+END_TEST
+
+START_TEST(test_tool_trace_under_limit) {
+  ER_NEED_TOOL();
+  NEED_TRACING();
+  char dir[64];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  /* Some 100 bytes of JSON an event: well over the limit. */
+  pid_t pid = other_process_file(5000);
+  char ring[PATH_MAX], out[PATH_MAX];
+  er_ring_path_for(ring, sizeof ring, dir, pid);
+  snprintf(out, sizeof out, "%s/trace.json", dir);
+  const char *args[] = {"trace", "-o", out, ring, NULL};
+  struct er_run r = run_tool_limited(dir, args);
+  assert_limit_error(&r, out);
+  er_run_free(&r);
+  /* Neither the trace nor the file it was written to before its rename. */
+  ck_assert_int_eq(access(out, F_OK), -1);
+  ck_assert_int_eq(er_count_entries(dir, ""), 1);
+  /* dump -o writes its file directly: removed too. */
+  snprintf(out, sizeof out, "%s/dump.txt", dir);
+  const char *dargs[] = {"dump", "-o", out, ring, NULL};
+  r = run_tool_limited(dir, dargs);
+  assert_limit_error(&r, out);
+  ck_assert_int_eq(access(out, F_OK), -1);
+  er_run_free(&r);
+  er_rmdir(dir);
+}
+END_TEST
+
+/* Waits (bounded) until the file at `path` holds `text` `n` times. */
+static int wait_text(const char *path, const char *text, int n) {
+  double give_up = er_now() + ER_RUN_TIMEOUT;
+  for (;;) {
+    char *s = er_slurp(path, NULL);
+    int k = 0;
+    for (const char *p = s; (p = strstr(p, text)) != NULL; p++) k++;
+    free(s);
+    if (k >= n) return 1;
+    if (er_now() > give_up) return 0;
+    er_sleep_ms(20);
+  }
+}
+
+/* watch --dir under the limit: each snapshot fails with one line, leaves
+ * no file, and the watcher goes on to the next process. */
+START_TEST(test_tool_watch_under_limit) {
+  ER_NEED_TOOL();
+  NEED_TRACING();
+  const char *writer = er_prog_path("watch_writer");
+  if (!writer) ER_SKIP("watch_writer is not built");
+  char w[PATH_MAX];
+  snprintf(w, sizeof w, "%s", writer);
+  char dir[64], ev[64], outp[PATH_MAX], errp[PATH_MAX];
+  snprintf(ev, sizeof ev, "%s", er_tmpdir());
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  const char *args[] = {"watch", "--when", "event:app.slow", "--before",
+                        "300ms", "--after", "50ms", "--every", "1ms",
+                        "--out", dir, "--dir", ev, NULL};
+  rlim_t was = set_soft_limit(TOOL_LIMIT);
+  pid_t tool = er_start_tool(dir, args, 0, outp, errp);
+  set_soft_limit(was);
+  ck_assert_msg(wait_text(errp, "watching", 1), "the watcher did not start");
+  char envdir[PATH_MAX];
+  snprintf(envdir, sizeof envdir, "OCAML_RUNTIME_EVENTS_DIR=%s", ev);
+  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_START", "1", 1), 0);
+  for (int i = 0; i < 2; i++) {
+    char o[PATH_MAX], e[PATH_MAX];
+    const char *wargs[] = {"--lead", "300", "--inject", "event", "--tail",
+                           "100", NULL};
+    pid_t p = er_start(dir, w, wargs, ER_FD_NULL, envdir, 0, o, e);
+    struct er_run wr = er_finish(p, o, e, ER_RUN_TIMEOUT);
+    ck_assert_msg(er_exit_code(&wr, "watch_writer") == 0, "writer: %s",
+                  wr.err);
+    er_run_free(&wr);
+    /* The watcher is still there, and says why this one failed. */
+    ck_assert_msg(wait_text(errp, TOOL_LIMIT_TEXT, i + 1),
+                  "no failure reported for writer %d", i);
+    ck_assert_int_eq(kill(tool, 0), 0);
+  }
+  kill(tool, SIGTERM);
+  struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
+  ck_assert_msg(r.status != -1 && !(WIFSIGNALED(r.status) &&
+                                    WTERMSIG(r.status) == SIGXFSZ),
+                "status 0x%x: %s", r.status, r.err);
+  ck_assert_msg(er_exit_code(&r, "eventring watch") != 0, "%s", r.err);
+  ck_assert_msg(strstr(r.err, "watch: snapshot of watch_writer"), "%s",
+                r.err);
+  /* Nothing left behind: the snapshots were refused before a byte. */
+  ck_assert_int_eq(er_count_entries(dir, ".events"), 0);
+  ck_assert_int_eq(er_count_entries(dir, ".part"), 0);
+  er_run_free(&r);
+}
+END_TEST
+
 static TCase *tc_fsize(void) {
   TCase *tc = er_tcase("fsize");
   tcase_add_test(tc, test_start_over_limit_fails_cleanly);
   tcase_add_test(tc, test_env_start_over_limit_runs_untraced);
+  tcase_add_test(tc, test_snapshot_after_lowering_limit);
+  tcase_add_test(tc, test_fork_after_lowering_limit);
+  tcase_add_test(tc, test_tool_snapshot_under_limit);
+  tcase_add_test(tc, test_tool_trace_under_limit);
+  tcase_add_test(tc, test_tool_watch_under_limit);
   return tc;
 }
 

@@ -21,6 +21,11 @@
  * exits with TOOL_EXIT_PIPE without a word, which is what a shell shows
  * for a command killed by SIGPIPE but without dying mid-write.  Any other
  * write error (a full disk, a closed descriptor) is reported once.
+ * SIGXFSZ is ignored too: a write past the file size limit (`ulimit -f`)
+ * then fails with EFBIG instead of killing the tool halfway through a
+ * file, and is reported (tool_strerror() names the limit) as any other.
+ * A report that could not be written whole to the regular file of `-o
+ * FILE` is removed rather than left cut short.
  *
  * Errors go to stderr as exactly one line starting with "eventring: ",
  * which scripts and the tests rely on.
@@ -32,7 +37,9 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -56,10 +63,33 @@ static int command_given;
 #define NO_SAVED (-1)
 #define CLOSED_SAVED (-2)
 static int saved_stdout = NO_SAVED;
+/* The regular file of `-o FILE` that fd 1 writes, removed when the
+ * report fails; empty when fd 1 is none. */
+static char out_file[PATH_MAX];
+/* SIGXFSZ's disposition as the tool was given it, for the command. */
+static struct sigaction xfsz_given;
+static int xfsz_saved;
 
 void tool_output_init(void) {
   setvbuf(stdout, outbuf, _IOFBF, sizeof outbuf);
   signal(SIGPIPE, SIG_IGN);
+  struct sigaction ign;
+  memset(&ign, 0, sizeof ign);
+  ign.sa_handler = SIG_IGN;
+  xfsz_saved = sigaction(SIGXFSZ, &ign, &xfsz_given) == 0;
+}
+
+const char *tool_strerror(int err) {
+  static char buf[192];
+  struct rlimit rl;
+  if (err == EFBIG && getrlimit(RLIMIT_FSIZE, &rl) == 0 &&
+      rl.rlim_cur != RLIM_INFINITY) {
+    snprintf(buf, sizeof buf,
+             "%s: over the file size limit of %llu bytes (ulimit -f)",
+             strerror(err), (unsigned long long)rl.rlim_cur);
+    return buf;
+  }
+  return strerror(err);
 }
 
 void tool_error(const char *fmt, ...) {
@@ -100,7 +130,12 @@ int tool_output_finish(void) {
   tool_output_ok();
   if (!out_errno) return TOOL_EXIT_OK;
   if (out_errno == EPIPE) return TOOL_EXIT_PIPE;
-  tool_error("%s: %s", out_name, strerror(out_errno));
+  if (out_file[0] && unlink(out_file) == 0)
+    tool_error("%s: %s (the incomplete file is removed)", out_name,
+               tool_strerror(out_errno));
+  else
+    tool_error("%s: %s", out_name, tool_strerror(out_errno));
+  out_file[0] = 0;
   return TOOL_EXIT_INPUT;
 }
 
@@ -339,6 +374,7 @@ int tool_output_open_for(const char *path, unsigned flags, const char *help,
     }
     close(fd);
     out_name = path;
+    if (S_ISREG(st.st_mode)) snprintf(out_file, sizeof out_file, "%s", path);
   }
   if ((flags & TOOL_OUTPUT_BINARY) && isatty(STDOUT_FILENO))
     return tool_usage_error(help, "will not write a binary trace to a "
@@ -348,11 +384,13 @@ int tool_output_open_for(const char *path, unsigned flags, const char *help,
 }
 
 void tool_output_child_streams(void) {
-  /* Only dup2 and close: this runs between fork and exec. */
+  /* Only dup2, close and sigaction: this runs between fork and exec.  An
+   * ignored signal stays ignored across exec. */
   if (saved_stdout >= 0)
     dup2(saved_stdout, STDOUT_FILENO);
   else if (saved_stdout == CLOSED_SAVED)
     close(STDOUT_FILENO);
+  if (xfsz_saved) sigaction(SIGXFSZ, &xfsz_given, NULL);
 }
 
 /* ------------------------------------------------------------------ */

@@ -89,7 +89,8 @@ static int write_events(struct er_snap *s, const char *path,
   if (!to_stdout && close(fd) < 0 && !r) r = -errno;
   if (r) {
     if (r == -EPIPE) return TOOL_EXIT_PIPE;
-    tool_error("%s: %s", to_stdout ? "standard output" : path, strerror(-r));
+    tool_error("%s: %s", to_stdout ? "standard output" : path,
+               tool_strerror(-r));
     if (!to_stdout) unlink(path);
     return TOOL_EXIT_INPUT;
   }

@@ -221,8 +221,13 @@ int tool_output_open_reading(const char *path, const char *help,
 int tool_output_check_path(const char *path, const char *help);
 
 /* In the spawned command's child, between fork and exec: gives it back
- * the tool's original standard output (async-signal-safe). */
+ * the tool's original standard output and SIGXFSZ's disposition
+ * (async-signal-safe). */
 void tool_output_child_streams(void);
+
+/* strerror(err), with the file size limit named for EFBIG (static
+ * storage, overwritten by the next call). */
+const char *tool_strerror(int err);
 
 /* Returns 1 while writes to standard output work, 0 once one has failed;
  * the subcommand then stops reading and returns tool_output_finish()'s

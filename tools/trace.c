@@ -1271,7 +1271,7 @@ int tool_trace(int argc, char **argv) {
     if (fclose(t->out) != 0 && !werr) werr = errno ? errno : EIO;
     if (!werr && t->failed) werr = ENOMEM;
     if (werr) {
-      tool_error("%s: %s", outpath, strerror(werr));
+      tool_error("%s: %s", outpath, tool_strerror(werr));
       unlink(tmp);
       rc = TOOL_EXIT_INPUT;
     } else if (rename(tmp, outpath) != 0) {

@@ -711,9 +711,10 @@ static void close_window(struct target *t) {
     unlink(events);
   }
   if (e) {
-    tool_error("watch: snapshot of %s (pid %ld) for %s: %s", t->program,
-               (long)t->pid, w->cond->text,
-               eventring_strerror(e));
+    tool_error("watch: snapshot of %s (pid %ld) for %s: %s%s%s", t->program,
+               (long)t->pid, w->cond->text, fd >= 0 ? path : "",
+               fd >= 0 ? ": " : "",
+               e < 0 ? tool_strerror(-e) : eventring_strerror(e));
     W.failed = 1;
   } else {
     W.written++;
