@@ -529,6 +529,87 @@ START_TEST(test_dir) {
 }
 END_TEST
 
+/* progs/script_writer, traced in `dir`, told what to record by say(). */
+static struct er_pipe_proc start_script(const char *dir) {
+  static char dirvar[128], path[PATH_MAX];
+  snprintf(dirvar, sizeof dirvar, "OCAML_RUNTIME_EVENTS_DIR=%s", dir);
+  snprintf(path, sizeof path, "%s/script_writer", progs_dir());
+  char *argv[] = {path, NULL};
+  char *env[] = {dirvar, NULL};
+  struct er_pipe_proc p = er_pipe_start(argv, env, NULL);
+  char line[64];
+  ck_assert_msg(read_line(&p, line, sizeof line, 10) == 0 &&
+                    !strncmp(line, "ready ", 6),
+                "script_writer did not get ready: '%s'", line);
+  return p;
+}
+
+/* Sends one command to a script_writer and returns what it answered
+ * ("ok RC"), once the command is done. */
+static int say(struct er_pipe_proc *p, const char *cmd) {
+  size_t n = strlen(cmd);
+  ck_assert_int_eq(write(p->in, cmd, n), (ssize_t)n);
+  ck_assert_int_eq(write(p->in, "\n", 1), 1);
+  char line[64];
+  ck_assert_msg(read_line(p, line, sizeof line, 10) == 0 &&
+                    !strncmp(line, "ok ", 3),
+                "script_writer: '%s' answered '%s'", cmd, line);
+  return atoi(line + 3);
+}
+
+/* --dir follows a process through its tracing sessions: each stop and
+ * start makes a new file for the same pid, and the series go on from
+ * the earlier sessions' totals (counters stay monotonic), whether a scan
+ * saw the gap between the files or only the new file in place of the
+ * old. */
+START_TEST(test_dir_sessions) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  char d[64], log[128], s[256], lab[96];
+  snprintf(d, sizeof d, "%s", er_tmpdir());
+  snprintf(log, sizeof log, "%s/exporter.log", er_tmpdir());
+  char *args[] = {"--dir", d, NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, log, &port, 0);
+  struct er_pipe_proc w = start_script(d);
+  snprintf(lab, sizeof lab, "pid=\"%ld\",program=\"script_writer\"",
+           (long)w.pid);
+  ck_assert_int_eq(say(&w, "reg unit sess.tick"), 0);
+  ck_assert_int_eq(say(&w, "reg span sess.span"), 1);
+  snprintf(s, sizeof s, "eventring_user_sess_tick_total{%s,event=\"sess.tick\"}",
+           lab);
+  static const int per_session[] = {5, 7, 11};
+  double total = 0, read_before = 0;
+  for (int k = 0; k < 3; k++) {
+    char cmd[32];
+    ck_assert_int_eq(say(&w, "start"), 0);
+    snprintf(cmd, sizeof cmd, "unit 0 %d", per_session[k]);
+    say(&w, cmd);
+    say(&w, "span 1");
+    total += per_session[k];
+    char *body = scrape_until(port, s, total);
+    check_format(body);
+    ck_assert_double_eq(need(body, s), total);
+    char q[256];
+    snprintf(q, sizeof q,
+             "eventring_user_sess_span_seconds_count{%s,event=\"sess.span\"}",
+             lab);
+    ck_assert_double_eq(need(body, q), k + 1);
+    snprintf(q, sizeof q, "eventring_events_read_total{%s}", lab);
+    double read = need(body, q);
+    ck_assert_double_gt(read, read_before);
+    read_before = read;
+    ck_assert_double_eq(need(body, "eventring_rings"), 1);
+    free(body);
+    ck_assert_int_eq(say(&w, "stop"), 0);
+  }
+  er_pipe_finish(&w, 10);
+  kill(e.pid, SIGTERM);
+  int es = er_pipe_finish(&e, 10);
+  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 128 + SIGTERM,
+                "exporter status %d", es);
+}
+END_TEST
+
 START_TEST(test_usage) {
   if (!tool_path()) ER_SKIP("EVENTRING_TEST_TOOL unset");
   const char *dir = er_tmpdir();
@@ -1169,6 +1250,7 @@ static TCase *tc_exporter(void) {
   tcase_add_test(tc, test_command);
   tcase_add_test(tc, test_event_filter);
   tcase_add_test(tc, test_dir);
+  tcase_add_test(tc, test_dir_sessions);
   tcase_add_test(tc, test_usage);
   tcase_add_test(tc, test_promtool);
   return tc;

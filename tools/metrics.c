@@ -22,9 +22,13 @@
  * reads at most POLL_BATCH events under the mutex so that a scrape never
  * waits long.  A file that disappears (its process exited and removed
  * it) is drained one last time and keeps its final values for --keep
- * seconds, so that at least one scrape can see how the process ended; a
- * file replaced by another of the same name (the process started tracing
- * again) is a new target.  Files that cannot be read (another user's, a
+ * seconds, so that at least one scrape can see how the process ended.  A
+ * process that stops tracing and starts again writes a new file for the
+ * same pid: the same process (pid, start time and program) keeps its
+ * target, which reads the new file after the rest of the old one, so
+ * that its counters and histograms are sums over its sessions and never
+ * go back (rebind()); another process given the pid is a new target.
+ * Files that cannot be read (another user's, a
  * half-written one that stays malformed) are reported once each, and
  * cost next to nothing afterwards (dirscan.c).  A file whose process is
  * dead is read to its end and closed at once, its series kept while the
@@ -151,6 +155,7 @@ int tool_metrics(int argc, char **argv) {
 
 #include "analysis.h"
 #include "events.h"
+#include "starttime.h"
 
 /* How often --dir is scanned for files that appeared or vanished. */
 #define SCAN_NS 250000000ULL
@@ -238,8 +243,13 @@ struct target {
   uint64_t gone_ns;  /* when */
   int failed;        /* a read error: no more polls */
   int ended;         /* its process is dead, its file read and closed */
-  int unrec_ok;      /* `unrec` holds the file's last word on them */
-  struct tool_unrecorded unrec; /* dropped and malformed, once closed */
+  int stopped;       /* ring_stop read: this session is over */
+  /* Dropped and malformed events of the sessions closed so far (their
+   * files' last word), to which the open file's own are added. */
+  int unrec_ok;      /* `unrec` holds something */
+  struct tool_unrecorded unrec;
+  uint64_t start_time; /* the process's (starttime.c), when start_known */
+  int start_known;
   int seen;          /* found by the current scan */
   struct pauses pauses;  /* analysis.c's tracker, live */
   struct hist pause;
@@ -320,6 +330,29 @@ static void target_free(struct target *t) {
   free(t);
 }
 
+/* a += b, each count saturating. */
+static void unrec_add(struct tool_unrecorded *a,
+                      const struct tool_unrecorded *b) {
+  uint64_t *x[3] = {&a->dropped, &a->no_slot, &a->malformed};
+  const uint64_t y[3] = {b->dropped, b->no_slot, b->malformed};
+  for (int i = 0; i < 3; i++)
+    *x[i] = *x[i] + y[i] < *x[i] ? UINT64_MAX : *x[i] + y[i];
+}
+
+/* Closes `t`'s file, which nothing more will be read from: what its
+ * writer dropped and its reader skipped joins the counts of the
+ * sessions before it, and its descriptor goes.  Needs M.lock. */
+static void close_session(struct target *t) {
+  if (!t->cursor) return;
+  struct tool_unrecorded u;
+  if (tool_unrecorded(t->cursor, &u) == 0) {
+    unrec_add(&t->unrec, &u);
+    t->unrec_ok = 1;
+  }
+  if (t->own_cursor) eventring_cursor_free(t->cursor);
+  t->cursor = NULL;
+}
+
 /* Events were lost in domain d, it paused, or another thread took the
  * slot: the user spans open there will never be seen to end (the pause
  * tracker is told by the caller). */
@@ -368,6 +401,14 @@ static struct user_state *user_of(struct target *t, int id,
     if (!t->user_by_id) return NULL;
   }
   if (t->user_by_id[id]) return t->user_by_id[id];
+  char buf[TOOL_NAME_BUF];
+  const char *shown =
+      tool_name_or(buf, name, tool_name_fallback[TOOL_NAME_USER], id);
+  /* One state per name: the ids of a later session (or two ids of one
+   * name in a file) add to the same series. */
+  for (int i = 0; i < t->nusers; i++)
+    if (!strncmp(t->users[i]->name, shown, sizeof t->users[i]->name - 1))
+      return t->user_by_id[id] = t->users[i];
   if (t->nusers == t->capusers) {
     int cap = t->capusers ? 2 * t->capusers : 16;
     struct user_state **p = realloc(t->users, (size_t)cap * sizeof *p);
@@ -378,10 +419,7 @@ static struct user_state *user_of(struct target *t, int id,
   struct user_state *u = calloc(1, sizeof *u);
   if (!u) return NULL;
   u->id = id;
-  char buf[TOOL_NAME_BUF];
-  copy_name(u->name,
-            tool_name_or(buf, name, tool_name_fallback[TOOL_NAME_USER], id),
-            sizeof u->name);
+  copy_name(u->name, shown, sizeof u->name);
   sanitise(u->metric, sizeof u->metric, "eventring_user_", u->name);
   t->users[t->nusers++] = u;
   t->user_by_id[id] = u;
@@ -477,8 +515,14 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
     cut_spans(t, domain);
     break;
   case EVENTRING_LIFECYCLE_RING_RESUME:
+    t->paused = 0;
+    break;
   case EVENTRING_LIFECYCLE_RING_START:
     t->paused = 0;
+    t->stopped = 0;
+    break;
+  case EVENTRING_LIFECYCLE_RING_STOP:
+    t->stopped = 1;
     break;
   case EVENTRING_LIFECYCLE_DOMAIN_SPAWN:
   case EVENTRING_LIFECYCLE_DOMAIN_TERMINATE:
@@ -811,9 +855,11 @@ out:
 /* What the writer dropped and the reader skipped: from the file while it
  * is open, then as it last said.  Returns 0 when nothing is known. */
 static int unrecorded(const struct target *t, struct tool_unrecorded *u) {
-  if (t->cursor) return tool_unrecorded(t->cursor, u) == 0;
   *u = t->unrec;
-  return t->unrec_ok;
+  struct tool_unrecorded now;
+  if (!t->cursor || tool_unrecorded(t->cursor, &now) != 0) return t->unrec_ok;
+  unrec_add(u, &now);
+  return 1;
 }
 
 enum unrecorded_kind { DROPPED, MALFORMED };
@@ -1085,11 +1131,92 @@ static void end_target(struct target *t, const eventring_callbacks *cb) {
     pthread_mutex_unlock(&M.lock);
   } while (r > 0);
   pthread_mutex_lock(&M.lock);
-  t->unrec_ok = tool_unrecorded(t->cursor, &t->unrec) == 0;
-  eventring_cursor_free(t->cursor);
-  t->cursor = NULL;
+  close_session(t);
   t->ended = 1;
   pthread_mutex_unlock(&M.lock);
+}
+
+/* Grows `t`'s per-domain arrays to `nd` domains (a later session's file
+ * may have more slots).  Returns 0, or -1 when out of memory (then the
+ * domains above t->nd are not exported).  Needs M.lock. */
+static int grow_domains(struct target *t, int nd) {
+  if (nd <= t->nd) return 0;
+  size_t old = (size_t)t->nd, n = (size_t)nd;
+#define GROW(p, each)                                                   \
+  do {                                                                 \
+    if (p) {                                                           \
+      void *q = realloc(p, n * (each));                                \
+      if (!q) return -1;                                               \
+      memset((char *)q + old * (each), 0, (n - old) * (each));         \
+      p = q;                                                           \
+    }                                                                  \
+  } while (0)
+  GROW(t->counter, MAX_COUNTERS * sizeof *t->counter);
+  GROW(t->counter_set, MAX_COUNTERS);
+  for (int i = 0; i < t->nusers; i++) {
+    struct user_state *u = t->users[i];
+    GROW(u->ival, sizeof *u->ival);
+    GROW(u->iset, 1);
+    GROW(u->open, sizeof *u->open);
+  }
+#undef GROW
+  t->nd = nd;
+  return 0;
+}
+
+/* Makes cursor `c` on `path` the file of `t`, whose process started
+ * tracing again: what the earlier file holds is read first and joins
+ * the totals, which go on from there (counters stay monotonic); the
+ * gauges keep their latest values until the new file sets them.
+ * Returns 0, or -1 when out of memory (`t` is then unchanged but for
+ * its earlier file, closed). */
+static int rebind(struct target *t, eventring_cursor *c, const char *path,
+                  const struct stat *st, const eventring_callbacks *cb) {
+  if (t->cursor && !t->failed) {
+    int r;
+    do {
+      pthread_mutex_lock(&M.lock);
+      r = eventring_cursor_poll(t->cursor, cb, t, POLL_BATCH);
+      pthread_mutex_unlock(&M.lock);
+    } while (r > 0);
+  }
+  pthread_mutex_lock(&M.lock);
+  close_session(t);
+  struct pauses fresh;
+  int nd = eventring_cursor_max_domains(c);
+  if (nd < 1) nd = 1;
+  if (grow_domains(t, nd) < 0 ||
+      pauses_init(&fresh, c, t->nd, on_pause, t) < 0) {
+    pauses_free(&fresh);
+    pthread_mutex_unlock(&M.lock);
+    return -1;
+  }
+  pauses_free(&t->pauses);
+  t->pauses = fresh;
+  t->pauses.live = 1;
+  eventring_cursor_set_numbering(c, M.numbering);
+  t->cursor = c;
+  t->own_cursor = 1;
+  copy_name(t->path, path, sizeof t->path);
+  t->dev = st->st_dev;
+  t->ino = st->st_ino;
+  t->lost_words = eventring_cursor_lost_unit(c) == EVENTRING_LOST_WORDS;
+  /* Ids are the file's: the new one maps them again, by name. */
+  if (t->user_by_id)
+    memset(t->user_by_id, 0,
+           EVENTRING_MAX_USER_EVENTS * sizeof *t->user_by_id);
+  for (int d = 0; d < t->nd; d++) cut_spans(t, d);
+  t->paused = t->stopped = t->ended = t->failed = t->gone = 0;
+  pthread_mutex_unlock(&M.lock);
+  return 0;
+}
+
+/* Whether the file `t` read is still at its path (not removed, not
+ * replaced by another). */
+static int file_still_there(const struct target *t) {
+  struct stat st;
+  return lstat(t->path, &st) == 0 && st.st_dev == t->dev &&
+         st.st_ino == t->ino;
 }
 
 /* The target is the file's handle for dirscan.c: it is freed only after
@@ -1103,18 +1230,38 @@ static void scan_still(void *arg, void *handle) {
 static void *scan_found(void *arg, eventring_cursor *c, const char *path,
                         pid_t pid, const struct stat *st) {
   const eventring_callbacks *cb = arg;
-  /* The same pid's earlier file (tracing stopped and started again)
-   * must not give a second series with the same labels; another name
-   * for the same pid (a leading 0) that is still there is declined. */
+  uint64_t start = 0;
+  int start_known = er_proc_start_time(pid, &start) == 0;
+  char prog[64];
+  tool_process_name(pid, prog, sizeof prog);
+  /* A file of a process we already follow is its next tracing session
+   * (stop, then start again, makes a new file): it goes on feeding the
+   * same series, so that their counters stay monotonic.  While the
+   * earlier file is still there and its session not over, the new one
+   * is another name for the same writer (a leading 0): declined. */
+  for (struct target *t = M.targets; t; t = t->next) {
+    if (t->pid != pid || t->ended || t->start_known != start_known ||
+        (start_known && t->start_time != start) ||
+        strcmp(t->program, prog) != 0)
+      continue;
+    if (!t->gone && !t->stopped && file_still_there(t)) return NULL;
+    if (rebind(t, c, path, st, cb) < 0) return NULL;
+    t->seen = 1;
+    if (tool_process_gone(pid)) end_target(t, cb);
+    return t;
+  }
+  /* Another process's file under this pid must not give a second series
+   * with the same labels either: while a file of the earlier one is
+   * there under another name, the new one waits. */
   for (struct target *t = M.targets; t; t = t->next)
     if (t->pid == pid && !t->gone && strcmp(t->path, path) != 0)
       return NULL;
-  char prog[64];
-  tool_process_name(pid, prog, sizeof prog);
   struct target *t = target_new(c, 1, path, pid, prog);
   if (!t) return NULL;
   t->dev = st->st_dev;
   t->ino = st->st_ino;
+  t->start_time = start;
+  t->start_known = start_known;
   t->seen = 1;
   pthread_mutex_lock(&M.lock);
   for (struct target **tp = &M.targets; *tp;) {
@@ -1201,9 +1348,7 @@ static int follow_dir(const char *dir, uint64_t keep_ns,
                    eventring_strerror(r));
         /* Nothing more will be read from it: its descriptor goes. */
         pthread_mutex_lock(&M.lock);
-        t->unrec_ok = tool_unrecorded(t->cursor, &t->unrec) == 0;
-        eventring_cursor_free(t->cursor);
-        t->cursor = NULL;
+        close_session(t);
         pthread_mutex_unlock(&M.lock);
       }
     }
