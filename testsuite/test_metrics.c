@@ -971,6 +971,70 @@ START_TEST(test_promtool) {
 }
 END_TEST
 
+/* Events whose names clean alike, of one type or of several, in one
+ * process or in two, are all exported: a span r (r_seconds) beside an
+ * int r_seconds (r_seconds_value), an int r beside an int R (one family,
+ * the label event tells them apart), a unit y (y_total) beside an int
+ * y_total (y_total_value).  The old exporter dropped every family but
+ * the first of a name, so one process could hide another's. */
+START_TEST(test_name_collisions) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  const char *found = find_program("promtool");
+  if (!found) ER_SKIP("promtool is not installed (Debian: prometheus)");
+  char promtool[PATH_MAX];
+  snprintf(promtool, sizeof promtool, "%s", found);
+  char d[64], ld[64], log[128], s[512];
+  snprintf(d, sizeof d, "%s", er_tmpdir());
+  snprintf(ld, sizeof ld, "%s", er_tmpdir());
+  snprintf(log, sizeof log, "%s/exporter.log", ld);
+  char *args[] = {"--dir", d, NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, log, &port, 0);
+  struct er_pipe_proc a = start_script(d), b = start_script(d);
+  ck_assert_int_eq(say(&a, "reg span r"), 0);
+  ck_assert_int_eq(say(&a, "reg int R"), 1);
+  ck_assert_int_eq(say(&a, "reg unit y"), 2);
+  ck_assert_int_eq(say(&b, "reg int r_seconds"), 0);
+  ck_assert_int_eq(say(&b, "reg int r"), 1);
+  ck_assert_int_eq(say(&b, "reg int y_total"), 2);
+  ck_assert_int_eq(say(&a, "start"), 0);
+  ck_assert_int_eq(say(&b, "start"), 0);
+  say(&a, "span 0");
+  say(&a, "int 1 11");
+  say(&a, "unit 2 3");
+  say(&b, "int 0 21");
+  say(&b, "int 1 22");
+  say(&b, "int 2 23");
+  char la[96], lb[96];
+  snprintf(la, sizeof la, "pid=\"%ld\",program=\"script_writer\"", (long)a.pid);
+  snprintf(lb, sizeof lb, "pid=\"%ld\",program=\"script_writer\"", (long)b.pid);
+  snprintf(s, sizeof s, "eventring_user_r_seconds_value{%s,event=\"r_seconds\","
+           "domain=\"0\"}", lb);
+  char *body = scrape_until(port, s, 21);
+  check_format(body);
+  promtool_check(promtool, ld, body);
+  ck_assert_double_eq(need(body, s), 21);
+  snprintf(s, sizeof s, "eventring_user_r_seconds_count{%s,event=\"r\"}", la);
+  ck_assert_double_eq(need(body, s), 1);
+  snprintf(s, sizeof s, "eventring_user_r{%s,event=\"R\",domain=\"0\"}", la);
+  ck_assert_double_eq(need(body, s), 11);
+  snprintf(s, sizeof s, "eventring_user_r{%s,event=\"r\",domain=\"0\"}", lb);
+  ck_assert_double_eq(need(body, s), 22);
+  snprintf(s, sizeof s, "eventring_user_y_total{%s,event=\"y\"}", la);
+  ck_assert_double_eq(need(body, s), 3);
+  snprintf(s, sizeof s, "eventring_user_y_total_value{%s,event=\"y_total\","
+           "domain=\"0\"}", lb);
+  ck_assert_double_eq(need(body, s), 23);
+  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_user_r_seconds histogram\n"));
+  ck_assert_ptr_nonnull(strstr(body, "# TYPE eventring_user_r_seconds_value gauge\n"));
+  free(body);
+  er_pipe_finish(&a, 10);
+  er_pipe_finish(&b, 10);
+  kill(e.pid, SIGTERM);
+  er_pipe_finish(&e, 10);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Limits: idle connections, directories of many files, few descriptors. */
 
@@ -1253,6 +1317,7 @@ static TCase *tc_exporter(void) {
   tcase_add_test(tc, test_dir_sessions);
   tcase_add_test(tc, test_usage);
   tcase_add_test(tc, test_promtool);
+  tcase_add_test(tc, test_name_collisions);
   return tc;
 }
 

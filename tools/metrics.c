@@ -68,11 +68,12 @@
  * that two names that sanitise alike stay apart.  NAME is the event's
  * name made to follow Prometheus's naming rules (sanitise(): lower case,
  * '_' for every other character, type words in the plural); a gauge's
- * name that ends in _total, _count, _sum or _bucket gets _value after it
- * (gauge_suffix()).  `promtool check metrics` finds nothing to say about
- * the names, but for units a user's event name may spell (_ms, ...).  A
- * sanitised name that another family already took with another type is
- * skipped.
+ * name that ends in _total, _count, _sum, _bucket or _seconds gets _value
+ * after it, which keeps families of different types apart whatever the
+ * names (gauge_suffix()); a runtime counter whose cleaned name another
+ * counter of the same file has gets _ID after it.  `promtool check
+ * metrics` finds nothing to say about the names, but for units a user's
+ * event name may spell (_ms, ...).
  *
  * Pauses are tracked by the tracker of `eventring latency` and `stats`
  * (analysis.h) in its live mode, with the one difference a live exporter
@@ -775,12 +776,17 @@ static void put_entry(FILE *o, const struct entry *e) {
   }
 }
 
-/* A gauge whose name ends as a counter's or a histogram's samples do
- * (_total, _count, _sum, _bucket) would be read as one of theirs: such a
- * name gets _value after it. */
+/* The families named after events never collide across types, whatever
+ * the names: a user span's family ends in _seconds, a unit event's in
+ * _total, and a gauge's never ends in either (nor as a histogram's
+ * samples do, _count, _sum, _bucket): such a name gets _value after it.
+ * So a name another family's type would take (an int r_seconds beside a
+ * span r, in any process) is the gauge's with _value, and two events of
+ * one type whose names clean alike share a family, told apart by the
+ * label `event`. */
 static void gauge_suffix(char *family, size_t n) {
   static const char *const reserved[] = {"_total", "_count", "_sum",
-                                         "_bucket"};
+                                         "_bucket", "_seconds"};
   size_t len = strlen(family);
   for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++) {
     size_t r = strlen(reserved[i]);
@@ -805,12 +811,21 @@ static void render_named(FILE *o) {
     es[n++] = (x);                                                 \
   } while (0)
   for (const struct target *t = M.targets; t; t = t->next) {
+    size_t first_counter = n;
     for (int c = 0; c < MAX_COUNTERS && t->counter; c++) {
       if (!t->counter_name[c][0]) continue;
       struct entry e = {.kind = F_COUNTER, .t = t, .idx = c};
       sanitise(e.family, sizeof e.family, "eventring_runtime_",
                t->counter_name[c]);
       gauge_suffix(e.family, sizeof e.family);
+      /* Runtime counters have no label with their own name: a file whose
+       * table names two alike gets the later one's id after its name. */
+      for (size_t k = first_counter; k < n; k++)
+        if (!strcmp(es[k].family, e.family)) {
+          size_t len = strlen(e.family);
+          snprintf(e.family + len, sizeof e.family - len, "_%d", c);
+          break;
+        }
       ADD(e);
     }
     for (int i = 0; i < t->nusers; i++) {
@@ -838,12 +853,15 @@ static void render_named(FILE *o) {
   if (n > 1) qsort(es, n, sizeof *es, entry_cmp);
   for (size_t i = 0; i < n; i++) {
     int first = i == 0 || strcmp(es[i].family, es[i - 1].family) != 0;
+    /* A family of another type, or a series twice: the names made here
+     * never give them (gauge_suffix()), but whatever a file holds, the
+     * exposition must stay one that Prometheus accepts. */
     if (!first && es[i].kind != es[i - 1].kind) {
-      /* The name is taken by a family of another type: skip all of
-       * these (they sort together). */
       while (i + 1 < n && !strcmp(es[i + 1].family, es[i].family)) i++;
       continue;
     }
+    if (!first && es[i].kind == F_COUNTER && es[i].t == es[i - 1].t)
+      continue;
     if (first)
       put_family(o, es[i].family, fam_type[es[i].kind], fam_help[es[i].kind]);
     put_entry(o, &es[i]);
