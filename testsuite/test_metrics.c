@@ -1098,6 +1098,59 @@ START_TEST(test_idle_connections) {
 }
 END_TEST
 
+#define SLOW_CONNECTIONS 16 /* the exporter's limit for one address */
+
+/* Connections that send their headers one byte at a time hold the
+ * exporter's every slot for their address, whatever the idle timeout
+ * (each byte restarts it): the header deadline (--header-timeout) cuts
+ * them, after which a scrape from that address is answered.  This test
+ * is the slow client: it sends a byte on each connection every 200 ms
+ * until the exporter has closed them all (bounded by 30 s; the old
+ * exporter never closed them), then scrapes. */
+START_TEST(test_slow_headers) {
+  if (!tool_path()) ER_SKIP("EVENTRING_TEST_TOOL unset");
+  char d[64], log[128];
+  snprintf(d, sizeof d, "%s", er_tmpdir());
+  snprintf(log, sizeof log, "%s/exporter.log", er_tmpdir());
+  char *args[] = {"--dir", d, "--header-timeout", "1", NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, log, &port, 0);
+  int fds[SLOW_CONNECTIONS];
+  for (int i = 0; i < SLOW_CONNECTIONS; i++)
+    fds[i] = idle_connection("127.0.0.1", port);
+  static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+  size_t sent = 0;
+  int open = SLOW_CONNECTIONS;
+  double end = er_now() + 30;
+  while (open > 0 && er_now() < end) {
+    for (int i = 0; i < SLOW_CONNECTIONS; i++) {
+      if (fds[i] < 0) continue;
+      char c = sent < sizeof req - 1 ? req[sent] : 'a';
+      char buf[256];
+      ssize_t r = recv(fds[i], buf, sizeof buf, MSG_DONTWAIT);
+      if (r == 0 || (r < 0 && errno != EAGAIN && errno != EWOULDBLOCK) ||
+          send(fds[i], &c, 1, MSG_NOSIGNAL | MSG_DONTWAIT) < 0) {
+        /* The exporter closed it. */
+        close(fds[i]);
+        fds[i] = -1;
+        open--;
+      }
+    }
+    sent++;
+    er_sleep_ms(200);
+  }
+  ck_assert_msg(open == 0, "%d of %d slow connections still open after 30 s",
+                open, SLOW_CONNECTIONS);
+  char *body = scrape(port);
+  ck_assert_double_eq(need(body, "eventring_rings"), 0);
+  free(body);
+  kill(e.pid, SIGTERM);
+  int es = er_pipe_finish(&e, 10);
+  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 128 + SIGTERM,
+                "exporter status %d", es);
+}
+END_TEST
+
 /* Counting a traced program's system calls on ring files, scan by scan:
  * the program runs under ptrace here, and every openat, open, stat,
  * lstat, newfstatat and statx whose path ends in ".events" counts for
@@ -1324,6 +1377,7 @@ static TCase *tc_exporter(void) {
 static TCase *tc_limits(void) {
   TCase *tc = er_tcase("limits");
   tcase_add_test(tc, test_idle_connections);
+  tcase_add_test(tc, test_slow_headers);
   tcase_add_test(tc, test_dir_scan_cost);
   tcase_add_test(tc, test_few_descriptors);
   return tc;

@@ -7,10 +7,9 @@
  * serves the text exposition format (version 0.0.4) on /metrics while
  * reading the rings continuously.  Two threads share the state under one
  * mutex: the main thread reads (polls the cursors), and libmicrohttpd's
- * own thread answers requests by rendering a snapshot.  The HTTP side is
- * entirely libmicrohttpd's; we only open the listening socket ourselves,
- * so that it is bound to exactly the address given, port 0 works (the
- * port chosen is printed) and a bind error is reported precisely.
+ * own thread answers requests by rendering a snapshot.  The HTTP side,
+ * and what keeps scrapes answered whatever other clients do, is
+ * metrics_http.c's.
  *
  * Sources.  --pid and -- CMD go through source.c like every subcommand
  * (tool_source_read follows the writer until it is gone, then the
@@ -35,14 +34,6 @@
  * file stays: only the files of live processes hold a descriptor, so a
  * directory of more stale files than descriptors does not keep a live
  * process's file from being read.
- *
- * Limits of the HTTP side: scrapes must get through whatever idle
- * connections others hold.  One client address may hold PER_IP_LIMIT
- * connections (libmicrohttpd closes the next ones at once), all of them
- * together CONNECTION_LIMIT (bounded by the descriptors we have), and a
- * connection idle for CONNECTION_TIMEOUT seconds is closed.  The server
- * waits with epoll where there is one, which unlike select() takes
- * descriptors above 1023.
  *
  * What is exported (every series has the labels pid and program; the
  * program is /proc/PID/comm, or the spawned command's name):
@@ -109,6 +100,11 @@ static void help(void) {
       "                      every PID.events file that appears in DIR\n"
       "  --keep SECONDS      with --dir alone: how long a process's series\n"
       "                      stay after its file is gone (default 60)\n"
+      "  --header-timeout SECONDS\n"
+      "                      a connection that has not sent a request's\n"
+      "                      headers this long after it opened (or after "
+      "its\n"
+      "                      previous request) is closed (default 10)\n"
       "  --ocaml50           number phases as OCaml 5.0-5.2 did\n"
       "  --ocaml53           number phases as OCaml 5.3+ does (default:\n"
       "                      inferred from the file)\n"
@@ -144,18 +140,15 @@ int tool_metrics(int argc, char **argv) {
 #include <dirent.h>
 #include <inttypes.h>
 #include <limits.h>
-#include <microhttpd.h>
-#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
-#include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "analysis.h"
 #include "events.h"
+#include "metrics_http.h"
 #include "starttime.h"
 
 /* How often --dir is scanned for files that appeared or vanished. */
@@ -164,11 +157,6 @@ int tool_metrics(int argc, char **argv) {
 #define IDLE_NS 10000000L
 /* Events read per poll under the mutex in --dir mode. */
 #define POLL_BATCH 65536
-/* HTTP connections: from one address, in all, and seconds of idleness
- * before one is closed (the header comment says why). */
-#define PER_IP_LIMIT 16
-#define CONNECTION_LIMIT 512
-#define CONNECTION_TIMEOUT 5
 /* Phase and counter ids we keep series for; the format has 49 and 26. */
 #define MAX_PHASES 64
 #define MAX_COUNTERS 64
@@ -967,170 +955,14 @@ static void render(FILE *o) {
   render_named(o);
 }
 
-static void http_log(void *cls, const char *fmt, va_list ap) {
-  (void)cls;
-  char line[512];
-  vsnprintf(line, sizeof line, fmt, ap);
-  line[strcspn(line, "\n")] = '\0';
-  tool_error("metrics: %s", line);
-}
-
-static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
-                             const char *type, char *body, size_t len,
-                             enum MHD_ResponseMemoryMode mode) {
-  struct MHD_Response *r = MHD_create_response_from_buffer(len, body, mode);
-  if (!r) {
-    if (mode == MHD_RESPMEM_MUST_FREE) free(body);
-    return MHD_NO;
-  }
-  MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type);
-  enum MHD_Result ret = MHD_queue_response(conn, status, r);
-  MHD_destroy_response(r);
-  return ret;
-}
-
-static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
-                                  const char *url, const char *method,
-                                  const char *version,
-                                  const char *upload_data,
-                                  size_t *upload_data_size, void **state) {
-  (void)cls, (void)version, (void)upload_data, (void)state;
-  static const char text[] = "text/plain; charset=utf-8";
-  if (*upload_data_size) {
-    /* A body we do not want: take it and answer at the end. */
-    *upload_data_size = 0;
-    return MHD_YES;
-  }
-  if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
-    static char msg[] = "only GET and HEAD\n";
-    return reply(conn, MHD_HTTP_METHOD_NOT_ALLOWED, text, msg,
-                 sizeof msg - 1, MHD_RESPMEM_PERSISTENT);
-  }
-  if (!strcmp(url, "/")) {
-    static char msg[] = "eventring metrics: see /metrics\n";
-    return reply(conn, MHD_HTTP_OK, text, msg, sizeof msg - 1,
-                 MHD_RESPMEM_PERSISTENT);
-  }
-  if (strcmp(url, "/metrics") != 0) {
-    static char msg[] = "not found: see /metrics\n";
-    return reply(conn, MHD_HTTP_NOT_FOUND, text, msg, sizeof msg - 1,
-                 MHD_RESPMEM_PERSISTENT);
-  }
-  char *buf = NULL;
-  size_t len = 0;
-  FILE *o = open_memstream(&buf, &len);
-  if (!o) return MHD_NO;
+/* A scrape's page (metrics_http.c calls it in the server's thread). */
+static void render_locked(FILE *o, void *arg) {
+  (void)arg;
   pthread_mutex_lock(&M.lock);
   render(o);
   pthread_mutex_unlock(&M.lock);
-  if (fclose(o) != 0) {
-    free(buf);
-    return MHD_NO;
-  }
-  return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
-               buf, len, MHD_RESPMEM_MUST_FREE);
 }
 
-/* ------------------------------------------------------------------ */
-/* The listening socket and the server.                                 */
-
-/* Parses HOST:PORT or [HOST]:PORT and opens a listening socket bound to
- * exactly that address.  Returns the socket, or -1 after printing one
- * line (*usage set when the argument itself is wrong). */
-static int open_listener(const char *arg, int *usage, char *shown,
-                         size_t shown_size) {
-  char host[256];
-  const char *port;
-  *usage = 1;
-  if (arg[0] == '[') {
-    const char *close = strchr(arg, ']');
-    if (!close || close[1] != ':' || (size_t)(close - arg - 1) >= sizeof host)
-      return -1;
-    memcpy(host, arg + 1, (size_t)(close - arg - 1));
-    host[close - arg - 1] = '\0';
-    port = close + 2;
-  } else {
-    const char *colon = strrchr(arg, ':');
-    if (!colon || (size_t)(colon - arg) >= sizeof host) return -1;
-    memcpy(host, arg, (size_t)(colon - arg));
-    host[colon - arg] = '\0';
-    port = colon + 1;
-  }
-  if (!*host || !*port || strspn(port, "0123456789") != strlen(port) ||
-      strlen(port) > 5 || atoi(port) > 65535)
-    return -1;
-  *usage = 0;
-  struct addrinfo hints, *res = NULL;
-  memset(&hints, 0, sizeof hints);
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_NUMERICSERV;
-  int g = getaddrinfo(host, port, &hints, &res);
-  if (g != 0) {
-    tool_error("metrics: --listen %s: %s", arg, gai_strerror(g));
-    return -1;
-  }
-  int fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  int err = errno;
-  if (fd >= 0) {
-    int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    if (res->ai_family == AF_INET6)
-      setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof one);
-    if (bind(fd, res->ai_addr, res->ai_addrlen) < 0 || listen(fd, 64) < 0) {
-      err = errno;
-      close(fd);
-      fd = -1;
-    }
-  }
-  if (fd < 0) {
-    tool_error("metrics: cannot listen on %s: %s", arg, strerror(err));
-    freeaddrinfo(res);
-    return -1;
-  }
-  /* The address really bound, with the port chosen for port 0. */
-  struct sockaddr_storage ss;
-  socklen_t sl = sizeof ss;
-  char h[INET6_ADDRSTRLEN] = "?", p[16] = "?";
-  if (getsockname(fd, (struct sockaddr *)&ss, &sl) == 0)
-    getnameinfo((struct sockaddr *)&ss, sl, h, sizeof h, p, sizeof p,
-                NI_NUMERICHOST | NI_NUMERICSERV);
-  snprintf(shown, shown_size, res->ai_family == AF_INET6 ? "[%s]:%s" : "%s:%s",
-           h, p);
-  freeaddrinfo(res);
-  return fd;
-}
-
-static struct MHD_Daemon *start_server(int fd) {
-  /* The server's thread must leave SIGINT, SIGTERM and SIGHUP to the
-   * reader, whose sleep they cut short; it inherits this mask. */
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
-  /* A connection costs a descriptor: leave room for the ring files and
-   * the server's own, or accept() fails and each failure is logged. */
-  unsigned limit = CONNECTION_LIMIT;
-  struct rlimit rl;
-  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
-    rlim_t room = rl.rlim_cur > 64 ? (rl.rlim_cur - 64) / 2 : 0;
-    if (room < limit) limit = room > 8 ? (unsigned)room : 8;
-  }
-  struct MHD_Daemon *d = MHD_start_daemon(
-      MHD_USE_AUTO_INTERNAL_THREAD | MHD_USE_ERROR_LOG, 0, NULL, NULL,
-      on_request, NULL,
-      /* First, so that it catches the messages about the others too. */
-      MHD_OPTION_EXTERNAL_LOGGER, http_log, NULL,
-      MHD_OPTION_LISTEN_SOCKET, (MHD_socket)fd,
-      MHD_OPTION_CONNECTION_LIMIT, limit,
-      MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned)PER_IP_LIMIT,
-      MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)CONNECTION_TIMEOUT,
-      MHD_OPTION_END);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  return d;
-}
 
 /* ------------------------------------------------------------------ */
 /* --dir alone: following every ring file of a directory (dirscan.c    */
@@ -1384,13 +1216,14 @@ static int follow_dir(const char *dir, uint64_t keep_ns,
 /* ------------------------------------------------------------------ */
 
 int tool_metrics(int argc, char **argv) {
-  enum { OPT_LISTEN = TOOL_OPT_OWN, OPT_KEEP };
+  enum { OPT_LISTEN = TOOL_OPT_OWN, OPT_KEEP, OPT_HEADER_TIMEOUT };
   /* The source options but --follow, which is always on. */
   static const struct option longopts[] = {
       {"listen", required_argument, NULL, OPT_LISTEN},
       {"dir", required_argument, NULL, TOOL_OPT_DIR},
       {"pid", required_argument, NULL, TOOL_OPT_PID},
       {"keep", required_argument, NULL, OPT_KEEP},
+      {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
       {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},
       {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},
       {"help", no_argument, NULL, 'h'},
@@ -1400,7 +1233,7 @@ int tool_metrics(int argc, char **argv) {
   struct tool_source src;
   memset(&src, 0, sizeof src);
   const char *listen_arg = NULL;
-  double keep_s = 60;
+  double keep_s = 60, header_s = METRICS_HEADER_TIMEOUT;
   int c;
   while ((c = tool_getopt(argc, argv, ":h", longopts)) != -1) {
     if (c == OPT_LISTEN) {
@@ -1411,6 +1244,15 @@ int tool_metrics(int argc, char **argv) {
       keep_s = strtod(optarg, &end);
       if (end == optarg || *end || errno || !(keep_s >= 0) || keep_s > 1e6)
         return tool_usage_error(HELP_REF, "invalid --keep '%s' (seconds)",
+                                optarg);
+    } else if (c == OPT_HEADER_TIMEOUT) {
+      char *end;
+      errno = 0;
+      header_s = strtod(optarg, &end);
+      if (end == optarg || *end || errno || !(header_s > 0) || header_s > 1e6)
+        return tool_usage_error(HELP_REF,
+                                "invalid --header-timeout '%s' (seconds, "
+                                "above 0)",
                                 optarg);
     } else {
       int rc = tool_source_other(&src, c, argv, HELP_REF, help);
@@ -1443,7 +1285,7 @@ int tool_metrics(int argc, char **argv) {
   /* Listen first: a port in use is reported before a command is run. */
   int usage;
   char shown[INET6_ADDRSTRLEN + 16];
-  int fd = open_listener(listen_arg, &usage, shown, sizeof shown);
+  int fd = metrics_http_listen(listen_arg, &usage, shown, sizeof shown);
   if (fd < 0) {
     if (usage)
       return tool_usage_error(HELP_REF, "invalid --listen '%s' (ADDR:PORT, "
@@ -1459,7 +1301,7 @@ int tool_metrics(int argc, char **argv) {
     return TOOL_EXIT_INPUT;
   }
   int rc;
-  struct MHD_Daemon *server = NULL;
+  struct metrics_http *server = NULL;
   if (!dir_mode) {
     /* --pid or a command: source.c opens it (and says what is wrong). */
     src.follow = 1;
@@ -1476,7 +1318,7 @@ int tool_metrics(int argc, char **argv) {
     M.targets = t;
     M.lock_per_event = 1;
   }
-  server = start_server(fd);
+  server = metrics_http_start(fd, header_s, render_locked, NULL);
   if (!server) {
     tool_error("metrics: cannot start the HTTP server on %s", shown);
     rc = TOOL_EXIT_INPUT;
@@ -1491,13 +1333,13 @@ int tool_metrics(int argc, char **argv) {
   } else {
     rc = tool_source_read(&src, cb, M.targets);
     /* The server stops before the cursor goes. */
-    MHD_stop_daemon(server);
+    metrics_http_stop(server);
     server = NULL;
     tool_source_close(&src);
   }
 
 done:
-  if (server) MHD_stop_daemon(server);
+  if (server) metrics_http_stop(server);
   if (fd >= 0) close(fd);
   while (M.targets) {
     struct target *t = M.targets;

@@ -32,7 +32,8 @@
  *              rank test that tells a change from noise; jsonread.c:
  *              reading saved `stats --json` outputs);
  *   metrics.c  `eventring metrics`, a Prometheus exporter (it uses
- *              analysis.c's pause tracker too);
+ *              analysis.c's pause tracker too; metrics_http.c serves
+ *              it);
  *   snapshot.c `eventring snapshot`, what the rings hold now, and
  *   watch.c    `eventring watch`, the windows around triggers, both
  *              written by the library's compact-file writer
