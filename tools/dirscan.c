@@ -268,6 +268,15 @@ int tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
   return fresh;
 }
 
+int tool_dirscan_nofile(const struct tool_dirscan *d) {
+  const struct dirscan_files *f = d->files;
+  int n = 0;
+  for (size_t i = 0; f && i < f->nbuckets; i++)
+    for (const struct dirscan_entry *e = f->bucket[i]; e; e = e->next)
+      n += e->state == REFUSED && no_descriptor(e->err);
+  return n;
+}
+
 void tool_dirscan_free(struct tool_dirscan *d) {
   struct dirscan_files *f = d->files;
   if (!f) return;

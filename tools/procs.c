@@ -47,6 +47,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -64,7 +65,30 @@ enum { P_LIVE, P_GONE, P_DONE };
 struct tool_dirscan_state {
   struct tool_dirscan d;
   char dir[4096];
+  int swept;  /* sweep() has run */
+  int nofile; /* files it could not open for want of descriptors */
 };
+
+static int no_descriptor(int err) { return err == -EMFILE || err == -ENFILE; }
+
+/* The line for `n` ring files of `dir` that could not be opened for
+ * want of descriptors (of `total`, when known). */
+static void report_nofile(const char *dir, int n, int total) {
+  struct rlimit rl;
+  char limit[64] = "";
+  if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    snprintf(limit, sizeof limit, " (the limit on open files is %llu)",
+             (unsigned long long)rl.rlim_cur);
+  if (total)
+    tool_error("--dir: %d of the %d ring files in %s cannot be opened at "
+               "once: no file descriptor left%s; nothing was reported: "
+               "raise the limit (ulimit -n) or read fewer files at once",
+               n, total, dir, limit);
+  else
+    tool_error("%d ring file%s in %s could not be read: no file "
+               "descriptor left%s; raise the limit (ulimit -n)",
+               n, n == 1 ? "" : "s", dir, limit);
+}
 
 const char *tool_proc_label(const struct tool_proc *p, char *buf, size_t n) {
   char name[TOOL_TEXT_BUF(sizeof p->name)];
@@ -159,7 +183,9 @@ static int by_pid(const void *a, const void *b) {
 }
 
 /* Opens every ring file of DIR, in pid order.  A file that is not one is
- * said so and skipped; a directory with none is an error. */
+ * said so and skipped; a directory with none is an error, and so is one
+ * with more ring files than descriptors left: a report on some of the
+ * processes must not pass for one on all of them. */
 static int open_dir(struct tool_source *src) {
   int rc = tool_dirscan_check(src->dir, "--dir");
   if (rc != TOOL_EXIT_OK) return rc;
@@ -169,6 +195,7 @@ static int open_dir(struct tool_source *src) {
     return TOOL_EXIT_INPUT;
   }
   struct dirent *e;
+  int nofile = 0;
   while ((e = readdir(d)) != NULL) {
     if (!tool_pid_of_path(e->d_name)) continue;
     char path[4096], why[256];
@@ -177,6 +204,10 @@ static int open_dir(struct tool_source *src) {
       continue;
     eventring_cursor *c;
     int r = eventring_cursor_open_file(&c, path);
+    if (no_descriptor(r)) {
+      nofile++;
+      continue;
+    }
     if (r < 0) {
       tool_error("%s: %s (skipped)", path,
                  tool_ring_error(path, r, why, sizeof why));
@@ -188,6 +219,10 @@ static int open_dir(struct tool_source *src) {
     }
   }
   closedir(d);
+  if (nofile) {
+    report_nofile(src->dir, nofile, nofile + src->nprocs);
+    return TOOL_EXIT_INPUT;
+  }
   if (src->nprocs == 0) {
     tool_error("--dir: no ring file (PID.events) in %s", src->dir);
     return TOOL_EXIT_INPUT;
@@ -296,6 +331,8 @@ static void sweep(struct tool_source *src) {
   if (!src->scan) return;
   DIR *d = opendir(src->scan->dir);
   if (!d) return;
+  src->scan->swept = 1;
+  src->scan->nofile = 0;
   struct dirent *e;
   while ((e = readdir(d)) != NULL) {
     if (!tool_pid_of_path(e->d_name)) continue;
@@ -311,6 +348,10 @@ static void sweep(struct tool_source *src) {
     if (known) continue;
     eventring_cursor *c;
     int r = eventring_cursor_open_file(&c, path);
+    if (no_descriptor(r)) {
+      src->scan->nofile++;
+      continue;
+    }
     if (r < 0) {
       tool_error("%s: %s (skipped)", path,
                  tool_ring_error(path, r, why, sizeof why));
@@ -437,6 +478,15 @@ int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
   }
   if (!src->end_ns && src->cmd) src->end_ns = tool_now_ns();
   tool_progress_end();
+  /* Files that appeared while following and never got a descriptor:
+   * the report would pass over them in silence. */
+  int nofile = !src->scan ? 0
+               : src->scan->swept ? src->scan->nofile
+                                  : tool_dirscan_nofile(&src->scan->d);
+  if (rc == TOOL_EXIT_OK && nofile) {
+    report_nofile(src->scan->dir, nofile, 0);
+    rc = TOOL_EXIT_INPUT;
+  }
   for (int i = 0; rc == TOOL_EXIT_OK && i < src->nprocs; i++)
     if (src->procs[i]->events_read)
       tool_warn_numbering(src->procs[i]->cursor, src->procs[i]->path);

@@ -680,6 +680,9 @@ int tool_dirscan_check(const char *dir, const char *who);
  * looks malformed for an instant: worth another look soon). */
 int tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
                  void *arg);
+/* The files of the last scan that were refused for want of descriptors
+ * (EMFILE, ENFILE) and not taken since. */
+int tool_dirscan_nofile(const struct tool_dirscan *d);
 void tool_dirscan_free(struct tool_dirscan *d);
 
 /* A duration such as 10ms, 2.5s (units ns, us, ms, s) into *ns.
