@@ -714,7 +714,7 @@ static void close_window(struct target *t) {
     tool_error("watch: snapshot of %s (pid %ld) for %s: %s%s%s", t->program,
                (long)t->pid, w->cond->text, fd >= 0 ? path : "",
                fd >= 0 ? ": " : "",
-               e < 0 ? tool_strerror(-e) : eventring_strerror(e));
+               e == -EFBIG ? tool_strerror(EFBIG) : eventring_strerror(e));
     W.failed = 1;
   } else {
     W.written++;
