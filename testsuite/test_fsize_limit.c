@@ -365,6 +365,35 @@ START_TEST(test_tool_watch_under_limit) {
 }
 END_TEST
 
+/* A command run by a tool that ignores SIGXFSZ gets the disposition the
+ * tool was given (the default): an ignored signal would stay ignored
+ * across its exec. */
+START_TEST(test_tool_command_keeps_sigxfsz) {
+  ER_NEED_TOOL();
+  NEED_TRACING();
+  char dir[64], out[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  snprintf(out, sizeof out, "%s/dump.txt", dir);
+  const char *prog = er_prog_path("envstart");
+  if (!prog) ER_SKIP("envstart is not built");
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s", prog);
+  /* The shell shows what it was given, then becomes a traced program. */
+  const char *args[] = {"dump", "-o", out, "--", "bash", "-c",
+                        "grep SigIgn /proc/$$/status && exec \"$0\"", p,
+                        NULL};
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "eventring dump") == 0, "%s", r.err);
+  const char *ign = strstr(r.out, "SigIgn:");
+  ck_assert_msg(ign != NULL, "the command printed: %s", r.out);
+  unsigned long long mask = strtoull(ign + 7, NULL, 16);
+  ck_assert_msg(!(mask & (1ULL << (SIGXFSZ - 1))),
+                "the command ignores SIGXFSZ (SigIgn %llx)", mask);
+  er_run_free(&r);
+  er_rmdir(dir);
+}
+END_TEST
+
 static TCase *tc_fsize(void) {
   TCase *tc = er_tcase("fsize");
   tcase_add_test(tc, test_start_over_limit_fails_cleanly);
@@ -374,6 +403,7 @@ static TCase *tc_fsize(void) {
   tcase_add_test(tc, test_tool_snapshot_under_limit);
   tcase_add_test(tc, test_tool_trace_under_limit);
   tcase_add_test(tc, test_tool_watch_under_limit);
+  tcase_add_test(tc, test_tool_command_keeps_sigxfsz);
   return tc;
 }
 
