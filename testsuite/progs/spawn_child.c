@@ -14,14 +14,15 @@
  *                     0..99, then it exits 0;
  *   run SECONDS [ignore-int]
  *                     writes spawn.seq 0, 1, ... once a millisecond for
- *                     SECONDS, then exits 0; with ignore-int, SIGINT is
- *                     ignored.
+ *                     SECONDS, then exits 0 (or dies with the tool);
+ *                     with ignore-int, SIGINT is ignored.
  */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -84,6 +85,9 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (!strcmp(argv[1], "run") && argc > 2) {
+    /* Never outlives the tool that ran it, however long it was asked to
+     * run. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (argc > 3 && !strcmp(argv[3], "ignore-int")) signal(SIGINT, SIG_IGN);
     double end = now() + atof(argv[2]);
     for (long i = 0; now() < end; i++) {
