@@ -148,6 +148,21 @@ static int ints_between(const struct seen *s, uint64_t a, uint64_t b) {
   return n;
 }
 
+/* Drains until the cursor has delivered an int later than the last
+ * lifecycle `kind` (or any int, for kind -1), which must come: mon_loop
+ * writes one every turn while it records.  Bounded by ER_RUN_TIMEOUT. */
+static void drain_until_int_after(eventring_cursor *c, eventring_callbacks *cb,
+                                  struct seen *s, int kind) {
+  double deadline = er_now() + ER_RUN_TIMEOUT;
+  for (;;) {
+    drain(c, cb, s);
+    uint64_t ts = kind < 0 ? 0 : last_of(s, kind);
+    if ((kind < 0 || ts > 0) && ints_after(s, ts) > 0) return;
+    ck_assert_msg(er_now() < deadline, "no mon.seq after lifecycle %d", kind);
+    er_sleep_ms(1);
+  }
+}
+
 /* What most tests watch: mon_loop traced in a fresh directory, and a
  * cursor on its file with the callbacks above. */
 struct watch {
@@ -182,9 +197,7 @@ START_TEST(test_pause_resume_tool) {
     ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
   struct watch w;
   watch_start(&w, "1");
-  er_sleep_ms(50);
-  drain(w.c, w.cb, &w.s);
-  ck_assert_int_gt(ints_after(&w.s, 0), 0);
+  drain_until_int_after(w.c, w.cb, &w.s, -1);
 
   char err[512];
   char *pause_args[] = {"pause", w.pid, "--dir", w.dir, NULL};
@@ -193,7 +206,8 @@ START_TEST(test_pause_resume_tool) {
   ck_assert_int_eq(run_tool(pause_args, err, sizeof err, &took), 0);
   ck_assert_str_eq(err, "");
   uint64_t after_pause = now_ns();
-  er_sleep_ms(100);
+  /* Two more turns of the loop, each of which would write an int. */
+  er_wait_turns(w.p.pid, 3);
   drain(w.c, w.cb, &w.s);
   uint64_t pause_ts = last_of(&w.s, EVENTRING_LIFECYCLE_RING_PAUSE);
   ck_assert_uint_gt(pause_ts, 0);
@@ -206,8 +220,7 @@ START_TEST(test_pause_resume_tool) {
          took / 1e6, (double)(pause_ts - t0) / 1e6);
 
   ck_assert_int_eq(run_tool(resume_args, err, sizeof err, NULL), 0);
-  er_sleep_ms(50);
-  drain(w.c, w.cb, &w.s);
+  drain_until_int_after(w.c, w.cb, &w.s, EVENTRING_LIFECYCLE_RING_RESUME);
   uint64_t resume_ts = last_of(&w.s, EVENTRING_LIFECYCLE_RING_RESUME);
   ck_assert_uint_gt(resume_ts, pause_ts);
   ck_assert_int_eq(ints_between(&w.s, pause_ts, resume_ts), 0);
@@ -238,7 +251,7 @@ START_TEST(test_pause_latency) {
   enum { N = 30 };
   double lat[N], rtt[N];
   for (int i = 0; i < N; i++) {
-    er_sleep_ms(5);
+    er_wait_turns(w.p.pid, 2); /* the loop runs between the pauses */
     uint64_t t0 = now_ns();
     ck_assert_int_eq(eventring_remote_pause(w.dir, w.p.pid), 0);
     uint64_t t1 = now_ns();
@@ -268,7 +281,8 @@ START_TEST(test_start_paused) {
     ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
   struct watch w;
   watch_start(&w, "paused");
-  er_sleep_ms(100);
+  /* Two turns of the loop, each of which would write an int. */
+  er_wait_turns(w.p.pid, 3);
   drain(w.c, w.cb, &w.s);
   ck_assert_int_eq(w.s.n, 2);
   ck_assert_int_eq(w.s.ev[0].kind, EVENTRING_LIFECYCLE_RING_START);
@@ -277,8 +291,7 @@ START_TEST(test_start_paused) {
   char err[512];
   char *resume_args[] = {"resume", w.pid, "--dir", w.dir, NULL};
   ck_assert_int_eq(run_tool(resume_args, err, sizeof err, NULL), 0);
-  er_sleep_ms(50);
-  drain(w.c, w.cb, &w.s);
+  drain_until_int_after(w.c, w.cb, &w.s, EVENTRING_LIFECYCLE_RING_RESUME);
   uint64_t resume_ts = last_of(&w.s, EVENTRING_LIFECYCLE_RING_RESUME);
   ck_assert_uint_gt(resume_ts, 0);
   ck_assert_int_eq(ints_between(&w.s, 0, resume_ts), 0);

@@ -162,6 +162,34 @@ void er_wait_idle(pid_t pid) {
   }
 }
 
+/* The voluntary context switches of `pid`'s main thread, -1 when its
+ * status cannot be read. */
+static long long sleeps_of(pid_t pid) {
+  char p[64], line[256];
+  snprintf(p, sizeof p, "/proc/%ld/status", (long)pid);
+  FILE *f = fopen(p, "re");
+  if (!f) return -1;
+  long long n = -1;
+  while (fgets(line, sizeof line, f))
+    if (!strncmp(line, "voluntary_ctxt_switches:", 24))
+      n = strtoll(line + 24, NULL, 10);
+  fclose(f);
+  return n;
+}
+
+void er_wait_turns(pid_t pid, int n) {
+  long long start = sleeps_of(pid), now;
+  ck_assert_msg(start >= 0, "process %ld: no /proc/%ld/status", (long)pid,
+                (long)pid);
+  double deadline = er_now() + ER_RUN_TIMEOUT;
+  while ((now = sleeps_of(pid)) < start + n) {
+    ck_assert_msg(now >= 0, "process %ld ended", (long)pid);
+    ck_assert_msg(er_now() < deadline, "process %ld slept %lld times, not %d",
+                  (long)pid, now - start, n);
+    er_sleep_ms(1);
+  }
+}
+
 int er_read_line(int fd, char *buf, size_t cap, double seconds) {
   size_t n = 0;
   double deadline = er_now() + seconds;

@@ -104,6 +104,13 @@ void er_wait_open(pid_t pid, const char *path);
  * `pid` ends first or never sleeps. */
 void er_wait_idle(pid_t pid);
 
+/* Waits (at most ER_RUN_TIMEOUT) until the main thread of process `pid`
+ * has gone to sleep `n` more times (its voluntary context switches, in
+ * /proc/PID/status): a loop that sleeps once a turn, such as mon_loop's,
+ * has then run at least n - 1 whole turns since the call.  Fails the
+ * test when `pid` ends first or the bound passes. */
+void er_wait_turns(pid_t pid, int n);
+
 /* Reads one '\n'-terminated line from `fd` into `buf` (without the
  * newline) within `seconds`.  Returns 0, -1 when the time ran out, -2
  * when `fd` reached its end or the line did not fit. */
