@@ -51,10 +51,10 @@ START_TEST(test_truncate_under_writer) {
   er_wait_open(w.pid, path);
   wait_complete(path);
   ck_assert_int_eq(truncate(path, 0), 0);
-  /* The writer stores into the file every 200 us: let a few go by, then
-   * let it exit (ring_stop, the watcher's stop and the teardown store
-   * into the file too, whatever the timing). */
-  er_sleep_ms(20);
+  /* The writer stores into the file at every turn of its loop: let two
+   * go by, then let it exit (ring_stop, the watcher's stop and the
+   * teardown store into the file too). */
+  er_wait_turns(w.pid, 3);
   int status = er_pipe_finish(&w, ER_RUN_TIMEOUT);
   char *o = er_slurp(out, NULL);
   ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,

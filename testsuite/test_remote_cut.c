@@ -61,7 +61,8 @@ static struct er_pipe_proc stopped_victim(const char *prog, const char *dir,
 /* Continues the victim and checks that it survives the cut. */
 static void victim_lives(struct er_pipe_proc *p) {
   ck_assert_int_eq(kill(p->pid, SIGCONT), 0);
-  er_sleep_ms(20);
+  /* Two turns of its loop, each writing an event into the cut file. */
+  er_wait_turns(p->pid, 3);
   int st = er_pipe_finish(p, 10);
   ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
                 "mon_loop status %#x", st);

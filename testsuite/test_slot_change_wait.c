@@ -15,6 +15,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "testlib.h"
 
 static __thread int arm_hold;
 static volatile int holding, let_go;
@@ -43,11 +44,39 @@ static void *leaver(void *arg) {
   return NULL;
 }
 
+static __thread int is_newcomer;
+static int newcomer_waits, newcomer_done;
+
+/* A probe that finds the lock taken yields while it waits for it
+ * (domain.c, lock_from_probe): on the newcomer, a yield says it waits
+ * rather than dropping its event. */
+__attribute__((no_sanitize_thread))
+int sched_yield(void) {
+  static int (*real)(void);
+  if (!real) *(void **)&real = dlsym(RTLD_NEXT, "sched_yield");
+  if (is_newcomer) __atomic_store_n(&newcomer_waits, 1, __ATOMIC_SEQ_CST);
+  return real();
+}
+
 static void *newcomer(void *arg) {
   (void)arg;
+  is_newcomer = 1;
   /* The thread's first event: it takes a slot under the lock. */
   eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, 2);
+  __atomic_store_n(&newcomer_done, 1, __ATOMIC_SEQ_CST);
   return NULL;
+}
+
+/* Waits (bounded) until the newcomer either waits for the lock the
+ * leaver holds, or has finished its event without waiting (the checks
+ * below then fail). */
+static void wait_newcomer(void) {
+  double give_up = er_now() + ER_RUN_TIMEOUT;
+  while (!__atomic_load_n(&newcomer_waits, __ATOMIC_SEQ_CST) &&
+         !__atomic_load_n(&newcomer_done, __ATOMIC_SEQ_CST)) {
+    ck_assert_msg(er_now() < give_up, "the newcomer neither ran nor waited");
+    er_sleep_ms(1);
+  }
 }
 
 START_TEST(test_first_event_waits_for_slot_change) {
@@ -60,7 +89,7 @@ START_TEST(test_first_event_waits_for_slot_change) {
   while (!__atomic_load_n(&holding, __ATOMIC_SEQ_CST)) er_sleep_ms(1);
   /* The leaver holds the lock inside its slot change. */
   ck_assert_int_eq(pthread_create(&b, NULL, newcomer, NULL), 0);
-  er_sleep_ms(100);
+  wait_newcomer();
   __atomic_store_n(&let_go, 1, __ATOMIC_SEQ_CST);
   ck_assert_int_eq(pthread_join(a, NULL), 0);
   ck_assert_int_eq(pthread_join(b, NULL), 0);
