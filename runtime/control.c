@@ -34,7 +34,7 @@ int er_start_locked(void) {
   er_params_read(&params);
   er_stw_init();
   er_clock_init();
-  int r = er_file_create(params.log2, params.max_domains);
+  int r = er_file_create(&params);
   if (r) return r;
   er_st.preserve = params.preserve;
 

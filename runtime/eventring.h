@@ -330,6 +330,13 @@ EVENTRING_API int eventring_thread_name(const char *name);
  * shared slot; this names the slot's holder in the file.) */
 EVENTRING_API void eventring_domain_name(const char *name);
 
+/* Whether ring files record the process's full command line (`on`
+ * nonzero) or only the program name (0, the default), from now on and
+ * over EVENTRING_RECORD_CMDLINE: arguments often carry secrets, and a
+ * file may outlive the process (preserved, snapshots, reports).  Applies
+ * to the live file at once, to later files and to forked children. */
+EVENTRING_API void eventring_record_cmdline(int on);
+
 /* Internal: the program name that files record, for language bindings
  * whose executable is not the process's (OCaml's Sys.executable_name). */
 EVENTRING_API void eventring__set_program(const char *name);

@@ -53,6 +53,8 @@ void eventring__set_program(const char *name) {
     memset(at, 0, ER_EXT_PROGRAM_BYTES);
     memcpy(at, program, strlen(program));
   }
+  /* Unless it records the arguments, the command line is the name. */
+  er_cmdline_rewrite_locked();
   er_unlock();
 }
 

@@ -168,10 +168,11 @@ enum er_when { ER_IF_ON, ER_EVEN_PAUSED };
  * Returns 0, or -ENAMETOOLONG when it does not fit in `size` bytes. */
 ER_HIDDEN int er_file_path(char *buf, size_t size, const char *dir,
                            pid_t pid);
-/* Creates and maps this process's ring file; under the lock, not live.
- * Returns 0 or a negated errno value; er_st.path names the file either
- * way. */
-ER_HIDDEN int er_file_create(unsigned log2, unsigned max_domains);
+/* Creates and maps this process's ring file as `params` say; under the
+ * lock, not live.  Returns 0 or a negated errno value; er_st.path names
+ * the file either way. */
+struct er_params;
+ER_HIDDEN int er_file_create(const struct er_params *params);
 /* Creates the new file `path` as every file eventring writes is created
  * (the ring file, snapshots): mode 0600, refusing an existing file or a
  * symbolic link.  Returns the descriptor (read-write, close-on-exec) or a
@@ -232,6 +233,7 @@ struct er_params {
   unsigned log2;        /* OCAMLRUNPARAM e= */
   unsigned max_domains; /* OCAMLRUNPARAM d=, lowered to fit 64 GiB */
   int preserve;         /* OCAML_RUNTIME_EVENTS_PRESERVE is set */
+  int record_cmdline;   /* EVENTRING_RECORD_CMDLINE asks for the arguments */
 };
 ER_HIDDEN void er_params_read(struct er_params *out);
 
@@ -258,6 +260,15 @@ ER_HIDDEN void er_domain_publish(struct er_domain *d, int taken);
 /* The program name files record: the one the host gave
  * (eventring__set_program()), else program_invocation_short_name. */
 ER_HIDDEN const char *er_program_name(void);
+
+/* cmdline.c: the command line a file records.  The program name, or the
+ * process's arguments when the program (eventring_record_cmdline()) or,
+ * the program not having chosen, `env_asks` (er_params) says so, into
+ * buf (cut to fit, NUL-terminated).  Under the lock. */
+ER_HIDDEN void er_cmdline_text(char *buf, size_t size, int env_asks);
+/* Writes the live file's command line again (the choice or the program
+ * name changed); nothing without a live file.  Under the lock. */
+ER_HIDDEN void er_cmdline_rewrite_locked(void);
 
 /* remote_watcher.c: the thread that serves pause/resume requests from
  * outside.  Started and stopped under the lock: started once a file

@@ -2,7 +2,8 @@
  *
  * OCaml 5 reads the ring's size (e=) and, in eventring, the number of
  * domain slots (d=) from OCAMLRUNPARAM, or CAMLRUNPARAM when it is unset;
- * OCAML_RUNTIME_EVENTS_PRESERVE keeps the file after tracing stops.  A
+ * OCAML_RUNTIME_EVENTS_PRESERVE keeps the file after tracing stops;
+ * EVENTRING_RECORD_CMDLINE makes it record the arguments (cmdline.c).  A
  * value that cannot be used is replaced and a warning says by what, so
  * that a typo never keeps a program from running.  Read at every start,
  * under er_st.lock.  (OCAML_RUNTIME_EVENTS_DIR is read where the path is
@@ -84,4 +85,8 @@ void er_params_read(struct er_params *out) {
   out->log2 = log2;
   out->max_domains = max_domains;
   out->preserve = secure_getenv("OCAML_RUNTIME_EVENTS_PRESERVE") != NULL;
+  /* Anything but unset, empty or "0" asks for it, as EVENTRING_READ_PREAD
+   * is read: a privacy default is not turned off by an empty value. */
+  const char *rc = secure_getenv("EVENTRING_RECORD_CMDLINE");
+  out->record_cmdline = rc && *rc && strcmp(rc, "0") != 0;
 }

@@ -227,27 +227,12 @@ static int swap_in(const char *fresh, const char *path,
   return -EEXIST;
 }
 
-/* The process's command line, its arguments joined by spaces, into buf
- * (cut to fit); empty when /proc does not say. */
-static void read_cmdline(char *buf, size_t size) {
-  buf[0] = '\0';
-  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return;
-  ssize_t n = read(fd, buf, size - 1);
-  close(fd);
-  if (n <= 0) return;
-  /* The arguments end with a NUL each: the last is the string's end. */
-  while (n > 0 && buf[n - 1] == '\0') n--;
-  for (ssize_t i = 0; i < n; i++)
-    if (buf[i] == '\0') buf[i] = ' ';
-  buf[n] = '\0';
-}
-
-int er_file_create(unsigned log2, unsigned max_domains) {
+int er_file_create(const struct er_params *params) {
+  unsigned log2 = params->log2, max_domains = params->max_domains;
   int n = er_file_path(er_st.path, sizeof er_st.path, NULL, getpid());
   if (n) return n;
   char cmdline[ER_EXT_CMDLINE_BYTES];
-  read_cmdline(cmdline, sizeof cmdline);
+  er_cmdline_text(cmdline, sizeof cmdline, params->record_cmdline);
 
   struct er_ext_desc desc = {
       .numbering = ER_PHASES_OCAML53,

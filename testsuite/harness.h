@@ -130,7 +130,7 @@ static ER_UNUSED int er_run_suite(const char *name, TCase *(*const *fns)(void),
 /* Makes a fresh private directory under /tmp, points
  * OCAML_RUNTIME_EVENTS_DIR at it and clears the variables that change the
  * library's behaviour (OCAMLRUNPARAM, CAMLRUNPARAM,
- * OCAML_RUNTIME_EVENTS_PRESERVE), so that a test starts from the defaults
+ * OCAML_RUNTIME_EVENTS_PRESERVE, EVENTRING_RECORD_CMDLINE), so that a test starts from the defaults
  * whatever the caller's environment.  Returns the directory (static
  * storage, overwritten by the next call); fails the test on error. */
 static ER_UNUSED const char *er_tmpdir(void) {
@@ -145,6 +145,7 @@ static ER_UNUSED const char *er_tmpdir(void) {
   unsetenv("OCAMLRUNPARAM");
   unsetenv("CAMLRUNPARAM");
   unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
+  unsetenv("EVENTRING_RECORD_CMDLINE");
   return dir;
 }
 

@@ -1064,6 +1064,8 @@ START_TEST(test_names) {
   char prog[PATH_MAX];
   NEED_WRITER(prog);
   const char *dir = er_tmpdir();
+  /* The arguments are recorded only when asked for. */
+  setenv("EVENTRING_RECORD_CMDLINE", "1", 1);
   char path[PATH_MAX], snap[PATH_MAX];
   pid_t pid = write_post(dir, path);
   eventring_slot_thread th[5];

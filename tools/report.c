@@ -948,12 +948,21 @@ static void page(FILE *o, struct report *r) {
   fputs("</h1>\n<p class=\"note\">", o);
   if (src->multi && src->nprocs > 1)
     fprintf(o, "%d processes; ", src->nprocs);
-  /* A command's ring file is a temporary one: the command says more. */
+  /* A command's ring file is a temporary one: the command says more.
+   * Its arguments may hold secrets, and a report is passed around: they
+   * are shown only when asked for, as the ring file records them. */
   if (src->cmd) {
-    fputs("command:", o);
-    for (char **a = src->cmd; *a; a++) {
-      fputc(' ', o);
-      svg_escape(o, *a);
+    fputs("command: ", o);
+    svg_escape(o, src->cmd[0]);
+    const char *all = getenv("EVENTRING_RECORD_CMDLINE");
+    if (all && *all && strcmp(all, "0") != 0) {
+      for (char **a = src->cmd + 1; *a; a++) {
+        fputc(' ', o);
+        svg_escape(o, *a);
+      }
+    } else if (src->cmd[1]) {
+      fputs(" (arguments not shown; EVENTRING_RECORD_CMDLINE=1 shows them)",
+            o);
     }
   } else {
     svg_escape(o, src->path);

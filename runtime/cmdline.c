@@ -1,0 +1,71 @@
+/* cmdline.c -- what a ring file says of the command that started its
+ * writer.
+ *
+ * The file has room for a command line (ER_EXT_CMDLINE_BYTES, FORMAT.md),
+ * but arguments carry secrets (`mysql -pSECRET`, tokens, URLs with
+ * passwords), and a ring file outlives its writer when preserved, is
+ * copied into snapshots and summed up in reports.  So the field holds the
+ * program name unless the full command line is asked for: by the
+ * environment (EVENTRING_RECORD_CMDLINE, read at every start, params.c)
+ * or by the program (eventring_record_cmdline(), which wins over the
+ * environment from the call on).  Everything here runs under er_st.lock.
+ */
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "internal.h"
+
+/* -1 while the environment decides, else the program's choice. */
+static int chosen = -1;
+/* The environment's answer at the last start: whether the live file
+ * records the full command line when the program has not chosen. */
+static int env_asked;
+
+/* The process's arguments joined by spaces into buf (cut to fit); empty
+ * when /proc does not say.  Async-signal-safe: a forked child's file is
+ * made in the fork handler. */
+static void read_cmdline(char *buf, size_t size) {
+  buf[0] = '\0';
+  int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return;
+  ssize_t n = read(fd, buf, size - 1);
+  close(fd);
+  if (n <= 0) return;
+  /* The arguments end with a NUL each: the last is the string's end. */
+  while (n > 0 && buf[n - 1] == '\0') n--;
+  for (ssize_t i = 0; i < n; i++)
+    if (buf[i] == '\0') buf[i] = ' ';
+  buf[n] = '\0';
+}
+
+void er_cmdline_text(char *buf, size_t size, int env_asks) {
+  env_asked = env_asks;
+  if (chosen > 0 || (chosen < 0 && env_asks)) {
+    read_cmdline(buf, size);
+    return;
+  }
+  size_t n = strnlen(er_program_name(), size - 1);
+  memcpy(buf, er_program_name(), n);
+  buf[n] = '\0';
+}
+
+void er_cmdline_rewrite_locked(void) {
+  if (!er_st.threads) return; /* no live file */
+  char text[ER_EXT_CMDLINE_BYTES];
+  er_cmdline_text(text, sizeof text, env_asked);
+  /* The field lies just before the thread entries (ring_format.h).
+   * Readers copy it when they open the file; one that opens it while
+   * this runs may get a mixed line, once. */
+  unsigned char *at = (unsigned char *)er_st.threads - ER_EXT_CMDLINE_BYTES;
+  size_t n = strlen(text);
+  memcpy(at, text, n);
+  memset(at + n, 0, ER_EXT_CMDLINE_BYTES - n);
+}
+
+void eventring_record_cmdline(int on) {
+  er_lock();
+  chosen = on != 0;
+  er_cmdline_rewrite_locked();
+  er_unlock();
+}
