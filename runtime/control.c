@@ -73,7 +73,13 @@ int er_start_locked(void) {
 static int start_with_watcher_locked(void) {
   int was_live = er_iload_rlx(&er_st.live);
   int r = er_start_locked();
-  if (r == 0 && !was_live) er_remote_start(er_st.ext);
+  if (r == 0 && !was_live) {
+    er_remote_start(er_st.ext);
+    /* Files of processes that ended without a teardown (_exit, a
+     * signal) go now; not from a fork handler, where a child must start
+     * cheaply. */
+    er_leftovers_reap(er_st.path, ER_REAP_DEAD);
+  }
   return r;
 }
 
@@ -94,6 +100,10 @@ int er_stop_locked(void) {
     er_warn("membarrier(2) failed: a probe may still be inside; leaving %s "
             "mapped", er_st.path);
   er_file_drop(drop);
+  /* Not preserved: the files of this process's earlier images that this
+   * start kept go with its own. */
+  if ((drop & ER_FILE_UNLINK) && er_st.kept_aside)
+    er_leftovers_reap(er_st.path, ER_REAP_OWN_IMAGES);
   er_st.paused = 0;
   resumed_for_readers = 0;
   return 0;

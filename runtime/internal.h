@@ -101,6 +101,8 @@ struct er_state {
   int fd;
   char path[PATH_MAX];
   int preserve;
+  int kept_aside;      /* the start gave an earlier image's file its own
+                          name (leftovers.c): the teardown looks there */
   uint64_t *meta;      /* metadata header words */
   uint64_t *ext;       /* extension block words */
   uint64_t *threads;   /* its thread entries (ER_EXT_FLAG_THREADS) */
@@ -260,6 +262,29 @@ ER_HIDDEN void er_domain_publish(struct er_domain *d, int taken);
 /* The program name files record: the one the host gave
  * (eventring__set_program()), else program_invocation_short_name. */
 ER_HIDDEN const char *er_program_name(void);
+
+/* leftovers.c: files whose writer is gone.  er_file_hold() takes the
+ * lock that tells a live writer's file (0 or a negated errno value).
+ * er_leftover_take() examines the file at `path`, where this process's
+ * new file goes: when it names our pid, is our user's, complete, and its
+ * writer is gone, returns a descriptor on it (locked against other
+ * starts until closed) and says in *keep whether it must be kept (an
+ * earlier image of this process, our `start` time; or marked
+ * preserved); -EEXIST otherwise.  er_leftover_aside() gives the file
+ * described by *st at `path` its earlier image's name,
+ * <pid>.<N>.events; 0 or a negated errno value.  er_leftovers_reap()
+ * removes, in the directory of `path`, the files ER_REAP_* say. */
+enum {
+  ER_REAP_DEAD = 1,      /* dead processes' files, not preserved */
+  ER_REAP_OWN_IMAGES = 2 /* this process's earlier images', not preserved */
+};
+struct stat;
+ER_HIDDEN int er_file_hold(int fd);
+ER_HIDDEN int er_leftover_take(const char *path, uint64_t start,
+                               struct stat *st, int *keep);
+ER_HIDDEN int er_leftover_aside(const char *path, pid_t pid,
+                                const struct stat *st);
+ER_HIDDEN void er_leftovers_reap(const char *path, unsigned what);
 
 /* cmdline.c: the command line a file records.  The program name, or the
  * process's arguments when the program (eventring_record_cmdline()) or,

@@ -176,39 +176,8 @@ void er_ext_fill(uint64_t *x, const struct er_ext_desc *d) {
     x[er_ext_bytes(d) / 8 - 1] = d->start_time;
 }
 
-/* The file this program image created last (its device and inode), so
- * that a later start in the same image tells its own preserved file from
- * one left by another process with our pid. */
-static struct {
-  dev_t dev;
-  ino_t ino;
-  int set;
-} made;
-
-/* Whether the file at `path` is provably a dead process's file that we may
- * replace: a regular file of ours, complete, naming our pid, and not this
- * image's own.  A recorded start time other than `start`, ours
- * (starttime.c), proves it; so does an equal one on a file this image did
- * not create, because the start time counts clock ticks (10 ms) and a
- * reused pid can come round within one: no live process but us has our
- * pid.  What it checked goes to *st, so that swap_in() replaces that file
- * and no other. */
-static int is_stale(const char *path, uint64_t start, struct stat *st) {
-  int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-  if (fd < 0) return 0;
-  pid_t pid = 0;
-  uint64_t recorded = 0;
-  int stale = fstat(fd, st) == 0 && S_ISREG(st->st_mode) &&
-              st->st_uid == geteuid() &&
-              er_file_writer(fd, &pid, &recorded) == 1 && pid == getpid() &&
-              (recorded != start || !made.set || made.dev != st->st_dev ||
-               made.ino != st->st_ino);
-  close(fd);
-  return stale;
-}
-
-/* Puts the complete file `fresh` in place of the stale one at `path`
- * (is_stale() described it in *stale).  The names are exchanged
+/* Puts the complete file `fresh` in place of the one at `path` whose
+ * writer is gone (er_leftover_take() described it in *stale).  The names are exchanged
  * atomically, so a reader never finds the name missing or the file half
  * made; then the file now at `fresh` must be the stale one checked, or
  * something put there since (by whoever can write in the directory) is
@@ -252,6 +221,7 @@ int er_file_create(const struct er_params *params) {
                  eventring__n_lifecycle}};
   if (er_proc_start_time(0, &desc.start_time) == 0)
     desc.flags |= ER_EXT_FLAG_START_TIME;
+  if (params->preserve) desc.flags |= ER_EXT_FLAG_PRESERVED;
   desc.flags |= ER_EXT_FLAG_WALLCLOCK;
   er_wall_start(desc.wall);
   uint64_t ext_bytes = er_ext_bytes(&desc);
@@ -266,21 +236,33 @@ int er_file_create(const struct er_params *params) {
    * again by each reservation (reserve()). */
   if (!er_fsize_allows(size)) return -EFBIG;
 
-  /* The file is created at its name, or, when a stale file of our pid is
-   * there, beside it, to be exchanged with it once complete. */
+  /* The file is created at its name, or, when a file of our pid whose
+   * writer is gone is there (leftovers.c), beside it, to be exchanged
+   * with it once complete; that one first gets a name of its own when it
+   * is to be kept.  `old` holds it locked until then. */
   struct stat stale;
   char fresh[PATH_MAX];
   const char *created = er_st.path;
+  int old = -1, keep = 0;
   int fd = er_file_open_new(er_st.path);
   if (fd == -EEXIST && (desc.flags & ER_EXT_FLAG_START_TIME) &&
-      is_stale(er_st.path, desc.start_time, &stale) &&
       snprintf(fresh, sizeof fresh, "%s.XXXXXX", er_st.path) <
-          (int)sizeof fresh) {
-    fd = mkostemp(fresh, O_CLOEXEC);
-    fd = fd < 0 ? -errno : er_fd_above_std(fd);
-    created = fresh;
+          (int)sizeof fresh &&
+      (old = er_leftover_take(er_st.path, desc.start_time, &stale, &keep)) >=
+          0) {
+    int r = keep ? er_leftover_aside(er_st.path, desc.pid, &stale) : 0;
+    if (r == 0) {
+      fd = mkostemp(fresh, O_CLOEXEC);
+      fd = fd < 0 ? -errno : er_fd_above_std(fd);
+      created = fresh;
+    }
   }
-  if (fd < 0) return fd;
+  if (fd < 0) {
+    if (old >= 0) close(old);
+    return fd;
+  }
+  /* Held until the descriptor closes: this file's writer is alive. */
+  er_file_hold(fd);
   int err = 0;
   void *map = MAP_FAILED;
   if (ftruncate(fd, (off_t)size) < 0) {
@@ -326,13 +308,8 @@ int er_file_create(const struct er_params *params) {
   if (created != er_st.path && (err = swap_in(created, er_st.path, &stale))) {
     goto fail;
   }
-
-  struct stat own;
-  if (fstat(fd, &own) == 0) {
-    made.dev = own.st_dev;
-    made.ino = own.st_ino;
-    made.set = 1;
-  }
+  if (old >= 0) close(old);
+  er_st.kept_aside = keep;
   er_st.map = map;
   er_st.meta = m;
   er_st.ext = x;
@@ -345,6 +322,7 @@ int er_file_create(const struct er_params *params) {
   return 0;
 
 fail:
+  if (old >= 0) close(old);
   if (map != MAP_FAILED) {
     er_sigbus_unguard();
     munmap(map, size);

@@ -172,6 +172,10 @@ static inline uint64_t er_padded_word(const void *bytes, uint64_t len,
  * field 22 of /proc/PID/stat, clock ticks since boot.  With ER_EXT_PID it
  * names the writing process even after its pid is reused (starttime.c). */
 #define ER_EXT_FLAG_START_TIME 8
+/* The writer was told to keep its file after it ends
+ * (OCAML_RUNTIME_EVENTS_PRESERVE): no later start removes it once the
+ * writer is gone (leftovers.c). */
+#define ER_EXT_FLAG_PRESERVED 64
 
 /* With ER_EXT_FLAG_THREADS (and ER_EXT_FLAG_PROGRAM), the program name and
  * the wall clock words (with ER_EXT_FLAG_WALLCLOCK) are followed by the

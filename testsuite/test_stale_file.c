@@ -1,4 +1,4 @@
-/* Tests stale ring files and reused pids: a file left by a dead process of the same pid (told by the start time the file records) is replaced by a starting process, a file that may be live is never touched, and the command reports a stale file for a live untraced pid instead of reading it. */
+/* Tests stale ring files and reused pids: a file left by a dead process of the same pid (told by the start time the file records) is replaced by a starting process (kept beside when preserved), a file that may be live is never touched, and the command reports a stale file for a live untraced pid instead of reading it. */
 #include <pwd.h>
 #include <sys/wait.h>
 
@@ -86,9 +86,19 @@ START_TEST(test_file_records_start_time) {
 }
 END_TEST
 
+/* Clears the PRESERVED flag of the file at `path`, as a writer that was
+ * not told to keep its file leaves it. */
+static void clear_preserved(const char *path) {
+  off_t at = 8 * (ER_META_WORDS + ER_EXT_FLAGS);
+  uint64_t flags = read_word(path, at);
+  ck_assert(flags & ER_EXT_FLAG_PRESERVED);
+  write_word(path, at, flags & ~(uint64_t)ER_EXT_FLAG_PRESERVED);
+}
+
 /* A file of our pid whose recorded start time is not ours was written by
  * an earlier process: a start replaces it (before the fix: EEXIST, and
- * the program ran untraced). */
+ * the program ran untraced); kept under PID.1.events when its writer
+ * asked to preserve it. */
 START_TEST(test_stale_file_replaced) {
   NEED_TRACING();
   const char *dir = er_tmpdir();
@@ -96,6 +106,7 @@ START_TEST(test_stale_file_replaced) {
   leave_own_file(path);
   off_t off = start_word_offset(path);
   write_word(path, off, own_start_time() - 1);
+  clear_preserved(path);
   ino_t stale = inode_of(path);
 
   ck_assert_int_eq(eventring_start(), 0);
@@ -113,15 +124,32 @@ START_TEST(test_stale_file_replaced) {
   ck_assert_uint_eq(rf_count(&f, 0, 0, ER_EV_BEGIN, EVENTRING_PHASE_MINOR), 1);
   ck_assert_uint_eq(rf_count(&f, 0, 0, ER_EV_BEGIN, EVENTRING_PHASE_MAJOR), 0);
   rf_close(&f);
+
+  /* The same, preserved: it is kept beside, whole. */
+  unlink(path);
+  leave_own_file(path);
+  write_word(path, start_word_offset(path), own_start_time() - 1);
+  stale = inode_of(path);
+  ck_assert_int_eq(eventring_start(), 0);
+  ck_assert_uint_ne(inode_of(path), stale);
+  char kept[PATH_MAX + 16];
+  snprintf(kept, sizeof kept, "%s/%ld.1.events", dir, (long)getpid());
+  ck_assert_uint_eq(inode_of(kept), stale);
+  ck_assert_int_eq(eventring_stop(), 0);
+  ck_assert_int_eq(er_count_entries(dir, ""), 2);
+  er_open_ring(kept, &f);
+  ck_assert_uint_eq(rf_count(&f, 0, 0, ER_EV_BEGIN, EVENTRING_PHASE_MAJOR), 1);
+  rf_close(&f);
   er_rmdir(dir);
 }
 END_TEST
 
 /* A file of our pid with our very start time that this program did not
- * create: an earlier process given our pid within the same clock tick
- * (10 ms), as a fast machine does in a new pid namespace.  Made here by
- * copying our own preserved file to a new inode; a start replaces it
- * (before the fix: EEXIST, and the program ran untraced). */
+ * create: an earlier image of this process (it exec'd), or an earlier
+ * process given our pid within the same clock tick (10 ms), as a fast
+ * machine does in a new pid namespace.  Made here by copying our own
+ * preserved file to a new inode; a start keeps it as PID.1.events and
+ * takes the name (before: EEXIST, and the program ran untraced). */
 START_TEST(test_same_tick_file_replaced) {
   NEED_TRACING();
   const char *dir = er_tmpdir();
@@ -141,32 +169,33 @@ START_TEST(test_same_tick_file_replaced) {
   ck_assert_int_eq(rename(copy, path), 0);
   ck_assert_uint_eq(read_word(path, start_word_offset(path)),
                     own_start_time());
+  clear_preserved(path);
+  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
   ino_t stale = inode_of(path);
 
   ck_assert_int_eq(eventring_start(), 0);
   ck_assert_str_eq(eventring_path(), path);
   ck_assert_uint_ne(inode_of(path), stale);
-  ck_assert_int_eq(er_count_entries(dir, ""), 1);
+  ck_assert_int_eq(er_count_entries(dir, ""), 2);
   ck_assert_int_eq(eventring_stop(), 0);
-  /* This file is the program's own: a second start keeps it. */
-  ino_t own = inode_of(path);
-  ck_assert_int_eq(eventring_start(), -EEXIST);
-  ck_assert_uint_eq(inode_of(path), own);
+  /* The stop did not preserve: the earlier image's file (not preserved
+   * either) went with the program's own. */
+  ck_assert_int_eq(er_count_entries(dir, ""), 0);
   er_rmdir(dir);
 }
 END_TEST
 
 /* Files that are not provably stale stay as they are, and starting fails
- * with EEXIST as before: our own start time (this very process's file),
- * no start time recorded (an older writer's), another owner's file. */
+ * with EEXIST as before: no start time recorded (an older writer's),
+ * another owner's file.  (This image's own file, kept by a stop with
+ * OCAML_RUNTIME_EVENTS_PRESERVE, is kept as PID.1.events by the next
+ * start: test_exec_images.) */
 START_TEST(test_file_not_provably_stale_kept) {
   NEED_TRACING();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
   leave_own_file(path);
   ino_t ino = inode_of(path);
-  ck_assert_int_eq(eventring_start(), -EEXIST);
-  ck_assert_uint_eq(inode_of(path), ino);
 
   off_t off = start_word_offset(path);
   uint64_t flags = read_word(path, 8 * (ER_META_WORDS + ER_EXT_FLAGS));

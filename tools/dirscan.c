@@ -244,8 +244,10 @@ int tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
   int dfd = dirfd(dp);
   struct dirent *de;
   while ((de = readdir(dp)) != NULL) {
-    pid_t pid = tool_pid_of_path(de->d_name);
-    if (pid) scan_one(d, ops, arg, dfd, de->d_name, de->d_ino, pid);
+    unsigned long image = 0;
+    pid_t pid = tool_ring_name(de->d_name, &image);
+    if (pid && (!image || d->images))
+      scan_one(d, ops, arg, dfd, de->d_name, de->d_ino, pid);
   }
   closedir(dp);
   /* Forget the files that are gone; count the refusals worth another

@@ -12,14 +12,14 @@
  *     there;
  *   - or one file, --pid PID, as a single-process source does.
  * Each file is a process of the report (struct tool_proc), read through
- * its own cursor.  A program that execs another keeps its pid, and the
- * new image replaces the old image's file by the same name (runtime/
- * ring.c, is_stale and swap_in): a cursor opened on the old file keeps
- * it, so the directory is scanned every poll round (POLL_IDLE_NS) to
- * open each file while its writer runs.  A file whose name now leads to
- * another file was replaced: its writer is gone (the new image exists),
- * so it is read to its end before the new file, which is a process of
- * its own with the same pid, is read at all.
+ * its own cursor.  A program that execs another keeps its pid: the new
+ * image's file takes the name <pid>.events, and the old image's file is
+ * kept as <pid>.<N>.events (runtime/leftovers.c), so every image's file
+ * is found whenever the scan (every poll round, POLL_IDLE_NS) comes.  A
+ * file under such a name, or whose name now leads to another file, was
+ * replaced: its writer is gone, so it is read to its end before any
+ * later file of the same pid (a higher N; <pid>.events last), which is a
+ * process of its own, is read at all.
  *
  * The common clock.  Every file's timestamps are CLOCK_MONOTONIC
  * nanoseconds, so events of several files need no conversion: a report
@@ -67,6 +67,7 @@ struct tool_dirscan_state {
   char dir[4096];
   int swept;  /* sweep() has run */
   int nofile; /* files it could not open for want of descriptors */
+  unsigned long scans; /* scans begun */
 };
 
 static int no_descriptor(int err) { return err == -EMFILE || err == -ENFILE; }
@@ -127,6 +128,8 @@ static struct tool_proc *add_proc(struct tool_source *src, eventring_cursor *c,
     tool_process_name(p->pid, p->name, sizeof p->name);
   p->index = src->nprocs;
   p->state = P_LIVE;
+  /* An earlier image's file: its writer is gone. */
+  if (tool_ring_name(path, &p->image) && p->image) p->replaced = 1;
   tool_writer_note(&p->w, path, p->pid);
   eventring_cursor_set_numbering(c, tool_source_numbering(src));
   src->procs[src->nprocs++] = p;
@@ -146,19 +149,30 @@ static void *scan_found(void *arg, eventring_cursor *c, const char *path,
     if (p->w.file_known && p->w.file_dev == st->st_dev &&
         p->w.file_ino == st->st_ino) {
       eventring_cursor_free(c);
+      /* Under an earlier image's name now: a later image has the pid. */
+      unsigned long image = 0;
+      if (tool_ring_name(path, &image) && image) {
+        p->image = image;
+        p->replaced = 1;
+        snprintf(p->path, sizeof p->path, "%s", path);
+      }
       return p;
     }
   }
   for (int i = 0; i < src->nprocs; i++)
     if (!strcmp(src->procs[i]->path, path)) src->procs[i]->replaced = 1;
-  return add_proc(src, c, path);
+  struct tool_proc *p = add_proc(src, c, path);
+  if (p) p->found_scan = src->scan->scans;
+  return p;
 }
 
 static void scan_still(void *arg, void *handle) { (void)arg, (void)handle; }
 
 static void scan(struct tool_source *src) {
   static const struct tool_dirscan_ops ops = {scan_still, scan_found};
-  if (src->scan) tool_dirscan(&src->scan->d, &ops, src);
+  if (!src->scan) return;
+  src->scan->scans++;
+  tool_dirscan(&src->scan->d, &ops, src);
 }
 
 static int start_scan(struct tool_source *src, const char *dir) {
@@ -173,13 +187,44 @@ static int start_scan(struct tool_source *src, const char *dir) {
   /* A file refused for a second (its writer still filling its header
    * under load) is worth more looks at this scan's pace. */
   src->scan->d.tries = (int)(1000000000L / POLL_IDLE_NS);
+  src->scan->d.images = 1;
   return TOOL_EXIT_OK;
+}
+
+/* Where a file comes among its pid's: by its name's N, <pid>.events
+ * (N 0) last. */
+static unsigned long image_rank(const struct tool_proc *p) {
+  return p->image ? p->image : (unsigned long)-1;
 }
 
 static int by_pid(const void *a, const void *b) {
   const struct tool_proc *x = *(struct tool_proc *const *)a;
   const struct tool_proc *y = *(struct tool_proc *const *)b;
-  return (x->pid > y->pid) - (x->pid < y->pid);
+  if (x->pid != y->pid) return (x->pid > y->pid) - (x->pid < y->pid);
+  return (image_rank(x) > image_rank(y)) - (image_rank(x) < image_rank(y));
+}
+
+/* Whether p must wait for the next round: a file of p's pid written
+ * before p's (a lower N, or found first under the same name) has a
+ * writer that is gone and is not read to its end yet (it is, in this
+ * round), or one may exist that no scan has listed yet. */
+static int earlier_pending(const struct tool_source *src,
+                           const struct tool_proc *p) {
+  if (!p->pid) return 0;
+  /* A listing may miss a name made while it runs: the link that keeps
+   * an earlier image's file is made before the later image's file takes
+   * <pid>.events, so a scan begun after p was found lists it. */
+  if (src->scan && p->found_scan >= src->scan->scans) return 1;
+  for (int i = 0; i < src->nprocs; i++) {
+    const struct tool_proc *q = src->procs[i];
+    if (q == p || q->pid != p->pid || q->state == P_DONE ||
+        !(q->replaced || q->state == P_GONE))
+      continue;
+    if (image_rank(q) < image_rank(p) ||
+        (image_rank(q) == image_rank(p) && q->index < p->index))
+      return 1;
+  }
+  return 0;
 }
 
 /* Opens every ring file of DIR, in pid order.  A file that is not one is
@@ -417,6 +462,11 @@ int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
       struct tool_proc *p = src->procs[i];
       if (p->state == P_DONE) continue;
       if (p->replaced) p->state = P_GONE;
+      if (earlier_pending(src, p)) {
+        any = 1;
+        all_done = 0;
+        continue;
+      }
       int r;
       if (p->state == P_GONE) {
         /* Its writer is gone: read it to the end now, before any later

@@ -225,15 +225,29 @@ pid_t tool_parse_pid(const char *s, size_t len) {
   return v >= 1 && v <= INT_MAX ? (pid_t)v : 0;
 }
 
-pid_t tool_pid_of_path(const char *path) {
+pid_t tool_ring_name(const char *path, unsigned long *image) {
   const char *base = strrchr(path, '/');
   base = base ? base + 1 : path;
   size_t n = strlen(base);
   static const char suffix[] = ".events";
   size_t sn = sizeof suffix - 1;
   if (n <= sn || strcmp(base + n - sn, suffix) != 0) return 0;
-  return tool_parse_pid(base, n - sn);
+  n -= sn;
+  /* <pid>.<N>.events: the file of an earlier image of <pid>. */
+  const char *dot = memchr(base, '.', n);
+  unsigned long nth = 0;
+  if (dot) {
+    pid_t v = tool_parse_pid(dot + 1, n - (size_t)(dot + 1 - base));
+    if (!v) return 0;
+    nth = (unsigned long)v;
+    n = (size_t)(dot - base);
+  }
+  pid_t pid = tool_parse_pid(base, n);
+  if (pid && image) *image = nth;
+  return pid;
 }
+
+pid_t tool_pid_of_path(const char *path) { return tool_ring_name(path, NULL); }
 
 void tool_process_name(pid_t pid, char *name, size_t size) {
   char path[64];

@@ -516,6 +516,8 @@ struct tool_proc {
   /* Internal to procs.c. */
   int state;
   int replaced; /* a later program of the same pid replaced the file */
+  unsigned long image; /* its name's N (tool_ring_name), 0: <pid>.events */
+  unsigned long found_scan; /* the directory scan that found it, 0: none */
   int saw_ring_stop;
   struct tool_writer_state w;
 };
@@ -600,6 +602,11 @@ pid_t tool_parse_pid(const char *s, size_t len);
 
 /* The pid in a file name of the form [DIR/]<pid>.events, else 0. */
 pid_t tool_pid_of_path(const char *path);
+/* The same, with *image 0 for <pid>.events, the file of the image that
+ * runs (or ran last) under the pid, and N for <pid>.<N>.events, which a
+ * later image of the pid kept (runtime/leftovers.c): a pid's files were
+ * written in the order of N, <pid>.events last. */
+pid_t tool_ring_name(const char *path, unsigned long *image);
 
 /* The name of live process `pid` (its /proc/PID/comm) into `name`
  * (`size` bytes), or an empty string. */
@@ -653,6 +660,9 @@ struct tool_dirscan {
   /* Looks in a row before a refusal is settled and reported (0: 3, for
    * a scan four times a second; more for one that scans more often). */
   int tries;
+  /* Also the files of earlier images, <pid>.<N>.events (process trees);
+   * otherwise only <pid>.events, the files of running images. */
+  int images;
 };
 /* What a scan tells the subcommand: `found` takes cursor `c` on a new
  * file of process `pid` and returns a handle for it (anything but NULL),

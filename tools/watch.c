@@ -1063,7 +1063,7 @@ static int follow_dir(const char *dir) {
     close(ifd);
     ifd = -1;
   }
-  struct tool_dirscan ds = {dir, "watch", NULL, 0};
+  struct tool_dirscan ds = {dir, "watch", NULL, 0, 0};
   static const struct tool_dirscan_ops ops = {scan_still, scan_found};
   tool_signals_install();
   struct sigaction old;

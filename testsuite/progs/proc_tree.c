@@ -13,6 +13,9 @@
  *                     (the tool) has its ring file open, so that the file
  *                     is read before the next image replaces it, then
  *                     execs PROG (the same pid);
+ *   exec-now PROG ARG...  writes its events and execs PROG at once;
+ *   hold              writes its events, prints "ready" and waits until
+ *                     its standard input ends;
  *   orphan [hang]     forks a child and exits at once; the child waits
  *                     until its parent has exited (its parent pid
  *                     changes) and only then writes its events, so that
@@ -143,6 +146,20 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 20000 && !opened_elsewhere(real); i++) sleep_ms(1);
     execvp(argv[2], argv + 2);
     return 127;
+  }
+  if (!strcmp(mode, "exec-now") && argc > 2) {
+    work();
+    execvp(argv[2], argv + 2);
+    return 127;
+  }
+  if (!strcmp(mode, "hold")) {
+    work();
+    printf("ready\n");
+    fflush(stdout);
+    char c;
+    while (read(0, &c, 1) > 0) {
+    }
+    return 0;
   }
   if (!strcmp(mode, "orphan")) {
     pid_t parent = getpid();
