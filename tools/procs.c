@@ -130,6 +130,9 @@ static struct tool_proc *add_proc(struct tool_source *src, eventring_cursor *c,
   p->state = P_LIVE;
   /* An earlier image's file: its writer is gone. */
   if (tool_ring_name(path, &p->image) && p->image) p->replaced = 1;
+  eventring_wallclock born;
+  if (eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START, &born) == 0)
+    p->born = born.ts;
   tool_writer_note(&p->w, path, p->pid);
   eventring_cursor_set_numbering(c, tool_source_numbering(src));
   src->procs[src->nprocs++] = p;
@@ -137,31 +140,55 @@ static struct tool_proc *add_proc(struct tool_source *src, eventring_cursor *c,
 }
 
 /* dirscan.c's report of a file it opened: a new process, unless the file
- * is one we read already (the command's first file, opened by spawn.c;
+ * is one we read already (known_proc()) (the command's first file, opened by spawn.c;
  * a file of the first listing).  A new file under the name of one we read
  * replaced it: that one's writer is gone. */
+/* The process that reads the file cursor `c` reads (looked at as *st),
+ * or NULL.  eventring's files say which they are, by their writer's pid
+ * and the instant they were made: that holds when a name passed to
+ * another file between a look and an open (an exec'd image takes
+ * <pid>.events).  Other files are told by their inode. */
+static struct tool_proc *known_proc(const struct tool_source *src,
+                                    const eventring_cursor *c,
+                                    const struct stat *st) {
+  eventring_wallclock born;
+  uint64_t ts = eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START,
+                                           &born) == 0
+                    ? born.ts
+                    : 0;
+  pid_t pid = eventring_cursor_writer_pid(c);
+  for (int i = 0; i < src->nprocs; i++) {
+    struct tool_proc *p = src->procs[i];
+    if (ts && p->born) {
+      if (p->born == ts && eventring_cursor_writer_pid(p->cursor) == pid)
+        return p;
+    } else if (p->w.file_known && p->w.file_dev == st->st_dev &&
+               p->w.file_ino == st->st_ino) {
+      return p;
+    }
+  }
+  return NULL;
+}
+
 static void *scan_found(void *arg, eventring_cursor *c, const char *path,
                         pid_t pid, const struct stat *st) {
   (void)pid;
   struct tool_source *src = arg;
-  for (int i = 0; i < src->nprocs; i++) {
-    struct tool_proc *p = src->procs[i];
-    if (p->w.file_known && p->w.file_dev == st->st_dev &&
-        p->w.file_ino == st->st_ino) {
-      eventring_cursor_free(c);
-      /* Under an earlier image's name now: a later image has the pid. */
-      unsigned long image = 0;
-      if (tool_ring_name(path, &image) && image) {
-        p->image = image;
-        p->replaced = 1;
-        snprintf(p->path, sizeof p->path, "%s", path);
-      }
-      return p;
+  struct tool_proc *p = known_proc(src, c, st);
+  if (p) {
+    eventring_cursor_free(c);
+    /* Under an earlier image's name now: a later image has the pid. */
+    unsigned long image = 0;
+    if (tool_ring_name(path, &image) && image) {
+      p->image = image;
+      p->replaced = 1;
+      snprintf(p->path, sizeof p->path, "%s", path);
     }
+    return p;
   }
   for (int i = 0; i < src->nprocs; i++)
     if (!strcmp(src->procs[i]->path, path)) src->procs[i]->replaced = 1;
-  struct tool_proc *p = add_proc(src, c, path);
+  p = add_proc(src, c, path);
   if (p) p->found_scan = src->scan->scans;
   return p;
 }
@@ -385,14 +412,12 @@ static void sweep(struct tool_source *src) {
     snprintf(path, sizeof path, "%s/%s", src->scan->dir, e->d_name);
     struct stat st;
     if (stat(path, &st) != 0) continue;
-    int known = 0;
-    for (int i = 0; i < src->nprocs && !known; i++)
-      known = src->procs[i]->w.file_known &&
-              src->procs[i]->w.file_dev == st.st_dev &&
-              src->procs[i]->w.file_ino == st.st_ino;
-    if (known) continue;
     eventring_cursor *c;
     int r = eventring_cursor_open_file(&c, path);
+    if (r == 0 && known_proc(src, c, &st)) {
+      eventring_cursor_free(c);
+      continue;
+    }
     if (no_descriptor(r)) {
       src->scan->nofile++;
       continue;

@@ -518,6 +518,8 @@ struct tool_proc {
   int replaced; /* a later program of the same pid replaced the file */
   unsigned long image; /* its name's N (tool_ring_name), 0: <pid>.events */
   unsigned long found_scan; /* the directory scan that found it, 0: none */
+  uint64_t born; /* when its file was made (its wall clock's start pair's
+                    timestamp), 0 when the file does not say */
   int saw_ring_stop;
   struct tool_writer_state w;
 };
