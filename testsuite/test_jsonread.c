@@ -1,4 +1,4 @@
-/* Tests the JSON reader of `eventring diff` (tools/jsonread.c): every kind of value, escapes and surrogate pairs to UTF-8, 64-bit counts kept exact, and errors with their line and column (truncated text, bad numbers, trailing text, nesting too deep). */
+/* Tests the JSON reader of `eventring diff` (tools/jsonread.c): every kind of value, escapes and surrogate pairs to UTF-8, 64-bit counts kept exact, errors with their line and column (truncated text, bad numbers, trailing text, nesting too deep), and the same document walked one value at a time (json_reader), skipped values checked as strictly. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,19 +9,33 @@
 /* A unit test of the tool's own object: compiled in. */
 #include "../tools/jsonread.c"
 
+/* json_reader_skip() over the whole of `text`: json_reader_end()'s
+ * result, the message in `err`. */
+static int skip_all(const char *text, char *err, size_t size) {
+  struct json_reader r;
+  json_reader_init(&r, text, strlen(text), err, size);
+  json_reader_skip(&r);
+  return json_reader_end(&r);
+}
+
 static struct json_value *parse_ok(const char *text) {
   char err[128] = "";
   struct json_value *v = json_parse(text, strlen(text), err, sizeof err);
   ck_assert_msg(v != NULL, "%s: %s", text, err);
+  ck_assert_msg(skip_all(text, err, sizeof err) == 0, "skip %s: %s", text,
+                err);
   return v;
 }
 
 static void parse_fails(const char *text, const char *want) {
-  char err[128] = "";
+  char err[128] = "", skipped[128] = "";
   struct json_value *v = json_parse(text, strlen(text), err, sizeof err);
   ck_assert_msg(v == NULL, "%s parsed", text);
   ck_assert_msg(strstr(err, want), "%s: error '%s', expected '%s'", text, err,
                 want);
+  /* Skipping finds the same error at the same place. */
+  ck_assert_int_eq(skip_all(text, skipped, sizeof skipped), -1);
+  ck_assert_str_eq(skipped, err);
 }
 
 START_TEST(test_values) {
@@ -113,12 +127,81 @@ START_TEST(test_errors) {
 }
 END_TEST
 
+/* A document walked one value at a time: members, elements, a value as a
+ * tree, scalars, skipped values; and errors inside the walk. */
+START_TEST(test_reader) {
+  const char *text =
+      "{\"skip\": {\"x\": [1, \"s\", {}]}, \"list\": [[7, 18446744073709551615],"
+      " {\"k\": \"v\"}], \"n\": null, \"a_key_longer_than_eight\": 1}";
+  char err[128], key[8];
+  struct json_reader r;
+  json_reader_init(&r, text, strlen(text), err, sizeof err);
+  ck_assert_int_eq(json_reader_peek(&r), '{');
+  ck_assert_int_eq(json_reader_enter(&r), 1);
+  ck_assert_int_eq(json_reader_next(&r, key, sizeof key), 1);
+  ck_assert_str_eq(key, "skip");
+  ck_assert_int_eq(json_reader_skip(&r), 1);
+  ck_assert_int_eq(json_reader_next(&r, key, sizeof key), 1);
+  ck_assert_str_eq(key, "list");
+  ck_assert_int_eq(json_reader_enter(&r), 1);
+  ck_assert_int_eq(json_reader_next(&r, NULL, 0), 1);
+  ck_assert_int_eq(json_reader_enter(&r), 1);
+  struct json_value v;
+  ck_assert_int_eq(json_reader_next(&r, NULL, 0), 1);
+  ck_assert_int_eq(json_reader_scalar(&r, &v), 1);
+  ck_assert(v.type == JSON_NUMBER && v.is_u64 && v.u64 == 7);
+  ck_assert_int_eq(json_reader_next(&r, NULL, 0), 1);
+  ck_assert_int_eq(json_reader_scalar(&r, &v), 1);
+  ck_assert(v.is_u64 && v.u64 == UINT64_MAX);
+  ck_assert_int_eq(json_reader_next(&r, NULL, 0), 0); /* ] */
+  ck_assert_int_eq(json_reader_next(&r, NULL, 0), 1);
+  struct json_value *t = json_reader_value(&r);
+  ck_assert_ptr_nonnull(t);
+  ck_assert_str_eq(json_get(t, "k")->str, "v");
+  json_free(t);
+  ck_assert_int_eq(json_reader_next(&r, NULL, 0), 0); /* ] */
+  ck_assert_int_eq(json_reader_next(&r, key, sizeof key), 1);
+  ck_assert_str_eq(key, "n");
+  ck_assert_int_eq(json_reader_scalar(&r, &v), 1);
+  ck_assert_int_eq(v.type, JSON_NULL);
+  ck_assert_int_eq(json_reader_next(&r, key, sizeof key), 1);
+  ck_assert_str_eq(key, "a_key_l"); /* cut to the buffer */
+  ck_assert_int_eq(json_reader_skip(&r), 1);
+  ck_assert_int_eq(json_reader_next(&r, key, sizeof key), 0); /* } */
+  ck_assert_int_eq(json_reader_end(&r), 0);
+
+  /* A string where a scalar is expected; a missing comma; trailing
+   * text: each an error that stops the walk. */
+  json_reader_init(&r, "[\"s\"]", 5, err, sizeof err);
+  json_reader_enter(&r);
+  ck_assert_int_eq(json_reader_next(&r, NULL, 0), 1);
+  ck_assert_int_eq(json_reader_scalar(&r, &v), 0);
+  ck_assert_int_eq(json_reader_next(&r, NULL, 0), 0);
+  ck_assert_int_eq(json_reader_end(&r), -1);
+  ck_assert_msg(strstr(err, "column 2: expected a number"), "%s", err);
+  json_reader_init(&r, "[1 2]", 5, err, sizeof err);
+  json_reader_enter(&r);
+  ck_assert_int_eq(json_reader_next(&r, NULL, 0), 1);
+  ck_assert_int_eq(json_reader_skip(&r), 1);
+  ck_assert_int_eq(json_reader_next(&r, NULL, 0), 0);
+  ck_assert_int_eq(json_reader_failed(&r), 1);
+  ck_assert_msg(strstr(err, "column 4: expected ',' or ']'"), "%s", err);
+  json_reader_init(&r, "{} x", 4, err, sizeof err);
+  ck_assert_int_eq(json_reader_enter(&r), 1);
+  ck_assert_int_eq(json_reader_next(&r, key, sizeof key), 0);
+  ck_assert_int_eq(json_reader_failed(&r), 0);
+  ck_assert_int_eq(json_reader_end(&r), -1);
+  ck_assert_msg(strstr(err, "text after the end"), "%s", err);
+}
+END_TEST
+
 static TCase *tc_jsonread(void) {
   TCase *tc = er_tcase("jsonread");
   tcase_add_test(tc, test_values);
   tcase_add_test(tc, test_u64);
   tcase_add_test(tc, test_strings);
   tcase_add_test(tc, test_errors);
+  tcase_add_test(tc, test_reader);
   return tc;
 }
 

@@ -43,6 +43,7 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis.h"
 #include "events.h"
@@ -68,6 +69,7 @@ static const char *const metric_json[] = {"count",  "total_ns", "mean_ns",
 struct dist {
   int kind;
   char *name;
+  size_t hash; /* of kind and name (name_hash) */
   double m[N_METRICS]; /* the figures, as doubles for the changes */
   uint64_t u[N_METRICS]; /* the same, exact, but the mean */
   int has[N_METRICS];
@@ -85,6 +87,9 @@ struct input {
   int json;
   struct dist *d;
   size_t n, cap;
+  /* (kind, name) -> 1 + the index in d, 0 for an empty slot: open
+   * addressing, index_cap slots (a power of two), at most half full. */
+  size_t *index, index_cap;
   int failed; /* out of memory */
   /* While reading a ring file. */
   struct tool_source src;
@@ -93,11 +98,60 @@ struct input {
   int phase_idx[N_IDS]; /* id -> index in d, -1 */
 };
 
-static struct dist *find(struct input *in, int kind, const char *name) {
-  for (size_t i = 0; i < in->n; i++)
-    if (in->d[i].kind == kind && !strcmp(in->d[i].name, name))
-      return &in->d[i];
-  return NULL;
+/* A test build counts the names compared in lookups here. */
+#ifndef DIFF_NAME_COMPARED
+#define DIFF_NAME_COMPARED() ((void)0)
+#endif
+
+static size_t name_hash(int kind, const char *name) {
+  uint64_t h = 1469598103934665603ULL ^ (uint64_t)kind; /* FNV-1a */
+  for (const unsigned char *p = (const unsigned char *)name; *p; p++)
+    h = (h ^ *p) * 1099511628211ULL;
+  return (size_t)(h ^ h >> 29);
+}
+
+/* The slot of in->index where `kind` and `name` (whose name_hash is
+ * `hash`) are, or the empty one where they would go (in->index_cap, a
+ * power of two, is never full). */
+static size_t *slot_of(const struct input *in, int kind, const char *name,
+                       size_t hash) {
+  size_t mask = in->index_cap - 1;
+  for (size_t i = hash & mask;; i = (i + 1) & mask) {
+    size_t *s = &in->index[i];
+    if (!*s) return s;
+    const struct dist *d = &in->d[*s - 1];
+    if (d->hash != hash || d->kind != kind) continue;
+    DIFF_NAME_COMPARED();
+    if (!strcmp(d->name, name)) return s;
+  }
+}
+
+static struct dist *find(const struct input *in, int kind, const char *name) {
+  if (!in->index_cap) return NULL;
+  size_t *s = slot_of(in, kind, name, name_hash(kind, name));
+  return *s ? &in->d[*s - 1] : NULL;
+}
+
+/* Makes room in in->index for one more entry (kept at most half full).
+ * Returns 0, or -1 when out of memory. */
+static int index_grow(struct input *in) {
+  if (2 * (in->n + 1) <= in->index_cap) return 0;
+  size_t cap = in->index_cap ? 2 * in->index_cap : 64;
+  size_t *old = in->index, old_cap = in->index_cap;
+  if (!(in->index = calloc(cap, sizeof *in->index))) {
+    in->index = old;
+    return -1;
+  }
+  in->index_cap = cap;
+  /* The names are distinct: each goes to the first empty slot. */
+  for (size_t i = 0; i < old_cap; i++)
+    if (old[i]) {
+      size_t j = in->d[old[i] - 1].hash & (cap - 1);
+      while (in->index[j]) j = (j + 1) & (cap - 1);
+      in->index[j] = old[i];
+    }
+  free(old);
+  return 0;
 }
 
 /* The entry of `kind` and `name`, added when new; NULL when out of
@@ -105,6 +159,7 @@ static struct dist *find(struct input *in, int kind, const char *name) {
 static struct dist *entry(struct input *in, int kind, const char *name) {
   struct dist *e = find(in, kind, name);
   if (e) return e;
+  if (index_grow(in) < 0) goto oom;
   if (in->n == in->cap) {
     size_t cap = in->cap ? 2 * in->cap : 32;
     struct dist *v = realloc(in->d, cap * sizeof *v);
@@ -115,9 +170,11 @@ static struct dist *entry(struct input *in, int kind, const char *name) {
   e = &in->d[in->n];
   memset(e, 0, sizeof *e);
   e->kind = kind;
+  e->hash = name_hash(kind, name);
   e->name = strdup(name);
   if (!e->name) goto oom;
   in->n++;
+  *slot_of(in, kind, name, e->hash) = in->n;
   return e;
 oom:
   if (!in->failed) tool_error("out of memory");
@@ -296,85 +353,172 @@ out:
 /* ------------------------------------------------------------------ */
 /* Reading a saved `stats --json`.                                      */
 
-/* One entry of "phases" or "spans". */
-static int load_json_entry(struct input *in, int kind,
-                           const struct json_value *o) {
-  const struct json_value *name = json_get(o, "name");
-  if (!name || name->type != JSON_STRING) return -1;
-  struct dist *e = entry(in, kind, name->str);
-  if (!e) return -2;
-  /* A phase's "count" is its begins; "completed" those with an end,
-   * which the durations are of. */
-  const char *count_key =
-      kind == K_PHASE && json_get(o, "completed") ? "completed" : "count";
-  for (int m = 0; m < N_METRICS; m++) {
-    const struct json_value *v =
-        json_get(o, m == M_COUNT ? count_key : metric_json[m]);
-    if (!v || v->type != JSON_NUMBER) continue;
-    e->has[m] = 1;
-    e->m[m] = v->num;
-    if (v->is_u64) e->u[m] = v->u64;
-  }
-  const struct json_value *b = json_get(o, "buckets");
-  if (!b || b->type != JSON_ARRAY) return 0;
-  e->val = malloc((b->n ? b->n : 1) * sizeof *e->val);
-  e->cnt = malloc((b->n ? b->n : 1) * sizeof *e->cnt);
-  if (!e->val || !e->cnt) return -2;
-  for (size_t i = 0; i < b->n; i++) {
-    const struct json_value *pair = &b->v[i];
-    if (pair->type != JSON_ARRAY || pair->n != 2 ||
-        !json_u64(&pair->v[0], &e->val[i]) ||
-        !json_u64(&pair->v[1], &e->cnt[i]) || e->cnt[i] == 0 ||
-        (i && e->val[i] <= e->val[i - 1])) {
-      free(e->val);
-      free(e->cnt);
-      e->val = e->cnt = NULL;
-      return -3;
+/* What load_json_entry() found wrong. */
+enum { ENTRY_OK, ENTRY_NO_NAME = -1, ENTRY_OOM = -2, ENTRY_BUCKETS = -3,
+       ENTRY_SYNTAX = -4 };
+
+/* The "buckets" list of an entry, which the reader is at, into *e's
+ * sample.  Returns ENTRY_OK, ENTRY_BUCKETS or ENTRY_SYNTAX. */
+static int load_json_buckets(struct json_reader *r, struct dist *e) {
+  size_t cap = 0;
+  free(e->val);
+  free(e->cnt);
+  e->val = e->cnt = NULL;
+  e->nval = 0;
+  if (!json_reader_enter(r)) return ENTRY_SYNTAX;
+  while (json_reader_next(r, NULL, 0)) {
+    if (e->nval == cap) {
+      cap = cap ? 2 * cap : 64;
+      uint64_t *v = realloc(e->val, cap * sizeof *v);
+      if (v) e->val = v;
+      uint64_t *c = v ? realloc(e->cnt, cap * sizeof *c) : NULL;
+      if (c) e->cnt = c;
+      if (!v || !c) return ENTRY_OOM;
     }
+    size_t i = e->nval;
+    struct json_value pair[2];
+    int n = 0;
+    if (json_reader_peek(r) != '[') return ENTRY_BUCKETS;
+    json_reader_enter(r);
+    while (n < 3 && json_reader_next(r, NULL, 0)) {
+      int c = json_reader_peek(r);
+      if (c == '{' || c == '[' || c == '"') return ENTRY_BUCKETS;
+      if (n++ < 2 && !json_reader_scalar(r, &pair[n - 1])) break;
+    }
+    if (json_reader_failed(r)) return ENTRY_SYNTAX;
+    if (n != 2 || !json_u64(&pair[0], &e->val[i]) ||
+        !json_u64(&pair[1], &e->cnt[i]) || e->cnt[i] == 0 ||
+        (i && e->val[i] <= e->val[i - 1]))
+      return ENTRY_BUCKETS;
+    e->nval++;
   }
-  e->nval = b->n;
-  return 0;
+  return json_reader_failed(r) ? ENTRY_SYNTAX : ENTRY_OK;
 }
 
+/* One entry of "phases" or "spans", which the reader is at: its figures
+ * and sample, kept as one more entry of `in` (or replacing one of the
+ * same name).  Returns ENTRY_OK or what is wrong. */
+static int load_json_entry(struct input *in, int kind, struct json_reader *r) {
+  if (json_reader_peek(r) != '{')
+    return json_reader_skip(r) ? ENTRY_NO_NAME : ENTRY_SYNTAX;
+  /* Read into `got`, named once the whole object is read. */
+  struct dist got;
+  memset(&got, 0, sizeof got);
+  char *name = NULL;
+  int has_completed = 0, rc = ENTRY_OK;
+  struct json_value completed;
+  char key[32];
+  json_reader_enter(r);
+  while (rc == ENTRY_OK && json_reader_next(r, key, sizeof key)) {
+    int m = -1;
+    for (int k = 0; k < N_METRICS; k++)
+      if (!strcmp(key, k == M_COUNT ? "count" : metric_json[k])) m = k;
+    int c = json_reader_peek(r);
+    if (!strcmp(key, "name") && c == '"') {
+      struct json_value *v = json_reader_value(r);
+      if (v) {
+        free(name);
+        name = v->str;
+        v->str = NULL;
+      }
+      json_free(v);
+    } else if (!strcmp(key, "buckets") && c == '[') {
+      rc = load_json_buckets(r, &got);
+    } else if ((m >= 0 || !strcmp(key, "completed")) && c != '{' &&
+               c != '[' && c != '"') {
+      struct json_value v;
+      if (!json_reader_scalar(r, &v) || v.type != JSON_NUMBER) continue;
+      if (m < 0) {
+        completed = v;
+        has_completed = 1;
+        continue;
+      }
+      got.has[m] = 1;
+      got.m[m] = v.num;
+      if (v.is_u64) got.u[m] = v.u64;
+    } else {
+      json_reader_skip(r);
+    }
+  }
+  if (json_reader_failed(r)) rc = ENTRY_SYNTAX;
+  if (rc == ENTRY_OK && !name) rc = ENTRY_NO_NAME;
+  /* A phase's "count" is its begins; "completed" those with an end,
+   * which the durations are of. */
+  if (rc == ENTRY_OK && kind == K_PHASE && has_completed) {
+    got.has[M_COUNT] = 1;
+    got.m[M_COUNT] = completed.num;
+    got.u[M_COUNT] = completed.is_u64 ? completed.u64 : 0;
+  }
+  struct dist *e = rc == ENTRY_OK ? entry(in, kind, name) : NULL;
+  if (rc == ENTRY_OK && !e) rc = ENTRY_OOM;
+  if (e) {
+    for (int m = 0; m < N_METRICS; m++)
+      if (got.has[m]) {
+        e->has[m] = 1;
+        e->m[m] = got.m[m];
+        e->u[m] = got.u[m];
+      }
+    if (got.val) {
+      free(e->val);
+      free(e->cnt);
+      e->val = got.val;
+      e->cnt = got.cnt;
+      e->nval = got.nval;
+      got.val = got.cnt = NULL;
+    }
+  }
+  free(got.val);
+  free(got.cnt);
+  free(name);
+  return rc;
+}
+
+/* A saved `stats --json` output: its "phases" and "spans" lists (or
+ * "user_spans", from older outputs, when it comes first), read one entry
+ * at a time, so that memory holds the entries and their samples, not
+ * the document's tree. */
 static int load_json(struct input *in, const char *text, size_t len) {
-  char err[256];
-  struct json_value *doc = json_parse(text, len, err, sizeof err);
-  if (!doc) {
-    tool_error("%s: not valid JSON: %s", in->path, err);
-    return TOOL_EXIT_INPUT;
-  }
-  int rc = TOOL_EXIT_OK;
-  const struct json_value *phases = json_get(doc, "phases");
-  if (!phases || phases->type != JSON_ARRAY) {
-    tool_error("%s: not the output of 'eventring stats --json' (no "
-               "\"phases\" array)",
-               in->path);
-    rc = TOOL_EXIT_INPUT;
-    goto out;
-  }
-  /* Per user span, under the name stats gives the list; absent from
-   * older outputs, which then compare by phases alone. */
-  const struct json_value *spans = json_get(doc, "spans");
-  if (!spans) spans = json_get(doc, "user_spans");
-  for (int k = 0; k < 2 && rc == TOOL_EXIT_OK; k++) {
-    const struct json_value *list = k == K_PHASE ? phases : spans;
-    if (!list || list->type != JSON_ARRAY) continue;
-    for (size_t i = 0; i < list->n; i++) {
-      int r = load_json_entry(in, k, &list->v[i]);
-      if (r == 0) continue;
-      if (r == -2)
+  char err[256], key[32];
+  struct json_reader r;
+  json_reader_init(&r, text, len, err, sizeof err);
+  int rc = TOOL_EXIT_OK, seen[2] = {0, 0};
+  json_reader_enter(&r);
+  while (rc == TOOL_EXIT_OK && json_reader_next(&r, key, sizeof key)) {
+    int k = !strcmp(key, "phases") ? K_PHASE
+            : !strcmp(key, "spans") || !strcmp(key, "user_spans") ? K_SPAN
+                                                                  : -1;
+    if (k < 0 || seen[k] || json_reader_peek(&r) != '[') {
+      json_reader_skip(&r);
+      continue;
+    }
+    seen[k] = 1;
+    json_reader_enter(&r);
+    for (size_t i = 0; json_reader_next(&r, NULL, 0); i++) {
+      int e = load_json_entry(in, k, &r);
+      if (e == ENTRY_OK) continue;
+      if (e == ENTRY_SYNTAX) break;
+      if (e == ENTRY_OOM)
         tool_error("out of memory");
       else
         tool_error("%s: %s entry %zu: %s", in->path, kind_names[k], i + 1,
-                   r == -1 ? "no \"name\" string"
-                           : "\"buckets\" is not a list of [VALUE, COUNT] "
-                             "pairs in ascending order");
+                   e == ENTRY_NO_NAME
+                       ? "no \"name\" string"
+                       : "\"buckets\" is not a list of [VALUE, COUNT] "
+                         "pairs in ascending order");
       rc = TOOL_EXIT_INPUT;
       break;
     }
   }
-out:
-  json_free(doc);
+  if (rc == TOOL_EXIT_OK && json_reader_end(&r) < 0) {
+    tool_error("%s: not valid JSON: %s", in->path, err);
+    return TOOL_EXIT_INPUT;
+  }
+  if (rc == TOOL_EXIT_OK && !seen[K_PHASE]) {
+    tool_error("%s: not the output of 'eventring stats --json' (no "
+               "\"phases\" array)",
+               in->path);
+    rc = TOOL_EXIT_INPUT;
+  }
   return rc;
 }
 
@@ -394,19 +538,25 @@ static int load(struct input *in) {
     return load_ring(in);
   }
   in->json = 1;
+  /* A regular file is read into a buffer of its size, in one go. */
+  struct stat st;
   size_t cap = 1 << 16, len = 0;
+  if (fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode) &&
+      (uint64_t)st.st_size < JSON_INPUT_MAX)
+    cap = (size_t)st.st_size + 1;
   char *text = malloc(cap);
   if (!text) goto oom;
   rewind(f);
   for (;;) {
     if (len == cap) {
-      if (cap >= JSON_INPUT_MAX) {
+      if (len > JSON_INPUT_MAX) {
         tool_error("%s: larger than 1 GiB: not a stats output", in->path);
         free(text);
         fclose(f);
         return TOOL_EXIT_INPUT;
       }
-      char *t = realloc(text, cap *= 2);
+      cap = 2 * cap < JSON_INPUT_MAX ? 2 * cap : JSON_INPUT_MAX + 1;
+      char *t = realloc(text, cap);
       if (!t) goto oom;
       text = t;
     }
@@ -439,6 +589,7 @@ static void free_input(struct input *in) {
     free(in->d[i].cnt);
   }
   free(in->d);
+  free(in->index);
 }
 
 /* ------------------------------------------------------------------ */

@@ -7,14 +7,8 @@
 
 #include "jsonread.h"
 
-struct parser {
-  const char *s, *end, *p;
-  char *err;
-  size_t errsize;
-  int failed;
-};
 
-static void parse_error(struct parser *ps, const char *what) {
+static void parse_error(struct json_parser *ps, const char *what) {
   if (ps->failed) return;
   ps->failed = 1;
   if (!strcmp(what, "out of memory")) {
@@ -33,20 +27,20 @@ static void parse_error(struct parser *ps, const char *what) {
   snprintf(ps->err, ps->errsize, "line %zu, column %zu: %s", line, col, what);
 }
 
-static void skip_ws(struct parser *ps) {
+static void skip_ws(struct json_parser *ps) {
   while (ps->p < ps->end &&
          (*ps->p == ' ' || *ps->p == '\t' || *ps->p == '\n' || *ps->p == '\r'))
     ps->p++;
 }
 
-static int literal(struct parser *ps, const char *word) {
+static int literal(struct json_parser *ps, const char *word) {
   size_t n = strlen(word);
   if ((size_t)(ps->end - ps->p) < n || memcmp(ps->p, word, n)) return 0;
   ps->p += n;
   return 1;
 }
 
-static int hex4(struct parser *ps, unsigned *out) {
+static int hex4(struct json_parser *ps, unsigned *out) {
   if (ps->end - ps->p < 4) return 0;
   unsigned v = 0;
   for (int i = 0; i < 4; i++) {
@@ -61,17 +55,26 @@ static int hex4(struct parser *ps, unsigned *out) {
   return 1;
 }
 
-/* A string, at its opening quote; NULL after parse_error(). */
-static char *string(struct parser *ps) {
+/* The text that string() checks without keeping it. */
+static char checked[] = "";
+
+/* A string, at its opening quote: malloc'd, or with `keep` 0 only checked
+ * (the static `checked`); NULL after parse_error(). */
+static char *string(struct json_parser *ps, int keep) {
   ps->p++; /* the quote */
-  /* The unescaped text is never longer than the escaped one. */
-  const char *q = ps->p;
-  while (q < ps->end && *q != '"') q += *q == '\\' && q + 1 < ps->end ? 2 : 1;
-  char *out = malloc((size_t)(q - ps->p) + 1), *o = out;
-  if (!out) {
-    parse_error(ps, "out of memory");
-    return NULL;
+  char *out = checked, *o = NULL;
+  if (keep) {
+    /* The unescaped text is never longer than the escaped one. */
+    const char *q = ps->p;
+    while (q < ps->end && *q != '"')
+      q += *q == '\\' && q + 1 < ps->end ? 2 : 1;
+    out = o = malloc((size_t)(q - ps->p) + 1);
+    if (!out) {
+      parse_error(ps, "out of memory");
+      return NULL;
+    }
   }
+#define PUT(ch) (o ? (void)(*o++ = (char)(ch)) : (void)0)
   for (;;) {
     if (ps->p >= ps->end) {
       parse_error(ps, "unterminated string");
@@ -79,7 +82,7 @@ static char *string(struct parser *ps) {
     }
     unsigned char c = (unsigned char)*ps->p++;
     if (c == '"') {
-      *o = '\0';
+      PUT('\0');
       return out;
     }
     if (c < 0x20) {
@@ -88,7 +91,7 @@ static char *string(struct parser *ps) {
       break;
     }
     if (c != '\\') {
-      *o++ = (char)c;
+      PUT(c);
       continue;
     }
     if (ps->p >= ps->end) {
@@ -99,7 +102,7 @@ static char *string(struct parser *ps) {
     const char *from = "\"\\/bfnrt", *to = "\"\\/\b\f\n\r\t";
     const char *k = strchr(from, e);
     if (e && k) {
-      *o++ = to[k - from];
+      PUT(to[k - from]);
       continue;
     }
     unsigned u;
@@ -118,26 +121,27 @@ static char *string(struct parser *ps) {
     }
     /* UTF-8; the escaped form took at least as many bytes. */
     if (u < 0x80) {
-      *o++ = (char)u;
+      PUT(u);
     } else if (u < 0x800) {
-      *o++ = (char)(0xc0 | u >> 6);
-      *o++ = (char)(0x80 | (u & 0x3f));
+      PUT(0xc0 | u >> 6);
+      PUT(0x80 | (u & 0x3f));
     } else if (u < 0x10000) {
-      *o++ = (char)(0xe0 | u >> 12);
-      *o++ = (char)(0x80 | ((u >> 6) & 0x3f));
-      *o++ = (char)(0x80 | (u & 0x3f));
+      PUT(0xe0 | u >> 12);
+      PUT(0x80 | ((u >> 6) & 0x3f));
+      PUT(0x80 | (u & 0x3f));
     } else {
-      *o++ = (char)(0xf0 | u >> 18);
-      *o++ = (char)(0x80 | ((u >> 12) & 0x3f));
-      *o++ = (char)(0x80 | ((u >> 6) & 0x3f));
-      *o++ = (char)(0x80 | (u & 0x3f));
+      PUT(0xf0 | u >> 18);
+      PUT(0x80 | ((u >> 12) & 0x3f));
+      PUT(0x80 | ((u >> 6) & 0x3f));
+      PUT(0x80 | (u & 0x3f));
     }
   }
-  free(out);
+#undef PUT
+  if (keep) free(out);
   return NULL;
 }
 
-static void number(struct parser *ps, struct json_value *v) {
+static void number(struct json_parser *ps, struct json_value *v) {
   const char *start = ps->p;
   if (ps->p < ps->end && *ps->p == '-') ps->p++;
   const char *digits = ps->p;
@@ -191,11 +195,13 @@ static void number(struct parser *ps, struct json_value *v) {
   }
 }
 
-static void value(struct parser *ps, struct json_value *v, int depth);
+static void value(struct json_parser *ps, struct json_value *v, int depth,
+                  int keep);
 
-/* An array or object, at its opening bracket. */
-static void container(struct parser *ps, struct json_value *v, int depth,
-                      int object) {
+/* An array or object, at its opening bracket, into `v`; with `keep` 0
+ * only checked, allocating nothing. */
+static void container(struct json_parser *ps, struct json_value *v, int depth,
+                      int object, int keep) {
   char close = object ? '}' : ']';
   v->type = object ? JSON_OBJECT : JSON_ARRAY;
   ps->p++;
@@ -205,8 +211,9 @@ static void container(struct parser *ps, struct json_value *v, int depth,
     return;
   }
   size_t cap = 0;
+  struct json_value scratch;
   for (;;) {
-    if (v->n == cap) {
+    if (keep && v->n == cap) {
       cap = cap ? 2 * cap : 8;
       struct json_value *nv = realloc(v->v, cap * sizeof *nv);
       if (nv) v->v = nv;
@@ -217,7 +224,7 @@ static void container(struct parser *ps, struct json_value *v, int depth,
         return;
       }
     }
-    struct json_value *e = &v->v[v->n];
+    struct json_value *e = keep ? &v->v[v->n] : &scratch;
     memset(e, 0, sizeof *e);
     skip_ws(ps);
     if (object) {
@@ -225,20 +232,22 @@ static void container(struct parser *ps, struct json_value *v, int depth,
         parse_error(ps, "expected a key (a string)");
         return;
       }
-      char *k = string(ps);
+      char *k = string(ps, keep);
       if (!k) return;
-      v->key[v->n] = k;
-      v->n++; /* owned from here on, freed with the container */
+      if (keep) {
+        v->key[v->n] = k;
+        v->n++; /* owned from here on, freed with the container */
+      }
       skip_ws(ps);
       if (ps->p >= ps->end || *ps->p != ':') {
         parse_error(ps, "expected ':'");
         return;
       }
       ps->p++;
-      value(ps, e, depth + 1);
+      value(ps, e, depth + 1, keep);
     } else {
-      v->n++;
-      value(ps, e, depth + 1);
+      if (keep) v->n++;
+      value(ps, e, depth + 1, keep);
     }
     if (ps->failed) return;
     skip_ws(ps);
@@ -255,7 +264,10 @@ static void container(struct parser *ps, struct json_value *v, int depth,
   }
 }
 
-static void value(struct parser *ps, struct json_value *v, int depth) {
+/* A value into `v`; with `keep` 0 only checked (a scalar is still read
+ * into `v`, a string or container is not kept). */
+static void value(struct json_parser *ps, struct json_value *v, int depth,
+                  int keep) {
   memset(v, 0, sizeof *v);
   if (depth > JSON_DEPTH_MAX) {
     parse_error(ps, "nested too deep");
@@ -268,10 +280,11 @@ static void value(struct parser *ps, struct json_value *v, int depth) {
   }
   char c = *ps->p;
   if (c == '{' || c == '[') {
-    container(ps, v, depth, c == '{');
+    container(ps, v, depth, c == '{', keep);
   } else if (c == '"') {
-    v->str = string(ps);
-    if (v->str) v->type = JSON_STRING;
+    char *str = string(ps, keep);
+    if (str) v->type = JSON_STRING;
+    if (keep) v->str = str;
   } else if (c == '-' || (c >= '0' && c <= '9')) {
     number(ps, v);
   } else if (literal(ps, "true")) {
@@ -303,13 +316,13 @@ void json_free(struct json_value *v) {
 
 struct json_value *json_parse(const char *text, size_t len, char *err,
                               size_t size) {
-  struct parser ps = {text, text + len, text, err, size, 0};
+  struct json_parser ps = {text, text + len, text, err, size, 0};
   struct json_value *v = calloc(1, sizeof *v);
   if (!v) {
     snprintf(err, size, "out of memory");
     return NULL;
   }
-  value(&ps, v, 0);
+  value(&ps, v, 0, 1);
   if (!ps.failed) {
     skip_ws(&ps);
     if (ps.p < ps.end) parse_error(&ps, "text after the end of the value");
@@ -319,6 +332,129 @@ struct json_value *json_parse(const char *text, size_t len, char *err,
     return NULL;
   }
   return v;
+}
+
+/* ------------------------------------------------------------------ */
+/* The reader: one value at a time.                                     */
+
+static struct json_parser *rp(struct json_reader *r) { return &r->ps; }
+
+void json_reader_init(struct json_reader *r, const char *text, size_t len,
+                      char *err, size_t size) {
+  memset(r, 0, sizeof *r);
+  struct json_parser ps = {text, text + len, text, err, size, 0};
+  r->ps = ps;
+  if (size) err[0] = '\0';
+}
+
+int json_reader_failed(struct json_reader *r) { return rp(r)->failed; }
+
+int json_reader_peek(struct json_reader *r) {
+  struct json_parser *ps = rp(r);
+  if (ps->failed) return 0;
+  skip_ws(ps);
+  return ps->p < ps->end ? (unsigned char)*ps->p : 0;
+}
+
+int json_reader_enter(struct json_reader *r) {
+  struct json_parser *ps = rp(r);
+  int c = json_reader_peek(r);
+  if (c != '{' && c != '[') {
+    parse_error(ps, "expected an object or an array");
+    return 0;
+  }
+  if (r->depth >= JSON_DEPTH_MAX) {
+    parse_error(ps, "nested too deep");
+    return 0;
+  }
+  ps->p++;
+  r->object[r->depth] = c == '{';
+  r->first[r->depth] = 1;
+  r->depth++;
+  return 1;
+}
+
+int json_reader_next(struct json_reader *r, char *key, size_t size) {
+  struct json_parser *ps = rp(r);
+  if (ps->failed || r->depth == 0) return 0;
+  int d = r->depth - 1, object = r->object[d];
+  char close = object ? '}' : ']';
+  skip_ws(ps);
+  if (ps->p < ps->end && *ps->p == close) {
+    ps->p++;
+    r->depth--;
+    return 0;
+  }
+  if (!r->first[d]) {
+    if (ps->p >= ps->end || *ps->p != ',') {
+      parse_error(ps, object ? "expected ',' or '}'" : "expected ',' or ']'");
+      return 0;
+    }
+    ps->p++;
+    skip_ws(ps);
+  }
+  r->first[d] = 0;
+  if (!object) return 1;
+  if (ps->p >= ps->end || *ps->p != '"') {
+    parse_error(ps, "expected a key (a string)");
+    return 0;
+  }
+  char *k = string(ps, 1);
+  if (!k) return 0;
+  if (size) snprintf(key, size, "%s", k);
+  free(k);
+  skip_ws(ps);
+  if (ps->p >= ps->end || *ps->p != ':') {
+    parse_error(ps, "expected ':'");
+    return 0;
+  }
+  ps->p++;
+  return 1;
+}
+
+struct json_value *json_reader_value(struct json_reader *r) {
+  struct json_parser *ps = rp(r);
+  if (ps->failed) return NULL;
+  struct json_value *v = calloc(1, sizeof *v);
+  if (!v) {
+    parse_error(ps, "out of memory");
+    return NULL;
+  }
+  value(ps, v, r->depth, 1);
+  if (ps->failed) {
+    json_free(v);
+    return NULL;
+  }
+  return v;
+}
+
+int json_reader_scalar(struct json_reader *r, struct json_value *v) {
+  int c = json_reader_peek(r);
+  if (c == '{' || c == '[' || c == '"') {
+    memset(v, 0, sizeof *v);
+    parse_error(rp(r), "expected a number, true, false or null");
+    return 0;
+  }
+  value(rp(r), v, r->depth, 0);
+  return !rp(r)->failed;
+}
+
+int json_reader_skip(struct json_reader *r) {
+  struct json_value v;
+  value(rp(r), &v, r->depth, 0);
+  return !rp(r)->failed;
+}
+
+int json_reader_end(struct json_reader *r) {
+  struct json_parser *ps = rp(r);
+  if (ps->failed) return -1;
+  skip_ws(ps);
+  if (ps->p < ps->end) parse_error(ps, "text after the end of the value");
+  return ps->failed ? -1 : 0;
+}
+
+void json_reader_error(struct json_reader *r, const char *what) {
+  parse_error(rp(r), what);
 }
 
 const struct json_value *json_get(const struct json_value *obj,
