@@ -1401,6 +1401,34 @@ out:
   return err;
 }
 
+/* Whether the file still begins as it did when the cursor opened: the
+ * metadata words and, in eventring's files, the extension block's magic
+ * and writer pid.  A file cut and grown again between two polls (zeros,
+ * or a new writer's file of another layout or pid) no longer does: what
+ * the cursor was reading is gone, which is a truncation, not a malformed
+ * ring.  Returns 0, EVENTRING_E_TRUNCATED, or an error from get(). */
+static int header_still(const eventring_cursor *c) {
+  uint64_t m[ER_META_WORDS];
+  int e = get(c, 0, m, sizeof m);
+  if (e) return e;
+  if (m[ER_META_VERSION] != ER_FORMAT_VERSION ||
+      m[ER_META_MAX_DOMAINS] != c->max_domains ||
+      m[ER_META_RING_HEADER_SIZE] != c->hdr_bytes ||
+      m[ER_META_RING_SIZE_BYTES] != c->ring_bytes ||
+      m[ER_META_RING_SIZE_ELEMENTS] != c->ring_words ||
+      m[ER_META_HEADERS_OFFSET] != c->headers_off ||
+      m[ER_META_DATA_OFFSET] != c->data_off ||
+      m[ER_META_CUSTOM_EVENTS_OFFSET] != c->custom_off)
+    return EVENTRING_E_TRUNCATED;
+  if (!c->ours) return 0;
+  uint64_t x[ER_EXT_PID + 1];
+  if ((e = get(c, ER_META_WORDS * 8, x, sizeof x)) != 0) return e;
+  pid_t pid = x[ER_EXT_PID] <= INT_MAX ? (pid_t)x[ER_EXT_PID] : 0;
+  return x[ER_EXT_MAGIC_W] != ER_EXT_MAGIC || pid != c->writer_pid
+             ? EVENTRING_E_TRUNCATED
+             : 0;
+}
+
 int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
                           void *data, size_t max_events) {
   if (!c || !cb) return EVENTRING_E_INVAL;
@@ -1423,6 +1451,8 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
                                                (uint64_t)st.st_size <
                                                    c->map_bytes))) {
     r = EVENTRING_E_TRUNCATED;
+  } else if (via_of(c) != VIA_IMAGE && (r = header_still(c)) != 0) {
+    /* Cut and grown again since the last poll (or cut now). */
   } else {
     (void)ER_HOOK(ER_HOOK_POLL_SIZED);
     /* Too little evidence so far: look at what is new before naming it. */

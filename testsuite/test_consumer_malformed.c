@@ -1,4 +1,4 @@
-/* Tests that malformed ring files give a clear negative error from open or poll, never a crash, a hang or SIGBUS. */
+/* Tests that malformed ring files give a clear negative error from open or poll, never a crash, a hang or SIGBUS; a file cut (and grown again) under a cursor is truncated, not malformed. */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -10,6 +10,8 @@
 #include "harness.h"
 #include "ring_format.h"
 #include "testlib.h"
+/* tool_ring_error(), the eventring command's message for an error. */
+#include "../tools/tool.h"
 
 /* Each case starts from a real file -- one eventring writes here (2
  * domains, 1024-word rings) or OCaml 5.2's ocaml5-basic vector -- changes
@@ -827,6 +829,68 @@ static void shrink_case(enum base which, int nsizes) {
   free(m.b);
 }
 
+/* A file cut and grown again between two polls, through the mapping and
+ * through pread(2): zeros where the header was, or the same layout
+ * written by another writer (another pid).  The events read are gone:
+ * EVENTRING_E_TRUNCATED, never "malformed", and the tool's message says
+ * the file was cut and grew again. */
+static void regrow_case(enum base which) {
+  struct img m;
+  load_base(which, &m);
+  char path[PATH_MAX], why[256];
+  snprintf(path, sizeof path, "%s/regrow%d.events", base_dir, (int)which);
+  for (int mode = 0; mode < 4; mode++) {
+    int via_pread = mode & 1, other_writer = mode >> 1;
+    if (other_writer && !m.ours) continue; /* OCaml's files name none */
+    if (via_pread) setenv("EVENTRING_READ_PREAD", "1", 1);
+    else unsetenv("EVENTRING_READ_PREAD");
+    write_sparse(path, m.b, m.size);
+    eventring_cursor *c = NULL;
+    ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+    eventring_callbacks *cb = all_callbacks();
+    ck_assert_int_eq(eventring_cursor_poll(c, cb, NULL, 2), 2);
+    int fd = open(path, O_WRONLY | O_TRUNC);
+    ck_assert_int_ge(fd, 0);
+    if (other_writer) {
+      unsigned char *b = malloc(m.size);
+      memcpy(b, m.b, m.size);
+      uint64_t pid;
+      memcpy(&pid, b + 8 * (ER_META_WORDS + ER_EXT_PID), 8);
+      pid++;
+      memcpy(b + 8 * (ER_META_WORDS + ER_EXT_PID), &pid, 8);
+      ck_assert_int_eq(pwrite(fd, b, m.size, 0), (ssize_t)m.size);
+      free(b);
+    } else {
+      ck_assert_int_eq(ftruncate(fd, (off_t)m.size), 0);
+    }
+    close(fd);
+    ck_assert_int_eq(eventring_cursor_poll(c, cb, NULL, 0),
+                     EVENTRING_E_TRUNCATED);
+    ck_assert_int_eq(eventring_cursor_poll(c, cb, NULL, 0),
+                     EVENTRING_E_TRUNCATED);
+    const char *msg = tool_ring_error(path, EVENTRING_E_TRUNCATED, why,
+                                      sizeof why);
+    ck_assert_msg(strstr(msg, "cut while it was read") &&
+                      strstr(msg, "grown again"),
+                  "%s", msg);
+    eventring_callbacks_free(cb);
+    eventring_cursor_free(c);
+  }
+  unsetenv("EVENTRING_READ_PREAD");
+  unlink(path);
+  free(m.b);
+}
+
+START_TEST(test_regrown_while_open) {
+  guard("own file cut and grown again while open");
+  regrow_case(OWN);
+  if (!have_ocaml) ER_SKIP("EVENTRING_TEST_DATA is not set");
+  guard("ocaml file cut and grown again while open");
+  regrow_case(OCAML);
+  alarm(0);
+}
+END_TEST
+
 START_TEST(test_shrunk_while_open) {
   guard("own file shrunk while open");
   shrink_case(OWN, 3);
@@ -844,6 +908,7 @@ static TCase *tc_malformed(void) {
   tcase_add_loop_test(tc, test_malformed_case, 0, NCASES);
   tcase_add_test(tc, test_not_regular_files);
   tcase_add_test(tc, test_shrunk_while_open);
+  tcase_add_test(tc, test_regrown_while_open);
   return tc;
 }
 

@@ -578,16 +578,27 @@ const char *tool_ring_error(const char *path, int err, char *buf,
                "eventring reads version %d)", (unsigned long long)version,
                ER_FORMAT_VERSION);
     return buf;
-  case EVENTRING_E_TRUNCATED:
+  case EVENTRING_E_TRUNCATED: {
     if (got < 0) break;
-    if (got >= 8 * ER_META_WORDS && names < UINT64_MAX / 2)
+    uint64_t want = names + ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
+    int whole = got >= 8 * ER_META_WORDS;
+    if (whole && version == ER_FORMAT_VERSION && names < UINT64_MAX / 2 &&
+        (uint64_t)st.st_size < want)
       snprintf(buf, size, "truncated ring file: %llu bytes where its header "
                "says %llu", (unsigned long long)st.st_size,
-               (unsigned long long)(names + ER_NAME_SLOTS * ER_NAME_SLOT_BYTES));
+               (unsigned long long)want);
+    else if (whole)
+      /* Long enough again, or no ring header any more: the file was cut
+       * under the reader and has grown since (zeros, or another
+       * writer's file). */
+      snprintf(buf, size, "truncated ring file: cut while it was read, "
+               "and grown again since (%llu bytes now): the events it held "
+               "are gone", (unsigned long long)st.st_size);
     else
       snprintf(buf, size, "truncated ring file: %llu bytes, not even its "
                "header", (unsigned long long)st.st_size);
     return buf;
+  }
   case EVENTRING_E_NOTRINGFILE:
     snprintf(buf, size, "not a ring file%s", got == 0 ? " (empty)" : "");
     return buf;
