@@ -134,6 +134,35 @@ START_TEST(test_corrupt_midway) {
 }
 END_TEST
 
+/* --merge on a file refused at its first poll (every ring's tail out of
+ * range): one error line, nothing printed, status 1, and no undefined
+ * behaviour on the way (the sanitizer builds check). */
+START_TEST(test_merge_refused) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  if (!er_unpack_vector(dir, "ocaml54-basic", path))
+    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  int fd = open(path, O_RDWR);
+  ck_assert_int_ge(fd, 0);
+  uint64_t meta[ER_META_WORDS], tail = UINT64_C(1) << 62;
+  ck_assert_int_eq(pread(fd, meta, sizeof meta, 0), (ssize_t)sizeof meta);
+  for (uint64_t d = 0; d < meta[ER_META_MAX_DOMAINS]; d++)
+    ck_assert_int_eq(pwrite(fd, &tail, 8,
+                            (off_t)(meta[ER_META_HEADERS_OFFSET] +
+                                    d * meta[ER_META_RING_HEADER_SIZE] +
+                                    8 * ER_RING_TAIL)),
+                     8);
+  close(fd);
+  struct er_run r =
+      er_run_tool(dir, (const char *[]){"dump", "--merge", path, NULL}, 0);
+  ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
+  er_assert_one_error(&r, "malformed");
+  ck_assert_str_eq(r.out, "");
+  er_run_free(&r);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* Files written by eventring.                                          */
 
@@ -524,6 +553,7 @@ static TCase *tc_vectors(void) {
   TCase *tc = er_tcase("vectors");
   tcase_add_loop_test(tc, test_vector, 0, ER_NVECTORS);
   tcase_add_test(tc, test_corrupt_midway);
+  tcase_add_test(tc, test_merge_refused);
   return tc;
 }
 

@@ -219,7 +219,9 @@ static void merge_print(struct dump *d) {
   /* A loss with no event of its domain after it goes last. */
   for (size_t i = 0; i < d->nlines; i++)
     if (!d->lines[i].ts_known) d->lines[i].ts = UINT64_MAX;
-  qsort(d->lines, d->nlines, sizeof *d->lines, by_time);
+  /* No line at all (a file refused at its first poll): d->lines is
+   * NULL, which qsort() must not be given even for no element. */
+  if (d->nlines) qsort(d->lines, d->nlines, sizeof *d->lines, by_time);
   uint64_t first = 0;
   int any = 0;
   for (size_t i = 0; i < d->nlines; i++)
