@@ -164,7 +164,9 @@ int tool_parse_duration(const char *s, uint64_t *ns, char *why, size_t size) {
   char *end;
   errno = 0;
   double v = strtod(s, &end);
-  if (end == s || errno || !(v >= 0) || *s == '-' || *s == '+') {
+  int overflow = errno == ERANGE && v > 1; /* HUGE_VAL */
+  if (end == s || (errno && !overflow) || !(v >= 0) || !(*s == '.' ||
+      (*s >= '0' && *s <= '9'))) {
     snprintf(why, size, "duration '%s' is not a number and a unit (ns, us, "
              "ms, s), e.g. 10ms", s);
     return -1;
@@ -180,7 +182,11 @@ int tool_parse_duration(const char *s, uint64_t *ns, char *why, size_t size) {
   for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
     if (!strcmp(end, units[i].unit)) {
       double x = v * units[i].ns;
-      if (x > 1e18) break;
+      if (overflow || !(x <= TOOL_DURATION_MAX_NS)) {
+        snprintf(why, size, "duration '%s' is too large (at most %.0fs, "
+                 "about 31 years)", s, TOOL_DURATION_MAX_NS / 1e9);
+        return -1;
+      }
       *ns = (uint64_t)(x + 0.5);
       return 0;
     }

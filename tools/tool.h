@@ -697,8 +697,13 @@ int tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
 int tool_dirscan_nofile(const struct tool_dirscan *d);
 void tool_dirscan_free(struct tool_dirscan *d);
 
-/* A duration such as 10ms, 2.5s (units ns, us, ms, s) into *ns.
- * Returns 0, or -1 with the reason in `why`. */
+/* The longest duration an option takes, in nanoseconds. */
+#define TOOL_DURATION_MAX_NS 1e18
+
+/* A duration such as 10ms, 2.5s (units ns, us, ms, s; at most
+ * TOOL_DURATION_MAX_NS) into *ns: the one parser of every option that
+ * takes a duration.  Returns 0, or -1 with the reason in `why` (not a
+ * number, no unit, an unknown unit, too large). */
 int tool_parse_duration(const char *s, uint64_t *ns, char *why, size_t size);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
