@@ -29,12 +29,14 @@ OCAML_SRCDIR = $(srcdir)/stdlib-bindings
 OCAML_STAGE = $(OCB)/stage
 OCAML_PKGDIR = $(OCAML_STAGE)/runtime_events
 # Where `make install` puts the package: findlib's own destination when it
-# lies below the prefix (with the default prefix, /usr/local, Debian's
-# findlib installs into /usr/local/lib/ocaml/VERSION, which it searches),
-# else $(prefix)/lib/ocaml, to be added to OCAMLPATH.  Either may be set on
-# the command line.
+# lies in the prefix's lib directory (with the default prefix, /usr/local,
+# Debian's findlib installs into /usr/local/lib/ocaml/VERSION, which it
+# searches), else $(prefix)/lib/ocaml, to be added to OCAMLPATH.  Not
+# merely below the prefix: /usr/local/lib/... is below /usr, but belongs
+# to the prefix /usr/local, not to /usr.  Either may be set on the command
+# line.
 OCAML_FINDLIB_DESTDIR := $(if $(OCAMLFIND),$(shell $(OCAMLFIND) printconf destdir 2>/dev/null))
-OCAML_INSTALL_DIR = $(if $(filter $(prefix)/%,$(OCAML_FINDLIB_DESTDIR)),$(OCAML_FINDLIB_DESTDIR),$(prefix)/lib/ocaml)
+OCAML_INSTALL_DIR = $(if $(filter $(prefix)/lib/%,$(OCAML_FINDLIB_DESTDIR)),$(OCAML_FINDLIB_DESTDIR),$(prefix)/lib/ocaml)
 # The plain-bytecode DLL goes where `ocamlfind install` would put it: the
 # destination's stublibs directory when the compiler's ld.conf lists it (so
 # that ocamlrun finds it for every program, including dune's, which do not
