@@ -46,6 +46,15 @@ _Static_assert(sizeof(AO_t) == sizeof(uint64_t), "AO_t must be 64-bit");
 #define er_icas(p, old, new)                                             \
   AO_int_compare_and_swap_full((volatile unsigned *)(p), (unsigned)(old), \
                                (unsigned)(new))
+/* libatomic_ops has no int fetch-or/and: a compare-and-swap loop. */
+#define er_ifetch_or(p, v) er_ifetch_op_((volatile unsigned *)(p), (unsigned)(v), 1)
+#define er_ifetch_and(p, v) er_ifetch_op_((volatile unsigned *)(p), (unsigned)(v), 0)
+static inline int er_ifetch_op_(volatile unsigned *p, unsigned v, int or_) {
+  unsigned old;
+  do old = AO_int_load(p);
+  while (!AO_int_compare_and_swap_full(p, old, or_ ? old | v : old & v));
+  return (int)old;
+}
 #define er_fence() AO_nop_full()
 #define er_fence_release() AO_nop_write()
 #define er_fence_acquire() AO_nop_read()
@@ -84,6 +93,11 @@ static inline int er_icas_(_Atomic int *p, int old, int new_) {
                                                  memory_order_acq_rel,
                                                  memory_order_acquire);
 }
+/* Relaxed read-modify-writes of an int, returning the old value. */
+#define er_ifetch_or(p, v)                                               \
+  atomic_fetch_or_explicit(ER_AINT(p), (int)(v), memory_order_relaxed)
+#define er_ifetch_and(p, v)                                              \
+  atomic_fetch_and_explicit(ER_AINT(p), (int)(v), memory_order_relaxed)
 #define er_iload_rlx(p) atomic_load_explicit(ER_AINT(p), memory_order_relaxed)
 #define er_iload_acq(p) atomic_load_explicit(ER_AINT(p), memory_order_acquire)
 #define er_istore_rlx(p, v)                                              \

@@ -97,8 +97,19 @@ static void hold_slot(struct er_domain *d) {
   pthread_setspecific(exit_key, d);
 }
 
+/* Takes the calling thread out of its retired slot, under the lock.  The
+ * slot gets nothing more, not even domain_terminate, and is never freed;
+ * the thread-exit key keeps pointing at it, which on_thread_exit()
+ * ignores, until the thread holds another. */
+static void leave_retired_locked(struct er_domain *d) {
+  d->threads--;
+  er_tls_self = NULL;
+}
+
 struct er_domain *er_attach_locked(void) {
-  if (er_tls_self) return er_tls_self;
+  struct er_domain *self = er_tls_self;
+  if (self && !self->retired) return self;
+  if (self) leave_retired_locked(self);
   for (unsigned i = 0; i < er_st.max_domains; i++) {
     struct er_domain *d = &er_domains[i];
     if (d->threads || d->retired) continue;
@@ -197,7 +208,8 @@ struct er_domain *er_enter_slow(enum er_when when) {
 }
 
 void er_write_spawn(struct er_domain *d) {
-  d->spawn_pending &= ~ER_PENDING_SPAWN;
+  /* A read-modify-write: a stopper may be retiring the slot (stw.c). */
+  er_ifetch_and(&d->spawn_pending, ~ER_PENDING_SPAWN);
   uint64_t *ev = er_reserve(d, 3);
   if (!ev) return; /* a 2-word ring: counted in DROPPED */
   er_store_rlx(&ev[0], ER_HDR(3, 0, ER_EV_LIFECYCLE,
@@ -308,6 +320,11 @@ void er_domains_after_fork(void) {
 static void leave_slot_locked(void) {
   struct er_domain *d = er_tls_self;
   if (!d) return;
+  if (d->retired) {
+    leave_retired_locked(d);
+    pthread_setspecific(exit_key, NULL);
+    return;
+  }
   if (d->threads == 1) {
     /* The holder leaves: the file keeps the name it has now (it may have
      * renamed itself since it took the slot), read here, off the probes'

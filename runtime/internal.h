@@ -57,13 +57,15 @@ struct er_domain {
   uint64_t seq;        /* the PSEQ word's value: moves of head */
   uint64_t last_ts;    /* the last timestamp written (never go back) */
   uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
-  int spawn_pending;   /* ER_PENDING_*: what the owner writes before its
-                          next event (nonzero: one test on the probe path) */
+  int spawn_pending;   /* ER_PENDING_*: what the owner sees to before its
+                          next event (nonzero: one test on the probe path);
+                          atomic, the stopper adds ER_PENDING_RETIRED */
   int id;              /* slot index, stored when a thread takes it */
   int threads;         /* threads bound to the slot; under er_st.lock */
   int shared;          /* joined (eventring_domain_join): several threads
                           whose probes the host serialises */
-  int retired;         /* stuck in a probe at a teardown: never reused */
+  int retired;         /* stuck in a probe at a stop or a hold: never
+                          written again nor reused (stw.h); under the lock */
   uint64_t dropped;    /* events from a signal handler that interrupted a
                           probe of this thread (DROPPED word) */
   /* Who holds the slot (doc/FORMAT.md, "Threads"): set when a thread
@@ -87,6 +89,8 @@ struct er_domain {
 #define ER_PENDING_WRITER 2 /* a shared slot: a thread-switch marker when
                                the writer is not the last one (set for as
                                long as the slot is shared) */
+#define ER_PENDING_RETIRED 4 /* the slot is retired: its threads leave it
+                                for another at their next event (stw.h) */
 
 struct er_state {
   pthread_mutex_t lock;

@@ -91,12 +91,23 @@ static enum er_world wait_for_probes(void) {
   enum er_world world = ER_WORLD_STOPPED;
   for (unsigned i = 0; i < er_st.slots_hw; i++) {
     struct er_domain *d = &er_domains[i];
-    /* A retired slot's thread writes only into the mapping it was stuck
-     * in, which stays for good (stw.h): nothing to wait for. */
-    if (d->retired) continue;
+    if (d->retired) {
+      /* Not waited for again (stw.h, A THREAD STUCK); but while it is
+       * inside the probe it was stuck in, a mapping it was bound to
+       * stays, so this one must if it is that one. */
+      if (d->file_gen == er_st.file_gen && er_iload_acq(&d->in_probe))
+        world = ER_WORLD_STUCK;
+      continue;
+    }
     while (er_iload_acq(&d->in_probe)) {
       if (now_ms() > deadline) {
         d->retired = 1;
+        /* Sends the owner's next probe out of the slot (stw.h).  A
+         * read-modify-write: the owner, inside, may be clearing its own
+         * bits.  Its later probes see it after their acquire load of
+         * eventring__on, which is 0 until a release store lets them in
+         * again. */
+        er_ifetch_or(&d->spawn_pending, ER_PENDING_RETIRED);
         world = ER_WORLD_STUCK;
         break;
       }
@@ -161,6 +172,11 @@ void er_stw_after_fork(void) {
 }
 
 void er_nested_drop(struct er_domain *d) {
+  /* A retired slot is not written, even to count (stw.h). */
+  if (er_iload_rlx(&d->spawn_pending) & ER_PENDING_RETIRED) {
+    er_slotless_drop();
+    return;
+  }
   /* The interrupted probe holds in_probe, so the mapping cannot go away
    * while we are here once we have seen `live`. */
   d->dropped++;

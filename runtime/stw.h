@@ -70,14 +70,23 @@
  * proof above then holds word for word on any CPU.  A thread counts into
  * the `ext` its gate was given when the world opened, never er_st.ext.
  *
- * A THREAD STUCK inside a probe past a stop's two seconds keeps for good
- * the mapping it is in: its slot is retired (never bound to a later file,
- * so its ring, hdr and `ext` stay in that mapping), or, without a slot,
- * its gate is abandoned to it with the `ext` it holds and later threads
- * count in the next gate.  So it never writes into a later file, and a
- * later stop does not wait for it again: retired slots and abandoned
- * gates are not waited for.  (Eight gates; past the last, stops wait for
- * a stuck slotless thread again.)
+ * A THREAD STUCK inside a probe past a stop's or a hold's two seconds
+ * has its slot retired: never written again by anyone, never bound to a
+ * later file nor reused, and not waited for again.  The probe it is stuck
+ * in finishes its event where it is; the mapping that probe writes into
+ * stays while it may still be inside: a stop that finds a retired slot
+ * of the current file with in_probe set returns ER_WORLD_STUCK without
+ * waiting.  Its later probes find ER_PENDING_RETIRED in spawn_pending,
+ * which the stopper sets with a read-modify-write (the owner may be
+ * clearing its own bits inside) before any release store that lets
+ * probes in again, and which they load after their acquire load of the
+ * flag: they leave the slot and take another, as a first event does
+ * (er_enter_slow()); a signal handler nested in one counts its drop as a
+ * slotless thread's.  A thread without a slot stuck past the deadline
+ * keeps its gate, abandoned to it with the `ext` it holds, and later
+ * threads count in the next gate.  So a stuck thread never writes into a later file nor
+ * through a mapping that is gone.  (Eight gates; past the last, stops
+ * wait for a stuck slotless thread again.)
  *
  * A signal handler's probe that interrupts a probe of the same thread
  * would be a second writer in the ring: it finds its own in_probe set,
@@ -132,14 +141,14 @@
  * ER_ON_OPEN that lets probes in again (er_stw_let_probes_in()) is a
  * release and a probe's load of `on` an acquire, so an owner sees those
  * words as the holder left them.  A slot retired by ER_WORLD_STUCK is not
- * written.
+ * written (see A THREAD STUCK).
  *
  * WHAT MAY BE UNMAPPED WHEN.  After er_stw_close() returns
  * ER_WORLD_STOPPED, the mapping and every ring may go.  After it returns
  * ER_WORLD_STUCK (a thread stayed inside a probe for two seconds: stopped,
- * or stuck in a signal handler), the mapping must stay for good, because
- * that thread may still write into it; its slot is retired and never
- * reused.  After it returns ER_WORLD_UNPROVEN (membarrier(2) failed at
+ * or stuck in a signal handler, now or at an earlier hold of this file),
+ * the mapping must stay for good, because that thread may still write
+ * into it; its slot is retired.  After it returns ER_WORLD_UNPROVEN (membarrier(2) failed at
  * this stop: a probe that loaded the flag without ER_ON_FENCE before the
  * failure may be inside with its store of in_probe not yet seen), the
  * mapping stays for good too; later probes fence themselves (the flag
@@ -219,7 +228,8 @@ ER_HIDDEN void er_nested_drop(struct er_domain *d);
 /* Counts, in the extension block, an event of a thread that has no slot. */
 ER_HIDDEN void er_slotless_drop(void);
 
-/* Takes a slot for a thread's first event, then enters (domain.c). */
+/* Takes a slot for a thread's first event, or for the next event of a
+ * thread whose slot was retired, then enters (domain.c). */
 ER_HIDDEN struct er_domain *er_enter_slow(enum er_when when);
 
 ER_HIDDEN void er_write_spawn(struct er_domain *d);
@@ -253,7 +263,8 @@ er_enter_fast(struct er_domain *d) {
   /* The one flag test (see THE FLAG WORD); acquire, pairing with the
    * release stores of eventring__on that let probes in. */
   if (ER_LIKELY(er_iload_acq(&eventring__on) == ER_ON_OPEN) &&
-      ER_LIKELY(d->ring != NULL) && ER_LIKELY(!d->spawn_pending)) {
+      ER_LIKELY(d->ring != NULL) &&
+      ER_LIKELY(!er_iload_rlx(&d->spawn_pending))) {
     (void)ER_HOOK(ER_HOOK_INSIDE_PROBE);
     return 1;
   }
@@ -295,6 +306,13 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
       return NULL;
     }
   }
+  int pending = er_iload_rlx(&d->spawn_pending);
+  if (ER_UNLIKELY(pending & ER_PENDING_RETIRED)) {
+    /* Never written again (see A THREAD STUCK): the thread takes another
+     * slot, as for its first event. */
+    er_leave(d);
+    return er_enter_slow(when);
+  }
   (void)ER_HOOK(ER_HOOK_INSIDE_PROBE);
   if (ER_UNLIKELY(!d->ring)) {
     /* A domain left untraced (its ring could not be reserved, or its slot
@@ -306,7 +324,7 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
     er_leave(d);
     return NULL;
   }
-  if (ER_UNLIKELY(d->spawn_pending)) er_write_pending(d);
+  if (ER_UNLIKELY(pending)) er_write_pending(d);
   return d;
 }
 
