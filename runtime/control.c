@@ -146,7 +146,7 @@ static void on_behalf(int kind) {
   /* Unless the stop was proven (a failed membarrier proves nothing: a
    * probe may be inside unseen), no ring may be written. */
   if (world != ER_WORLD_STOPPED && world != ER_WORLD_STUCK) {
-    er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
+    er_drop(&er_st.ext[ER_EXT_DROPPED]);
     return;
   }
   for (int i = -1; i < (int)er_st.slots_hw && !d; i++) {
@@ -161,7 +161,7 @@ static void on_behalf(int kind) {
    * the ring's own DROPPED word is its owner's, so the extension block
    * counts it. */
   if (!d || d->mask + 1 < 3) {
-    er_fetch_add(&er_st.ext[ER_EXT_DROPPED], 1);
+    er_drop(&er_st.ext[ER_EXT_DROPPED]);
     return;
   }
   if (d->spawn_pending & ER_PENDING_SPAWN) er_write_spawn(d);

@@ -66,8 +66,6 @@ struct er_domain {
                           whose probes the host serialises */
   int retired;         /* stuck in a probe at a stop or a hold: never
                           written again nor reused (stw.h); under the lock */
-  uint64_t dropped;    /* events from a signal handler that interrupted a
-                          probe of this thread (DROPPED word) */
   /* Who holds the slot (doc/FORMAT.md, "Threads"): set when a thread
    * takes it, under er_st.lock, and written into the file's entry at
    * `thr` (NULL without one) by er_domain_publish(). */
@@ -334,7 +332,8 @@ enum er_hook {
   ER_HOOK_SIGBUS_REPAIR,   /* sigbus.c: a fault of ours, before the file's
                             * size is looked at */
   ER_HOOK_POLL_SIZED,      /* a poll found its file whole, before reading */
-  ER_HOOK_FILE_MAPPED      /* a new ring file mapped, not yet filled in */
+  ER_HOOK_FILE_MAPPED,     /* a new ring file mapped, not yet filled in */
+  ER_HOOK_DROP             /* a dropped event about to be counted */
 };
 #ifdef ER_TEST_HOOKS
 extern int (*er_test_hook)(enum er_hook);

@@ -178,10 +178,11 @@ void er_nested_drop(struct er_domain *d) {
     return;
   }
   /* The interrupted probe holds in_probe, so the mapping cannot go away
-   * while we are here once we have seen `live`. */
-  d->dropped++;
-  if (er_iload_acq(&er_st.live) && d->hdr)
-    er_store_rlx(&d->hdr[ER_RING_DROPPED], d->dropped);
+   * while we are here once we have seen `live`.  A domain without a ring
+   * counts where its own probes do (stw.h). */
+  if (!er_iload_acq(&er_st.live)) return;
+  if (d->hdr) er_drop(&d->hdr[ER_RING_DROPPED]);
+  else if (d->ext) er_drop(&d->ext[ER_EXT_DROPPED]);
 }
 
 void er_slotless_drop(void) {
@@ -195,7 +196,7 @@ void er_slotless_drop(void) {
   if (ER_UNLIKELY(er_iload_rlx(&er_need_fence))) er_fence();
   if (er_iload_acq(&er_st.live)) {
     (void)ER_HOOK(ER_HOOK_INSIDE_SLOTLESS);
-    er_fetch_add(&g->ext[ER_EXT_DROPPED], 1);
+    er_drop(&g->ext[ER_EXT_DROPPED]);
   }
   /* Pairs with the stopper's acquire load of `in`. */
   er_fetch_add_rel(&g->in, (uint64_t)-1);

@@ -165,6 +165,7 @@
 #ifndef EVENTRING_STW_H
 #define EVENTRING_STW_H
 
+#include "drops.h"
 #include "internal.h"
 
 /* 1 where membarrier(2) is missing or failed: probes fence themselves.
@@ -320,7 +321,7 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
      * in the file the slot was bound to, whose mapping is there: we are
      * inside the probe and saw the world open, or the slot is retired
      * and its mapping stays for good (see A THREAD STUCK). */
-    er_fetch_add(&d->ext[ER_EXT_DROPPED], 1);
+    er_drop(&d->ext[ER_EXT_DROPPED]);
     er_leave(d);
     return NULL;
   }

@@ -23,6 +23,7 @@
 #define EVENTRING_WRITER_H
 
 #include "clock.h"
+#include "drops.h"
 #include "internal.h"
 #include "stw.h"
 
@@ -45,8 +46,7 @@ ER_HIDDEN int er_evict(struct er_domain *d, uint64_t end, uint64_t pad);
  * Called inside a probe that saw the world open, on a domain with a
  * ring, so the header is mapped. */
 static inline void er_count_dropped(struct er_domain *d) {
-  d->dropped++;
-  er_store_rlx(&d->hdr[ER_RING_DROPPED], d->dropped);
+  er_drop(&d->hdr[ER_RING_DROPPED]);
 }
 
 /* Returns room for `len` contiguous words at the tail, after padding to
