@@ -29,10 +29,17 @@ __thread unsigned er_tls_locking __attribute__((tls_model("initial-exec")));
 /* The free_epoch at which this thread last found every slot taken. */
 static __thread uint64_t noslot_epoch
     __attribute__((tls_model("initial-exec")));
-/* Created by the first thread to take a slot (arm_exit_key()), so that
- * a process that never traces registers no thread-exit destructor. */
+/* The key whose destructor gives a thread's slot back at its exit.  A
+ * thread's first event may be made in a signal handler, where neither
+ * pthread_once() nor an allocation is allowed, so it is made when the
+ * library is loaded (make_exit_key()), before the host has made keys of
+ * its own: glibc keeps the values of the first 32 keys in the thread
+ * itself, so setting it stores and allocates nothing.  It holds no value,
+ * and costs nothing, in a thread that takes no slot.  exit_key_made is 0
+ * when the key could not be made: slots are then not given back at a
+ * thread's exit. */
 static pthread_key_t exit_key;
-static pthread_once_t exit_key_once = PTHREAD_ONCE_INIT;
+static int exit_key_made;
 
 static void on_thread_exit(void *p) {
   /* Runs at thread exit, while the thread's TLS is still there. */
@@ -77,15 +84,21 @@ void er_domain_publish(struct er_domain *d, int taken) {
   er_store_rel(&e[ER_THR_SEQ], seq + 1);
 }
 
-static void create_exit_key(void) {
-  pthread_key_create(&exit_key, on_thread_exit);
+/* Before the library's other constructors (init.c's may start tracing),
+ * and so before anything takes a slot. */
+__attribute__((constructor(101))) static void make_exit_key(void) {
+  exit_key_made = pthread_key_create(&exit_key, on_thread_exit) == 0;
 }
 
-/* Readies what a thread taking slot `d` (index `id`) needs: the slot's
- * id, and the key whose destructor gives the slot back at the thread's
- * exit.  Under er_st.lock. */
+/* Sets the calling thread's value of the exit key (async-signal-safe:
+ * see exit_key). */
+static void set_exit_key(struct er_domain *d) {
+  if (exit_key_made) pthread_setspecific(exit_key, d);
+}
+
+/* Readies slot `d` (index `id`) for the calling thread.  Under
+ * er_st.lock. */
 static void take_slot_locked(struct er_domain *d, unsigned id) {
-  pthread_once(&exit_key_once, create_exit_key);
   d->id = (int)id;
   own_thread(d);
 }
@@ -94,7 +107,7 @@ static void take_slot_locked(struct er_domain *d, unsigned id) {
  * back). */
 static void hold_slot(struct er_domain *d) {
   er_tls_self = d;
-  pthread_setspecific(exit_key, d);
+  set_exit_key(d);
 }
 
 /* Takes the calling thread out of its retired slot, under the lock.  The
@@ -322,7 +335,7 @@ static void leave_slot_locked(void) {
   if (!d) return;
   if (d->retired) {
     leave_retired_locked(d);
-    pthread_setspecific(exit_key, NULL);
+    set_exit_key(NULL);
     return;
   }
   if (d->threads == 1) {
@@ -337,7 +350,7 @@ static void leave_slot_locked(void) {
   }
   if (--d->threads == 0) release_slot_locked(d);
   er_tls_self = NULL;
-  pthread_setspecific(exit_key, NULL);
+  set_exit_key(NULL);
 }
 
 /* How a thread holds a slot. */

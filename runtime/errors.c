@@ -1,7 +1,7 @@
 /* errors.c -- descriptions of error codes. */
 #include <string.h>
 
-#include "eventring.h"
+#include "internal.h"
 
 const char *eventring_strerror(int err) {
   switch (err) {
@@ -39,9 +39,9 @@ const char *eventring_strerror(int err) {
            "or an earlier eventring wrote it)";
   default: break;
   }
-  /* Negated errno values: strerror() of glibc returns a static string for
-   * every value, "Unknown error N" for unknown ones, though it may reuse a
-   * buffer for the latter; the codes eventring returns are all known. */
-  if (err < 0 && err > -4096) return strerror(-err);
+  /* Negated errno values, described without the locale or a buffer, so
+   * that a warning may quote them in a signal handler or a forked child
+   * (warn.c). */
+  if (err < 0 && err > -4096) return er_errno_text(-err);
   return "unknown eventring error";
 }

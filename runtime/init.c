@@ -5,10 +5,10 @@
  * failure to start is one warning and the program runs untraced.  A
  * program that never traces pays for nothing else: the fork handlers are
  * installed the first time the tracing state is touched (er_arm()), the
- * domain slots stay untouched bss until a thread takes one and the
- * thread-exit key is created then (domain.c).  The destructor stops
- * tracing, so that the file is removed (unless preserved) when the
- * program exits.
+ * domain slots stay untouched bss until a thread takes one (domain.c;
+ * its thread-exit key, made at load, holds no value until then).  The
+ * destructor stops tracing, so that the file is removed (unless
+ * preserved) when the program exits.
  */
 #include <errno.h>
 #include <stdio.h>

@@ -221,8 +221,14 @@ enum {
 ER_HIDDEN void er_file_drop(unsigned what);
 ER_HIDDEN void er_file_write_name(int id, const char *name);
 ER_HIDDEN void er_domain_bind_file(struct er_domain *d);
+/* warn.c: prints "eventring: " and the message on standard error, as
+ * one line, async-signal-safely (the conversions it knows are listed
+ * there). */
 ER_HIDDEN void er_warn(const char *fmt, ...)
     __attribute__((format(printf, 1, 2)));
+/* The English description of errno value `err`, or "unknown error";
+ * async-signal-safe. */
+ER_HIDDEN const char *er_errno_text(int err);
 
 /* control.c: starting and stopping, under er_st.lock.  er_start_locked()
  * does not start the remote-control watcher (it is also the forked

@@ -31,7 +31,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,23 +48,6 @@
 
 static uint64_t round_up(uint64_t x, uint64_t to) {
   return (x + to - 1) / to * to;
-}
-
-void er_warn(const char *fmt, ...) {
-  /* One line, written with a single write(2): usable after fork() in a
-   * multithreaded program and never interleaved with the host's output. */
-  char buf[512];
-  int n = snprintf(buf, sizeof buf, "eventring: ");
-  va_list ap;
-  va_start(ap, fmt);
-  int m = vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
-  va_end(ap);
-  if (m < 0) return;
-  n += m;
-  if ((size_t)n > sizeof buf - 2) n = (int)sizeof buf - 2;
-  buf[n++] = '\n';
-  ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
-  (void)w;
 }
 
 /* Gives the pages of [off, off + len) disk blocks.  Returns 0 or an errno
@@ -378,7 +360,7 @@ void er_domain_bind_file(struct er_domain *d) {
   int err = reserve(off, ring_bytes);
   if (err != 0) {
     er_warn("domain %d is not traced: cannot reserve its ring in %s: %s",
-            d->id, er_st.path, strerror(err));
+            d->id, er_st.path, er_errno_text(err));
     return;
   }
   d->ring = (uint64_t *)(er_st.map + off);
