@@ -83,6 +83,12 @@
  *
  * Loads from the mapping are relaxed atomics, so that a cursor in the
  * process that writes the rings reads them without a data race.
+ *
+ * Released cursors.  A tool reading more finished files than it may hold
+ * descriptors releases each once read to its end
+ * (eventring__cursor_release()): what the accessors would still read
+ * from the file is copied into a struct kept, the view, mapping and
+ * descriptor go, and from then on every accessor answers from the copy.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -201,6 +207,20 @@ struct eventring_cursor {
   struct ring_pos *rings;
   uint64_t *buf;            /* the copy: min(CHUNK, ring size) words */
   uint64_t buf_words;
+  /* What a released cursor answers from (eventring__cursor_release()),
+   * NULL while the file is open. */
+  struct kept *kept;
+};
+
+/* The answers a released cursor keeps: what its accessors would read
+ * from the file.  Each `*_err` is the error reading it gave, or 0. */
+struct kept {
+  struct { uint64_t n; int err; } *dropped; /* domains -1 .. max - 1 */
+  eventring_slot_thread *threads; /* max_domains entries, or NULL */
+  int *thread_rc;                /* eventring_cursor_slot_thread()'s */
+  eventring_wallclock wall[2];   /* START, LATEST */
+  int wall_err[2];
+  unsigned char bad_name[ER_NAME_SLOTS / 8]; /* slots without a NUL */
 };
 
 /* ------------------------------------------------------------------ */
@@ -624,6 +644,12 @@ void eventring_cursor_free(eventring_cursor *c) {
     munmap((void *)c->map, c->map_bytes);
   }
   if (c->fd >= 0) close(c->fd);
+  if (c->kept) {
+    free(c->kept->dropped);
+    free(c->kept->threads);
+    free(c->kept->thread_rc);
+    free(c->kept);
+  }
   if (c->user_names)
     for (unsigned i = 0; i < ER_NAME_SLOTS; i++)
       if (c->user_names[i]) free(c->user_names[i]);
@@ -706,6 +732,12 @@ const char *eventring_cursor_counter_name(const eventring_cursor *c,
 static int user_name(eventring_cursor *c, unsigned id, const char **name) {
   if (ER_LIKELY(c->user_names && c->user_names[id])) {
     *name = c->user_names[id];
+    return 0;
+  }
+  if (c->kept) {
+    /* Every name the file held was cached at the release. */
+    if (c->kept->bad_name[id / 8] & (1u << (id % 8))) return BAD_NAME;
+    *name = "";
     return 0;
   }
   char tmp[ER_NAME_SLOT_BYTES];
@@ -1447,7 +1479,9 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
      * a handler replaced by another thread during a poll is not seen
      * until the next. */
     er_istore_rlx(&c->via, VIA_PREAD);
-  if (view_cut(c) || (via_of(c) != VIA_IMAGE && (fstat(c->fd, &st) < 0 ||
+  if (c->kept) {
+    r = 0; /* released: the file was read to its end */
+  } else if (view_cut(c) || (via_of(c) != VIA_IMAGE && (fstat(c->fd, &st) < 0 ||
                                                (uint64_t)st.st_size <
                                                    c->map_bytes))) {
     r = EVENTRING_E_TRUNCATED;
@@ -1492,6 +1526,10 @@ int eventring_cursor_dropped(const eventring_cursor *c, int domain,
   *count = 0;
   /* OCaml 5's files do not count what they drop. */
   if (!c->ours) return 0;
+  if (c->kept) {
+    *count = c->kept->dropped[domain + 1].n;
+    return c->kept->dropped[domain + 1].err;
+  }
   uint64_t off = domain < 0
                      ? ER_META_WORDS * 8 + 8 * ER_EXT_DROPPED
                      : c->headers_off + (uint64_t)domain * c->hdr_bytes +
@@ -1530,6 +1568,10 @@ int eventring_cursor_wallclock(const eventring_cursor *c, int which,
                      which != EVENTRING_WALLCLOCK_LATEST))
     return EVENTRING_E_INVAL;
   if (!c->wall_off) return EVENTRING_E_NOWALLCLOCK;
+  if (c->kept) {
+    *out = c->kept->wall[which];
+    return c->kept->wall_err[which];
+  }
   uint64_t w[2];
   int e;
   if (which == EVENTRING_WALLCLOCK_START) {
@@ -1574,6 +1616,10 @@ int eventring_cursor_slot_thread(const eventring_cursor *c, int domain,
     return EVENTRING_E_INVAL;
   memset(out, 0, sizeof *out);
   if (!c->threads_off) return 0;
+  if (c->kept) {
+    *out = c->kept->threads[domain];
+    return c->kept->thread_rc[domain];
+  }
   uint64_t off = c->threads_off + (uint64_t)domain * ER_EXT_THREAD_BYTES;
   uint64_t w[ER_THR_WORDS], seq2;
   /* The writer's protocol is a sequence count (er_domain_publish()); a
@@ -1594,4 +1640,78 @@ int eventring_cursor_slot_thread(const eventring_cursor *c, int domain,
   memcpy(out->name, &w[ER_THR_NAME], ER_EXT_THREAD_NAME_BYTES);
   out->name[sizeof out->name - 1] = '\0';
   return 1;
+}
+
+/* ------------------------------------------------------------------ */
+/* Releasing a file read to its end.                                    */
+
+/* Every name slot of the file cached in c->user_names, those without a
+ * NUL (or that could not be read) marked bad in `k`: what user_name()
+ * answers from once the file is released.  Returns 0 or -ENOMEM. */
+static int keep_names(eventring_cursor *c, struct kept *k) {
+  size_t bytes = (size_t)ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
+  char *all = malloc(bytes);
+  if (!all) return -ENOMEM;
+  int e = get(c, c->custom_off, all, bytes);
+  for (unsigned id = 0; id < ER_NAME_SLOTS; id++) {
+    const char *slot = all + (size_t)id * ER_NAME_SLOT_BYTES;
+    if (c->user_names && c->user_names[id]) continue;
+    if (e || !memchr(slot, 0, ER_NAME_SLOT_BYTES)) {
+      k->bad_name[id / 8] |= (unsigned char)(1u << (id % 8));
+      continue;
+    }
+    if (!slot[0]) continue;
+    if ((!c->user_names &&
+         !(c->user_names = calloc(ER_NAME_SLOTS, sizeof *c->user_names))) ||
+        !(c->user_names[id] = strdup(slot))) {
+      free(all);
+      return -ENOMEM;
+    }
+  }
+  free(all);
+  return 0;
+}
+
+int eventring__cursor_release(eventring_cursor *c) {
+  if (!c) return EVENTRING_E_INVAL;
+  if (c->kept || via_of(c) == VIA_IMAGE) return 0;
+  struct kept *k = calloc(1, sizeof *k);
+  int e = -ENOMEM;
+  if (!k ||
+      !(k->dropped = calloc((size_t)c->max_domains + 1, sizeof *k->dropped)))
+    goto fail;
+  for (int d = -1; d < (int)c->max_domains; d++)
+    k->dropped[d + 1].err =
+        eventring_cursor_dropped(c, d, &k->dropped[d + 1].n);
+  if (c->threads_off) {
+    if (!(k->threads = calloc((size_t)c->max_domains, sizeof *k->threads)) ||
+        !(k->thread_rc = calloc((size_t)c->max_domains, sizeof *k->thread_rc)))
+      goto fail;
+    for (int d = 0; d < (int)c->max_domains; d++)
+      k->thread_rc[d] = eventring_cursor_slot_thread(c, d, &k->threads[d]);
+  }
+  for (int w = 0; w < 2; w++)
+    k->wall_err[w] = eventring_cursor_wallclock(c, w, &k->wall[w]);
+  if ((e = keep_names(c, k)) != 0) goto fail;
+  /* From here on nothing reads the file: the accessors answer from `k`,
+   * and a stray get() would fail on the closed descriptor. */
+  if (c->view >= 0) {
+    er_sigbus_unwatch_view(c->view);
+    munmap((void *)c->map, c->map_bytes);
+    c->view = -1;
+  }
+  c->map = NULL;
+  er_istore_rlx(&c->via, VIA_PREAD);
+  if (c->fd >= 0) close(c->fd);
+  c->fd = -1;
+  c->kept = k;
+  return 0;
+fail:
+  if (k) {
+    free(k->dropped);
+    free(k->threads);
+    free(k->thread_rc);
+    free(k);
+  }
+  return e;
 }

@@ -385,6 +385,17 @@ EVENTRING_API int eventring_cursor_open_file(eventring_cursor **out,
 
 EVENTRING_API void eventring_cursor_free(eventring_cursor *cursor);
 
+/* Internal, for the eventring tools: lets go of the descriptor and the
+ * mapping of the file of cursor `c`, which has been read to its end and
+ * whose writer is gone, so that a tool can read more files than it may
+ * hold open.  What the accessors read from the file later (dropped
+ * counts, slot threads, wall clocks, user names) is copied first and
+ * answered from the copies; a later poll finds nothing new.  No other
+ * thread may use the cursor during the call.  Returns 0 (also for a
+ * cursor released already), EVENTRING_E_INVAL, or -ENOMEM (the cursor is
+ * then left as it was). */
+EVENTRING_API int eventring__cursor_release(eventring_cursor *c);
+
 /* Files written by OCaml 5.0-5.2 number phases differently from 5.3+
  * under the same format version (doc/FORMAT.md).  eventring's own files
  * say which numbering they use, and the cursor follows them whatever it

@@ -30,6 +30,15 @@
  * a round the processes are read one after another: a report that needs
  * one order across processes sorts by timestamp itself.
  *
+ * Descriptors.  Read once through (files, --dir without --follow), a
+ * file read to its end is released (eventring__cursor_release: the
+ * cursor keeps what the reports ask it later, the descriptor and the
+ * mapping go), so a directory of more files than descriptors is read
+ * whole: the files past the limit wait without a cursor and are opened,
+ * in pid order, as earlier ones are released.  Followed, a file stays
+ * open while its writer may write, and one that cannot be opened is an
+ * error (report_nofile), never a silent gap in the report.
+ *
  * When reading ends.  Without --follow (files, --dir): once a poll of
  * every file finds nothing new.  With --follow: once every file's writer
  * is gone (tool_writer_gone) and its file drained; a file that names no
@@ -103,8 +112,29 @@ const char *tool_proc_label(const struct tool_proc *p, char *buf, size_t n) {
   return buf;
 }
 
-/* Adds a process for cursor `c` on `path`.  Returns it, or NULL when out
- * of memory (the cursor is then freed). */
+/* Makes cursor `c` the one process `p` is read through, and takes from
+ * it what the file says about its writer. */
+static void attach(struct tool_source *src, struct tool_proc *p,
+                   eventring_cursor *c) {
+  p->cursor = c;
+  p->pid = eventring_cursor_writer_pid(c);
+  if (!p->pid) p->pid = tool_pid_of_path(p->path);
+  const char *prog = eventring_cursor_program(c);
+  if (prog && *prog)
+    snprintf(p->name, sizeof p->name, "%s", prog);
+  else if (p->pid && !tool_process_gone(p->pid))
+    tool_process_name(p->pid, p->name, sizeof p->name);
+  eventring_wallclock born;
+  if (eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START, &born) == 0)
+    p->born = born.ts;
+  tool_writer_note(&p->w, p->path, p->pid);
+  eventring_cursor_set_numbering(c, tool_source_numbering(src));
+}
+
+/* Adds a process for cursor `c` on `path`, or for `path` alone when `c`
+ * is NULL: a file of a directory read after others have been released
+ * (open_pending).  Returns it, or NULL when out of memory (the cursor is
+ * then freed). */
 static struct tool_proc *add_proc(struct tool_source *src, eventring_cursor *c,
                                   const char *path) {
   struct tool_proc *p = calloc(1, sizeof *p);
@@ -117,24 +147,15 @@ static struct tool_proc *add_proc(struct tool_source *src, eventring_cursor *c,
     return NULL;
   }
   src->procs = v;
-  p->cursor = c;
   snprintf(p->path, sizeof p->path, "%s", path);
-  p->pid = eventring_cursor_writer_pid(c);
-  if (!p->pid) p->pid = tool_pid_of_path(path);
-  const char *prog = eventring_cursor_program(c);
-  if (prog && *prog)
-    snprintf(p->name, sizeof p->name, "%s", prog);
-  else if (p->pid && !tool_process_gone(p->pid))
-    tool_process_name(p->pid, p->name, sizeof p->name);
+  if (c)
+    attach(src, p, c);
+  else
+    p->pid = tool_pid_of_path(path);
   p->index = src->nprocs;
   p->state = P_LIVE;
   /* An earlier image's file: its writer is gone. */
   if (tool_ring_name(path, &p->image) && p->image) p->replaced = 1;
-  eventring_wallclock born;
-  if (eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START, &born) == 0)
-    p->born = born.ts;
-  tool_writer_note(&p->w, path, p->pid);
-  eventring_cursor_set_numbering(c, tool_source_numbering(src));
   src->procs[src->nprocs++] = p;
   return p;
 }
@@ -254,30 +275,88 @@ static int earlier_pending(const struct tool_source *src,
   return 0;
 }
 
-/* Opens every ring file of DIR, in pid order.  A file that is not one is
- * said so and skipped; a directory with none is an error, and so is one
- * with more ring files than descriptors left: a report on some of the
- * processes must not pass for one on all of them. */
-static int open_dir(struct tool_source *src) {
-  int rc = tool_dirscan_check(src->dir, "--dir");
-  if (rc != TOOL_EXIT_OK) return rc;
-  DIR *d = opendir(src->dir);
+/* File names of a directory in the order by_pid() puts their processes
+ * in, as their names say: by pid, then an earlier image's first. */
+static int by_pid_of_name(const void *a, const void *b) {
+  const char *x = *(char *const *)a, *y = *(char *const *)b;
+  unsigned long ix = 0, iy = 0;
+  pid_t px = tool_ring_name(x, &ix), py = tool_ring_name(y, &iy);
+  if (px != py) return (px > py) - (px < py);
+  ix = ix ? ix : (unsigned long)-1;
+  iy = iy ? iy : (unsigned long)-1;
+  return (ix > iy) - (ix < iy);
+}
+
+/* The ring file names of directory `dir`, sorted, into *out (*n of them,
+ * each to free with the array).  Returns TOOL_EXIT_OK, or
+ * TOOL_EXIT_INPUT after one line. */
+static int list_dir(const char *dir, char ***out, int *n) {
+  *out = NULL;
+  *n = 0;
+  DIR *d = opendir(dir);
   if (!d) {
-    tool_error("--dir: %s: %s", src->dir, strerror(errno));
+    tool_error("--dir: %s: %s", dir, strerror(errno));
     return TOOL_EXIT_INPUT;
   }
   struct dirent *e;
-  int nofile = 0;
+  int cap = 0;
   while ((e = readdir(d)) != NULL) {
     if (!tool_pid_of_path(e->d_name)) continue;
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 64;
+      char **v = realloc(*out, (size_t)cap * sizeof *v);
+      if (!v) goto oom;
+      *out = v;
+    }
+    if (!((*out)[*n] = strdup(e->d_name))) goto oom;
+    (*n)++;
+  }
+  closedir(d);
+  if (*n) qsort(*out, (size_t)*n, sizeof **out, by_pid_of_name);
+  return TOOL_EXIT_OK;
+oom:
+  closedir(d);
+  tool_error("out of memory");
+  return TOOL_EXIT_INPUT;
+}
+
+/* Descriptors left free, once the files of a directory have taken all
+ * the others, for what the subcommand opens besides (its output). */
+#define SPARE_FDS 8
+
+/* Whether the processes are read once through, not followed: then a
+ * file read to its end is released (eventring__cursor_release), and the
+ * files of a directory that found no descriptor at first are opened as
+ * others are released (open_pending). */
+static int read_once(const struct tool_source *src) {
+  return !src->follow && !src->cmd;
+}
+
+/* Opens every ring file of DIR, in pid order.  A file that is not one is
+ * said so and skipped; a directory with none is an error.  Read once
+ * through, the files past the descriptors left wait without a cursor,
+ * after all the others, for those to be read and released (and SPARE_FDS
+ * of those opened give theirs back); followed, every file keeps its
+ * descriptor, so more ring files than descriptors is an error: a report
+ * on some of the processes must not pass for one on all of them. */
+static int open_dir(struct tool_source *src) {
+  int rc = tool_dirscan_check(src->dir, "--dir");
+  if (rc != TOOL_EXIT_OK) return rc;
+  char **names;
+  int nnames;
+  rc = list_dir(src->dir, &names, &nnames);
+  int nofile = 0, held = 0;
+  for (int i = 0; rc == TOOL_EXIT_OK && i < nnames; i++) {
     char path[4096], why[256];
-    if (snprintf(path, sizeof path, "%s/%s", src->dir, e->d_name) >=
+    if (snprintf(path, sizeof path, "%s/%s", src->dir, names[i]) >=
         (int)sizeof path)
       continue;
-    eventring_cursor *c;
-    int r = eventring_cursor_open_file(&c, path);
+    eventring_cursor *c = NULL;
+    int r = nofile && read_once(src) ? -EMFILE
+                                     : eventring_cursor_open_file(&c, path);
     if (no_descriptor(r)) {
       nofile++;
+      if (read_once(src) && !add_proc(src, NULL, path)) rc = TOOL_EXIT_INPUT;
       continue;
     }
     if (r < 0) {
@@ -285,22 +364,37 @@ static int open_dir(struct tool_source *src) {
                  tool_ring_error(path, r, why, sizeof why));
       continue;
     }
-    if (!add_proc(src, c, path)) {
-      closedir(d);
-      return TOOL_EXIT_INPUT;
-    }
+    if (!add_proc(src, c, path)) rc = TOOL_EXIT_INPUT;
+    held++;
   }
-  closedir(d);
-  if (nofile) {
-    report_nofile(src->dir, nofile, nofile + src->nprocs);
+  for (int i = 0; i < nnames; i++) free(names[i]);
+  free(names);
+  if (rc != TOOL_EXIT_OK) return rc;
+  if (nofile && (!read_once(src) || held == 0)) {
+    report_nofile(src->dir, nofile, nofile + held);
     return TOOL_EXIT_INPUT;
   }
   if (src->nprocs == 0) {
     tool_error("--dir: no ring file (PID.events) in %s", src->dir);
     return TOOL_EXIT_INPUT;
   }
-  qsort(src->procs, (size_t)src->nprocs, sizeof *src->procs, by_pid);
-  for (int i = 0; i < src->nprocs; i++) src->procs[i]->index = i;
+  if (!nofile) {
+    /* Every file is open: their order is what they record (the names
+     * say the same of eventring's files). */
+    qsort(src->procs, (size_t)src->nprocs, sizeof *src->procs, by_pid);
+    for (int i = 0; i < src->nprocs; i++) src->procs[i]->index = i;
+  }
+  /* The last files opened give their descriptors back, the first one
+   * excepted: it is the source's until reading starts.  The files
+   * without a cursor stay after those with one (open_pending). */
+  for (int i = src->nprocs - 1, spare = nofile ? SPARE_FDS : 0;
+       i > 0 && spare > 0; i--) {
+    struct tool_proc *p = src->procs[i];
+    if (!p->cursor) continue;
+    eventring_cursor_free(p->cursor);
+    p->cursor = NULL;
+    spare--;
+  }
   return src->follow ? start_scan(src, src->dir) : TOOL_EXIT_OK;
 }
 
@@ -395,6 +489,39 @@ static int poll_one(struct tool_source *src, struct tool_proc *p,
   return r;
 }
 
+/* Opens the file of process `p` of a directory read once through, which
+ * waited for a descriptor.  Returns 1 when it has its cursor now, 0 when
+ * no descriptor is free yet, or -1 when the file cannot be read: then it
+ * is said so and `p` leaves the list (nothing was read from it, nor from
+ * the processes after it, which wait too). */
+static int open_pending(struct tool_source *src, struct tool_proc *p) {
+  eventring_cursor *c;
+  char why[256];
+  int r = eventring_cursor_open_file(&c, p->path);
+  if (no_descriptor(r)) return 0;
+  if (r == 0) {
+    attach(src, p, c);
+    return 1;
+  }
+  tool_error("%s: %s (skipped)", p->path,
+             tool_ring_error(p->path, r, why, sizeof why));
+  for (int i = p->index; i + 1 < src->nprocs; i++) {
+    src->procs[i] = src->procs[i + 1];
+    src->procs[i]->index = i;
+  }
+  src->nprocs--;
+  free(p);
+  return -1;
+}
+
+/* The processes whose file holds a descriptor now. */
+static int held(const struct tool_source *src) {
+  int n = 0;
+  for (int i = 0; i < src->nprocs; i++)
+    n += src->procs[i]->cursor && src->procs[i]->state != P_DONE;
+  return n;
+}
+
 /* Opens every ring file of the scanned directory that no process reads
  * yet, once their writers have all ended (a file the scans refused while
  * its writer filled it in is complete now, or never will be: then it is
@@ -482,10 +609,32 @@ int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
   for (;;) {
     int before = src->nprocs;
     scan(src);
-    int any = src->nprocs != before, all_done = 1;
+    int any = src->nprocs != before, all_done = 1, blocked = 0;
     for (int i = 0; i < src->nprocs && rc == TOOL_EXIT_OK; i++) {
       struct tool_proc *p = src->procs[i];
       if (p->state == P_DONE) continue;
+      if (!p->cursor) {
+        int o = blocked ? 0 : open_pending(src, p);
+        if (o < 0) {
+          i--;
+          continue;
+        }
+        if (o == 0 && held(src) == 0) {
+          /* No file to release: the rest can never be opened. */
+          int waiting = 0;
+          for (int j = 0; j < src->nprocs; j++)
+            waiting += !src->procs[j]->cursor;
+          report_nofile(src->dir, waiting, 0);
+          rc = TOOL_EXIT_INPUT;
+          break;
+        }
+        if (o == 0) {
+          /* Files read to their end, later in the round, free some. */
+          blocked = 1;
+          all_done = 0;
+          continue;
+        }
+      }
       if (p->replaced) p->state = P_GONE;
       if (earlier_pending(src, p)) {
         any = 1;
@@ -505,6 +654,9 @@ int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
         else if (r == 0 && (!following || proc_gone(src, p)))
           p->state = following ? P_GONE : P_DONE;
       }
+      if (p->state == P_DONE && read_once(src) &&
+          eventring__cursor_release(p->cursor) == 0)
+        any = 1; /* a descriptor for a file still waiting */
       if (r < 0) rc = TOOL_EXIT_INPUT;
       if (!tool_output_ok()) break;
       if (p->state != P_DONE) all_done = 0;
