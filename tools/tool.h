@@ -504,6 +504,8 @@ int tool_source_read_raw(struct tool_source *src,
  * which replaces its predecessor's file under the same pid, is a process
  * of its own that follows it. */
 struct tool_proc {
+  /* NULL while a file of a directory waits for a descriptor (procs.c):
+   * no event of it has been delivered yet. */
   eventring_cursor *cursor;
   char path[4096];
   pid_t pid;     /* the writer, 0 when the file does not say */
