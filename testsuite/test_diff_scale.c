@@ -94,12 +94,15 @@ START_TEST(test_memory) {
   uint64_t before = max_rss();
   ck_assert_int_eq(run_diff(a, b, out), 0);
   uint64_t grew = max_rss() - before;
-  /* The inputs' text and samples, with room for the allocator (and
-   * AddressSanitizer's quarantine); a ThreadSanitizer build keeps shadow
-   * memory several times the size of what the program touches.  A tree
-   * of the document would still be some 4 times over, even there. */
+  /* The inputs' text and samples, with room for the allocator; an
+   * AddressSanitizer build also keeps what was freed in quarantine (197
+   * MB in all here), a ThreadSanitizer build shadow memory several times
+   * the size of what the program touches (345 MB).  A tree of the
+   * document would still be some 4 times over, even there. */
   const char *san = getenv("EVENTRING_SANITIZER");
-  uint64_t factor = san && !strcmp(san, "thread") ? 8 : 1;
+  uint64_t factor = !san || !strcmp(san, "none")  ? 1
+                    : !strcmp(san, "thread")      ? 8
+                                                  : 2;
   uint64_t limit = factor * (4 * (uint64_t)size + (64u << 20));
   ck_assert_msg(grew <= limit,
                 "diff of two %ld-byte inputs grew the resident size by %" PRIu64
