@@ -8,7 +8,8 @@
  * and thread names, a user event's name, events dropped for want of a
  * domain slot).  Read once through, each reader releases a file read to
  * its end and opens the next: its report is the one it gives with the
- * limit left alone.  Followed (--follow), every file would keep its
+ * limit left alone (a file that turns out not to be a ring file is
+ * named and skipped alike).  Followed (--follow), every file would keep its
  * descriptor: each reader fails with status 1 and a line saying how many
  * files it could not open and why, and writes no report.
  */
@@ -19,6 +20,7 @@
 
 #define NOFILE 32
 #define NFILES 72
+#define BAD_PID 999999999 /* above any pid_max */
 
 /* Runs drop_threads NFILES times, each leaving its file in `dir`. */
 static void fill(const char *dir, const char *prog) {
@@ -92,6 +94,11 @@ START_TEST(test_readers_read_all) {
   snprintf(d, sizeof d, "%s/rings", tmp);
   ck_assert_int_eq(mkdir(d, 0700), 0);
   fill(d, p);
+  /* Not a ring file, and last in pid order: it waits for a descriptor
+   * like the files before it, and is then named and skipped. */
+  char bad[PATH_MAX + 32];
+  snprintf(bad, sizeof bad, "%s/%d.events", d, BAD_PID);
+  er_write_text(bad, "not a ring file\n", 1);
 
   struct reading want[NREADERS];
   for (int k = 0; k < NREADERS; k++) {
@@ -106,6 +113,8 @@ START_TEST(test_readers_read_all) {
   ck_assert_msg(strstr(want[0].r.out, all), "%.600s", want[0].r.out);
   ck_assert_msg(strstr(want[0].r.out, "3000 dropped by the writer"),
                 "%.600s", want[0].r.out);
+  ck_assert_msg(strstr(want[0].r.err, "not a ring file (skipped)"), "%.600s",
+                want[0].r.err);
 
   struct rlimit rl = {NOFILE, NOFILE};
   ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
