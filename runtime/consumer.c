@@ -598,8 +598,10 @@ int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
   *out = NULL;
   char path[PATH_MAX];
   if (pid == 0 && !dir) {
-    /* This process: the file its tracing writes. */
+    /* This process: the file its tracing writes (a forked child's made
+     * now, if pending). */
     er_lock();
+    er_fork_file_locked();
     int live = er_iload_rlx(&er_st.live);
     if (live) snprintf(path, sizeof path, "%s", er_st.path);
     er_unlock();

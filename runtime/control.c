@@ -28,13 +28,13 @@ static int starter_slot = -1;
  * (remote.h): the last lease to go pauses it again.  Under the lock. */
 static int resumed_for_readers;
 
-int er_start_locked(void) {
+int er_start_locked(const char *dir) {
   if (er_iload_rlx(&er_st.live)) return 0;
   struct er_params params;
   er_params_read(&params);
   er_stw_init();
   er_clock_init();
-  int r = er_file_create(&params);
+  int r = er_file_create(dir, &params);
   if (r) return r;
   er_st.preserve = params.preserve;
 
@@ -66,13 +66,14 @@ int er_start_locked(void) {
   return 0;
 }
 
-/* Starts tracing and the thread that serves control from outside.  Not
- * for a forked child's handler: no thread may be created there (only
- * async-signal-safe calls are allowed), so a traced child has its own
- * file but no remote control until it starts tracing anew. */
+/* Starts tracing and the thread that serves control from outside; in a
+ * forked child whose file is pending, makes that file.  Not for a first
+ * event, which may run in a signal handler: no thread may be created
+ * there, so a traced child has no remote control until it calls
+ * eventring_start() or starts tracing anew. */
 static int start_with_watcher_locked(void) {
   int was_live = er_iload_rlx(&er_st.live);
-  int r = er_start_locked();
+  int r = er_fork_pending() ? er_fork_file_locked() : er_start_locked(NULL);
   if (r == 0 && !was_live) {
     er_remote_start(er_st.ext);
     /* Files of processes that ended without a teardown (_exit, a
@@ -84,7 +85,12 @@ static int start_with_watcher_locked(void) {
 }
 
 int er_stop_locked(void) {
-  if (!er_iload_rlx(&er_st.live)) return EVENTRING_E_NOTSTARTED;
+  if (!er_iload_rlx(&er_st.live)) {
+    /* A forked child whose file is not made has nothing to close. */
+    if (!er_fork_cancel_locked()) return EVENTRING_E_NOTSTARTED;
+    er_st.paused = 0;
+    return 0;
+  }
   /* The watcher reads this file's extension block: it goes first, under
    * the lock, so that no stop and start in another thread can give it a
    * file that we then unmap under it (remote_watcher.c). */
@@ -174,7 +180,14 @@ static void on_behalf(int kind) {
 
 static void pause_locked(enum recorder by) {
   resumed_for_readers = 0;
-  if (!er_iload_rlx(&er_st.live) || er_st.paused) return;
+  if (er_st.paused) return;
+  if (er_fork_pending()) {
+    /* No file to record it in: the probes stop coming to make one. */
+    er_st.paused = 1;
+    er_istore_rlx(&eventring__on, 0);
+    return;
+  }
+  if (!er_iload_rlx(&er_st.live)) return;
   er_st.paused = 1;
   if (by == BY_WATCHER) {
     on_behalf(EVENTRING_LIFECYCLE_RING_PAUSE);
@@ -187,7 +200,13 @@ static void pause_locked(enum recorder by) {
 
 static void resume_locked(enum recorder by) {
   resumed_for_readers = 0;
-  if (!er_iload_rlx(&er_st.live) || !er_st.paused) return;
+  if (!er_st.paused) return;
+  if (er_fork_pending()) {
+    er_st.paused = 0;
+    er_istore_rlx(&eventring__on, ER_ON_PENDING);
+    return;
+  }
+  if (!er_iload_rlx(&er_st.live)) return;
   er_st.paused = 0;
   if (by == BY_WATCHER)
     on_behalf(EVENTRING_LIFECYCLE_RING_RESUME);
@@ -227,5 +246,11 @@ void eventring_resume(void) {
 int eventring_is_active(void) { return er_iload_rlx(&eventring__on) != 0; }
 
 const char *eventring_path(void) {
+  /* A forked child's pending file is made for whoever asks for it. */
+  if (er_fork_pending()) {
+    er_lock();
+    er_fork_file_locked();
+    er_unlock();
+  }
   return er_iload_acq(&er_st.live) ? er_st.path : NULL;
 }

@@ -147,8 +147,8 @@ static void release_slot_locked(struct er_domain *d) {
 
 /* Takes er_st.lock for a probe, never waiting for a control path: 1
  * when taken, 0 when the event must be dropped instead (stw.h, SIGNAL
- * HANDLERS AND THE LOCK). */
-static int lock_from_probe(void) {
+ * HANDLERS AND THE LOCK).  Also fork.c's, for a forked child's file. */
+int er_lock_from_probe(void) {
   /* Our own thread is taking, holding or giving back the lock: this
    * probe runs in a signal handler that interrupted it. */
   if (er_tls_locking) return 0;
@@ -168,7 +168,7 @@ static int lock_from_probe(void) {
   return 1;
 }
 
-static void unlock_from_probe(void) {
+void er_unlock_from_probe(void) {
   pthread_mutex_unlock(&er_st.lock);
   er_compiler_barrier();
   er_tls_locking--;
@@ -193,7 +193,8 @@ static void unlock_for_slot(void) {
 }
 
 static struct er_domain *attach_from_probe(void) {
-  if (noslot_epoch == er_load_rlx(&er_st.free_epoch) || !lock_from_probe()) {
+  if (noslot_epoch == er_load_rlx(&er_st.free_epoch) ||
+      !er_lock_from_probe()) {
     er_slotless_drop();
     return NULL;
   }
@@ -203,12 +204,17 @@ static struct er_domain *attach_from_probe(void) {
     d = er_attach_locked();
     if (!d) noslot_epoch = er_load_rlx(&er_st.free_epoch);
   }
-  unlock_from_probe();
+  er_unlock_from_probe();
   if (!d && live) er_slotless_drop();
   return d;
 }
 
 struct er_domain *er_enter_slow(enum er_when when) {
+  /* A forked child's file is made first (fork.c); the probe then comes
+   * back here. */
+  if (when == ER_IF_ON &&
+      ER_UNLIKELY(er_iload_rlx(&eventring__on) == ER_ON_PENDING))
+    return er_enter_pending(when);
   /* A write even while paused comes from a control operation, which holds
    * the lock already. */
   struct er_domain *d =
@@ -346,7 +352,9 @@ static void leave_slot_locked(void) {
       own_thread(d);
       er_domain_publish(d, 0);
     }
-    eventring_lifecycle(EVENTRING_LIFECYCLE_DOMAIN_TERMINATE, getpid());
+    /* No file made in a forked child: its ring holds nothing to end. */
+    if (!er_fork_pending())
+      eventring_lifecycle(EVENTRING_LIFECYCLE_DOMAIN_TERMINATE, getpid());
   }
   if (--d->threads == 0) release_slot_locked(d);
   er_tls_self = NULL;

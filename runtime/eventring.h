@@ -226,15 +226,20 @@ EVENTRING_API int eventring_is_active(void);
  * reads the rings (EVENTRING_E_CORRUPT). */
 EVENTRING_API int eventring_snapshot(const char *path);
 
-/* The ring file's path, or NULL when not started.  The string stays valid
- * until the next eventring_stop(). */
+/* The ring file's path, or NULL when not started; in a forked child whose
+ * file is not made yet, makes it first (see eventring_fork).  The string
+ * stays valid until the next eventring_stop(). */
 EVENTRING_API const char *eventring_path(void);
 
 /* Fork with tracing kept consistent: the child gets its own ring file
  * (when tracing was on) starting with fork_child, and the parent's ring
  * records fork_parent with the child's pid.  A plain fork() also gives the
- * child its own file, but records no fork_parent.  Returns what fork()
- * returns. */
+ * child its own file, but records no fork_parent.  The child's file is
+ * made at its first event (or when eventring_path(), a cursor or a
+ * snapshot of its own file, or eventring_start() asks for it), in the
+ * directory the environment named at the fork: a child that writes no
+ * event (it execs, or ends with _exit()) leaves no file and costs the
+ * fork almost nothing.  Returns what fork() returns. */
 EVENTRING_API pid_t eventring_fork(void);
 
 /* Pause or resume tracing in another process (or this one) from outside,
@@ -242,8 +247,9 @@ EVENTRING_API pid_t eventring_fork(void);
  * eventring_cursor_open).  The traced process applies the request within
  * about a millisecond and records ring_pause / ring_resume; these return
  * once it has.  Only the file's owner (or root) can.  A child forked
- * while tracing has its own file but no remote control (no thread may be
- * started in a fork handler) until it stops and starts tracing again.
+ * while tracing has its own file but no remote control (its first event
+ * may come from a signal handler, where no thread may be started) until
+ * it calls eventring_start() or stops and starts tracing again.
  * Returns 0, -ENOENT
  * (no ring file), -EPERM, EVENTRING_E_NOTRING (not a regular file),
  * EVENTRING_E_NOTRINGFILE, EVENTRING_E_VERSION, EVENTRING_E_TRUNCATED or

@@ -172,11 +172,12 @@ enum er_when { ER_IF_ON, ER_EVEN_PAUSED };
  * Returns 0, or -ENAMETOOLONG when it does not fit in `size` bytes. */
 ER_HIDDEN int er_file_path(char *buf, size_t size, const char *dir,
                            pid_t pid);
-/* Creates and maps this process's ring file as `params` say; under the
- * lock, not live.  Returns 0 or a negated errno value; er_st.path names
- * the file either way. */
+/* Creates and maps this process's ring file in `dir` (NULL: as
+ * er_file_path() says) as `params` say; under the lock, not live.
+ * Returns 0 or a negated errno value; er_st.path names the file either
+ * way. */
 struct er_params;
-ER_HIDDEN int er_file_create(const struct er_params *params);
+ER_HIDDEN int er_file_create(const char *dir, const struct er_params *params);
 /* Creates the new file `path` as every file eventring writes is created
  * (the ring file, snapshots): mode 0600, refusing an existing file or a
  * symbolic link.  Returns the descriptor (read-write, close-on-exec) or a
@@ -231,10 +232,10 @@ ER_HIDDEN void er_warn(const char *fmt, ...)
 ER_HIDDEN const char *er_errno_text(int err);
 
 /* control.c: starting and stopping, under er_st.lock.  er_start_locked()
- * does not start the remote-control watcher (it is also the forked
- * child's start); er_stop_locked() returns EVENTRING_E_NOTSTARTED when
- * not started. */
-ER_HIDDEN int er_start_locked(void);
+ * makes the file in `dir` (NULL: as er_file_path() says) and does not
+ * start the remote-control watcher (it is also the forked child's start);
+ * er_stop_locked() returns EVENTRING_E_NOTSTARTED when not started. */
+ER_HIDDEN int er_start_locked(const char *dir);
 ER_HIDDEN int er_stop_locked(void);
 
 /* params.c: the parameters of a new ring file, from the environment
@@ -258,6 +259,15 @@ ER_HIDDEN void er_users_write_names(void);
 
 /* fork.c: installs the fork handlers (er_arm() does, once). */
 ER_HIDDEN void er_fork_install(void);
+/* fork.c: a forked child's file, made when first needed (fork.c says
+ * when).  er_fork_pending() is 1 while it is pending (no lock needed).
+ * er_fork_file_locked() makes it, under er_st.lock: returns 0 (made, or
+ * nothing pending) or the failed start's error, after which the child is
+ * untraced.  er_fork_cancel_locked() gives it up (a stop), under the
+ * lock: returns 1 when one was pending. */
+ER_HIDDEN int er_fork_pending(void);
+ER_HIDDEN int er_fork_file_locked(void);
+ER_HIDDEN int er_fork_cancel_locked(void);
 
 /* domain.c: slots.  The caller's slot, taken if it has none (its ring
  * then begins with domain_spawn); NULL when every slot is taken. */

@@ -178,9 +178,9 @@ static int swap_in(const char *fresh, const char *path,
   return -EEXIST;
 }
 
-int er_file_create(const struct er_params *params) {
+int er_file_create(const char *dir, const struct er_params *params) {
   unsigned log2 = params->log2, max_domains = params->max_domains;
-  int n = er_file_path(er_st.path, sizeof er_st.path, NULL, getpid());
+  int n = er_file_path(er_st.path, sizeof er_st.path, dir, getpid());
   if (n) return n;
   char cmdline[ER_EXT_CMDLINE_BYTES];
   er_cmdline_text(cmdline, sizeof cmdline, params->record_cmdline);

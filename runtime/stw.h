@@ -23,7 +23,10 @@
  * release store of `live` that opens the world and after everything a
  * probe may read is written, and stored 0 before `live` is, at every
  * close.  So it stands for `live` in all that follows, and a probe tests
- * one word, once: exactly ER_ON_OPEN lets it in with no fence.  The
+ * one word, once: exactly ER_ON_OPEN lets it in with no fence.  (While
+ * a forked child's file is pending, the word is ER_ON_PENDING and `live`
+ * 0: a probe that finds it leaves, then makes the file under the lock,
+ * which opens the world as a start does, and enters again.)  The
  * writes of control operations (ER_EVEN_PAUSED), which hold er_st.lock
  * and are written while paused too, test `live` itself, after
  * er_need_fence, as threads without a slot do.
@@ -175,9 +178,12 @@
 extern ER_HIDDEN int er_need_fence;
 
 /* The values of eventring__on (THE FLAG WORD): 0, or ER_ON_OPEN with
- * ER_ON_FENCE where probes must fence. */
+ * ER_ON_FENCE where probes must fence; or, in a forked child whose file
+ * is not made yet (`live` 0), ER_ON_PENDING, which sends a probe to make
+ * it (fork.c). */
 #define ER_ON_OPEN 1
 #define ER_ON_FENCE 2
+#define ER_ON_PENDING 4
 
 /* ------------------------------------------------------------------ */
 /* The stopping side (stw.c); all under er_st.lock.                     */
@@ -232,6 +238,19 @@ ER_HIDDEN void er_slotless_drop(void);
 /* Takes a slot for a thread's first event, or for the next event of a
  * thread whose slot was retired, then enters (domain.c). */
 ER_HIDDEN struct er_domain *er_enter_slow(enum er_when when);
+
+/* A probe that found eventring__on ER_ON_PENDING, having entered nothing:
+ * makes the forked child's file, then enters as er_enter() does.  Returns
+ * what er_enter() returns, or NULL (the event counted as dropped) when
+ * the lock could not be taken without waiting for a control path
+ * (fork.c). */
+ER_HIDDEN struct er_domain *er_enter_pending(enum er_when when);
+
+/* Take and give back er_st.lock for a probe, as a thread's first event
+ * does (domain.c; SIGNAL HANDLERS AND THE LOCK): er_lock_from_probe()
+ * returns 1 with the lock, or 0 when waiting could deadlock. */
+ER_HIDDEN int er_lock_from_probe(void);
+ER_HIDDEN void er_unlock_from_probe(void);
 
 ER_HIDDEN void er_write_spawn(struct er_domain *d);
 /* What spawn_pending says, for the slot's owner: domain_spawn, and in a
@@ -296,7 +315,7 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
     }
     if (ER_UNLIKELY(!(on & ER_ON_OPEN))) {
       er_leave(d);
-      return NULL;
+      return on == ER_ON_PENDING ? er_enter_pending(when) : NULL;
     }
   } else {
     /* A control operation's write, under er_st.lock: `live`, which only

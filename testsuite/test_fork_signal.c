@@ -101,12 +101,19 @@ START_TEST(test_handler_before_fork_handler) {
   rf_close(&f);
   ck_assert_int_eq(eventring_stop(), 0);
 
-  er_open_ring(er_ring_path_for(child_path, sizeof child_path, dir, pid), &f);
-  size_t in_child = ints_of(&f, pid);
+  /* The child's file is made by its first event: under TSan, whose
+   * handler may not have run before the child stopped tracing, there may
+   * be none. */
+  er_ring_path_for(child_path, sizeof child_path, dir, pid);
+  size_t in_child = 0;
+  if (!tsan || access(child_path, F_OK) == 0) {
+    er_open_ring(child_path, &f);
+    in_child = ints_of(&f, pid);
+    rf_close(&f);
+  }
   ck_assert_msg(in_child == 1 || (tsan && in_child == 0),
                 "the child's handler's event is %zu times in the child's file",
                 in_child);
-  rf_close(&f);
   er_rmdir(dir);
 }
 END_TEST

@@ -64,11 +64,14 @@ START_TEST(test_exited_workers_reaped) {
   setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
   pid_t kept = fork();
   ck_assert_int_ge(kept, 0);
-  if (kept == 0) _exit(0);
+  if (kept == 0) {
+    eventring_write_int(id, -1); /* a child's file is made at its first */
+    _exit(0);
+  }
   unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
   ck_assert_int_eq(waitpid(kept, NULL, 0), kept);
-  /* One that lives on until its pipe closes; it says when it runs
-   * (its file is made before fork() returns in it). */
+  /* One that lives on until its pipe closes; it says when it has made
+   * its file (at its first event). */
   int fds[2], ready[2];
   ck_assert_int_eq(pipe(fds), 0);
   ck_assert_int_eq(pipe(ready), 0);
@@ -77,6 +80,7 @@ START_TEST(test_exited_workers_reaped) {
   if (live == 0) {
     close(fds[1]);
     close(ready[0]);
+    eventring_write_int(id, -2);
     char c = 'r';
     if (write(ready[1], &c, 1) != 1) _exit(2);
     while (read(fds[0], &c, 1) > 0) {
