@@ -9,6 +9,7 @@
 #                                     benchmark
 #   testsuite/ocaml-tests             the OCaml test runner, run by `check`
 #   bench/bench_ocaml_reader          the OCaml reader benchmark
+#   bench/bench_ocaml_fork            the OCaml fork benchmark
 #
 # Runtime_events_snapshot (the in-process snapshot, eventring's own and not
 # OCaml 5's) is a module of its own in the same archives, so that every
@@ -248,6 +249,17 @@ bench/bench_ocaml_reader: $(srcdir)/bench/bench_ocaml_reader.ml \
 		-o $@ bench/ocaml-tmp/bench_ocaml_reader.ml
 	@rm -rf bench/ocaml-tmp
 
+bench: bench/bench_ocaml_fork
+BENCH_BINS += bench/bench_ocaml_fork
+bench/bench_ocaml_fork: $(srcdir)/bench/bench_ocaml_fork.ml \
+		$(OCAML_PKG_FILES) $(OCB)/dllruntime_events_stubs.so | ocaml-stage
+	@rm -rf bench/ocaml-fork-tmp; mkdir -p bench/ocaml-fork-tmp
+	cp $< bench/ocaml-fork-tmp/
+	OCAMLPATH='$(CURDIR)/$(OCAML_STAGE)' $(OCAMLFIND) ocamlopt \
+		-package runtime_events,unix -linkpkg $(OCAML_CCOPTS) \
+		-o $@ bench/ocaml-fork-tmp/bench_ocaml_fork.ml
+	@rm -rf bench/ocaml-fork-tmp
+
 else
 
 all: ocaml-all
@@ -273,5 +285,5 @@ ocaml-clean:
 	rm -rf $(OCB)/stage $(OCB)/install
 	rm -f $(OCB)/*.cm[ioxa] $(OCB)/*.cmxa $(OCB)/*.o $(OCB)/*.a \
 		$(OCB)/*.so $(OCB)/META $(OCB)/META.tmp
-	rm -f testsuite/ocaml-tests bench/bench_ocaml_reader
-	rm -rf bench/ocaml-tmp
+	rm -f testsuite/ocaml-tests bench/bench_ocaml_reader bench/bench_ocaml_fork
+	rm -rf bench/ocaml-tmp bench/ocaml-fork-tmp
