@@ -283,7 +283,8 @@ static void *poll_shared(void *arg) {
   double t0 = now();
   while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE) && now() - t0 < TIME_LIMIT) {
     int rc = eventring_cursor_poll(sp->c, sp->cb, &sp->s, 50);
-    sp->polls[p->me]++;
+    /* Atomic: the test waits for the pollers' progress. */
+    __atomic_add_fetch(&sp->polls[p->me], 1, __ATOMIC_RELAXED);
     if (rc == EVENTRING_E_BUSY) {
       sp->busy[p->me]++;
     } else if (rc >= 0) {
@@ -312,9 +313,17 @@ START_TEST(test_one_cursor_two_threads) {
     ck_assert_int_eq(pthread_create(&th[i], NULL, poll_shared, &p[i]), 0);
   go(&ch);
   wait_exit(&ch);
-  /* Let the pollers go on a little after the writer's end, then stop
-   * them and read what is left from here. */
-  usleep(100000);
+  /* Let each poller poll at least once more after the writer's end,
+   * then stop them and read what is left from here. */
+  uint64_t polled[2];
+  for (int i = 0; i < 2; i++)
+    polled[i] = __atomic_load_n(&sp.polls[i], __ATOMIC_RELAXED);
+  double t0 = now();
+  for (int i = 0; i < 2; i++)
+    while (__atomic_load_n(&sp.polls[i], __ATOMIC_RELAXED) <= polled[i]) {
+      ck_assert_msg(now() - t0 < TIME_LIMIT, "poller %d stopped polling", i);
+      usleep(1000);
+    }
   __atomic_store_n(&sp.stop, 1, __ATOMIC_RELEASE);
   for (int i = 0; i < 2; i++) ck_assert_int_eq(pthread_join(th[i], NULL), 0);
   ck_assert_msg(sp.bad_rc == 0, "poll returned %d (%s)", sp.bad_rc,

@@ -598,17 +598,19 @@ START_TEST(test_interrupt) {
                     (const char *[]){"ctf", "--follow", outdir, "--pid",
                                      pid_arg, "--dir", dir, NULL},
                     0, outp, errp);
-  /* Once the tool reads the file, let the writer write for a while (it
-   * writes for half a second in all) and interrupt the tool in the
-   * middle. */
+  /* Once the tool reads the file, let the writer write a few ticks (of
+   * the half second's worth it writes), stop it there, and interrupt the
+   * tool once it has read what is written: the rest comes after. */
   char path[PATH_MAX], lost_unit[16];
   er_ring_path_for(path, sizeof path, dir, writer);
   er_wait_open(tool, path);
   close(go[1]);
-  struct timespec wait = {0, 250000000};
-  nanosleep(&wait, NULL);
+  er_wait_turns(writer, 3);
+  ck_assert_int_eq(kill(writer, SIGSTOP), 0);
+  er_wait_idle(tool);
   kill(tool, SIGINT);
   struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
+  ck_assert_int_eq(kill(writer, SIGCONT), 0);
   ck_assert_msg(r.status != -1, "the tool did not stop on SIGINT");
   ck_assert_msg((WIFEXITED(r.status) && (WEXITSTATUS(r.status) == 0 ||
                                          WEXITSTATUS(r.status) == 130)) ||

@@ -531,7 +531,9 @@ START_TEST(test_killed_mid_window) {
   char line[64];
   ck_assert_int_eq(er_read_line(w.out, line, sizeof line, 10), 0);
   ck_assert_str_eq(line, "injected");
-  er_sleep_ms(200);
+  /* Killed once the watcher has read the injected pause and waits for
+   * more: inside the window it opened. */
+  er_wait_idle(tool);
   ck_assert_int_eq(kill(w.pid, SIGKILL), 0);
   er_pipe_finish(&w, 10);
   struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
