@@ -21,8 +21,11 @@
 #include "harness.h"
 
 /* Seconds a program run by er_run() or er_run_tool() may take before it
- * is killed and reported as timed out (status -1). */
-#define ER_RUN_TIMEOUT 20.0
+ * is killed and reported as timed out (status -1), and the bound of the
+ * other waits here: it turns a hang into a failure, and is generous for a
+ * loaded machine running a sanitizer build (babeltrace2 reading 2,000
+ * streams took over 20 s there).  Below the harness's ER_TEST_TIMEOUT. */
+#define ER_RUN_TIMEOUT 60.0
 
 /* ------------------------------------------------------------------ */
 /* Time and numbers.                                                    */
