@@ -154,10 +154,13 @@ static uint64_t er_clock_pending_now(void) {
     return n;
   if (er_cas(&recal_busy, 0, 1)) {
     /* Another thread may have switched between our load and the CAS. */
-    if (er_iload_rlx(&er_clock_pending)) {
-      /* With test hooks: holds the switch, or skews it (clock.h). */
-      uint64_t skew = ER_HOOK(ER_HOOK_CLOCK_SWITCH) ? ER_CLOCK_TEST_SKEW_NS
-                                                    : 0;
+    /* With test hooks: holds the switch, skews it, or leaves it to a
+     * later probe (clock.h). */
+    int hook = er_iload_rlx(&er_clock_pending)
+                   ? ER_HOOK(ER_HOOK_CLOCK_SWITCH)
+                   : ER_CLOCK_TEST_LATER;
+    if (hook != ER_CLOCK_TEST_LATER) {
+      uint64_t skew = hook ? ER_CLOCK_TEST_SKEW_NS : 0;
       uint64_t t2, n2;
       sample(&t2, &n2);
       uint64_t mult = rate(cal_tsc1, cal_ns1, t2, n2);

@@ -95,6 +95,11 @@
  * shows for certain. */
 #define ER_CLOCK_TEST_SKEW_NS UINT64_C(10000000000)
 
+/* With test hooks: ER_HOOK_CLOCK_SWITCH's answer that leaves the switch
+ * pending, for a later probe, so that a test decides which thread makes
+ * it whatever the time. */
+#define ER_CLOCK_TEST_LATER 2
+
 struct er_clock_params {
   uint64_t tsc0, ns0, mult; /* atomic words: read by probes, written by
                                the publishing thread (see above) */

@@ -343,8 +343,9 @@ enum er_hook {
   ER_HOOK_STOP_MEMBARRIER, /* the stopper's membarrier: nonzero fails it */
   ER_HOOK_RECALIBRATING,   /* a probe holds the clock's recalibration */
   ER_HOOK_CLOCK_SWITCH,    /* a probe holds the switch to the TSC, before
-                            * its sample: nonzero puts the first set
-                            * ER_CLOCK_TEST_SKEW_NS behind (clock.h) */
+                            * its sample: 1 puts the first set
+                            * ER_CLOCK_TEST_SKEW_NS behind, 2 leaves the
+                            * switch to a later probe (clock.h) */
   ER_HOOK_SIGBUS_REPAIR,   /* sigbus.c: a fault of ours, before the file's
                             * size is looked at */
   ER_HOOK_POLL_SIZED,      /* a poll found its file whole, before reading */

@@ -16,8 +16,14 @@
 static sem_t holding, release;
 static __thread int hold_here;
 static enum er_hook hold_at;
+/* Set: the switch to the TSC is the holding thread's alone, however late
+ * the other threads' probes come. */
+static int others_wait;
 
 static int hook(enum er_hook h) {
+  if (h == ER_HOOK_CLOCK_SWITCH && !hold_here &&
+      __atomic_load_n(&others_wait, __ATOMIC_SEQ_CST))
+    return ER_CLOCK_TEST_LATER;
   if (h == hold_at && hold_here) {
     hold_here = 0;
     sem_post(&holding);
@@ -104,16 +110,17 @@ START_TEST(test_fork_during_switch) {
 #else
   er_tmpdir();
   unsetenv("OCAML_RUNTIME_EVENTS_CLOCK");
+  sem_init(&holding, 0, 0);
+  sem_init(&release, 0, 0);
+  hold_at = ER_HOOK_CLOCK_SWITCH;
+  __atomic_store_n(&others_wait, 1, __ATOMIC_SEQ_CST);
+  er_test_hook = hook;
   ck_assert_int_eq(eventring_start(), 0);
   if (!er_iload_rlx(&er_clock_tsc))
     ER_SKIP("the kernel does not keep CLOCK_MONOTONIC with an invariant "
             "TSC: timestamps come from clock_gettime()");
   ck_assert_int_eq(er_iload_rlx(&er_clock_pending), 1);
   sleep_past_window();
-  sem_init(&holding, 0, 0);
-  sem_init(&release, 0, 0);
-  hold_at = ER_HOOK_CLOCK_SWITCH;
-  er_test_hook = hook;
   pthread_t th;
   ck_assert_int_eq(pthread_create(&th, NULL, switch_clock, NULL), 0);
   while (sem_wait(&holding) != 0) continue;
@@ -121,6 +128,7 @@ START_TEST(test_fork_during_switch) {
   pid_t pid = fork();
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
+    __atomic_store_n(&others_wait, 0, __ATOMIC_SEQ_CST);
     /* The child's first probe is past the window too: it switches, and
      * its timestamps then come from the TSC. */
     uint64_t a = er_clock_monotonic();
