@@ -28,7 +28,10 @@ let work name f =
 
 let announce name =
   Runtime_events_thread.set_name name;
-  Printf.printf "thread %s %d\n%!" name (Thread.id (Thread.self ()))
+  (* One output call: printf writes its pieces one by one, and another
+     thread's line could land between them. *)
+  print_string (Printf.sprintf "thread %s %d\n" name (Thread.id (Thread.self ())));
+  flush stdout
 
 (* The hand-off: [turn] says whose turn it is; each side writes a span
    in its turn, then hands over and waits for its next one. *)
