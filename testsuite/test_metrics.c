@@ -941,6 +941,13 @@ START_TEST(test_promtool) {
   /* A log of its own: the first one has the first exporter's port. */
   snprintf(log, sizeof log, "%s/exporter-dir.log", ld);
   e = start_exporter(dargs, log, &port, 0);
+  /* The exporter reads the directory's files one after the other: wait
+   * for the writer's last round as well as for the crafted file, or the
+   * page may hold only one of them. */
+  snprintf(s, sizeof s,
+           "eventring_user_mon_queue_depth{pid=\"%s\",program=\"mon_writer\","
+           "event=\"mon.queue_depth\",domain=\"0\"}", pid);
+  free(scrape_until(port, s, WRITER_ROUNDS));
   const char *lab = "pid=\"2000000000\",program=\"\"";
   snprintf(s, sizeof s, "eventring_user_done_total{%s,event=\"done\"}", lab);
   body = scrape_until(port, s, 1);
