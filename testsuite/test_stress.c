@@ -340,6 +340,9 @@ static uint64_t total_written(const struct rf_file *f) {
 static void child_main(int ready_fd, uint64_t iters, int stop) {
   int status = 0;
   if (!eventring_is_active()) status = 3;
+  /* A forked child's file is made at its first event or when asked for:
+   * made now, so that the parent's cursor finds it at the ready byte. */
+  if (eventring_path() == NULL) status = 7;
   char c = 'r';
   if (write(ready_fd, &c, 1) != 1) status = 4;
   close(ready_fd);
@@ -374,7 +377,7 @@ static void fork_and_check(const char *dir, int k, int log2,
   ck_assert_msg(read(p[0], &c, 1) == 1, "child %ld died at once", (long)pid);
   close(p[0]);
 
-  /* The child's file exists now (its fork handler made it): read it while
+  /* The child's file exists now (it asked for it): read it while
    * the child writes, then drain it once the child is gone. */
   eventring_cursor *cur = NULL;
   int rc = eventring_cursor_open(&cur, dir, pid);
