@@ -970,16 +970,22 @@ static void render_locked(FILE *o, void *arg) {
 
 static struct tool_dirscan D;
 
-/* Reads what is left in `t`'s file and closes it: its process is dead,
- * so nothing more will come.  Its series stay (until the file goes and
- * --keep has passed); it no longer holds a descriptor. */
-static void end_target(struct target *t, const eventring_callbacks *cb) {
+/* Reads `t`'s file to its current end, a batch at a time under M.lock
+ * so that scrapes go on between batches.  Needs M.lock not held. */
+static void drain(struct target *t, const eventring_callbacks *cb) {
   int r;
   do {
     pthread_mutex_lock(&M.lock);
     r = eventring_cursor_poll(t->cursor, cb, t, POLL_BATCH);
     pthread_mutex_unlock(&M.lock);
   } while (r > 0);
+}
+
+/* Reads what is left in `t`'s file and closes it: its process is dead,
+ * so nothing more will come.  Its series stay (until the file goes and
+ * --keep has passed); it no longer holds a descriptor. */
+static void end_target(struct target *t, const eventring_callbacks *cb) {
+  drain(t, cb);
   pthread_mutex_lock(&M.lock);
   close_session(t);
   t->ended = 1;
@@ -1022,14 +1028,7 @@ static int grow_domains(struct target *t, int nd) {
  * its earlier file, closed). */
 static int rebind(struct target *t, eventring_cursor *c, const char *path,
                   const struct stat *st, const eventring_callbacks *cb) {
-  if (t->cursor && !t->failed) {
-    int r;
-    do {
-      pthread_mutex_lock(&M.lock);
-      r = eventring_cursor_poll(t->cursor, cb, t, POLL_BATCH);
-      pthread_mutex_unlock(&M.lock);
-    } while (r > 0);
-  }
+  if (t->cursor && !t->failed) drain(t, cb);
   pthread_mutex_lock(&M.lock);
   close_session(t);
   struct pauses fresh;
