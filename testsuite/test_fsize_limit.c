@@ -7,6 +7,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "testlib.h"
+#include "childfile.h"
 
 /* `ulimit -f 10000`: 10,000 blocks of 1 KiB.  The default ring file
  * (d=128, e=16) is 64 MiB and more; d=1,e=10 is well under it. */
@@ -191,28 +192,6 @@ END_TEST
 
 #define TOOL_LIMIT_TEXT "over the file size limit of 65536 bytes (ulimit -f)"
 
-/* Makes a ring file in `dir` in a child process that traces, writes
- * `pairs` begin/end pairs and stops, keeping the file; returns its pid. */
-static pid_t other_process_file(int pairs) {
-  fflush(stdout);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    if (setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1) != 0 ||
-        eventring_start() != 0)
-      _exit(3);
-    for (int i = 0; i < pairs; i++) {
-      eventring_begin(EVENTRING_PHASE_MAJOR);
-      eventring_end(EVENTRING_PHASE_MAJOR);
-    }
-    _exit(eventring_stop() == 0 ? 0 : 4);
-  }
-  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x",
-                status);
-  return pid;
-}
-
 /* Starts the tool with `args` as `(ulimit -f 64; eventring ARGS...)`
  * does: a limit of 64 KiB set in its process before the exec (bash
  * counts -f in KiB), never in this one, whose own files (Check's
@@ -251,7 +230,7 @@ START_TEST(test_tool_snapshot_under_limit) {
   NEED_TRACING();
   char dir[64];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  pid_t pid = other_process_file(10);
+  pid_t pid = er_child_file(10);
   char ring[PATH_MAX], out[PATH_MAX], json[PATH_MAX];
   er_ring_path_for(ring, sizeof ring, dir, pid);
   snprintf(out, sizeof out, "%s/snap.events", dir);
@@ -280,7 +259,7 @@ START_TEST(test_tool_trace_under_limit) {
   char dir[64];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
   /* Some 100 bytes of JSON an event: well over the limit. */
-  pid_t pid = other_process_file(5000);
+  pid_t pid = er_child_file(5000);
   char ring[PATH_MAX], out[PATH_MAX];
   er_ring_path_for(ring, sizeof ring, dir, pid);
   snprintf(out, sizeof out, "%s/trace.json", dir);

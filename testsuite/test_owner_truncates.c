@@ -6,6 +6,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "testlib.h"
+#include "childfile.h"
 
 #define NEED_TRACING()                                                   \
   do {                                                                   \
@@ -147,26 +148,6 @@ START_TEST(test_host_handler_chained) {
 }
 END_TEST
 
-/* Makes a ring file in `dir` in a child process that traces, writes two
- * events and stops, keeping the file; returns the child's pid. */
-static pid_t other_process_file(void) {
-  fflush(stdout);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    if (setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1) != 0 ||
-        eventring_start() != 0)
-      _exit(3);
-    eventring_begin(EVENTRING_PHASE_MAJOR);
-    eventring_end(EVENTRING_PHASE_MAJOR);
-    _exit(eventring_stop() == 0 ? 0 : 4);
-  }
-  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x",
-                status);
-  return pid;
-}
-
 /* A process that never traces reads another process's file: the cursor
  * maps it and installs sigbus.c's handler, chained to the host's, which
  * still gets the faults that are not about the file; a cut of the file
@@ -180,7 +161,7 @@ START_TEST(test_reader_keeps_host_handler) {
   act.sa_flags = SA_SIGINFO;
   ck_assert_int_eq(sigaction(SIGBUS, &act, NULL), 0);
   ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
-  pid_t pid = other_process_file();
+  pid_t pid = er_child_file(1);
   ck_assert_ptr_null(eventring_path()); /* this process does not trace */
   eventring_cursor *c;
   ck_assert_int_eq(eventring_cursor_open(&c, dir, pid), 0);
@@ -215,7 +196,7 @@ START_TEST(test_reader_other_fault_still_kills) {
   NEED_TRACING();
   const char *dir = er_tmpdir();
   ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
-  pid_t writer = other_process_file();
+  pid_t writer = er_child_file(1);
   fflush(stdout);
   pid_t pid = fork();
   ck_assert_int_ge(pid, 0);

@@ -7,6 +7,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "testlib.h"
+#include "childfile.h"
 
 #define NEED_TRACING()                                                   \
   do {                                                                   \
@@ -75,27 +76,6 @@ static volatile char *cut_mapping(const char *dir) {
   return m;
 }
 
-/* Makes a ring file in the test's directory in a child process that
- * traces, writes two events and stops, keeping the file; returns the
- * child's pid. */
-static pid_t other_process_file(void) {
-  fflush(stdout);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    if (setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1) != 0 ||
-        eventring_start() != 0)
-      _exit(3);
-    eventring_begin(EVENTRING_PHASE_MAJOR);
-    eventring_end(EVENTRING_PHASE_MAJOR);
-    _exit(eventring_stop() == 0 ? 0 : 4);
-  }
-  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x",
-                status);
-  return pid;
-}
-
 /* Forks; the child runs `body` (which must not return), the parent
  * waits for it, bounded, and returns its wait status. */
 static int in_child(void (*body)(const char *dir, pid_t writer),
@@ -160,7 +140,7 @@ START_TEST(test_resethand_reader) {
   NEED_TRACING();
   const char *dir = er_tmpdir();
   ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
-  pid_t writer = other_process_file();
+  pid_t writer = er_child_file(1);
   map_seen();
   int status = in_child(resethand_reader, dir, writer);
   assert_killed_by_sigbus(status);

@@ -7,6 +7,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "testlib.h"
+#include "childfile.h"
 
 #define NEED_TRACING()                                                   \
   do {                                                                   \
@@ -120,27 +121,6 @@ START_TEST(test_writer_mapping_unrepairable) {
 }
 END_TEST
 
-/* Makes a ring file in the test's directory in a child process that
- * traces, writes two events and stops, keeping the file; returns the
- * child's pid. */
-static pid_t other_process_file(void) {
-  fflush(stdout);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    if (setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1) != 0 ||
-        eventring_start() != 0)
-      _exit(3);
-    eventring_begin(EVENTRING_PHASE_MAJOR);
-    eventring_end(EVENTRING_PHASE_MAJOR);
-    _exit(eventring_stop() == 0 ? 0 : 4);
-  }
-  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x",
-                status);
-  return pid;
-}
-
 /* Where `path` is mapped in this process, from /proc/self/maps, or NULL. */
 static const volatile char *mapping_of(const char *path) {
   FILE *f = fopen("/proc/self/maps", "r");
@@ -176,7 +156,7 @@ START_TEST(test_view_unrepairable) {
   NEED_TRACING();
   const char *dir = er_tmpdir();
   ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
-  pid_t writer = other_process_file();
+  pid_t writer = er_child_file(1);
   char err[PATH_MAX];
   snprintf(err, sizeof err, "%s/stderr", dir);
   int status = in_child(reader_body, dir, writer, err);
