@@ -246,8 +246,11 @@ void eventring_resume(void) {
 int eventring_is_active(void) { return er_iload_rlx(&eventring__on) != 0; }
 
 const char *eventring_path(void) {
-  /* A forked child's pending file is made for whoever asks for it. */
-  if (er_fork_pending()) {
+  /* A forked child's pending file is made for whoever asks for it, but
+   * for a signal handler that interrupted its own thread inside the
+   * library's lock (making that very file, say): it cannot take the lock,
+   * so it gets NULL and the interrupted thread makes the file. */
+  if (er_fork_pending() && !er_tls_locking) {
     er_lock();
     er_fork_file_locked();
     er_unlock();
