@@ -379,7 +379,7 @@ static const struct mcase cases[] = {
     C_OCAML(custom_at_eof, CORRUPT),
     C_OWN(all_offsets_equal, CORRUPT),
     C_OWN(domains_times_ring_overflow, CORRUPT),
-    {"ext_version2", OWN, ext_version2, EVENTRING_E_VERSION, CORRUPT},
+    {"ext_version2", OWN, ext_version2, EVENTRING_E_VERSION, CORRUPT, 0},
     C_OWN(ext_size_huge, CORRUPT),
     C_OWN(ext_size_max, CORRUPT),
     C_OWN(ext_size_0, CORRUPT),
