@@ -68,28 +68,6 @@ static int liveness_lock(int fd, short type) {
 
 int er_file_hold(int fd) { return liveness_lock(fd, F_RDLCK); }
 
-/* Whether `name` is <pid>.events (*image 0) or <pid>.<N>.events (*image
- * N >= 1), with the pid in *pid. */
-static int ring_name(const char *name, pid_t *pid, unsigned long *image) {
-  unsigned long v[2] = {0, 0};
-  int parts = 0;
-  const char *p = name;
-  while (parts < 2) {
-    const char *start = p;
-    unsigned long x = 0;
-    for (; *p >= '0' && *p <= '9' && p - start < 10; p++)
-      x = x * 10 + (unsigned long)(*p - '0');
-    if (p == start || *p != '.' || x == 0) return 0;
-    v[parts++] = x;
-    p++;
-    if (!strcmp(p, "events")) break;
-  }
-  if (strcmp(p, "events") != 0 || v[0] > INT32_MAX) return 0;
-  *pid = (pid_t)v[0];
-  *image = parts == 2 ? v[1] : 0;
-  return 1;
-}
-
 /* Calls fn(dfd, name, arg) for each entry of directory `dir` named like
  * a ring file, with getdents64 so that it may run in a fork handler. */
 static void each_ring_name(const char *dir,
@@ -109,9 +87,9 @@ static void each_ring_name(const char *dir,
       unsigned short reclen;
       memcpy(&reclen, buf.bytes + off + 16, sizeof reclen);
       const char *name = buf.bytes + off + 19;
-      pid_t pid;
+      int32_t pid;
       unsigned long image;
-      if (ring_name(name, &pid, &image)) fn(dfd, name, pid, image, arg);
+      if (er_ring_name(name, &pid, &image)) fn(dfd, name, pid, image, arg);
       off += reclen;
     }
   }

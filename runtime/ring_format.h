@@ -20,6 +20,7 @@
 #define EVENTRING_RING_FORMAT_H
 
 #include <stdint.h>
+#include <string.h>
 
 #define ER_FORMAT_VERSION 1
 #define ER_META_WORDS 8
@@ -280,5 +281,34 @@ extern const unsigned eventring__n_lifecycle;
 #define ER_N_PHASES_53 (EVENTRING_PHASE_COUNT + 7)
 #define ER_N_COUNTERS (EVENTRING_COUNTER_COUNT + 6)
 #define ER_N_LIFECYCLE EVENTRING_LIFECYCLE_COUNT
+
+/* File names (doc/FORMAT.md).  <pid>.events is the file of the image
+ * running under <pid>; <pid>.<N>.events (N >= 1) is the file of an
+ * earlier image of that process, kept at an exec or at a restart with
+ * OCAML_RUNTIME_EVENTS_PRESERVE, N counting up in the order written.
+ * Whether base name `name` is one of them: 1 with the pid in *pid and N
+ * in *image (0 for <pid>.events), else 0.  Each number has 1 to 10
+ * digits, is not 0 and fits in 31 bits.  Async-signal-safe: the library
+ * reads directories with it in a fork handler, the tools everywhere. */
+static inline int er_ring_name(const char *name, int32_t *pid,
+                               unsigned long *image) {
+  unsigned long v[2] = {0, 0};
+  int parts = 0;
+  const char *p = name;
+  while (parts < 2) {
+    const char *start = p;
+    unsigned long x = 0;
+    for (; *p >= '0' && *p <= '9' && p - start < 10; p++)
+      x = x * 10 + (unsigned long)(*p - '0');
+    if (p == start || *p != '.' || x == 0 || x > INT32_MAX) return 0;
+    v[parts++] = x;
+    p++;
+    if (!strcmp(p, "events")) break;
+  }
+  if (strcmp(p, "events") != 0) return 0;
+  *pid = (int32_t)v[0];
+  *image = parts == 2 ? v[1] : 0;
+  return 1;
+}
 
 #endif /* EVENTRING_RING_FORMAT_H */

@@ -233,23 +233,10 @@ pid_t tool_parse_pid(const char *s, size_t len) {
 
 pid_t tool_ring_name(const char *path, unsigned long *image) {
   const char *base = strrchr(path, '/');
-  base = base ? base + 1 : path;
-  size_t n = strlen(base);
-  static const char suffix[] = ".events";
-  size_t sn = sizeof suffix - 1;
-  if (n <= sn || strcmp(base + n - sn, suffix) != 0) return 0;
-  n -= sn;
-  /* <pid>.<N>.events: the file of an earlier image of <pid>. */
-  const char *dot = memchr(base, '.', n);
-  unsigned long nth = 0;
-  if (dot) {
-    pid_t v = tool_parse_pid(dot + 1, n - (size_t)(dot + 1 - base));
-    if (!v) return 0;
-    nth = (unsigned long)v;
-    n = (size_t)(dot - base);
-  }
-  pid_t pid = tool_parse_pid(base, n);
-  if (pid && image) *image = nth;
+  int32_t pid;
+  unsigned long nth;
+  if (!er_ring_name(base ? base + 1 : path, &pid, &nth)) return 0;
+  if (image) *image = nth;
   return pid;
 }
 
