@@ -639,19 +639,32 @@ int er_cursor_open_image(eventring_cursor **out, const void *bytes,
   return setup(out, c, len);
 }
 
-void eventring_cursor_free(eventring_cursor *c) {
-  if (!c) return;
+/* Gives up the cursor's view (and its SIGBUS watch), mapping and
+ * descriptor; every accessor that reads the file fails afterwards. */
+static void close_file(eventring_cursor *c) {
   if (c->view >= 0) {
     er_sigbus_unwatch_view(c->view);
     munmap((void *)c->map, c->map_bytes);
+    c->view = -1;
   }
+  c->map = NULL;
   if (c->fd >= 0) close(c->fd);
-  if (c->kept) {
-    free(c->kept->dropped);
-    free(c->kept->threads);
-    free(c->kept->thread_rc);
-    free(c->kept);
-  }
+  c->fd = -1;
+}
+
+/* Frees what a released cursor kept (NULL: nothing). */
+static void kept_free(struct kept *k) {
+  if (!k) return;
+  free(k->dropped);
+  free(k->threads);
+  free(k->thread_rc);
+  free(k);
+}
+
+void eventring_cursor_free(eventring_cursor *c) {
+  if (!c) return;
+  close_file(c);
+  kept_free(c->kept);
   if (c->user_names)
     for (unsigned i = 0; i < ER_NAME_SLOTS; i++)
       if (c->user_names[i]) free(c->user_names[i]);
@@ -1697,23 +1710,11 @@ int eventring__cursor_release(eventring_cursor *c) {
   if ((e = keep_names(c, k)) != 0) goto fail;
   /* From here on nothing reads the file: the accessors answer from `k`,
    * and a stray get() would fail on the closed descriptor. */
-  if (c->view >= 0) {
-    er_sigbus_unwatch_view(c->view);
-    munmap((void *)c->map, c->map_bytes);
-    c->view = -1;
-  }
-  c->map = NULL;
   er_istore_rlx(&c->via, VIA_PREAD);
-  if (c->fd >= 0) close(c->fd);
-  c->fd = -1;
+  close_file(c);
   c->kept = k;
   return 0;
 fail:
-  if (k) {
-    free(k->dropped);
-    free(k->threads);
-    free(k->thread_rc);
-    free(k);
-  }
+  kept_free(k);
   return e;
 }
