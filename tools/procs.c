@@ -239,10 +239,14 @@ static int start_scan(struct tool_source *src, const char *dir) {
   return TOOL_EXIT_OK;
 }
 
-/* Where a file comes among its pid's: by its name's N, <pid>.events
- * (N 0) last. */
+/* Where a file whose name has N `image` comes among its pid's: by N,
+ * <pid>.events (N 0) last. */
+static unsigned long image_order(unsigned long image) {
+  return image ? image : (unsigned long)-1;
+}
+
 static unsigned long image_rank(const struct tool_proc *p) {
-  return p->image ? p->image : (unsigned long)-1;
+  return image_order(p->image);
 }
 
 static int by_pid(const void *a, const void *b) {
@@ -282,8 +286,8 @@ static int by_pid_of_name(const void *a, const void *b) {
   unsigned long ix = 0, iy = 0;
   pid_t px = tool_ring_name(x, &ix), py = tool_ring_name(y, &iy);
   if (px != py) return (px > py) - (px < py);
-  ix = ix ? ix : (unsigned long)-1;
-  iy = iy ? iy : (unsigned long)-1;
+  ix = image_order(ix);
+  iy = image_order(iy);
   return (ix > iy) - (ix < iy);
 }
 
