@@ -16,7 +16,10 @@
  * has an entry in a hash table by name, with the inode readdir gives,
  * and a file is opened only when it is new, replaced (another inode), or
  * changed since it was refused (size or modification time, from one
- * fstatat).  A refused file is looked at again on the next scans (a
+ * fstatat).  Not so a file whose first word (the format version) is
+ * still zero: its writer stores the version last, through its mapping,
+ * which changes neither the size nor, always, the modification time, so
+ * such a file is opened again at each look until it is complete.  A refused file is looked at again on the next scans (a
  * file caught while its writer creates it looks malformed for an
  * instant), then, once DIRSCAN_TRIES looks in a row refused it, only
  * every LOOK_EVERY scans, each file at its own phase so that the looks
@@ -38,6 +41,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "tool.h"
 
@@ -60,6 +64,7 @@ struct dirscan_entry {
   off_t size;
   struct timespec mtime;
   int err;                    /* the cursor's error, 0 when declined */
+  int unfinished;             /* its version word was still zero */
   int tries;
   int reported;
   unsigned long next_look;
@@ -130,6 +135,19 @@ static int grow(struct dirscan_files *f) {
 
 static int no_descriptor(int err) { return err == -EMFILE || err == -ENFILE; }
 
+/* Whether the file `name`, refused with `err`, may be a ring file that
+ * its writer has not finished making: refused for its version, and
+ * whose version word reads zero. */
+static int unfinished(int dfd, const char *name, int err) {
+  if (err != EVENTRING_E_NOTRINGFILE && err != EVENTRING_E_VERSION) return 0;
+  int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) return 0;
+  uint64_t version = 1;
+  ssize_t n = pread(fd, &version, sizeof version, 0);
+  close(fd);
+  return n == (ssize_t)sizeof version && version == 0;
+}
+
 /* A look at `e` refused the file with `err` (0: the subcommand declined
  * it): count the try, say so once it is settled, and choose the next
  * look. */
@@ -142,7 +160,11 @@ static void refused(struct tool_dirscan *d, struct dirscan_entry *e,
   int tries = d->tries ? d->tries : DIRSCAN_TRIES;
   if (e->tries >= tries && !e->reported && err) {
     e->reported = 1;
-    if (no_descriptor(err))
+    if (e->unfinished)
+      tool_error("%s: %s: its header is not complete yet (looked at again "
+                 "later)",
+                 d->who, path);
+    else if (no_descriptor(err))
       tool_error("%s: %s: %s (tried again later; raise the limit on open "
                  "files, ulimit -n)",
                  d->who, path, eventring_strerror(err));
@@ -194,7 +216,7 @@ static void scan_one(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
     return;
   struct stat st;
   if (fstatat(dfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) return;
-  if (e && !no_descriptor(e->err) && st.st_ino == e->ino &&
+  if (e && !no_descriptor(e->err) && !e->unfinished && st.st_ino == e->ino &&
       st.st_size == e->size && st.st_mtim.tv_sec == e->mtime.tv_sec &&
       st.st_mtim.tv_nsec == e->mtime.tv_nsec) {
     /* Unchanged: opening it again would refuse it again. */
@@ -220,9 +242,12 @@ static void scan_one(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
   eventring_cursor *c;
   int r = eventring_cursor_open_file(&c, path);
   if (r < 0) {
+    e->unfinished = S_ISREG(st.st_mode) && st.st_size >= 8 &&
+                    unfinished(dfd, name, r);
     refused(d, e, path, r);
     return;
   }
+  e->unfinished = 0;
   void *handle = ops->found(arg, c, path, pid, &st);
   if (!handle) {
     eventring_cursor_free(c);
