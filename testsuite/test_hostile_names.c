@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include "testlib.h"
+#include "lat_craft.h"
 
 /* The program name hostile_names runs under: an OSC that retitles the
  * terminal, a colour, a line break that forges a line, and a C1 CSI. */
@@ -224,12 +225,54 @@ START_TEST(test_comm) {
 }
 END_TEST
 
+/* Event names in UTF-8 in the HTML report and the JSON trace: a valid
+ * one ("café ✓") as it is, not byte by byte; the bytes of an invalid
+ * one (0xff, and 0xc3 without its continuation) escaped as \DDD, as the
+ * terminal listings write them. */
+START_TEST(test_utf8_names) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], out[PATH_MAX];
+  snprintf(path, sizeof path, "%s/u.events", dir);
+  struct craft c;
+  craft_init(&c);
+  craft_user_name(&c, 0, "caf\xc3\xa9 \xe2\x9c\x93");
+  craft_user_name(&c, 1, "bad\xff\xc3(x");
+  uint64_t ts = 1000000;
+  craft_lifecycle(&c, 0, ts, EVENTRING_LIFECYCLE_RING_START, 42);
+  for (int i = 0; i < 3; i++) {
+    craft_user_unit(&c, 0, ts += 1000, 0);
+    craft_user_unit(&c, 0, ts += 1000, 1);
+  }
+  craft_write(&c, path);
+  craft_free(&c);
+
+  snprintf(out, sizeof out, "%s/u.html", dir);
+  ck_assert_int_eq(
+      run_clean(dir, (const char *[]){"report", "-o", out, path, NULL}, NULL),
+      0);
+  file_clean(out, ">caf\xc3\xa9 \xe2\x9c\x93<");
+  file_clean(out, ">bad\\255\\195(x<");
+  char *page = er_slurp(out, NULL);
+  ck_assert_ptr_null(strstr(page, "&#xc3;"));
+  free(page);
+
+  snprintf(out, sizeof out, "%s/u.json", dir);
+  ck_assert_int_eq(
+      run_clean(dir, (const char *[]){"trace", "-o", out, path, NULL}, NULL),
+      0);
+  file_clean(out, "\"name\":\"caf\xc3\xa9 \xe2\x9c\x93\"");
+  file_clean(out, "\"name\":\"bad\\\\255\\\\195(x\"");
+}
+END_TEST
+
 static TCase *tc_names(void) {
   TCase *tc = er_tcase("names");
   tcase_add_test(tc, test_one_file);
   tcase_add_test(tc, test_directory);
   tcase_add_test(tc, test_watch);
   tcase_add_test(tc, test_comm);
+  tcase_add_test(tc, test_utf8_names);
   return tc;
 }
 

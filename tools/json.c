@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "tool.h"
 #include "trace.h"
 #include "walltime.h"
 
@@ -24,21 +25,32 @@ struct json {
   int first; /* no event written yet: no comma before the next one */
 };
 
-/* Writes `s[0 .. len)` as a JSON string.  trace.c hands us printable
- * ASCII, but every control byte is escaped anyway so that the output
- * stays valid whatever it is given. */
+/* Writes `s[0 .. len)` as a JSON string, which is UTF-8: well-formed
+ * UTF-8 characters as they are (those tool_put_text() would escape, the
+ * C1 and bidirectional controls, as \uXXXX), the ASCII controls as
+ * \uXXXX; a byte that is no part of a well-formed character (trace.c
+ * hands us names already escaped so, but the output stays valid JSON
+ * whatever it is given) as the text \DDD, as the tool writes it
+ * elsewhere. */
 static void put_str(FILE *out, const char *s, size_t len) {
   putc_unlocked('"', out);
-  for (size_t i = 0; i < len; i++) {
-    unsigned char c = (unsigned char)s[i];
-    if (c == '"' || c == '\\') {
+  const unsigned char *p = (const unsigned char *)s;
+  while (len) {
+    uint32_t cp;
+    size_t n = tool_utf8_char(p, len, &cp);
+    if (n == 0) {
+      fprintf(out, "\\\\%03u", *p);
+      n = 1;
+    } else if (cp == '"' || cp == '\\') {
       putc_unlocked('\\', out);
-      putc_unlocked(c, out);
-    } else if (c < 0x20 || c >= 0x7f) {
-      fprintf(out, "\\u%04x", c);
+      putc_unlocked((int)cp, out);
+    } else if (tool_text_char(p, len, TOOL_TEXT_UTF8) == n) {
+      fwrite_unlocked(p, 1, n, out);
     } else {
-      putc_unlocked(c, out);
+      fprintf(out, "\\u%04x", (unsigned)cp); /* all in the BMP */
     }
+    p += n;
+    len -= n;
   }
   putc_unlocked('"', out);
 }

@@ -168,33 +168,44 @@ void tool_put_ocaml_string(FILE *out, const void *bytes, size_t len) {
   putc_unlocked('"', out);
 }
 
-/* How many of the `len` (> 0) bytes at `s` make the character that
- * tool_put_text() writes as it is, given `how`; 0 when the first byte
- * is to be escaped. */
-static size_t plain_char(const unsigned char *s, size_t len, unsigned how) {
+size_t tool_utf8_char(const void *text, size_t len, uint32_t *cp) {
+  const unsigned char *s = text;
+  unsigned c = s[0];
+  if (c < 0x80) {
+    *cp = c;
+    return 1;
+  }
+  size_t n;
+  uint32_t v, min;
+  if (c >= 0xc2 && c <= 0xdf) n = 2, v = c & 0x1f, min = 0x80;
+  else if (c >= 0xe0 && c <= 0xef) n = 3, v = c & 0x0f, min = 0x800;
+  else if (c >= 0xf0 && c <= 0xf4) n = 4, v = c & 0x07, min = 0x10000;
+  else return 0;
+  if (len < n) return 0;
+  for (size_t i = 1; i < n; i++) {
+    if ((s[i] & 0xc0) != 0x80) return 0;
+    v = v << 6 | (s[i] & 0x3f);
+  }
+  if (v < min || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff))
+    return 0; /* overlong, out of range, a surrogate */
+  *cp = v;
+  return n;
+}
+
+size_t tool_text_char(const void *text, size_t len, unsigned how) {
+  const unsigned char *s = text;
   unsigned c = s[0];
   if (c < 0x80) {
     if (c < 0x20 || c == 0x7f) return 0;
     return c == ' ' && (how & TOOL_TEXT_FIELD) ? 0 : 1;
   }
   if (!(how & TOOL_TEXT_UTF8)) return 0;
-  size_t n;
-  uint32_t cp, min;
-  if (c >= 0xc2 && c <= 0xdf) n = 2, cp = c & 0x1f, min = 0x80;
-  else if (c >= 0xe0 && c <= 0xef) n = 3, cp = c & 0x0f, min = 0x800;
-  else if (c >= 0xf0 && c <= 0xf4) n = 4, cp = c & 0x07, min = 0x10000;
-  else return 0;
-  if (len < n) return 0;
-  for (size_t i = 1; i < n; i++) {
-    if ((s[i] & 0xc0) != 0x80) return 0;
-    cp = cp << 6 | (s[i] & 0x3f);
-  }
-  if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
-    return 0; /* overlong, out of range, a surrogate */
+  uint32_t cp;
+  size_t n = tool_utf8_char(s, len, &cp);
   /* C1 controls (U+009B is a CSI to some terminals), the separators that
    * end a line to some viewers, and the bidirectional controls that
    * reorder what follows them on the line. */
-  if (cp <= 0x9f || cp == 0x61c || cp == 0x200e || cp == 0x200f ||
+  if (!n || cp <= 0x9f || cp == 0x61c || cp == 0x200e || cp == 0x200f ||
       (cp >= 0x2028 && cp <= 0x202e) || (cp >= 0x2066 && cp <= 0x2069))
     return 0;
   return n;
@@ -203,7 +214,7 @@ static size_t plain_char(const unsigned char *s, size_t len, unsigned how) {
 void tool_put_text(FILE *out, const void *text, size_t len, unsigned how) {
   const unsigned char *s = text;
   while (len) {
-    size_t n = plain_char(s, len, how);
+    size_t n = tool_text_char(s, len, how);
     if (n) {
       fwrite_unlocked(s, 1, n, out);
     } else {
@@ -220,7 +231,7 @@ const char *tool_text(char *buf, size_t size, const char *s, unsigned how) {
   const unsigned char *p = (const unsigned char *)s;
   if (!size) return buf;
   while (len) {
-    size_t n = plain_char(p, len, how);
+    size_t n = tool_text_char(p, len, how);
     if (n) {
       if (at + n >= size) break;
       memcpy(buf + at, p, n);

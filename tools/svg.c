@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "svg.h"
+#include "tool.h"
 
 /* Colours told apart by most readers, colour-blind ones included. */
 static const char *const palette[] = {"#0072b2", "#d55e00", "#009e73",
@@ -11,20 +12,30 @@ static const char *const palette[] = {"#0072b2", "#d55e00", "#009e73",
 #define N_COLOURS (int)(sizeof palette / sizeof palette[0])
 
 void svg_escape(FILE *out, const char *s) {
-  for (const unsigned char *c = (const unsigned char *)s; *c; c++) {
-    switch (*c) {
-    case '&': fputs("&amp;", out); break;
-    case '<': fputs("&lt;", out); break;
-    case '>': fputs("&gt;", out); break;
-    case '"': fputs("&quot;", out); break;
-    case '\'': fputs("&#39;", out); break;
-    default:
-      /* Control characters are not allowed even as references in XML
-       * (SVG), so they become a replacement character. */
-      if (*c < 0x20) fputs("&#xfffd;", out);
-      else if (*c > 0x7e) fprintf(out, "&#x%x;", *c);
-      else putc(*c, out);
+  const unsigned char *c = (const unsigned char *)s;
+  size_t left = strlen(s);
+  while (left) {
+    size_t n = tool_text_char(c, left, TOOL_TEXT_UTF8);
+    if (n == 0) {
+      /* Not shown as it is, as in the tool's other output: a control
+       * (not even allowed as a reference in XML) or a byte that is no
+       * part of a well-formed UTF-8 character. */
+      fprintf(out, "\\%03u", *c);
+      n = 1;
+    } else if (n > 1) {
+      fwrite(c, 1, n, out); /* the page is UTF-8 */
+    } else {
+      switch (*c) {
+      case '&': fputs("&amp;", out); break;
+      case '<': fputs("&lt;", out); break;
+      case '>': fputs("&gt;", out); break;
+      case '"': fputs("&quot;", out); break;
+      case '\'': fputs("&#39;", out); break;
+      default: putc(*c, out);
+      }
     }
+    c += n;
+    left -= n;
   }
 }
 

@@ -27,9 +27,10 @@ struct svg_plot {
 };
 
 /* Writes `s` with & < > " ' escaped: safe in HTML text, in attribute
- * values and in SVG.  Bytes that are not printable ASCII are written as
- * character references, since the names come from a file and need not
- * be UTF-8. */
+ * values and in SVG, for a page in UTF-8.  The names come from a file
+ * and need not be UTF-8: what tool_put_text() shows as it is (printable
+ * ASCII, well-formed UTF-8 characters) is written as it is, every other
+ * byte as the text \DDD, as the tool's other output writes it. */
 void svg_escape(FILE *out, const char *s);
 
 /* Opens a chart of w x h px whose plot area shows [x0, x1] x [y0, y1]

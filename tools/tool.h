@@ -259,6 +259,18 @@ void tool_put_ocaml_string(FILE *out, const void *bytes, size_t len);
  * goes through here. */
 void tool_put_text(FILE *out, const void *text, size_t len, unsigned how);
 
+/* The one rule of what is well-formed UTF-8, for every encoder of such
+ * text (terminal, HTML, JSON): the length (1 to 4) of the character at
+ * `text` (`len` > 0 bytes), its code point in *cp; 0 when the first byte
+ * begins none (a stray or missing continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF, cut short). */
+size_t tool_utf8_char(const void *text, size_t len, uint32_t *cp);
+
+/* How many of the `len` (> 0) bytes at `text` make the character that
+ * tool_put_text() writes as it is, given `how`; 0 when the first byte is
+ * to be escaped (as \DDD). */
+size_t tool_text_char(const void *text, size_t len, unsigned how);
+
 /* tool_put_text() of the string `s` into `buf` (`size` bytes), cut after
  * the last character or escape that fits, NUL-terminated; returns buf. */
 const char *tool_text(char *buf, size_t size, const char *s, unsigned how);

@@ -190,16 +190,16 @@ struct trace {
 /* ------------------------------------------------------------------ */
 /* Names.                                                               */
 
-/* A name of the ring into `buf` (NAME_MAX_ESCAPED bytes) as `dump`
- * writes names (tool_put_text), except that spaces stay spaces.  An
- * empty or missing name becomes `fallback` and the id. */
+/* A name of the ring into `buf` (NAME_MAX_ESCAPED bytes) as the tool
+ * shows names (tool_put_text), well-formed UTF-8 as it is, spaces as
+ * spaces.  An empty or missing name becomes `fallback` and the id. */
 static const char *escape_name(char *buf, const char *raw,
                                const char *fallback, int id) {
   if (!raw || !*raw) {
     snprintf(buf, NAME_MAX_ESCAPED, "%s%d", fallback, id);
     return buf;
   }
-  return tool_text(buf, NAME_MAX_ESCAPED, raw, 0);
+  return tool_text(buf, NAME_MAX_ESCAPED, raw, TOOL_TEXT_UTF8);
 }
 
 /* escape_name() of the file's name for id `id` of kind `k`, or of `raw`
