@@ -47,6 +47,67 @@ static void json_name_html(const char *q, char *out, size_t size) {
   out[n] = 0;
 }
 
+/* The chart titled `title` in `page`: its start, *end at its </svg>;
+ * fails when absent. */
+static const char *chart_of(const char *page, const char *title,
+                            const char **end) {
+  char pat[256];
+  snprintf(pat, sizeof pat, "<text class=\"title\" x=\"64\" y=\"16\">%s<",
+           title);
+  const char *t = strstr(page, pat);
+  ck_assert_msg(t != NULL, "no chart titled \"%s\"", title);
+  const char *start = t;
+  while (start > page && strncmp(start, "<svg class=\"chart\"", 18)) start--;
+  *end = strstr(t, "</svg>");
+  ck_assert_ptr_nonnull(*end);
+  return start;
+}
+
+static double attr_num(const char *at, const char *end, const char *name) {
+  char pat[64];
+  snprintf(pat, sizeof pat, " %s=\"", name);
+  const char *p = strstr(at, pat);
+  ck_assert_msg(p && p < end, "no %s in %.120s", name, at);
+  return strtod(p + strlen(pat), NULL);
+}
+
+/* Checks that the legend entries of every chart of `page` lie within
+ * their chart and that none overlaps another on its row, taking a
+ * character of the 11 px font as 6 px wide at least; returns how many
+ * entries there are. */
+static int legends_apart(const char *page) {
+  int total = 0;
+  for (const char *c = page; (c = strstr(c, "<svg class=\"chart\"")); c++) {
+    const char *end = strstr(c, "</svg>");
+    ck_assert_ptr_nonnull(end);
+    double w = attr_num(c, end, "width");
+    double lo[16], hi[16], row[16];
+    int n = 0;
+    for (const char *g = c; (g = strstr(g, "<g class=\"legend\">")) && g < end;
+         g++) {
+      ck_assert_int_lt(n, 16);
+      const char *tend = strstr(g, "</g>");
+      double rx = attr_num(g, tend, "x"), ry = attr_num(g, tend, "y");
+      const char *t = strstr(g, "<text ");
+      double tx = attr_num(t, tend, "x");
+      const char *txt = strchr(t, '>') + 1;
+      int chars = 0;
+      for (const char *q = txt; q < tend && *q != '<'; q++)
+        chars += ((unsigned char)*q & 0xc0) != 0x80;
+      lo[n] = rx;
+      hi[n] = tx + 6.0 * chars;
+      row[n] = ry;
+      ck_assert_msg(hi[n] <= w, "legend past its chart: %.80s", t);
+      for (int k = 0; k < n; k++)
+        ck_assert_msg(row[k] != ry || hi[k] <= lo[n] || hi[n] <= lo[k],
+                      "legend entries overlap: %.80s", t);
+      n++;
+    }
+    total += n;
+  }
+  return total;
+}
+
 /* Writes the report of `file` (plus `extra`, or NULL) to `html` and
  * returns the page. */
 static char *report_of(const char *file, const char *extra, const char *html) {
@@ -195,6 +256,8 @@ START_TEST(test_c_program) {
   /* lat_phases's user events: 5 lat.unit, 300 samples of lat.ticks. */
   ck_assert_uint_eq(page_u64(page, "unit.lat.unit.count"), 5);
   ck_assert_uint_eq(page_u64(page, "int.lat.ticks.max"), 299);
+  /* Titled by the program the file records, not by the file. */
+  ck_assert_ptr_nonnull(strstr(page, "<title>eventring report: lat_phases<"));
   free(page);
 }
 END_TEST
@@ -331,6 +394,10 @@ START_TEST(test_several) {
   lat_assert_ok(&s);
   ck_assert_ptr_nonnull(strstr(page, "2 processes"));
   ck_assert_ptr_nonnull(strstr(page, "data-key=\"gc.domain.pid "));
+  /* The lines of the GC time share are named "pid N domain D", and the
+   * names do not run into each other. */
+  ck_assert_ptr_nonnull(strstr(page, "\">pid "));
+  ck_assert_int_ge(legends_apart(page), 2);
   const char *gc = json_at(s.out, "gc");
   ck_assert_uint_eq(page_u64(page, "gc.pauses"), json_u64(gc, "pauses"));
   ck_assert_uint_eq(page_u64(page, "gc.total_ns"), json_u64(gc, "total_ns"));
@@ -351,6 +418,117 @@ START_TEST(test_several) {
   page = er_slurp(html, NULL);
   ck_assert_uint_eq(page_u64(page, "gc.pauses"), 320);
   ck_assert_ptr_nonnull(strstr(page, "command: "));
+  free(page);
+}
+END_TEST
+
+/* One pause of 50 ms among 3000 of 5 us: its bar in the distribution
+ * is tall enough to see (the counts are on a log scale), and the
+ * distribution of span durations is drawn alike. */
+START_TEST(test_tail_visible) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], html[PATH_MAX];
+  snprintf(path, sizeof path, "%s/t.events", dir);
+  snprintf(html, sizeof html, "%s/t.html", dir);
+  struct craft c;
+  craft_init(&c);
+  uint64_t ts = 1000000;
+  craft_lifecycle(&c, 0, ts, EVENTRING_LIFECYCLE_RING_START, 42);
+  for (int i = 0; i < 3000; i++) {
+    ts = craft_pause(&c, 0, ts + 1000, 5000);
+    if (i == 1500) ts = craft_pause(&c, 0, ts + 1000, 50000000);
+  }
+  craft_write(&c, path);
+  craft_free(&c);
+  char *page = report_of(path, NULL, html);
+  ck_assert_uint_eq(page_u64(page, "gc.pauses"), 3001);
+  const char *end, *chart = chart_of(page, "GC pause distribution", &end);
+  double tallest = 0, tail = -1;
+  for (const char *b = chart; (b = strstr(b, "<rect class=\"bar\"")) && b < end;
+       b++) {
+    const char *close = strstr(b, "</rect>");
+    double h = attr_num(b, close, "height");
+    if (h > tallest) tallest = h;
+    const char *tip = strstr(b, "<title>");
+    ck_assert_ptr_nonnull(tip);
+    if (strstr(tip, " ms: 1</title>") && strstr(tip, " ms: 1</title>") < close)
+      tail = h;
+  }
+  ck_assert_msg(tail >= 0, "no bar of the 50 ms pause");
+  ck_assert_msg(tail >= 10 && tail >= tallest / 10,
+                "the 50 ms pause's bar is %.1f px high, the tallest %.1f px",
+                tail, tallest);
+  free(page);
+}
+END_TEST
+
+/* A C program that records no runtime phase (spawn_child): no GC
+ * charts, one line saying there are no GC events; the title is the
+ * program's name. */
+START_TEST(test_no_gc) {
+  ER_NEED_TOOL();
+  const char *prog = er_prog_path("spawn_child");
+  if (!prog) ER_SKIP("EVENTRING_TEST_PROGS is not set");
+  if (er_tracing_off()) ER_SKIP("a build without tracing");
+  const char *dir = er_tmpdir();
+  char html[PATH_MAX];
+  snprintf(html, sizeof html, "%s/c.html", dir);
+  const char *args[] = {"report", "-o", html, "--", prog, "exit", "0", NULL};
+  struct lat_run r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  char *page = er_slurp(html, NULL);
+  ck_assert_ptr_nonnull(page);
+  ck_assert_ptr_nonnull(strstr(page, "id=\"no-gc\">No GC events"));
+  ck_assert_ptr_null(strstr(page, "GC pause distribution"));
+  ck_assert_ptr_null(strstr(page, "GC time share"));
+  ck_assert_ptr_null(strstr(page, "gc.total_ns"));
+  ck_assert_ptr_nonnull(strstr(page, "<title>eventring report: spawn_child<"));
+  ck_assert_ptr_nonnull(strstr(page, "<h1>eventring report: spawn_child<"));
+  /* Its user ints are charted all the same. */
+  ck_assert_uint_eq(page_u64(page, "int.spawn.seq.max"), 99);
+  free(page);
+}
+END_TEST
+
+/* Two processes (proc_tree fork): each process's samples of tree.seq
+ * are a line of their own, named by the process in a legend whose
+ * entries do not overlap. */
+START_TEST(test_two_processes) {
+  ER_NEED_TOOL();
+  const char *prog = er_prog_path("proc_tree");
+  if (!prog) ER_SKIP("EVENTRING_TEST_PROGS is not set");
+  if (er_tracing_off()) ER_SKIP("a build without tracing");
+  const char *dir = er_tmpdir();
+  char html[PATH_MAX];
+  snprintf(html, sizeof html, "%s/two.html", dir);
+  const char *args[] = {"report", "-o", html, "--", prog, "fork", NULL};
+  struct lat_run r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  char *page = er_slurp(html, NULL);
+  ck_assert_ptr_nonnull(page);
+  ck_assert_ptr_nonnull(strstr(page, "2 processes"));
+  const char *end,
+      *chart = chart_of(page,
+                        "user int tree.seq (per process: minimum and maximum "
+                        "per bin)",
+                        &end);
+  int entries = 0;
+  for (const char *g = chart; (g = strstr(g, "<g class=\"legend\">")) && g < end;
+       g++) {
+    const char *t = strstr(g, "<text");
+    ck_assert_msg(strstr(t, ">pid ") == strchr(t, '>'), "legend %.60s", t);
+    entries++;
+  }
+  ck_assert_int_eq(entries, 2);
+  /* The second process's points, in its own colour. */
+  const char *line = strstr(chart, "stroke=\"#d55e00\"");
+  const char *dot = strstr(chart, "class=\"dot\" fill=\"#d55e00\"");
+  ck_assert_msg((line && line < end) || (dot && dot < end),
+                "one colour of lines");
+  ck_assert_int_ge(legends_apart(page), 2);
   free(page);
 }
 END_TEST
@@ -478,6 +656,9 @@ static TCase *tc_numbers(void) {
   tcase_add_test(tc, test_extreme_times);
   tcase_add_test(tc, test_several);
   tcase_add_test(tc, test_usage);
+  tcase_add_test(tc, test_tail_visible);
+  tcase_add_test(tc, test_no_gc);
+  tcase_add_test(tc, test_two_processes);
   return tc;
 }
 

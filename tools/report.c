@@ -206,13 +206,18 @@ struct named {
   char *name;
   uint64_t count;
   struct series *tl; /* spans: ends per bin */
-  /* Counters and ints: the last sample (latest timestamp). */
+  /* Counters and ints: the last sample (latest timestamp), and the
+   * samples of each process apart (indexed as r->procs; NULL where none):
+   * two programs' heaps are two lines, not one that jumps between them. */
   uint64_t last, last_ts, min, max;
+  struct series **per;
+  int nper;
 };
 
 struct rdomain {
   int depth;
   uint64_t open_ts, last_ts;
+  uint64_t from, to; /* its first and last event's times, once seen */
   int seen;
   uint64_t pauses, gc_ns, read;
   uint64_t lost_unplaced; /* lost before the domain's first event */
@@ -241,6 +246,7 @@ struct report {
   size_t nsp;
   uint64_t first_ts, last_ts;
   int any_ts;
+  int any_phase; /* a runtime phase was read: the program has a GC */
   int failed;
 };
 
@@ -309,6 +315,8 @@ static void saw(struct report *r, struct rdomain *d, uint64_t ts) {
       tl_add(&r->tl, r->lost, ts, (double)d->lost_unplaced, 0);
       d->lost_unplaced = 0;
     }
+    if (!d->seen || ts < d->from) d->from = ts;
+    if (!d->seen || ts > d->to) d->to = ts;
     d->seen = 1;
     d->last_ts = ts;
     d->read++;
@@ -350,7 +358,7 @@ static int named_of(struct report *r, struct rproc *p, int k, int id,
     memset(x, 0, sizeof *x);
     x->kind = k;
     if (!(x->name = strdup(name))) goto fail;
-    if (k != N_UNIT && !(x->tl = tl_series(&r->tl))) goto fail;
+    if (k == N_SPAN && !(x->tl = tl_series(&r->tl))) goto fail;
     r->nnames++;
   }
   p->ids[k][id] = i + 1;
@@ -374,6 +382,7 @@ static int on_begin(void *data, int domain, uint64_t ts, int phase) {
   if (!p) return 0;
   struct rdomain *d = dom_of(r, p, domain);
   saw(r, d, ts);
+  r->any_phase = 1;
   pauses_begin(&p->pauses, domain, ts, phase);
   if (d && d->depth++ == 0) d->open_ts = ts;
   return 1;
@@ -407,7 +416,23 @@ static void sample(struct report *r, int k, int id, const char *name,
     x->last_ts = ts;
   }
   x->count++;
-  tl_add(&r->tl, x->tl, ts, 0, value);
+  int pi = r->src->multi ? r->src->proc : 0;
+  if (pi >= x->nper) {
+    int n = pi + 8;
+    struct series **v = realloc(x->per, (size_t)n * sizeof *v);
+    if (!v) {
+      oom(r);
+      return;
+    }
+    memset(v + x->nper, 0, (size_t)(n - x->nper) * sizeof *v);
+    x->per = v;
+    x->nper = n;
+  }
+  if (!x->per[pi] && !(x->per[pi] = tl_series(&r->tl))) {
+    oom(r);
+    return;
+  }
+  tl_add(&r->tl, x->per[pi], ts, 0, value);
 }
 
 static int on_counter(void *data, int domain, uint64_t ts, int counter,
@@ -603,20 +628,49 @@ static void lost_marks(const struct report *r, struct svg_plot *pl) {
   }
 }
 
-/* The distribution of `h` as bars over its power-of-two bins. */
+/* A count on the log scale of dist_chart(): 1 at a count of 1, 2 at 10,
+ * 3 at 100..., 0 for none, so that a bin of one event among thousands
+ * still shows.  (The command links without libm: histogram.c.) */
+static double log_count(uint64_t n) {
+  if (n == 0) return 0;
+  double v = 1, x = (double)n;
+  while (x >= 10) x /= 10, v++;
+  /* log10 of x in [1, 10), to within a pixel: the series of
+   * ln(x) = 2 atanh((x - 1) / (x + 1)). */
+  double t = (x - 1) / (x + 1), t2 = t * t, sum = 0, term = t;
+  for (int k = 1; k < 40; k += 2, term *= t2) sum += term / k;
+  return v + 2 * sum / 2.302585092994046;
+}
+
+static void label_log_count(char *buf, double v) {
+  buf[0] = 0;
+  if (v == 0) {
+    snprintf(buf, 32, "0");
+  } else if (v >= 1 && v == (double)(int)v) {
+    uint64_t n = 1;
+    for (int i = 1; i < (int)v && i < 20; i++) n *= 10;
+    label_number(buf, (double)n);
+  }
+}
+
+/* The distribution of `h` as bars over its power-of-two bins, their
+ * heights on a log scale of counts: the tail of a distribution (a few
+ * long pauses beside thousands of short ones) is what the chart is
+ * read for, and on a linear scale it would not show. */
 static void dist_chart(FILE *o, const struct histogram *h, const char *title) {
   struct bars b;
   bars_bin(h, &b);
   struct svg_plot pl;
-  svg_open(&pl, o, 860, 240, 0, b.n ? b.n : 1, 0, b.peak ? b.peak : 1,
+  svg_open(&pl, o, 860, 240, 0, b.n ? b.n : 1, 0, log_count(b.peak) + 0.25,
            title);
-  svg_axes(&pl, NULL, label_number, "duration (power-of-two bins)", "count");
+  svg_axes(&pl, NULL, label_log_count, "duration (power-of-two bins)",
+           "count (log scale)");
   char lo[32], hi[32], tip[128];
   for (int i = 0; i < b.n; i++) {
     analysis_duration(lo, b.lo[i]);
     analysis_duration(hi, bars_hi(&b, i));
     snprintf(tip, sizeof tip, "%s .. %s: %" PRIu64, lo, hi, b.count[i]);
-    svg_bar(&pl, i, i + 1, (double)b.count[i], tip);
+    svg_bar(&pl, i, i + 1, log_count(b.count[i]), tip);
     /* Every bin is labelled when they fit, else every other. */
     if (b.n <= 14 || i % 2 == 0) svg_xlabel(&pl, i, lo);
   }
@@ -659,6 +713,13 @@ static void domain_label(const struct report *r, int proc, int d, char *buf,
 static void gc_section(FILE *o, struct report *r) {
   const struct histogram *h = r->gc;
   fputs("<h2>GC pauses</h2>\n", o);
+  if (!r->any_phase) {
+    /* A program without a GC (a C program that records no runtime
+     * phase): nothing to chart. */
+    fputs("<p class=\"note\" id=\"no-gc\">No GC events: the program "
+          "recorded no runtime phase.</p>\n", o);
+    return;
+  }
   if (hist_count(h) == 0) {
     fputs("<p>No GC pause was read.</p>\n", o);
   } else {
@@ -709,22 +770,50 @@ static void gc_section(FILE *o, struct report *r) {
   }
   fputs("</table>\n", o);
   if (r->tl.hi < 0) return;
-  /* The share of each bin, of the part of it within the run. */
+  /* The lines drawn in process and domain order, so that a process has
+   * the colour it has in the counters' charts. */
+  for (int i = 1; i < ntop; i++)
+    for (int k = i; k > 0 && (top[k].proc < top[k - 1].proc ||
+                              (top[k].proc == top[k - 1].proc &&
+                               top[k].d < top[k - 1].d));
+         k--) {
+      __typeof__(top[0]) t = top[k];
+      top[k] = top[k - 1];
+      top[k - 1] = t;
+    }
+  /* The share of each bin, of the part of it within the domain's life:
+   * a domain (a process forked later, a domain spawned late) has no line
+   * before its first event or after its last. */
   struct svg_plot pl;
   double x1 = run_seconds(r);
-  svg_open(&pl, o, 860, 260, 0, x1, 0, 100, "GC time share over time, per domain");
+  svg_open(&pl, o, 860, 260, 0, x1, 0, 100,
+           "GC time share over time, per domain");
+  char labels[MAX_LINES][112];
+  const char *names[MAX_LINES];
+  int colours[MAX_LINES];
+  for (int k = 0; k < ntop; k++) {
+    char d[96];
+    domain_label(r, top[k].proc, top[k].d, d, sizeof d);
+    /* "pid 12 domain 0" with several processes, else "domain 0". */
+    snprintf(labels[k], sizeof labels[k], "%s%s",
+             r->src->multi && r->src->nprocs > 1 ? "" : "domain ", d);
+    names[k] = labels[k];
+    colours[k] = k;
+  }
+  svg_legend(&pl, names, colours, ntop);
   svg_axes(&pl, label_seconds, label_percent, "time since the first event",
            "% of the bin in GC");
   double xs[TL_BINS], ys[TL_BINS];
   for (int k = 0; k < ntop; k++) {
-    struct series *s = r->procs[top[k].proc]->dom[top[k].d].gc;
+    const struct rdomain *dm = &r->procs[top[k].proc]->dom[top[k].d];
+    const struct series *s = dm->gc;
     int n = 0;
     for (int i = 0; i <= r->tl.hi; i++) {
       uint64_t lo = r->tl.origin + (uint64_t)i * r->tl.width;
       uint64_t hi = lo > UINT64_MAX - r->tl.width ? UINT64_MAX
                                                   : lo + r->tl.width;
-      if (lo < r->first_ts) lo = r->first_ts;
-      if (hi > r->last_ts) hi = r->last_ts;
+      if (lo < dm->from) lo = dm->from;
+      if (hi > dm->to) hi = dm->to;
       if (hi <= lo) continue;
       xs[n] = bin_x(r, i);
       if (xs[n] < 0) xs[n] = 0;
@@ -732,10 +821,7 @@ static void gc_section(FILE *o, struct report *r) {
       double share = 100.0 * s->b[i].sum / (double)(hi - lo);
       ys[n++] = share > 100 ? 100 : share;
     }
-    char label[96], name[112];
-    domain_label(r, top[k].proc, top[k].d, label, sizeof label);
-    snprintf(name, sizeof name, "domain %s", label);
-    svg_line(&pl, xs, ys, n, k, name);
+    svg_line(&pl, xs, ys, n, k);
   }
   lost_marks(r, &pl);
   svg_close(&pl);
@@ -744,41 +830,75 @@ static void gc_section(FILE *o, struct report *r) {
                "drawn.</p>\n", more);
 }
 
-/* The minimum and maximum of each bin of a counter or int. */
+/* The minimum and maximum of each bin of a counter or int: two lines,
+ * or with several processes a pair of lines of one colour for each (at
+ * most MAX_LINES of them). */
 static void sample_chart(FILE *o, struct report *r, const struct named *x) {
-  double xs[TL_BINS], lo[TL_BINS], hi[TL_BINS];
+  static double xs[MAX_LINES][TL_BINS], lo[MAX_LINES][TL_BINS],
+      hi[MAX_LINES][TL_BINS];
+  int np[MAX_LINES], proc[MAX_LINES], nlines = 0, more = 0;
   double top = 0, bottom = 0;
-  int n = 0, first = 1;
-  for (int i = 0; i <= r->tl.hi; i++) {
-    const struct bin *b = &x->tl->b[i];
-    /* Bins without a sample are left out: the line joins the samples
-     * on either side, as the value held between them. */
-    if (!b->n) continue;
-    xs[n] = bin_x(r, i);
-    if (xs[n] < 0) xs[n] = 0;
-    {
-      lo[n] = (double)b->min;
-      hi[n] = (double)b->max;
-      if (x->kind == N_INT) lo[n] = (double)(int64_t)b->min,
-                            hi[n] = (double)(int64_t)b->max;
-      if (first || hi[n] > top) top = hi[n];
-      if (first || lo[n] < bottom) bottom = lo[n];
-      first = 0;
+  int first = 1;
+  for (int pi = 0; pi < x->nper; pi++) {
+    const struct series *s = x->per[pi];
+    if (!s) continue;
+    if (nlines == MAX_LINES) {
+      more++;
+      continue;
     }
-    n++;
+    int k = nlines++, n = 0;
+    proc[k] = pi;
+    for (int i = 0; i <= r->tl.hi; i++) {
+      const struct bin *b = &s->b[i];
+      /* Bins without a sample are left out: the line joins the samples
+       * on either side, as the value held between them. */
+      if (!b->n) continue;
+      xs[k][n] = bin_x(r, i);
+      if (xs[k][n] < 0) xs[k][n] = 0;
+      lo[k][n] = (double)b->min;
+      hi[k][n] = (double)b->max;
+      if (x->kind == N_INT)
+        lo[k][n] = (double)(int64_t)b->min, hi[k][n] = (double)(int64_t)b->max;
+      if (first || hi[k][n] > top) top = hi[k][n];
+      if (first || lo[k][n] < bottom) bottom = lo[k][n];
+      first = 0;
+      n++;
+    }
+    np[k] = n;
   }
   if (bottom > 0) bottom = 0;
   struct svg_plot pl;
   char title[160];
-  snprintf(title, sizeof title, "%s%s", x->kind == N_INT ? "user int " : "",
-           x->name);
+  snprintf(title, sizeof title, "%s%s%s", x->kind == N_INT ? "user int " : "",
+           x->name, nlines > 1 ? " (per process: minimum and maximum per bin)"
+                               : "");
   svg_open(&pl, o, 860, 200, 0, run_seconds(r), bottom, top, title);
+  char labels[MAX_LINES][96];
+  const char *names[MAX_LINES];
+  int colours[MAX_LINES];
+  if (nlines > 1) {
+    for (int k = 0; k < nlines; k++) {
+      tool_proc_label(r->src->procs[proc[k]], labels[k], sizeof labels[k]);
+      names[k] = labels[k];
+      colours[k] = k;
+    }
+    svg_legend(&pl, names, colours, nlines);
+  } else {
+    static const char *const two[] = {"maximum per bin", "minimum per bin"};
+    static const int c2[] = {0, 1};
+    svg_legend(&pl, two, c2, nlines ? 2 : 0);
+  }
   svg_axes(&pl, label_seconds, label_number, "time since the first event",
            NULL);
-  svg_line(&pl, xs, hi, n, 0, "maximum per bin");
-  svg_line(&pl, xs, lo, n, 1, "minimum per bin");
+  for (int k = 0; k < nlines; k++) {
+    svg_line(&pl, xs[k], hi[k], np[k], nlines > 1 ? k : 0);
+    svg_line(&pl, xs[k], lo[k], np[k], nlines > 1 ? k : 1);
+  }
   lost_marks(r, &pl);
   svg_close(&pl);
+  if (more)
+    fprintf(o, "<p class=\"note\">%d more processes are not drawn.</p>\n",
+            more);
 }
 
 static void counters_section(FILE *o, struct report *r) {
@@ -906,7 +1026,7 @@ static void spans_section(FILE *o, struct report *r) {
     svg_open(&pl, o, 860, 180, 0, run_seconds(r), 0, top, title);
     svg_axes(&pl, label_seconds, label_number, "time since the first event",
              "ends per second");
-    svg_line(&pl, xs, ys, n, 2, NULL);
+    svg_line(&pl, xs, ys, n, 2);
     lost_marks(r, &pl);
     svg_close(&pl);
   }
@@ -940,12 +1060,30 @@ static void page(FILE *o, struct report *r) {
   const struct tool_source *src = r->src;
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
         "<title>eventring report: ", o);
-  const char *what = src->name[0] ? src->name : src->path;
+  /* The program the file records (the first that has a name, with
+   * "and N more" for other programs), else the file. */
+  const char *what = src->name[0] ? src->name : NULL;
+  int others = 0;
+  for (int i = 0; src->multi && i < src->nprocs; i++) {
+    const char *n = src->procs[i]->name;
+    if (!n[0]) continue;
+    if (!what) what = n;
+    else if (strcmp(n, what)) {
+      int j = 0;
+      while (j < i && strcmp(src->procs[j]->name, n)) j++;
+      others += j == i;
+    }
+  }
+  char more[64] = "";
+  if (others)
+    snprintf(more, sizeof more, " and %d other program%s", others,
+             others > 1 ? "s" : "");
+  if (!what) what = src->path;
   svg_escape(o, what);
-  fprintf(o, "</title>\n<style>%s</style></head>\n<body>\n"
-             "<h1>eventring report: ", style);
+  fprintf(o, "%s</title>\n<style>%s</style></head>\n<body>\n"
+             "<h1>eventring report: ", more, style);
   svg_escape(o, what);
-  fputs("</h1>\n<p class=\"note\">", o);
+  fprintf(o, "%s</h1>\n<p class=\"note\">", more);
   if (src->multi && src->nprocs > 1)
     fprintf(o, "%d processes; ", src->nprocs);
   /* A command's ring file is a temporary one: the command says more.
@@ -988,12 +1126,17 @@ static void page(FILE *o, struct report *r) {
     markers += p->pauses.markers;
     unmatched += p->pauses.unmatched;
   }
-  row_n(o, "gc.pauses", "GC pauses", hist_count(r->gc));
-  row_ns(o, "gc.total_ns", "GC time (sum of pauses)", gc_total);
-  row_n(o, "gc.cut", "pauses cut by lost events", cutp);
-  row_n(o, "gc.unfinished", "pauses unfinished", unfinished);
-  row_n(o, "gc.unmatched_ends", "unmatched ends", unmatched);
-  row_n(o, "gc.markers", "markers (not pauses)", markers);
+  if (!r->any_phase) {
+    /* No GC: one row says so, rather than six rows of zeros. */
+    row(o, "gc.pauses", "GC pauses", "none (no GC events)", 0);
+  } else {
+    row_n(o, "gc.pauses", "GC pauses", hist_count(r->gc));
+    row_ns(o, "gc.total_ns", "GC time (sum of pauses)", gc_total);
+    row_n(o, "gc.cut", "pauses cut by lost events", cutp);
+    row_n(o, "gc.unfinished", "pauses unfinished", unfinished);
+    row_n(o, "gc.unmatched_ends", "unmatched ends", unmatched);
+    row_n(o, "gc.markers", "markers (not pauses)", markers);
+  }
   fputs("</table>\n", o);
   if (src->lost_total)
     fputs("<p class=\"note\">Dashed red lines on the time lines mark where "

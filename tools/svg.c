@@ -107,6 +107,7 @@ void svg_axes(struct svg_plot *p, svg_label_fn xl, svg_label_fn yl,
          v += step) {
       double y = svg_y(p, v);
       yl(buf, abs_of(v) < step * 1e-9 ? 0 : v);
+      if (!buf[0]) continue;
       fprintf(out, "<path class=\"grid\" d=\"M%.1f %.1fH%.1f\"/>"
                    "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" "
                    "text-anchor=\"end\">%s</text>\n",
@@ -167,7 +168,7 @@ void svg_xlabel(struct svg_plot *p, double x, const char *text) {
 }
 
 void svg_line(struct svg_plot *p, const double *x, const double *y, int n,
-              int colour, const char *name) {
+              int colour) {
   const char *c = palette[colour % N_COLOURS];
   int open = 0;
   for (int i = 0; i < n; i++) {
@@ -193,16 +194,37 @@ void svg_line(struct svg_plot *p, const double *x, const double *y, int n,
     p->points++;
   }
   if (open) fputs("\"/>\n", p->out);
-  if (name) {
-    /* Legend entries: four to a row, right of the title. */
-    double lx = p->w / 2.0 - 60 + 120.0 * (colour % 4);
-    double ly = 12 + 12.0 * (colour / 4 % 2);
+}
+
+/* The width of `s` in the legend's 11 px font, over-estimated: 7 px a
+ * character (a digit of DejaVu Sans is 7 px at 11 px). */
+static double text_width(const char *s) {
+  double w = 0;
+  for (const unsigned char *c = (const unsigned char *)s; *c; c++)
+    if ((*c & 0xc0) != 0x80) w += 7;
+  return w;
+}
+
+void svg_legend(struct svg_plot *p, const char *const *names,
+                const int *colours, int n) {
+  double x = p->left, y = 30;
+  int rows = n > 0;
+  for (int i = 0; i < n; i++) {
+    double w = 14 + text_width(names[i]);
+    if (x > p->left && x + w > p->w - p->right) {
+      x = p->left;
+      y += 14;
+      rows++;
+    }
     fprintf(p->out, "<g class=\"legend\"><rect x=\"%.1f\" y=\"%.1f\" "
                     "width=\"10\" height=\"10\" fill=\"%s\"/>"
-                    "<text x=\"%.1f\" y=\"%.1f\">", lx, ly - 9, c, lx + 14, ly);
-    svg_escape(p->out, name);
+                    "<text x=\"%.1f\" y=\"%.1f\">", x, y - 9,
+            palette[colours[i] % N_COLOURS], x + 14, y);
+    svg_escape(p->out, names[i]);
     fputs("</text></g>\n", p->out);
+    x += w + 18;
   }
+  p->top += 14 * rows;
 }
 
 void svg_mark(struct svg_plot *p, double x, const char *tip) {

@@ -43,8 +43,8 @@ double svg_x(const struct svg_plot *p, double x);
 double svg_y(const struct svg_plot *p, double y);
 
 /* The axes, with about five ticks each at round values, labelled by
- * `xl` and `yl` (NULL: no x ticks, for a chart that labels its own), and
- * the axes' names. */
+ * `xl` and `yl` (NULL: no x ticks, for a chart that labels its own; a
+ * label left empty: no tick there), and the axes' names. */
 void svg_axes(struct svg_plot *p, svg_label_fn xl, svg_label_fn yl,
               const char *xname, const char *yname);
 
@@ -57,10 +57,16 @@ void svg_bar(struct svg_plot *p, double xa, double xb, double y,
 void svg_xlabel(struct svg_plot *p, double x, const char *text);
 
 /* A line through the n points (x[i], y[i]), in colour `colour` (an index
- * into a fixed palette); a NaN y breaks the line there.  `name` (escaped,
- * or NULL) labels it in a legend entry number `colour`. */
+ * into a fixed palette); a NaN y breaks the line there. */
 void svg_line(struct svg_plot *p, const double *x, const double *y, int n,
-              int colour, const char *name);
+              int colour);
+
+/* The legend: entry i names the lines of colour colours[i] (names
+ * escaped), laid out in rows under the title, each entry as wide as its
+ * text so that none overlaps the next; the plot area moves down by the
+ * rows it takes.  Called before svg_axes(). */
+void svg_legend(struct svg_plot *p, const char *const *names,
+                const int *colours, int n);
 
 /* A vertical mark at x across the plot area (lost events), with tooltip
  * `tip`. */
