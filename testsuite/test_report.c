@@ -596,19 +596,13 @@ static struct er_run browse(const char *dir, const char *html,
   return r;
 }
 
-START_TEST(test_browser) {
-  ER_NEED_TOOL();
-  if (!er_env_dir("EVENTRING_TEST_PROGS")) ER_SKIP("EVENTRING_TEST_PROGS is not set");
-  if (!chromium()) ER_SKIP("chromium is not installed (build-aux/install-deps)");
-  const char *dir = er_tmpdir();
-  char path[PATH_MAX], html[PATH_MAX], png[PATH_MAX], shot[PATH_MAX + 16];
-  c_program_file(dir, path);
-  snprintf(html, sizeof html, "%s/report.html", dir);
-  free(report_of(path, NULL, html));
-
+/* Renders `html` in chromium: every chart of the DOM it built has data
+ * points and its legend entries apart, there are `min_charts` charts at
+ * least, no console message, and a screenshot.  Returns the DOM. */
+static char *browse_report(const char *dir, const char *html,
+                           int min_charts) {
+  char png[PATH_MAX], shot[PATH_MAX + 16];
   struct er_run r = browse(dir, html, "--dump-dom");
-  /* The DOM the browser built: every chart has data points, and the
-   * numbers are there. */
   int charts = 0;
   for (const char *p = r.out; (p = strstr(p, "<svg class=\"chart\"")); p++) {
     const char *end = strstr(p, "</svg>");
@@ -625,15 +619,16 @@ START_TEST(test_browser) {
     ck_assert_msg(any, "a chart with nothing drawn: %.200s", p);
     charts++;
   }
-  /* The pause distribution, GC share, lat.ticks and the counter. */
-  ck_assert_int_ge(charts, 4);
-  ck_assert_uint_eq(page_u64(r.out, "gc.pauses"), 320);
+  ck_assert_int_ge(charts, min_charts);
+  legends_apart(r.out);
   /* No console message: the page has no script to fail, and a resource
    * it could not load, or markup the browser refused, would log one. */
   ck_assert_msg(strstr(r.err, "CONSOLE") == NULL, "console: %s", r.err);
+  char *dom = r.out;
+  r.out = NULL;
   er_run_free(&r);
 
-  snprintf(png, sizeof png, "%s/report.png", dir);
+  snprintf(png, sizeof png, "%s.png", html);
   snprintf(shot, sizeof shot, "--screenshot=%s", png);
   r = browse(dir, html, shot);
   ck_assert_msg(strstr(r.err, "CONSOLE") == NULL, "console: %s", r.err);
@@ -644,6 +639,36 @@ START_TEST(test_browser) {
   ck_assert_uint_gt(len, 1000);
   ck_assert(!memcmp(img, "\x89PNG", 4));
   free(img);
+  return dom;
+}
+
+START_TEST(test_browser) {
+  ER_NEED_TOOL();
+  if (!er_env_dir("EVENTRING_TEST_PROGS")) ER_SKIP("EVENTRING_TEST_PROGS is not set");
+  if (!chromium()) ER_SKIP("chromium is not installed (build-aux/install-deps)");
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], html[PATH_MAX];
+  c_program_file(dir, path);
+  snprintf(html, sizeof html, "%s/report.html", dir);
+  free(report_of(path, NULL, html));
+  /* The pause distribution, GC share, lat.ticks and the counter. */
+  char *dom = browse_report(dir, html, 4);
+  ck_assert_uint_eq(page_u64(dom, "gc.pauses"), 320);
+  free(dom);
+
+  /* A process and its child (proc_tree fork): a line and a legend entry
+   * for each in the charts of their user ints. */
+  const char *prog = er_prog_path("proc_tree");
+  ck_assert_ptr_nonnull(prog);
+  snprintf(html, sizeof html, "%s/two.html", dir);
+  const char *args[] = {"report", "-o", html, "--", prog, "fork", NULL};
+  struct lat_run r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  dom = browse_report(dir, html, 3);
+  ck_assert_ptr_nonnull(strstr(dom, "2 processes"));
+  ck_assert_ptr_nonnull(strstr(dom, "(per process: minimum and maximum"));
+  free(dom);
 }
 END_TEST
 
