@@ -723,7 +723,9 @@ const char *eventring_cursor_phase_name(const eventring_cursor *c,
     return (unsigned)phase < eventring__n_phases_50
                ? eventring__phase_names_50[phase]
                : NULL;
-  return eventring_phase_name(phase);
+  return (unsigned)phase < eventring__n_ocaml_phases
+             ? eventring__ocaml_phase_names[phase]
+             : NULL;
 }
 
 const char *eventring_cursor_counter_name(const eventring_cursor *c,
@@ -734,7 +736,19 @@ const char *eventring_cursor_counter_name(const eventring_cursor *c,
                ? c->ext_names +
                      (size_t)(c->n_phases + (unsigned)counter) * c->name_bytes
                : NULL;
-  return eventring_counter_name(counter);
+  return (unsigned)counter < eventring__n_ocaml_counters
+             ? eventring__ocaml_counter_names[counter]
+             : NULL;
+}
+
+int eventring_cursor_ocaml_release(const eventring_cursor *c, int *kind,
+                                   int *id) {
+  if (!c) return EVENTRING_E_INVAL;
+  if (kind) *kind = 0;
+  if (id) *id = 0;
+  if (c->ours || !c->infer) return 0;
+  return er_numbering_release(c->infer, eventring_cursor_numbering(c, NULL),
+                              kind, id);
 }
 
 /* Value of user_name() for a slot without a NUL: the event naming it is

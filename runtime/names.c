@@ -156,6 +156,119 @@ const char *const eventring__counter_names[] = {
 };
 const unsigned eventring__n_counters = COUNT(eventring__counter_names);
 
+/* OCaml's own lists, for reading the files an OCaml 5 runtime writes
+ * (which carry no names): the 5.3+ phase numbering and the counters, as
+ * OCaml's runtime_events.h lists them up to 5.5.  Ids past these are
+ * named by no OCaml release eventring knows (a later one) and are shown as
+ * numbers; they are never given the extension names above, which only
+ * eventring's files use.  The first id each release added is in
+ * eventring__ocaml_releases. */
+const char *const eventring__ocaml_phase_names[] = {
+  "explicit_gc_set",
+  "explicit_gc_stat",
+  "explicit_gc_minor",
+  "explicit_gc_major",
+  "explicit_gc_full_major",
+  "explicit_gc_compact",
+  "major",
+  "major_sweep",
+  "major_mark_roots",
+  "major_memprof_roots",
+  "major_mark",
+  "minor",
+  "minor_local_roots",
+  "minor_memprof_roots",
+  "minor_memprof_clean",
+  "minor_finalized",
+  "explicit_gc_major_slice",
+  "finalise_update_first",
+  "finalise_update_last",
+  "interrupt_remote",
+  "major_ephe_mark",
+  "major_ephe_sweep",
+  "major_finish_marking",
+  "major_gc_cycle_domains",
+  "major_gc_phase_change",
+  "major_gc_stw",
+  "major_mark_opportunistic",
+  "major_slice",
+  "major_finish_cycle",
+  "minor_clear",
+  "minor_finalizers_oldify",
+  "minor_global_roots",
+  "minor_leave_barrier",
+  "stw_api_barrier",
+  "stw_handler",
+  "stw_leader",
+  "major_finish_sweeping",
+  "major_memprof_clean",
+  "minor_finalizers_admin",
+  "minor_remembered_set",
+  "minor_remembered_set_promote",
+  "minor_local_roots_promote",
+  "domain_condition_wait",
+  "domain_resize_heap_reservation",
+  "compaction",
+  "compaction_evacuate",
+  "compaction_forward",
+  "compaction_release",
+  "empty_minor",                 /* 5.4 */
+  "minor_ephe_clean",            /* 5.5 */
+  "explicit_gc_ramp_up",         /* 5.5 */
+};
+const unsigned eventring__n_ocaml_phases =
+    COUNT(eventring__ocaml_phase_names);
+
+const char *const eventring__ocaml_counter_names[] = {
+  "force_minor_alloc_small",
+  "force_minor_make_vect",
+  "force_minor_set_minor_heap_size",
+  "force_minor_memprof",
+  "minor_promoted",
+  "minor_allocated",
+  "request_major_alloc_shr",
+  "request_major_adjust_gc_speed",
+  "request_minor_realloc_ref_table",
+  "request_minor_realloc_ephe_ref_table",
+  "request_minor_realloc_custom_table",
+  "major_heap_pool_words",           /* 5.1 */
+  "major_heap_pool_live_words",
+  "major_heap_large_words",
+  "major_heap_pool_frag_words",
+  "major_heap_pool_live_blocks",
+  "major_heap_large_blocks",
+  "major_heap_words",                /* 5.3 */
+  "major_allocated_words",
+  "major_allocated_work",
+  "major_dependent_work",
+  "major_extra_work",
+  "major_work_counter",
+  "major_alloc_counter",
+  "major_slice_target",
+  "major_slice_budget",
+  "minor_allocated_words",           /* 5.5 */
+  "minor_promoted_words",
+  "major_direct_allocated_words",
+  "major_suspended_allocated_words",
+  "major_resumed_allocated_words",
+};
+const unsigned eventring__n_ocaml_counters =
+    COUNT(eventring__ocaml_counter_names);
+
+/* Each OCaml 5 release and the ids it writes: phases below `phases` in
+ * its own numbering (5.0-5.2's or 5.3+'s), counters below `counters`.
+ * Oldest first; every release's lists extend the previous one's in the
+ * same numbering. */
+const struct er_ocaml_release eventring__ocaml_releases[] = {
+  {50, ER_PHASES_OCAML50, 40, 11},
+  {51, ER_PHASES_OCAML50, 40, 17},
+  {52, ER_PHASES_OCAML50, 44, 17},
+  {53, ER_PHASES_OCAML53, 48, 26},
+  {54, ER_PHASES_OCAML53, 49, 26},
+  {55, ER_PHASES_OCAML53, 51, 31},
+};
+const unsigned eventring__n_ocaml_releases = COUNT(eventring__ocaml_releases);
+
 const char *const eventring__lifecycle_names[] = {
   "ring_start", "ring_stop", "ring_pause", "ring_resume",
   "fork_parent", "fork_child", "domain_spawn", "domain_terminate",
@@ -166,6 +279,10 @@ _Static_assert(COUNT(eventring__phase_names_53) == ER_N_PHASES_53,
                "phase enum and names disagree");
 _Static_assert(COUNT(eventring__counter_names) == ER_N_COUNTERS,
                "counter enum and names disagree");
+_Static_assert(EVENTRING_OCAML_LATEST == 55 &&
+                   COUNT(eventring__ocaml_phase_names) == 51 &&
+                   COUNT(eventring__ocaml_counter_names) == 31,
+               "OCaml's lists and eventring__ocaml_releases disagree");
 _Static_assert(COUNT(eventring__lifecycle_names) == ER_N_LIFECYCLE,
                "lifecycle enum and names disagree");
 

@@ -101,6 +101,10 @@ struct er_numbering {
   uint64_t max_domains;
   struct domain **domains; /* allocated when a ring first has events */
   uint64_t against[NHYP];  /* impossible events under each numbering */
+  /* Under each numbering, the oldest release that writes every id seen
+   * (EVENTRING_OCAML_LATER past them all), and the id that shows it
+   * (kind 0: none beyond the numbering's first release). */
+  struct { int release, kind; unsigned id; } floor[NHYP];
   unsigned char cls[NHYP][CLASS_IDS];
   uint64_t copy[COPY_WORDS];
 };
@@ -137,10 +141,11 @@ struct er_numbering *er_numbering_new(uint64_t max_domains) {
     free(n);
     return NULL;
   }
-  /* 5.3's table goes on with eventring's extension ids, which OCaml never
-   * writes: its own phases end at EVENTRING_PHASE_COUNT. */
   classify(n->cls[H50], eventring__phase_names_50, eventring__n_phases_50, 0);
-  classify(n->cls[H53], eventring__phase_names_53, EVENTRING_PHASE_COUNT, 1);
+  classify(n->cls[H53], eventring__ocaml_phase_names,
+           eventring__n_ocaml_phases, 1);
+  n->floor[H50].release = 50;
+  n->floor[H53].release = 53;
   return n;
 }
 
@@ -208,9 +213,42 @@ static void end(struct domain *dm, unsigned id) {
   if (i > 0) dm->depth = i - 1;
 }
 
+/* Raises each numbering's release floor to the oldest release of it that
+ * writes phase or counter `id`: past every list of 5.3+, a later OCaml;
+ * past 5.0-5.2's, nothing (rule 1 counts that against it). */
+static void date(struct er_numbering *n, int kind, unsigned id) {
+  static const int numbering[NHYP] = {ER_PHASES_OCAML50, ER_PHASES_OCAML53};
+  for (int h = 0; h < NHYP; h++) {
+    int rel = h == H53 ? EVENTRING_OCAML_LATER : 0;
+    for (unsigned i = 0; i < eventring__n_ocaml_releases; i++) {
+      const struct er_ocaml_release *r = &eventring__ocaml_releases[i];
+      if (r->numbering != numbering[h]) continue;
+      if (id < (kind == EVENTRING_ID_PHASE ? r->phases : r->counters)) {
+        rel = r->release;
+        break;
+      }
+    }
+    if (rel > n->floor[h].release) {
+      n->floor[h].release = rel;
+      n->floor[h].kind = kind;
+      n->floor[h].id = id;
+    }
+  }
+}
+
 static void weigh(struct er_numbering *n, struct domain *dm, uint64_t hdr) {
   if (ER_HDR_IS_USER(hdr)) return;
   unsigned id = ER_HDR_ID(hdr);
+  switch (ER_HDR_TYPE(hdr)) {
+  case ER_EV_COUNTER:
+  case ER_EV_BEGIN:
+  case ER_EV_END:
+    date(n, ER_HDR_TYPE(hdr) == ER_EV_COUNTER ? EVENTRING_ID_COUNTER
+                                               : EVENTRING_ID_PHASE,
+         id);
+    break;
+  default: break;
+  }
   switch (ER_HDR_TYPE(hdr)) {
   case ER_EV_LIFECYCLE:
     if (id == EVENTRING_LIFECYCLE_RING_START ||
@@ -325,4 +363,12 @@ int er_numbering_verdict(const struct er_numbering *n, int *basis) {
   }
   *basis = EVENTRING_NUMBERING_CONFLICTING;
   return a50 < a53 ? ER_PHASES_OCAML50 : ER_PHASES_OCAML53;
+}
+
+int er_numbering_release(const struct er_numbering *n, int numbering,
+                         int *kind, int *id) {
+  int h = numbering == ER_PHASES_OCAML50 ? H50 : H53;
+  if (kind) *kind = n->floor[h].kind;
+  if (id) *id = (int)n->floor[h].id;
+  return n->floor[h].release;
 }

@@ -47,4 +47,13 @@ ER_HIDDEN void er_numbering_scan(struct er_numbering *n,
  * (evidence against both: the one with less). */
 ER_HIDDEN int er_numbering_verdict(const struct er_numbering *n, int *basis);
 
+/* Under `numbering` (ER_PHASES_OCAML50 or _OCAML53), the oldest OCaml
+ * release that writes every phase and counter id scanned so far (50 for
+ * 5.0 ... 55, EVENTRING_OCAML_LATER past them all), with the kind
+ * (EVENTRING_ID_PHASE or _COUNTER) and id that show it in *kind and *id
+ * (*kind 0: none beyond the numbering's first release).  NULL pointers
+ * are skipped. */
+ER_HIDDEN int er_numbering_release(const struct er_numbering *n,
+                                   int numbering, int *kind, int *id);
+
 #endif /* EVENTRING_NUMBERING_H */

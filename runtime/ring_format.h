@@ -275,6 +275,22 @@ extern const char *const eventring__counter_names[];
 extern const unsigned eventring__n_counters;
 extern const char *const eventring__lifecycle_names[];
 extern const unsigned eventring__n_lifecycle;
+/* OCaml's own lists, the names of ids in files an OCaml 5 runtime wrote:
+ * phases in the 5.3+ numbering (5.0-5.2's is eventring__phase_names_50)
+ * and counters, up to the latest release eventring knows; and which
+ * release added which ids. */
+extern const char *const eventring__ocaml_phase_names[];
+extern const unsigned eventring__n_ocaml_phases;
+extern const char *const eventring__ocaml_counter_names[];
+extern const unsigned eventring__n_ocaml_counters;
+struct er_ocaml_release {
+  int release;            /* 50 for OCaml 5.0, ..., 55 for 5.5 */
+  int numbering;          /* ER_PHASES_OCAML50 or _OCAML53 */
+  unsigned phases;        /* the phase ids it writes are below */
+  unsigned counters;      /* the counter ids it writes are below */
+};
+extern const struct er_ocaml_release eventring__ocaml_releases[];
+extern const unsigned eventring__n_ocaml_releases;
 /* Their sizes as constants (names.c checks them against the tables), in
  * terms of eventring.h's enums: the ids a probe may write, since they are
  * the ids a file of this library has names for. */

@@ -219,6 +219,16 @@ void tool_warn_numbering(const eventring_cursor *c, const char *path) {
                "phase numbering; assuming %s, use --ocaml50 or --ocaml53 to "
                "choose", path,
                n == EVENTRING_NUMBERING_OCAML50 ? "5.0-5.2" : "5.3+");
+  /* An id past every OCaml list the library has is shown as a number:
+   * say why once, since a later OCaml may give it a name. */
+  int kind, id;
+  if (eventring_cursor_ocaml_release(c, &kind, &id) == EVENTRING_OCAML_LATER) {
+    const char *k = kind == EVENTRING_ID_COUNTER ? "counter" : "phase";
+    tool_error("%s: %s id %d is in no OCaml release up to %d.%d (a later "
+               "one wrote the file?); shown as %s_%d", path, k, id,
+               EVENTRING_OCAML_LATEST / 10, EVENTRING_OCAML_LATEST % 10, k,
+               id);
+  }
 }
 
 pid_t tool_parse_pid(const char *s, size_t len) {

@@ -184,12 +184,15 @@ static struct {
   int numbering;
 } O;
 
-/* Whether `name` is a runtime phase in either numbering. */
+/* Whether `name` is a runtime phase in either numbering (eventring's
+ * table, OCaml 5.3+'s up to the latest release known, or 5.0-5.2's). */
 static int known_phase(const char *name) {
   for (unsigned i = 0; i < eventring__n_phases_53; i++)
     if (eventring__phase_names_53[i] &&
         !strcmp(eventring__phase_names_53[i], name))
       return 1;
+  for (unsigned i = 0; i < eventring__n_ocaml_phases; i++)
+    if (!strcmp(eventring__ocaml_phase_names[i], name)) return 1;
   for (unsigned i = 0; i < eventring__n_phases_50; i++)
     if (eventring__phase_names_50[i] &&
         !strcmp(eventring__phase_names_50[i], name))
