@@ -444,11 +444,14 @@ EVENTRING_API int eventring_cursor_numbering(const eventring_cursor *cursor,
 EVENTRING_API int eventring_cursor_set_ocaml50(eventring_cursor *cursor,
                                                int yes);
 
-/* The oldest OCaml release whose runtime writes every phase and counter
- * id the cursor has weighed in a file an OCaml 5 runtime wrote, in the
- * numbering it uses now: 50 for OCaml 5.0, 51, ... EVENTRING_OCAML_LATEST
- * (55, OCaml 5.5), or EVENTRING_OCAML_LATER when an id is past every
- * list eventring knows (a later OCaml wrote it; such ids have no name).
+/* The oldest OCaml release whose ids that eventring names include every
+ * phase and counter id the cursor has weighed in a file an OCaml 5
+ * runtime wrote, in the numbering it uses now: 50 for OCaml 5.0, 51, ...
+ * EVENTRING_OCAML_LATEST (55, OCaml 5.5), or EVENTRING_OCAML_LATER when
+ * an id is past every list eventring knows: a later OCaml's id, or one of
+ * those 5.5 lists whose ids eventring has not read from a header (its
+ * ramp-up phase and three major allocated-words counters).  Such ids have
+ * no name.
  * Stores in *kind (unless NULL) EVENTRING_ID_PHASE or EVENTRING_ID_COUNTER
  * and in *id (unless NULL) the id that shows it, or 0 in *kind when no id
  * beyond the numbering's first release (5.0 or 5.3) was seen.  The ids
@@ -456,7 +459,7 @@ EVENTRING_API int eventring_cursor_set_ocaml50(eventring_cursor *cursor,
  * when the cursor opened and, while it guessed, at each poll.  Returns 0
  * for eventring's own files (they name every id they use) and
  * EVENTRING_E_INVAL for a NULL cursor. */
-#define EVENTRING_OCAML_LATEST 55 /* the latest release eventring names */
+#define EVENTRING_OCAML_LATEST 55 /* latest release with ids named */
 #define EVENTRING_OCAML_LATER 99
 #define EVENTRING_ID_PHASE 1
 #define EVENTRING_ID_COUNTER 2

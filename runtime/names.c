@@ -158,11 +158,13 @@ const unsigned eventring__n_counters = COUNT(eventring__counter_names);
 
 /* OCaml's own lists, for reading the files an OCaml 5 runtime writes
  * (which carry no names): the 5.3+ phase numbering and the counters, as
- * OCaml's runtime_events.h lists them up to 5.5.  Ids past these are
- * named by no OCaml release eventring knows (a later one) and are shown as
- * numbers; they are never given the extension names above, which only
- * eventring's files use.  The first id each release added is in
- * eventring__ocaml_releases. */
+ * OCaml's runtime_events.h lists them up to 5.5.  Only ids read from an
+ * OCaml header are named: 5.5 also lists a ramp-up phase and three
+ * major allocated-words counters (ocaml/ocaml#15001) whose ids were not
+ * read from a header, so they, like any id past these lists (a later
+ * OCaml's), are shown as numbers, never as a possibly wrong name; nor are
+ * they given the extension names above, which only eventring's files
+ * use.  The first id each release added is in eventring__ocaml_releases. */
 const char *const eventring__ocaml_phase_names[] = {
   "explicit_gc_set",
   "explicit_gc_stat",
@@ -214,7 +216,6 @@ const char *const eventring__ocaml_phase_names[] = {
   "compaction_release",
   "empty_minor",                 /* 5.4 */
   "minor_ephe_clean",            /* 5.5 */
-  "explicit_gc_ramp_up",         /* 5.5 */
 };
 const unsigned eventring__n_ocaml_phases =
     COUNT(eventring__ocaml_phase_names);
@@ -248,24 +249,22 @@ const char *const eventring__ocaml_counter_names[] = {
   "major_slice_budget",
   "minor_allocated_words",           /* 5.5 */
   "minor_promoted_words",
-  "major_direct_allocated_words",
-  "major_suspended_allocated_words",
-  "major_resumed_allocated_words",
 };
 const unsigned eventring__n_ocaml_counters =
     COUNT(eventring__ocaml_counter_names);
 
-/* Each OCaml 5 release and the ids it writes: phases below `phases` in
- * its own numbering (5.0-5.2's or 5.3+'s), counters below `counters`.
- * Oldest first; every release's lists extend the previous one's in the
- * same numbering. */
+/* Each OCaml 5 release and the ids it writes that eventring names:
+ * phases below `phases` in its own numbering (5.0-5.2's or 5.3+'s),
+ * counters below `counters`.  5.5 writes more (see above); those count as
+ * past every list.  Oldest first; every release's lists extend the
+ * previous one's in the same numbering. */
 const struct er_ocaml_release eventring__ocaml_releases[] = {
   {50, ER_PHASES_OCAML50, 40, 11},
   {51, ER_PHASES_OCAML50, 40, 17},
   {52, ER_PHASES_OCAML50, 44, 17},
   {53, ER_PHASES_OCAML53, 48, 26},
   {54, ER_PHASES_OCAML53, 49, 26},
-  {55, ER_PHASES_OCAML53, 51, 31},
+  {55, ER_PHASES_OCAML53, 50, 28},
 };
 const unsigned eventring__n_ocaml_releases = COUNT(eventring__ocaml_releases);
 
@@ -280,8 +279,8 @@ _Static_assert(COUNT(eventring__phase_names_53) == ER_N_PHASES_53,
 _Static_assert(COUNT(eventring__counter_names) == ER_N_COUNTERS,
                "counter enum and names disagree");
 _Static_assert(EVENTRING_OCAML_LATEST == 55 &&
-                   COUNT(eventring__ocaml_phase_names) == 51 &&
-                   COUNT(eventring__ocaml_counter_names) == 31,
+                   COUNT(eventring__ocaml_phase_names) == 50 &&
+                   COUNT(eventring__ocaml_counter_names) == 28,
                "OCaml's lists and eventring__ocaml_releases disagree");
 _Static_assert(COUNT(eventring__lifecycle_names) == ER_N_LIFECYCLE,
                "lifecycle enum and names disagree");

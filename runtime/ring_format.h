@@ -277,8 +277,8 @@ extern const char *const eventring__lifecycle_names[];
 extern const unsigned eventring__n_lifecycle;
 /* OCaml's own lists, the names of ids in files an OCaml 5 runtime wrote:
  * phases in the 5.3+ numbering (5.0-5.2's is eventring__phase_names_50)
- * and counters, up to the latest release eventring knows; and which
- * release added which ids. */
+ * and counters, as far as read from OCaml's headers (up to 5.5, less
+ * 5.5's ids not read); and which release added which ids. */
 extern const char *const eventring__ocaml_phase_names[];
 extern const unsigned eventring__n_ocaml_phases;
 extern const char *const eventring__ocaml_counter_names[];

@@ -220,14 +220,15 @@ void tool_warn_numbering(const eventring_cursor *c, const char *path) {
                "choose", path,
                n == EVENTRING_NUMBERING_OCAML50 ? "5.0-5.2" : "5.3+");
   /* An id past every OCaml list the library has is shown as a number:
-   * say why once, since a later OCaml may give it a name. */
+   * say why once.  It is a later OCaml's, or one of 5.5's whose id was
+   * not read from a header, so the line claims neither. */
   int kind, id;
   if (eventring_cursor_ocaml_release(c, &kind, &id) == EVENTRING_OCAML_LATER) {
     const char *k = kind == EVENTRING_ID_COUNTER ? "counter" : "phase";
-    tool_error("%s: %s id %d is in no OCaml release up to %d.%d (a later "
-               "one wrote the file?); shown as %s_%d", path, k, id,
-               EVENTRING_OCAML_LATEST / 10, EVENTRING_OCAML_LATEST % 10, k,
-               id);
+    tool_error("%s: %s id %d has no name in eventring's lists (OCaml 5.0 "
+               "to %d.%d's headers as read; a later or unlisted id); shown "
+               "as %s_%d", path, k, id, EVENTRING_OCAML_LATEST / 10,
+               EVENTRING_OCAML_LATEST % 10, k, id);
   }
 }
 
