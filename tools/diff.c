@@ -16,24 +16,32 @@
  *
  * Rows pair A's and B's entries by kind and name.  Each shows count,
  * total, mean, p50, p99 and max in A and B and the change in percent,
- * (B - A) / A.  When both sides have their sample, the Mann-Whitney
- * rank test (ranktest.h) says whether B's durations differ from A's
- * beyond what chance gives samples of one distribution, and the quantile
- * test (ranktest.h) the same of p50 and p99 alone (a tail that moves
- * while the bulk stays is invisible to the rank test): a test whose
- * two-sided p-value is below --alpha (default 0.01) marks its p50 or p99
- * line, and any of the three marks the row.
+ * (B - A) / A.  Two runs of one program never give samples of exactly
+ * one distribution (clock speed, caches, other load), and a rank test of
+ * thousands of tight durations calls a shift of 0.1 % certain: being
+ * beyond noise is not being large.  So a change is marked only when it
+ * is both: at least the minimum effect e (--min-effect, 10 % by default)
+ * and beyond noise against a change of exactly e, i.e. B's durations
+ * divided by 1 + e (1 - e for a speed-up) still differ from A's with p
+ * below --alpha (0.01).  The test is the metric's own: Welch's for the
+ * mean, the quantile test (ranktest.h) at p50 and at p99 -- the tail's
+ * test looks at the durations above the pooled p99 only, so a tail that
+ * moves alone is seen and a bulk that moves alone does not mark p99.
+ * The rank test of the whole distribution is shown, and marks nothing.
  *
  * --fail-if '[span:|phase:][NAME:]METRIC(>|<)[+|-]PCT%' makes the exit
  * status 1 when the change of METRIC (count, total, mean, p50, p99, max)
  * passes the threshold in a row present on both sides (whose kind and
- * name match, NAME a glob).  For p50 and p99, a row where neither the
- * rank test nor that quantile's test found a change beyond noise never
- * makes a condition hold (within_noise): CI then fails on what is real,
- * not on a noisy run.
+ * name match, NAME a glob), in the condition's direction ('>' only on an
+ * increase, '<' only on a decrease), by at least the minimum effect, and,
+ * for mean, p50 and p99, marked (condition_real).
  * A condition that names a row no side pair has, or that no row can
  * answer (the metric missing from a stats --json), is an error (exit 1)
  * rather than a silent pass.
+ *
+ * --domain, --event, --kind, --since, --until and --last filter the
+ * events of a ring-file input as they do for the other subcommands; a
+ * saved stats --json was filtered when saved, and refuses them.
  *
  * --json prints one object; eventring(1) documents it.
  */
@@ -55,6 +63,7 @@
 #define N_IDS 8192 /* ids are 13 bits wide */
 #define FAIL_IF_MAX 32
 #define JSON_INPUT_MAX ((size_t)1 << 30)
+#define DEFAULT_MIN_EFFECT 10.0 /* percent */
 
 enum { K_PHASE, K_SPAN };
 static const char *const kind_names[] = {"phase", "span"};
@@ -64,6 +73,24 @@ static const char *const metric_names[] = {"count", "total", "mean",
                                            "p50",   "p99",   "max"};
 static const char *const metric_json[] = {"count",  "total_ns", "mean_ns",
                                           "p50_ns", "p99_ns",   "max_ns"};
+
+/* The metrics whose change has a noise test: the mean (Welch's test) and
+ * p50 and p99 (quantile tests).  count and total are not durations, max
+ * is one duration. */
+#define N_EFFECTS 3
+static const int effect_metric[N_EFFECTS] = {M_MEAN, M_P50, M_P99};
+
+/* The test of one metric's change against the minimum effect e: B's
+ * durations divided by 1 + e for a slowdown (1 - e for a speed-up) and
+ * tested against A's, one-sided in the direction of the change.  Marked
+ * when the change is at least e and that test still finds B slower
+ * (faster) with p < alpha: beyond noise and beyond the minimum effect. */
+struct effect {
+  int tested;
+  double scale; /* 1 + e or 1 - e */
+  double p;
+  int marked;
+};
 
 /* One kind and name in one input. */
 struct dist {
@@ -81,8 +108,19 @@ struct dist {
   size_t nval;
 };
 
+/* The filter options (--since, --kind...), given again to each ring
+ * file's source: filter.c keeps one filter, which closing a source
+ * clears. */
+#define FILTER_MAX 64
+struct filter_opt {
+  int c;
+  const char *arg;
+};
+
 struct input {
   const char *path;
+  const struct filter_opt *filters;
+  int nfilters;
   int ocaml50, ocaml53; /* the phase numbering forced, for a ring file */
   int json;
   struct dist *d;
@@ -294,6 +332,12 @@ static int load_ring(struct input *in) {
   memset(src, 0, sizeof *src);
   src->ocaml50 = in->ocaml50;
   src->ocaml53 = in->ocaml53;
+  for (int i = 0; i < in->nfilters; i++) {
+    char why[300];
+    /* Checked when parsed: cannot fail here. */
+    tool_filter_option(src, in->filters[i].c, in->filters[i].arg, why,
+                       sizeof why);
+  }
   char *args[1] = {(char *)in->path};
   int rc = tool_source_open(src, 1, args, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
@@ -538,6 +582,15 @@ static int load(struct input *in) {
     return load_ring(in);
   }
   in->json = 1;
+  if (in->nfilters) {
+    fclose(f);
+    return tool_usage_error(HELP_REF,
+                            "%s is a saved stats --json: --domain, --event, "
+                            "--kind, --since, --until and --last apply to "
+                            "ring files (give them to 'eventring stats "
+                            "--json' when saving)",
+                            in->path);
+  }
   /* A regular file is read into a buffer of its size, in one go. */
   struct stat st;
   size_t cap = 1 << 16, len = 0;
@@ -602,29 +655,23 @@ struct row {
   int tested; /* both samples known and not empty: r is the test's */
   struct rank_result r;
   int significant;
-  /* The quantile tests at p50 and p99 (when tested). */
+  /* The quantile tests at p50 and p99 against no change (when tested). */
   struct quantile_result q[2];
   int q_tested[2], q_significant[2];
+  /* The tests of mean, p50 and p99 against a change of the minimum
+   * effect, in the direction of the change (effect_metric order). */
+  struct effect e[N_EFFECTS];
+  int marked; /* any of e[] */
 };
 
 static const double quantiles[2] = {0.5, 0.99};
 static const int quantile_metric[2] = {M_P50, M_P99};
 
-/* Whether the tests that speak for metric `m` ran and all found the
- * change within noise: for p50 and p99, the rank test and the quantile
- * test at that quantile (a p99 of 300 durations rests on 3 of them, too
- * few for its own test ever to be sure, while the rank test sees the
- * whole sample move; a tail that moves alone is the quantile test's).
- * The others have none: count and total are not durations, max is one
- * duration, and the mean follows the tail, which the rank test does not
- * see. */
-static int within_noise(const struct row *w, int m) {
-  if (m != M_P50 && m != M_P99) return 0;
-  if (!w->tested || w->significant) return 0;
-  for (int k = 0; k < 2; k++)
-    if (m == quantile_metric[k] && w->q_tested[k] && w->q_significant[k])
-      return 0;
-  return 1;
+/* The line of metric `m` in a row's e[], or -1 when it has no test. */
+static int effect_line(int m) {
+  for (int k = 0; k < N_EFFECTS; k++)
+    if (effect_metric[k] == m) return k;
+  return -1;
 }
 
 /* The change of metric `m` from A to B in percent: 1 and *pct, or 0 when
@@ -717,6 +764,22 @@ static int condition_matches(const struct condition *c, const struct row *w) {
   return !c->name || fnmatch(c->name, w->name, 0) == 0;
 }
 
+/* Whether a change of `pct` that passes condition `c`'s threshold in row
+ * `w` is real enough to hold: in the condition's direction (a slowdown
+ * condition, '>', never holds on a speed-up, nor '<' on a slowdown), at
+ * least the minimum effect, and, for a metric with a noise test, marked
+ * (beyond noise and the minimum effect).  A row without durations (a
+ * stats --json without buckets) has no test and is judged on its
+ * figures. */
+static int condition_real(const struct row *w, const struct condition *c,
+                          double pct, double min_effect) {
+  if (c->greater ? !(pct > 0) : !(pct < 0)) return 0;
+  if ((pct < 0 ? -pct : pct) < min_effect) return 0;
+  int k = effect_line(c->metric);
+  if (k < 0 || !w->tested) return 1;
+  return w->e[k].tested && w->e[k].marked;
+}
+
 /* ------------------------------------------------------------------ */
 /* Output.                                                              */
 
@@ -745,50 +808,59 @@ static const char *origin(const struct input *in) {
   return in->json ? "stats --json" : "ring file";
 }
 
+/* A p-value as text: "p = 0.012", or a bound below what a double
+ * holds apart from 0. */
+static char *fmt_p(char *buf, double p) {
+  if (p < 1e-300)
+    strcpy(buf, "p < 1e-300");
+  else
+    snprintf(buf, 32, "p = %.2g", p);
+  return buf;
+}
+
 static void print_text(const struct input *a, const struct input *b,
-                       const struct row *rows, size_t n, double alpha) {
+                       const struct row *rows, size_t n, double alpha,
+                       double min_effect) {
   char x[32], y[32], z[32];
   printf("A: %s (%s)\nB: %s (%s)\n", a->path, origin(a), b->path, origin(b));
-  printf("noise tests: Mann-Whitney rank test of the durations, quantile "
-         "tests at p50\nand p99, two-sided; * marks p < %g\n",
-         alpha);
+  printf("marks: * on a change of the mean, p50 or p99 of at least %g%% "
+         "(--min-effect)\nand beyond noise: B's durations divided by %g "
+         "(%g for a speed-up) still\ndiffer from A's in its direction at "
+         "p < %g (--alpha; one-sided: Welch's\ntest for the mean, quantile "
+         "tests for p50 and p99); --fail-if holds only\non a marked change "
+         "in its direction\n",
+         min_effect, 1 + min_effect / 100, 1 - min_effect / 100, alpha);
   for (size_t i = 0; i < n; i++) {
     const struct row *w = &rows[i];
     char name[256], shown[TOOL_TEXT_BUF(200)];
     snprintf(name, sizeof name, "%s %s", kind_names[w->kind],
              tool_text(shown, sizeof shown, w->name, TOOL_TEXT_UTF8));
-    int marked = w->significant || w->q_significant[0] || w->q_significant[1];
-    printf("\n%c %-34s %12s %12s %9s\n", marked ? '*' : ' ', name, "A", "B",
-           "change");
+    printf("\n%c %-34s %12s %12s %9s\n", w->marked ? '*' : ' ', name, "A",
+           "B", "change");
     if (!w->a || !w->b) {
       printf("    only in %s\n", w->a ? "A" : "B");
     }
     for (int m = 0; m < N_METRICS; m++) {
-      int k = m == M_P50 ? 0 : m == M_P99 ? 1 : -1;
+      int k = effect_line(m);
       printf("    %-32s %12s %12s %9s%s\n", metric_names[m],
              fmt_metric(x, w->a, m), fmt_metric(y, w->b, m),
-             fmt_change(z, w, m),
-             k >= 0 && w->q_significant[k] ? " *" : "");
+             fmt_change(z, w, m), k >= 0 && w->e[k].marked ? " *" : "");
     }
     if (!w->a || !w->b) continue;
     if (w->tested) {
-      const char *what = !w->significant ? "within noise"
-                         : w->r.shift < 0 ? "slower beyond noise"
-                                          : "faster beyond noise";
-      printf("    %s: p = %.2g (rank test, %s, %" PRIu64 " and %" PRIu64
-             " durations)\n",
-             what, w->r.p, w->r.exact ? "exact" : "normal approximation",
-             w->r.na, w->r.nb);
-      if (w->q_tested[0] && w->q_tested[1])
-        printf("    quantile tests: p50 p = %.2g%s, p99 p = %.2g%s\n",
-               w->q[0].p,
-               !w->q_significant[0] ? ""
-               : w->q[0].excess > 0  ? " (slower)"
-                                     : " (faster)",
-               w->q[1].p,
-               !w->q_significant[1] ? ""
-               : w->q[1].excess > 0  ? " (slower)"
-                                     : " (faster)");
+      printf("    tests against a change of %g%%:", min_effect);
+      for (int k = 0; k < N_EFFECTS; k++)
+        if (w->e[k].tested)
+          printf("%s %s %s", k ? "," : "", metric_names[effect_metric[k]],
+                 fmt_p(x, w->e[k].p));
+      printf(" (%" PRIu64 " and %" PRIu64 " durations)\n", w->r.na,
+             w->r.nb);
+      const char *what = !w->significant ? "no shift beyond noise"
+                         : w->r.shift < 0 ? "B's tend to be longer"
+                                          : "B's tend to be shorter";
+      printf("    whole distribution: %s (rank test, %s): %s\n",
+             fmt_p(x, w->r.p),
+             w->r.exact ? "exact" : "normal approximation", what);
     } else if (w->a->has[M_COUNT] && w->b->has[M_COUNT] &&
                (w->a->m[M_COUNT] == 0 || w->b->m[M_COUNT] == 0)) {
       printf("    no noise test: no durations on one side\n");
@@ -820,7 +892,8 @@ static void json_metrics(FILE *o, const struct dist *d) {
 
 static void print_json(const struct input *a, const struct input *b,
                        const struct row *rows, size_t n, double alpha,
-                       const struct condition *conds, int nconds) {
+                       double min_effect, const struct condition *conds,
+                       int nconds) {
   FILE *o = stdout;
   const struct input *ins[2] = {a, b};
   fputc('{', o);
@@ -831,12 +904,15 @@ static void print_json(const struct input *a, const struct input *b,
   }
   fprintf(o, ",\n \"test\": \"mann-whitney\", \"alpha\": ");
   analysis_json_double(o, alpha);
+  fprintf(o, ", \"min_effect_pct\": ");
+  analysis_json_double(o, min_effect);
   fprintf(o, ",\n \"rows\": [");
   for (size_t i = 0; i < n; i++) {
     const struct row *w = &rows[i];
     fprintf(o, "%s\n  {\"kind\": \"%s\", \"name\": ", i ? "," : "",
             kind_names[w->kind]);
     analysis_json_string(o, w->name);
+    fprintf(o, ", \"marked\": %s", w->marked ? "true" : "false");
     fputs(", \"a\": ", o);
     json_metrics(o, w->a);
     fputs(", \"b\": ", o);
@@ -887,7 +963,21 @@ static void print_json(const struct input *a, const struct input *b,
     } else {
       fputs("null", o);
     }
-    fputs("}", o);
+    fputs(", \"effects\": {", o);
+    for (int k = 0; k < N_EFFECTS; k++) {
+      fprintf(o, "%s\"%s\": ", k ? ", " : "",
+              metric_names[effect_metric[k]]);
+      if (!w->e[k].tested) {
+        fputs("null", o);
+        continue;
+      }
+      fputs("{\"p_value\": ", o);
+      analysis_json_double(o, w->e[k].p);
+      fputs(", \"against_pct\": ", o);
+      analysis_json_double(o, (w->e[k].scale - 1) * 100);
+      fprintf(o, ", \"marked\": %s}", w->e[k].marked ? "true" : "false");
+    }
+    fputs("}}", o);
   }
   fprintf(o, "],\n \"fail_if\": [");
   for (int i = 0; i < nconds; i++) {
@@ -906,23 +996,35 @@ static void help(void) {
       "Usage: eventring diff [OPTION]... A B\n"
       "Compare two runs, per runtime phase and per user span: count, total,\n"
       "mean, p50, p99 and max of the durations in A and B, the change in\n"
-      "percent, and a mark (*) where B's durations differ from A's beyond\n"
-      "the noise of the samples (Mann-Whitney rank test; for p50 and p99,\n"
-      "a quantile test; two-sided).\n"
+      "percent, and a mark (*) on a change of the mean, p50 or p99 that is\n"
+      "both beyond the noise of the samples and at least the minimum effect:\n"
+      "B's durations divided by 1 + MIN (1 - MIN for a speed-up) still\n"
+      "differ from A's (Welch's test for the mean, a quantile test for p50\n"
+      "and p99; two-sided).  The rank test of the whole distribution is\n"
+      "shown too and marks nothing: thousands of tight durations make any\n"
+      "shift significant, however small.\n"
       "A and B are ring files or saved 'eventring stats --json' outputs\n"
-      "(the test needs the durations: a stats output has them only with\n"
+      "(the tests need the durations: a stats output has them only with\n"
       "\"buckets\").\n"
       "\n"
       "Options:\n"
       "  --fail-if COND exit with status 1 when COND holds in a row of both\n"
       "                 A and B; COND is [span:|phase:][NAME:]METRIC OP PCT%%\n"
       "                 with METRIC count, total, mean, p50, p99 or max, OP\n"
-      "                 '>' or '<', PCT a signed change in percent, NAME a\n"
+      "                 '>' (a slowdown or increase) or '<' (a speed-up or\n"
+      "                 decrease), PCT a signed change in percent, NAME a\n"
       "                 glob (e.g. 'p99>+10%%', 'span:http.*:p50>+5%%');\n"
-      "                 a p50 or p99 change within noise never holds;\n"
+      "                 it holds only on a change in its direction, at least\n"
+      "                 --min-effect, and for mean, p50 and p99 marked;\n"
       "                 repeatable (any one holding fails)\n"
-      "  --alpha P      mark changes whose p-value is below P (default "
-      "0.01)\n"
+      "  --min-effect PCT  the smallest change marked or failed on (default\n"
+      "                 10%%; 0 marks whatever is beyond noise)\n"
+      "  --alpha P      the p-value below which a change is beyond noise\n"
+      "                 (default 0.01)\n"
+      "  --domain, --event, --kind, --since, --until, --last\n"
+      "                 read only those events of ring-file inputs, as the\n"
+      "                 other subcommands (see eventring(1)); a stats --json\n"
+      "                 input is filtered when saved\n"
       "  --json         print one JSON object instead of the tables\n"
       "  -o FILE, --output FILE\n"
       "                 write the report to FILE ('-': standard output)\n"
@@ -938,9 +1040,11 @@ static void help(void) {
 }
 
 int tool_diff(int argc, char **argv) {
-  enum { OPT_JSON = TOOL_OPT_OWN, OPT_FAIL_IF, OPT_ALPHA };
+  enum { OPT_JSON = TOOL_OPT_OWN, OPT_FAIL_IF, OPT_ALPHA, OPT_MIN_EFFECT };
   static const struct option longopts[] = {
       TOOL_OUTPUT_OPTION,
+      TOOL_FILTER_OPTIONS,
+      {"min-effect", required_argument, NULL, OPT_MIN_EFFECT},
       {"json", no_argument, NULL, OPT_JSON},
       {"fail-if", required_argument, NULL, OPT_FAIL_IF},
       {"alpha", required_argument, NULL, OPT_ALPHA},
@@ -952,7 +1056,11 @@ int tool_diff(int argc, char **argv) {
   int ocaml50 = 0, ocaml53 = 0;
   struct condition conds[FAIL_IF_MAX];
   int nconds = 0, json = 0, rc = TOOL_EXIT_OK;
-  double alpha = 0.01;
+  double alpha = 0.01, min_effect = DEFAULT_MIN_EFFECT;
+  struct filter_opt filters[FILTER_MAX];
+  int nfilters = 0;
+  struct tool_source scratch; /* where the filter options are checked */
+  memset(&scratch, 0, sizeof scratch);
   const char *output = NULL;
   struct input *in[2] = {NULL, NULL};
   struct row *rows = NULL;
@@ -973,6 +1081,32 @@ int tool_diff(int argc, char **argv) {
                               optarg);
         goto out;
       }
+    } else if (c == OPT_MIN_EFFECT) {
+      char *end;
+      errno = 0;
+      min_effect = strtod(optarg, &end);
+      if (*end == '%') end++;
+      if (end == optarg || *end || errno ||
+          !(min_effect >= 0 && min_effect < 100)) {
+        rc = tool_usage_error(HELP_REF,
+                              "--min-effect '%s': a change in percent from "
+                              "0 to below 100 is expected, such as 5%%",
+                              optarg);
+        goto out;
+      }
+    } else if (c >= TOOL_OPT_F_DOMAIN && c <= TOOL_OPT_F_LAST) {
+      char why[300];
+      if (nfilters == FILTER_MAX) {
+        rc = tool_usage_error(HELP_REF, "more than %d filter options",
+                              FILTER_MAX);
+        goto out;
+      }
+      if (tool_filter_option(&scratch, c, optarg, why, sizeof why) < 0) {
+        rc = tool_usage_error(HELP_REF, "%s", why);
+        goto out;
+      }
+      filters[nfilters].c = c;
+      filters[nfilters++].arg = optarg;
     } else if (c == OPT_FAIL_IF) {
       if (nconds == FAIL_IF_MAX) {
         rc = tool_usage_error(HELP_REF, "more than %d --fail-if",
@@ -992,6 +1126,9 @@ int tool_diff(int argc, char **argv) {
       goto out;
     }
   }
+  rc = tool_filter_check(&scratch, HELP_REF);
+  tool_filter_free(&scratch);
+  if (rc != TOOL_EXIT_OK) goto out;
   if (ocaml50 && ocaml53) {
     rc = tool_usage_error(HELP_REF, "--ocaml50 and --ocaml53 contradict each "
                                     "other");
@@ -1021,6 +1158,8 @@ int tool_diff(int argc, char **argv) {
     in[k]->path = argv[optind + k];
     in[k]->ocaml50 = ocaml50;
     in[k]->ocaml53 = ocaml53;
+    in[k]->filters = filters;
+    in[k]->nfilters = nfilters;
     rc = load(in[k]);
     if (rc != TOOL_EXIT_OK) goto out;
   }
@@ -1070,6 +1209,30 @@ int tool_diff(int argc, char **argv) {
         w->q_tested[k] = 1;
         w->q_significant[k] = w->q[k].p < alpha;
       }
+    if (!w->tested) continue;
+    for (int k = 0; k < N_EFFECTS; k++) {
+      int m = effect_metric[k];
+      double pct;
+      if (!change(w, m, &pct)) continue;
+      int dir = pct < 0 ? -1 : 1;
+      struct effect *e = &w->e[k];
+      e->scale = 1 + dir * min_effect / 100;
+      if (m == M_MEAN) {
+        struct mean_result mr;
+        if (mean_test(&sa, &sb, e->scale, &mr) < 0) continue;
+        e->p = dir > 0 ? mr.p_slower : mr.p_faster;
+      } else {
+        struct quantile_result qr;
+        if (quantile_test_scaled(&sa, &sb, m == M_P50 ? 0.5 : 0.99,
+                                 e->scale, &qr) < 0)
+          continue;
+        e->p = dir > 0 ? qr.p_slower : qr.p_faster;
+      }
+      e->tested = 1;
+      double mag = pct < 0 ? -pct : pct;
+      e->marked = mag >= min_effect && e->p < alpha;
+      if (e->marked) w->marked = 1;
+    }
   }
 
   /* The conditions. */
@@ -1084,7 +1247,7 @@ int tool_diff(int argc, char **argv) {
       if (!change(w, cd->metric, &pct)) continue;
       cd->checked++;
       if (!(cd->greater ? pct > cd->pct : pct < cd->pct)) continue;
-      if (within_noise(w, cd->metric)) continue;
+      if (!condition_real(w, cd, pct, min_effect)) continue;
       cd->held++;
       char pb[32];
       if (pct >= 1e300)
@@ -1111,12 +1274,13 @@ int tool_diff(int argc, char **argv) {
   }
 
   if (json)
-    print_json(in[0], in[1], rows, nrows, alpha, conds, nconds);
+    print_json(in[0], in[1], rows, nrows, alpha, min_effect, conds, nconds);
   else
-    print_text(in[0], in[1], rows, nrows, alpha);
+    print_text(in[0], in[1], rows, nrows, alpha, min_effect);
   rc = failed || unanswered ? TOOL_EXIT_INPUT : TOOL_EXIT_OK;
 
 out:
+  tool_filter_free(&scratch);
   for (int j = 0; j < nconds; j++) free(conds[j].name);
   for (int k = 0; k < 2; k++)
     if (in[k]) {

@@ -167,7 +167,15 @@ int rank_test(const struct rank_sample *a, const struct rank_sample *b,
 
 int quantile_test(const struct rank_sample *a, const struct rank_sample *b,
                   double q, struct quantile_result *r) {
+  return quantile_test_scaled(a, b, q, 1, r);
+}
+
+int quantile_test_scaled(const struct rank_sample *a,
+                         const struct rank_sample *b, double q, double scale,
+                         struct quantile_result *r) {
   memset(r, 0, sizeof *r);
+  if (!(scale > 0)) scale = 1;
+  long double div = scale;
   r->p = 1;
   uint64_t na = 0, nb = 0;
   for (size_t i = 0; i < a->n; i++) na += a->count[i];
@@ -185,19 +193,18 @@ int quantile_test(const struct rank_sample *a, const struct rank_sample *b,
   size_t i = 0, j = 0;
   uint64_t seen = 0, below_a = 0, below_b = 0, at_a = 0, at_b = 0;
   while (seen < k) {
-    uint64_t v;
-    if (j >= b->n || (i < a->n && a->value[i] <= b->value[j]))
-      v = a->value[i];
-    else
-      v = b->value[j];
-    uint64_t ca = i < a->n && a->value[i] == v ? a->count[i++] : 0;
-    uint64_t cb = j < b->n && b->value[j] == v ? b->count[j++] : 0;
+    /* B's values divided by `scale`, compared exactly as long doubles. */
+    long double va = i < a->n ? (long double)a->value[i] : 0;
+    long double vb = j < b->n ? (long double)b->value[j] / div : 0;
+    long double v = j >= b->n || (i < a->n && va <= vb) ? va : vb;
+    uint64_t ca = i < a->n && va == v ? a->count[i++] : 0;
+    uint64_t cb = j < b->n && vb == v ? b->count[j++] : 0;
     seen += ca + cb;
     below_a += ca;
     below_b += cb;
     at_a = ca;
     at_b = cb;
-    r->value = v;
+    r->value = (uint64_t)(v + 0.5L);
   }
   r->above_a = na - below_a;
   r->above_b = nb - below_b;
@@ -219,6 +226,7 @@ int quantile_test(const struct rank_sample *a, const struct rank_sample *b,
   }
   uint64_t above = r->above_a + r->above_b;
   r->excess = (double)r->above_b - (double)nb * (double)above / (double)n;
+  r->p_slower = r->p_faster = 1;
   if (above == 0 || above == n) return 0;
 
   /* The hypergeometric probabilities of B's share of the `above` values,
@@ -250,14 +258,72 @@ int quantile_test(const struct rank_sample *a, const struct rank_sample *b,
     pr[t - 1 - lo] = pr[t - lo] * ((td + 1) * (N - K - NB + td + 1)) /
                      ((K - td) * (NB - td));
   }
-  double all = 0, tail = 0, obs = pr[r->above_b - lo];
+  double all = 0, tail = 0, obs = pr[r->above_b - lo], up = 0, down = 0;
   for (size_t t = 0; t < len; t++) {
     all += pr[t];
     /* Ties in probability count as "as extreme" (Fisher), within the
      * rounding of the products above. */
     if (pr[t] <= obs * (1 + 1e-7)) tail += pr[t];
+    if (t + lo >= r->above_b) up += pr[t];
+    if (t + lo <= r->above_b) down += pr[t];
   }
   free(pr);
   r->p = tail / all > 1 ? 1 : tail / all;
+  r->p_slower = up / all > 1 ? 1 : up / all;
+  r->p_faster = down / all > 1 ? 1 : down / all;
+  return 0;
+}
+
+/* The sample's size, mean and variance (n - 1 in the denominator). */
+static void moments(const struct rank_sample *s, long double *n,
+                    long double *mean, long double *var) {
+  long double cnt = 0, sum = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    cnt += (long double)s->count[i];
+    sum += (long double)s->count[i] * (long double)s->value[i];
+  }
+  long double m = cnt > 0 ? sum / cnt : 0, ss = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    long double d = (long double)s->value[i] - m;
+    ss += (long double)s->count[i] * d * d;
+  }
+  *n = cnt;
+  *mean = m;
+  *var = cnt > 1 ? ss / (cnt - 1) : 0;
+}
+
+int mean_test(const struct rank_sample *a, const struct rank_sample *b,
+              double scale, struct mean_result *r) {
+  memset(r, 0, sizeof *r);
+  r->p = r->p_slower = r->p_faster = 1;
+  long double na, ma, va, nb, mb, vb;
+  moments(a, &na, &ma, &va);
+  moments(b, &nb, &mb, &vb);
+  r->na = (uint64_t)na;
+  r->nb = (uint64_t)nb;
+  if (na < 2 || nb < 2) return -1;
+  long double s = scale > 0 ? scale : 1;
+  long double diff = mb - s * ma;
+  long double var = vb / nb + s * s * va / na;
+  r->excess = (double)diff;
+  if (!(var > 0)) {
+    r->p = diff == 0 ? 1 : 0;
+    r->p_slower = diff > 0 ? 0 : 1;
+    r->p_faster = diff < 0 ? 0 : 1;
+    return 0;
+  }
+  /* The square root by Newton's iteration from above (no libm). */
+  long double sd = var > 1 ? var : 1;
+  for (int k = 0; k < 2000; k++) {
+    long double next = 0.5L * (sd + var / sd);
+    if (!(next < sd)) break;
+    sd = next;
+  }
+  r->z = (double)(diff / sd);
+  double zabs = r->z < 0 ? -r->z : r->z;
+  double p = 2 * rank_normal_tail(zabs);
+  r->p = p > 1 ? 1 : p;
+  r->p_slower = rank_normal_tail(r->z);
+  r->p_faster = rank_normal_tail(-r->z);
   return 0;
 }

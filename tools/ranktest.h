@@ -89,6 +89,9 @@ struct quantile_result {
   uint64_t value;            /* the pooled quantile */
   int at_included;           /* the values equal to it count as above */
   double p;                  /* two-sided, exact */
+  /* One-sided, exact: the probability of B having as many durations
+   * above it or more (p_slower), as few or fewer (p_faster). */
+  double p_slower, p_faster;
   /* > 0 when B has more durations above it than its share (B slower). */
   double excess;
 };
@@ -97,6 +100,37 @@ struct quantile_result {
  * sample is empty (r->p is then 1). */
 int quantile_test(const struct rank_sample *a, const struct rank_sample *b,
                   double q, struct quantile_result *r);
+
+/* The quantile test of A against B's durations divided by `scale` (> 0):
+ * with scale 1 + e, whether B's q-quantile exceeds (1 + e) times A's
+ * beyond noise (excess > 0 and a small p), the test of a change of at
+ * least e rather than of any change.  quantile_test() is scale 1. */
+int quantile_test_scaled(const struct rank_sample *a,
+                         const struct rank_sample *b, double q, double scale,
+                         struct quantile_result *r);
+
+/* Welch's test of the means, against B's mean being `scale` times A's:
+ *
+ *     z = (mean B - scale mean A) / sqrt(var B / nB + scale^2 var A / nA)
+ *
+ * with the two-sided p-value of the standard normal distribution (the
+ * means of a few hundred durations or more are near enough normal, even
+ * of skewed durations; with a few dozen the p-value is too small).  A
+ * mean follows the tail, so a rare long duration moves it: its variance
+ * is in the denominator, and a run with one more outlier is not a change
+ * of the mean beyond noise. */
+struct mean_result {
+  uint64_t na, nb;
+  double z;      /* as above */
+  double p;      /* two-sided */
+  double p_slower, p_faster; /* one-sided: P(Z >= z), P(Z <= z) */
+  double excess; /* mean B - scale mean A, in ns: > 0 when B is slower */
+};
+
+/* Runs the test.  Returns 0, or -1 when a sample has fewer than two
+ * durations (r->p is then 1). */
+int mean_test(const struct rank_sample *a, const struct rank_sample *b,
+              double scale, struct mean_result *r);
 
 /* P(U <= u) for samples of sizes na and nb without ties, from the exact
  * distribution (na + nb <= RANK_EXACT_MAX); -1 when out of range or out
