@@ -64,6 +64,10 @@
 #define FAIL_IF_MAX 32
 #define JSON_INPUT_MAX ((size_t)1 << 30)
 #define DEFAULT_MIN_EFFECT 10.0 /* percent */
+/* Welch's test takes the mean of this many durations as normal; below,
+ * its p-value would be too small (the t distribution's tails are
+ * heavier), and the mean has no test. */
+#define MEAN_TEST_MIN 30
 
 enum { K_PHASE, K_SPAN };
 static const char *const kind_names[] = {"phase", "span"};
@@ -82,9 +86,10 @@ static const int effect_metric[N_EFFECTS] = {M_MEAN, M_P50, M_P99};
 
 /* The test of one metric's change against the minimum effect e: B's
  * durations divided by 1 + e for a slowdown (1 - e for a speed-up) and
- * tested against A's, one-sided in the direction of the change.  Marked
- * when the change is at least e and that test still finds B slower
- * (faster) with p < alpha: beyond noise and beyond the minimum effect. */
+ * tested against A's; p is twice the one-sided p-value on the side of
+ * the change.  Marked when the change is at least e and p < alpha: B
+ * still slower (faster), beyond noise and beyond the minimum effect.
+ * The mean has a test from MEAN_TEST_MIN durations on each side. */
 struct effect {
   int tested;
   double scale; /* 1 + e or 1 - e */
@@ -826,7 +831,7 @@ static void print_text(const struct input *a, const struct input *b,
   printf("marks: * on a change of the mean, p50 or p99 of at least %g%% "
          "(--min-effect)\nand beyond noise: B's durations divided by %g "
          "(%g for a speed-up) still\ndiffer from A's in its direction at "
-         "p < %g (--alpha; one-sided: Welch's\ntest for the mean, quantile "
+         "p < %g (--alpha; two-sided: Welch's\ntest for the mean, quantile "
          "tests for p50 and p99); --fail-if holds only\non a marked change "
          "in its direction\n",
          min_effect, 1 + min_effect / 100, 1 - min_effect / 100, alpha);
@@ -849,10 +854,11 @@ static void print_text(const struct input *a, const struct input *b,
     if (!w->a || !w->b) continue;
     if (w->tested) {
       printf("    tests against a change of %g%%:", min_effect);
+      int shown_tests = 0;
       for (int k = 0; k < N_EFFECTS; k++)
         if (w->e[k].tested)
-          printf("%s %s %s", k ? "," : "", metric_names[effect_metric[k]],
-                 fmt_p(x, w->e[k].p));
+          printf("%s %s %s", shown_tests++ ? "," : "",
+                 metric_names[effect_metric[k]], fmt_p(x, w->e[k].p));
       printf(" (%" PRIu64 " and %" PRIu64 " durations)\n", w->r.na,
              w->r.nb);
       const char *what = !w->significant ? "no shift beyond noise"
@@ -1217,17 +1223,22 @@ int tool_diff(int argc, char **argv) {
       int dir = pct < 0 ? -1 : 1;
       struct effect *e = &w->e[k];
       e->scale = 1 + dir * min_effect / 100;
+      double one;
       if (m == M_MEAN) {
         struct mean_result mr;
-        if (mean_test(&sa, &sb, e->scale, &mr) < 0) continue;
-        e->p = dir > 0 ? mr.p_slower : mr.p_faster;
+        if (w->r.na < MEAN_TEST_MIN || w->r.nb < MEAN_TEST_MIN ||
+            mean_test(&sa, &sb, e->scale, &mr) < 0)
+          continue;
+        one = dir > 0 ? mr.p_slower : mr.p_faster;
       } else {
         struct quantile_result qr;
         if (quantile_test_scaled(&sa, &sb, m == M_P50 ? 0.5 : 0.99,
                                  e->scale, &qr) < 0)
           continue;
-        e->p = dir > 0 ? qr.p_slower : qr.p_faster;
+        one = dir > 0 ? qr.p_slower : qr.p_faster;
       }
+      /* Two-sided: twice the tail on the side of the change. */
+      e->p = 2 * one < 1 ? 2 * one : 1;
       e->tested = 1;
       double mag = pct < 0 ? -pct : pct;
       e->marked = mag >= min_effect && e->p < alpha;
