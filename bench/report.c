@@ -1,5 +1,5 @@
 /* report.c -- the TARGETS table of `make bench`: every target of issues
- * 6, 14 and 19 beside the figure measured in this run and its limit.
+ * 6, 14, 19 and 20 beside the figure measured in this run and its limit.
  *
  * Usage: bench/report DIR, where DIR holds the results-NAME.json files
  * the benchmarks wrote.  It prints the table, the count of targets met,
@@ -443,6 +443,28 @@ static void targets(const char *dir) {
       "bench_clock max_abs_deviation_ns", "fixed by issue 6");
   row("6", "timestamps never go backwards", jnum(jget(clock, "backwards")),
       0, "steps", 0, "bench_clock backwards", "fixed by issue 6");
+
+  /* Issue 20: diff on pairs of runs of one program, and of it made 30 %
+   * slower (bench_diff), at SCHED_FIFO where allowed and as is. */
+  struct jv *diff = jload(dir, "bench_diff");
+  static const char *const sched[][2] = {
+      {"fifo", "diff A/A at SCHED_FIFO: pairs marked/failed"},
+      {"normal", "diff A/A as is: pairs marked or failed"}};
+  for (int i = 0; i < 2; i++) {
+    struct jv *x = jget(diff, sched[i][0]);
+    double bad = jnum(jget(x, "aa_marked")) + jnum(jget(x, "aa_failed_p99")) +
+                 jnum(jget(x, "aa_failed_p50")) +
+                 jnum(jget(x, "aa_failed_mean"));
+    row("20", sched[i][1], bad, 0, "pairs", 0, "bench_diff aa_*",
+        "fixed by issue 20 (%s pairs; marks plus --fail-if p99, p50, mean "
+        ">+10%% failures)",
+        q(jnum(jget(x, "pairs")), 0));
+  }
+  struct jv *x = jget(diff, "normal");
+  row("20", "diff A/B 30 % slower: pairs caught, of all",
+      jnum(jget(x, "ab_caught")), jnum(jget(x, "pairs")), "pairs", 1,
+      "bench_diff normal.ab_caught",
+      "fixed by issue 20: every pair (aa.work marked, p50>+10%% fails)");
 }
 
 static void fmtnum(char *buf, size_t len, double v, int d) {
@@ -454,7 +476,7 @@ static void fmtnum(char *buf, size_t len, double v, int d) {
 
 static void print_table(void) {
   int count[3] = {0, 0, 0};
-  printf("TARGETS (issues 6, 14 and 19): each figure of this run against "
+  printf("TARGETS (issues 6, 14, 19 and 20): each figure of this run against "
          "its limit\n\n");
   printf("%2s %-5s %-44s %9s %9s %-5s %s\n", "#", "issue", "target",
          "measured", "limit", "unit", "verdict");
