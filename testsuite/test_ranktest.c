@@ -1,4 +1,4 @@
-/* Tests the Mann-Whitney rank test of `eventring diff` (tools/ranktest.c): the exact distribution against hand counts and the published table's critical value, U and the tie-corrected normal approximation against a hand computation, the normal tail against known quantiles, and samples that do or do not differ; and its quantile test (Fisher's exact test above the pooled quantile) against values counted by hand, on a tail the rank test cannot see. */
+/* Tests the Mann-Whitney rank test of `eventring diff` (tools/ranktest.c): the exact distribution against hand counts and the published table's critical value, U and the tie-corrected normal approximation against a hand computation, the normal tail against known quantiles, and samples that do or do not differ; and its quantile test (Fisher's exact test above the pooled quantile) against values counted by hand, on a tail the rank test cannot see; the quantile test against a scaled B and Welch's test of the means, by hand. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -286,6 +286,67 @@ START_TEST(test_quantile_tail) {
 }
 END_TEST
 
+/* The tests against a minimum effect.  The quantile test of A against B
+ * divided by `scale`: B = 2 A divided by 2 is A itself (p = 1); the
+ * tail example's one-sided p is P(all 20 above in B) = C(1000, 20) /
+ * C(2000, 20) = 8.6643e-07, half the two-sided one.  Welch's test by
+ * hand: A = {1, 3}, B = {5, 7} (means 2 and 6, variances 2): z = 4 /
+ * sqrt(2 / 2 + 2 / 2) = 2.828, p = 0.0046777; against B = 2 A, z = (6 -
+ * 4) / sqrt(1 + 4) = 0.894, one-sided p = 0.18555. */
+START_TEST(test_scaled) {
+  enum { N = 1000 };
+  uint64_t *a = malloc(N * 8), *b2 = malloc(N * 8), *one = malloc(N * 8);
+  ck_assert(a && b2 && one);
+  for (int i = 0; i < N; i++) {
+    a[i] = (uint64_t)i + 1;
+    b2[i] = 2 * a[i];
+    one[i] = 1;
+  }
+  struct rank_sample sa = {a, one, N}, sb = {b2, one, N};
+  struct quantile_result q;
+  for (int k = 0; k < 2; k++) {
+    double quant = k ? 0.99 : 0.5;
+    ck_assert_int_eq(quantile_test_scaled(&sa, &sb, quant, 2, &q), 0);
+    ck_assert_msg(q.p == 1 && q.excess == 0, "q %g: p %g excess %g", quant,
+                  q.p, q.excess);
+    ck_assert_int_eq(quantile_test_scaled(&sa, &sb, quant, 1, &q), 0);
+    ck_assert_msg(q.p < 1e-5 && q.excess > 0 && q.p_slower < q.p &&
+                      q.p_faster > 0.99,
+                  "q %g: p %g", quant, q.p);
+    /* Against 2.5 times A, B is faster. */
+    ck_assert_int_eq(quantile_test_scaled(&sa, &sb, quant, 2.5, &q), 0);
+    ck_assert_msg(q.excess < 0 && q.p_faster < 1e-3, "q %g", quant);
+  }
+  uint64_t bt[981], bc[981];
+  for (int i = 0; i < 980; i++) bt[i] = (uint64_t)i + 1, bc[i] = 1;
+  bt[980] = 5000;
+  bc[980] = 20;
+  struct rank_sample st = {bt, bc, 981};
+  ck_assert_int_eq(quantile_test_scaled(&sa, &st, 0.99, 1, &q), 0);
+  assert_close("one-sided", q.p_slower, 8.66433458609126e-07, 1e-7);
+  /* Divided by 5.1, the 20 of 5000 fall below A's 1000: not slower. */
+  ck_assert_int_eq(quantile_test_scaled(&sa, &st, 0.99, 5.1, &q), 0);
+  ck_assert_msg(q.excess <= 0 && q.p_slower > 0.5, "p_slower %g",
+                q.p_slower);
+
+  uint64_t va[2] = {1, 3}, vb[2] = {5, 7}, c1[2] = {1, 1};
+  struct rank_sample ma = {va, c1, 2}, mb = {vb, c1, 2};
+  struct mean_result m;
+  ck_assert_int_eq(mean_test(&ma, &mb, 1, &m), 0);
+  assert_close("z", m.z, 2.8284271247461903, 1e-9);
+  assert_close("p", m.p, 0.004677734981047271, 1e-9);
+  assert_close("p_slower", m.p_slower, 0.004677734981047271 / 2, 1e-9);
+  ck_assert_int_eq(mean_test(&ma, &mb, 2, &m), 0);
+  assert_close("excess", m.excess, 2, 1e-12);
+  assert_close("p_slower at 2", m.p_slower, 0.18554668476134883, 1e-9);
+  uint64_t v1[1] = {5};
+  struct rank_sample small = {v1, c1, 1};
+  ck_assert_int_eq(mean_test(&ma, &small, 1, &m), -1);
+  ck_assert(m.p == 1);
+  free(a), free(b2), free(one);
+}
+END_TEST
+
 static TCase *tc_ranktest(void) {
   TCase *tc = er_tcase("ranktest");
   tcase_add_test(tc, test_exact_distribution);
@@ -296,6 +357,7 @@ static TCase *tc_ranktest(void) {
   tcase_add_test(tc, test_noise_and_shift);
   tcase_add_test(tc, test_quantile_by_hand);
   tcase_add_test(tc, test_quantile_tail);
+  tcase_add_test(tc, test_scaled);
   return tc;
 }
 
