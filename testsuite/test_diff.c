@@ -213,8 +213,17 @@ START_TEST(test_fail_if) {
   r = diff(path_a, path_c, "--fail-if", "phase:minor:p99>+10%");
   lat_assert_ok(&r);
   lat_run_free(&r);
-  r = diff(path_c, path_a, "--fail-if", "p50<-20%");
+  /* C to A: p50 -23.1 %, beyond noise against -10 %, not against -20 %
+   * (A's durations divided by 0.8 are 4 % below C's: too little for the
+   * median test of 300 durations). */
+  r = diff(path_c, path_a, "--fail-if", "p50<-10%");
   ck_assert_int_eq(r.status, 1);
+  lat_run_free(&r);
+  r = diff(path_c, path_a, "--fail-if", "p50<-20%");
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  r = diff(path_c, path_a, "--fail-if", "p50>+10%");
+  lat_assert_ok(&r);
   lat_run_free(&r);
   r = diff(path_c, path_a, "--fail-if", "count>+0%");
   lat_assert_ok(&r);

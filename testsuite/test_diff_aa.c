@@ -1,4 +1,4 @@
-/* Tests that `eventring diff` can gate a build: the A/A experiment (11 pairs of runs of one unchanged program, testsuite/data/diff-aa/aa*.json, each pair marks no row and fails no --fail-if on p50, p99 or mean, either way round) and the A/B one (a run whose span "aa.work" is 30 % slower is marked and fails them, its unchanged span is not, a speed-up never fails a slowdown condition); the minimum effect is stated and settable; p = 0 is printed as a bound. */
+/* Tests that `eventring diff` can gate a build: the A/A experiment (11 pairs of runs of one unchanged program, testsuite/data/diff-aa/aa*.json, each pair marks no row and fails no --fail-if on p50, p99 or mean, either way round) and the A/B one (a run whose span "aa.work" is 30 % slower is marked and fails them, its unchanged span is not, a speed-up never fails a slowdown condition, a threshold the change passes but not beyond noise does not hold); the minimum effect is stated and settable; p = 0 is printed as a bound. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -165,9 +165,24 @@ START_TEST(test_ab_caught) {
   r = diff(pb, pa, "--fail-if", "p50<-10%");
   ck_assert_int_eq(r.status, 1);
   lat_run_free(&r);
-  /* A threshold beyond the change does not hold, marked or not. */
+  /* A threshold beyond the change does not hold, marked or not; nor
+   * one that the change passes but not beyond noise: p99 moved +30.6 %,
+   * and B's durations divided by 1.25 are within noise of A's at p99
+   * (by 1.2 they are not). */
   r = diff(pa, pb, "--fail-if", "p50>+50%");
   lat_assert_ok(&r);
+  lat_run_free(&r);
+  r = diff(pa, pb, "--json", NULL);
+  work = span_row(r.out, "aa.work");
+  double p99 = json_double(json_at(work, "change_pct"), "p99");
+  ck_assert_msg(p99 > 25, "p99 change %f", p99);
+  free(work);
+  lat_run_free(&r);
+  r = diff(pa, pb, "--fail-if", "span:aa.work:p99>+25%");
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  r = diff(pa, pb, "--fail-if", "span:aa.work:p99>+20%");
+  ck_assert_int_eq(r.status, 1);
   lat_run_free(&r);
 
   /* The table: the row and its lines starred, the rule and the minimum

@@ -34,7 +34,8 @@
  * passes the threshold in a row present on both sides (whose kind and
  * name match, NAME a glob), in the condition's direction ('>' only on an
  * increase, '<' only on a decrease), by at least the minimum effect, and,
- * for mean, p50 and p99, marked (condition_real).
+ * for mean, p50 and p99, marked and beyond noise against the threshold
+ * itself (condition_real).
  * A condition that names a row no side pair has, or that no row can
  * answer (the metric missing from a stats --json), is an error (exit 1)
  * rather than a silent pass.
@@ -672,6 +673,34 @@ struct row {
 static const double quantiles[2] = {0.5, 0.99};
 static const int quantile_metric[2] = {M_P50, M_P99};
 
+/* The p-value of metric `m`'s test of B's durations divided by `scale`
+ * against A's, on the side of the change that the scale is for (> 1:
+ * slower; < 1: faster), twice that one-sided p (two-sided).  -1 when
+ * the metric has no test on these samples. */
+static double effect_p(const struct row *w, int m, double scale) {
+  if (!w->tested || !(scale > 0)) return -1;
+  struct rank_sample sa = {w->a->val, w->a->cnt, w->a->nval},
+                     sb = {w->b->val, w->b->cnt, w->b->nval};
+  int slower = scale >= 1;
+  double one;
+  if (m == M_MEAN) {
+    struct mean_result mr;
+    if (w->r.na < MEAN_TEST_MIN || w->r.nb < MEAN_TEST_MIN ||
+        mean_test(&sa, &sb, scale, &mr) < 0)
+      return -1;
+    one = slower ? mr.p_slower : mr.p_faster;
+  } else if (m == M_P50 || m == M_P99) {
+    struct quantile_result qr;
+    if (quantile_test_scaled(&sa, &sb, m == M_P50 ? 0.5 : 0.99, scale,
+                             &qr) < 0)
+      return -1;
+    one = slower ? qr.p_slower : qr.p_faster;
+  } else {
+    return -1;
+  }
+  return 2 * one < 1 ? 2 * one : 1;
+}
+
 /* The line of metric `m` in a row's e[], or -1 when it has no test. */
 static int effect_line(int m) {
   for (int k = 0; k < N_EFFECTS; k++)
@@ -773,16 +802,22 @@ static int condition_matches(const struct condition *c, const struct row *w) {
  * `w` is real enough to hold: in the condition's direction (a slowdown
  * condition, '>', never holds on a speed-up, nor '<' on a slowdown), at
  * least the minimum effect, and, for a metric with a noise test, marked
- * (beyond noise and the minimum effect).  A row without durations (a
- * stats --json without buckets) has no test and is judged on its
- * figures. */
+ * (beyond noise and the minimum effect) and, when the threshold is
+ * beyond the minimum effect, beyond noise against the threshold itself
+ * ('p99>+20%': B's durations divided by 1.2 still slower at p < alpha).
+ * A row without durations (a stats --json without buckets) has no test
+ * and is judged on its figures. */
 static int condition_real(const struct row *w, const struct condition *c,
-                          double pct, double min_effect) {
+                          double pct, double min_effect, double alpha) {
   if (c->greater ? !(pct > 0) : !(pct < 0)) return 0;
   if ((pct < 0 ? -pct : pct) < min_effect) return 0;
   int k = effect_line(c->metric);
   if (k < 0 || !w->tested) return 1;
-  return w->e[k].tested && w->e[k].marked;
+  if (!w->e[k].tested || !w->e[k].marked) return 0;
+  double beyond = c->greater ? c->pct : -c->pct;
+  if (beyond <= min_effect) return 1;
+  double p = effect_p(w, c->metric, 1 + c->pct / 100);
+  return p >= 0 && p < alpha;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1021,7 +1056,8 @@ static void help(void) {
       "                 decrease), PCT a signed change in percent, NAME a\n"
       "                 glob (e.g. 'p99>+10%%', 'span:http.*:p50>+5%%');\n"
       "                 it holds only on a change in its direction, at least\n"
-      "                 --min-effect, and for mean, p50 and p99 marked;\n"
+      "                 --min-effect, and for mean, p50 and p99 marked and\n"
+      "                 beyond noise against PCT itself;\n"
       "                 repeatable (any one holding fails)\n"
       "  --min-effect PCT  the smallest change marked or failed on (default\n"
       "                 10%%; 0 marks whatever is beyond noise)\n"
@@ -1223,22 +1259,7 @@ int tool_diff(int argc, char **argv) {
       int dir = pct < 0 ? -1 : 1;
       struct effect *e = &w->e[k];
       e->scale = 1 + dir * min_effect / 100;
-      double one;
-      if (m == M_MEAN) {
-        struct mean_result mr;
-        if (w->r.na < MEAN_TEST_MIN || w->r.nb < MEAN_TEST_MIN ||
-            mean_test(&sa, &sb, e->scale, &mr) < 0)
-          continue;
-        one = dir > 0 ? mr.p_slower : mr.p_faster;
-      } else {
-        struct quantile_result qr;
-        if (quantile_test_scaled(&sa, &sb, m == M_P50 ? 0.5 : 0.99,
-                                 e->scale, &qr) < 0)
-          continue;
-        one = dir > 0 ? qr.p_slower : qr.p_faster;
-      }
-      /* Two-sided: twice the tail on the side of the change. */
-      e->p = 2 * one < 1 ? 2 * one : 1;
+      if ((e->p = effect_p(w, m, e->scale)) < 0) continue;
       e->tested = 1;
       double mag = pct < 0 ? -pct : pct;
       e->marked = mag >= min_effect && e->p < alpha;
@@ -1258,7 +1279,7 @@ int tool_diff(int argc, char **argv) {
       if (!change(w, cd->metric, &pct)) continue;
       cd->checked++;
       if (!(cd->greater ? pct > cd->pct : pct < cd->pct)) continue;
-      if (!condition_real(w, cd, pct, min_effect)) continue;
+      if (!condition_real(w, cd, pct, min_effect, alpha)) continue;
       cd->held++;
       char pb[32];
       if (pct >= 1e300)
