@@ -5,7 +5,7 @@
  * slower: how many pairs does it catch).
  *
  * Method.  The program is this one re-executed as `--work SLOWER COUNT`:
- * COUNT rounds of a span "aa.work" around about 50 us of integer
+ * COUNT rounds of a span "aa.work" around about 60 us of integer
  * arithmetic made SLOWER percent longer, then a span "aa.other" around a
  * fifth of it (testsuite/progs/aa_span's work, whose recorded runs
  * test_diff_aa checks).  Each run is `eventring stats --json -o FILE --
@@ -304,7 +304,7 @@ int main(int argc, char **argv) {
   if (rc) goto done;
 
   printf("eventring diff, A/A and A/B experiments (issue 20): %s spans of "
-         "~50 us a run, B's %s%% slower, --min-effect default\n",
+         "~60 us a run, B's %s%% slower, --min-effect default\n",
          ROUNDS, SLOWER);
   printf("  CPU: %s; load average %s before, %s after\n", cpu, load0, load1);
   if (have_fifo)

@@ -5,9 +5,9 @@
  *
  * Usage: aa_span [SLOWER_PERCENT [COUNT]]: COUNT (default 3000) rounds,
  * each a span "aa.work" around WORK_ITERS rounds of integer arithmetic
- * (about 50 us on a 2020s x86 core) made SLOWER_PERCENT (default 0)
- * longer, then a span "aa.other" around a fifth of that work, never made
- * slower.  Tracing starts from the environment (OCAML_RUNTIME_EVENTS_START,
+ * (about 60 us on the Xeon of the recorded runs) made SLOWER_PERCENT
+ * (default 0) longer, then a span "aa.other" around a fifth of that
+ * work, never made slower.  Tracing starts from the environment (OCAML_RUNTIME_EVENTS_START,
  * or under `eventring`).  Exit status: 0, or the step that failed. */
 #include <stdint.h>
 #include <stdlib.h>
