@@ -158,6 +158,7 @@ struct eventring_callbacks {
   eventring_user_custom_fn user_custom;
   eventring_lost_fn lost_events;
   eventring_thread_fn thread;
+  eventring_window_fn window;
 };
 
 struct ring_pos {
@@ -165,6 +166,7 @@ struct ring_pos {
   uint64_t events;  /* events (padding excluded) before pos */
   uint64_t malformed; /* bad events skipped */
   int broken;       /* corrupt: skipped from now on */
+  int looked;       /* this cursor has loaded the ring's head once */
   /* The last pair load_head() read whole, and its number (0: none): while
    * PSEQ still says it, head has not moved since. */
   uint64_t seq, seq_head, seq_evicted;
@@ -247,6 +249,7 @@ SETTER(user_span, eventring_user_span_fn)
 SETTER(user_custom, eventring_user_custom_fn)
 SETTER(lost_events, eventring_lost_fn)
 SETTER(thread, eventring_thread_fn)
+SETTER(window, eventring_window_fn)
 
 /* ------------------------------------------------------------------ */
 /* Opening.                                                             */
@@ -1278,7 +1281,22 @@ static int catch_up(struct poll_state *ps, int domain, uint64_t hdr,
     if (evicted < *events || evicted > written || written > MAX_COUNT)
       return EVENTRING_E_CORRUPT;
   }
-  lost(ps, domain, c->ours ? evicted - *events : head - *pos);
+  uint64_t gone = c->ours ? evicted - *events : head - *pos;
+  if (!c->rings[domain].looked && ps->cb->window) {
+    /* The first look: what was overwritten before it lies outside the
+     * window, except what a compact file counts as lost while it was
+     * copied (GAP_LOST, 0 in a live ring). */
+    uint64_t in_copy = 0;
+    if (c->ours &&
+        (err = get_acq(c, hdr + 8 * ER_RING_GAP_LOST, &in_copy)) != 0)
+      return err;
+    if (in_copy > gone) return EVENTRING_E_CORRUPT;
+    if (gone - in_copy &&
+        !ps->cb->window(ps->data, domain, gone - in_copy))
+      ps->stop = 1;
+    gone = in_copy;
+  }
+  lost(ps, domain, gone);
   *skipped = head - *pos;
   *pos = head;
   *events = evicted;
@@ -1306,8 +1324,19 @@ read_ring(struct poll_state *ps, int domain) {
   int err = get_acq(c, hdr + 8 * ER_RING_TAIL, &tail);
   if (err) return err;
   uint64_t pos = rp->pos, events = rp->events, malformed = rp->malformed;
-  if (tail == pos) return 0; /* nothing new: head cannot have passed it */
+  if (tail == pos) {
+    rp->looked = 1; /* empty so far: whatever is overwritten later is lost */
+    return 0; /* nothing new: head cannot have passed it */
+  }
   if (tail < pos || tail > MAX_POSITION) return EVENTRING_E_CORRUPT;
+  if (!rp->looked) {
+    /* Where the window begins: head as this cursor first finds it.  Every
+     * later catch-up is a loss, the reader having fallen behind. */
+    uint64_t skipped, ignored;
+    err = catch_up(ps, domain, hdr, tail, &pos, &events, &skipped, &ignored);
+    rp->looked = 1;
+    if (err) return err;
+  }
   size_t delivered = ps->delivered;
   const size_t max = ps->max ? ps->max : SIZE_MAX;
   /* TAIL loaded again with head after a copy (load_head()). */

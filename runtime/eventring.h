@@ -580,6 +580,16 @@ typedef int (*eventring_thread_fn)(void *data, int domain, uint64_t ts,
                                    int64_t thread, uint64_t tid,
                                    const char *name, size_t len);
 
+/* The ring of `domain` had wrapped before this cursor first looked at
+ * it: its `before` oldest events (in the unit of
+ * eventring_cursor_lost_unit()) were overwritten before this reader
+ * began, and what it reads is the window that follows them.  Called at
+ * most once per ring, before the ring's first event; events overwritten
+ * after that look (the reader fell behind the writer, or they were
+ * overwritten while it copied them) go to lost_events.  Unset, the count
+ * goes to lost_events too, as OCaml 5's consumer reports it. */
+typedef int (*eventring_window_fn)(void *data, int domain, uint64_t before);
+
 /* Returns a set with no callback, or NULL when out of memory. */
 EVENTRING_API eventring_callbacks *eventring_callbacks_create(void);
 EVENTRING_API void eventring_callbacks_free(eventring_callbacks *cb);
@@ -605,6 +615,8 @@ EVENTRING_API void eventring_callbacks_set_lost_events(
     eventring_callbacks *cb, eventring_lost_fn f);
 EVENTRING_API void eventring_callbacks_set_thread(eventring_callbacks *cb,
                                                   eventring_thread_fn f);
+EVENTRING_API void eventring_callbacks_set_window(eventring_callbacks *cb,
+                                                  eventring_window_fn f);
 
 /* Reads at most `max_events` events (0: no limit) across all domains,
  * in domain order, calling `cb` for each.  Returns the number of events

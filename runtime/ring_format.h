@@ -68,6 +68,9 @@ enum {
  *            another core would seldom see it stand still.)  PSEQ = 0: head
  *            never moved, the pair is (0, 0).  A writer killed in the
  *            middle of a move leaves the previous pair complete.
+ *   GAP_LOST in a compact file (snapshot.h), how many of the events
+ *            before HEAD were lost while they were copied; the others
+ *            were overwritten before the copy began.  0 in a live ring.
  */
 enum {
   ER_RING_HEAD = 0,
@@ -75,6 +78,7 @@ enum {
   ER_RING_WRITTEN = 2,
   ER_RING_DROPPED = 3,
   ER_RING_PSEQ = 4,
+  ER_RING_GAP_LOST = 5,
   ER_RING_PAIRS = 6, /* slot j: words PAIRS + 2j (head), PAIRS + 2j + 1 */
   ER_RING_NPAIRS = 13
 };

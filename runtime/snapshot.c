@@ -21,15 +21,19 @@
  *   data_offset            the rings, 2^k words each
  *   custom_events_offset   the 8192 user event name slots
  *
- * Ring d holds the events given for domain d from its index 0.  Its
- * losses are told to a reader as one gap ahead of its first event: the
- * ring's head is then one ring size past 0 (index 0 still, since the
- * size divides it), and the (head, events before head) pair of the
- * header says how many events the gap stands for.  A cursor starting at
- * position 0 finds head beyond it and reports that count, as it would for
- * a live ring that wrapped.  Losses that happened in the middle of the
- * copy are thus reported together at the start: their number is exact,
- * their place is not kept.
+ * Ring d holds the events given for domain d from its index 0.  What
+ * came before them is told to a reader as one gap ahead of its first
+ * event: the ring's head is then one ring size past 0 (index 0 still,
+ * since the size divides it), and the (head, events before head) pair of
+ * the header says how many events the gap stands for.  Most of them
+ * were overwritten before the copy began: the snapshot is a window of
+ * the run, and they are no loss.  The header's GAP_LOST word counts the
+ * others, those overwritten while they were copied, which are lost.  A
+ * cursor starting at position 0 finds head beyond it and reports the
+ * two apart (eventring_window_fn, then lost_events), as it would for a
+ * live ring that wrapped before it looked and then overtook it.  Losses
+ * that happened in the middle of the copy are thus reported together at
+ * the start: their number is exact, their place is not kept.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,7 +57,9 @@ struct snap_ring {
   uint64_t *w;       /* the events' words, in order */
   size_t n, cap;     /* words used, allocated */
   uint64_t events;
-  uint64_t lost;
+  uint64_t lost;     /* overwritten while they were copied */
+  uint64_t before;   /* overwritten before the copy began: no loss */
+  uint64_t first_ts, last_ts; /* of the events, when there are any */
 };
 
 struct er_snap {
@@ -192,7 +198,8 @@ int er_snap_event(struct er_snap *s, int domain, const uint64_t *ev,
   }
   memcpy(r->w + r->n, ev, len * sizeof *ev);
   r->n += len;
-  r->events++;
+  if (!r->events++) r->first_ts = ev[1];
+  r->last_ts = ev[1];
   return 0;
 }
 
@@ -201,6 +208,14 @@ int er_snap_lost(struct er_snap *s, int domain, uint64_t count) {
   struct snap_ring *r = ring_of(s, domain, &err);
   if (!r) return err;
   r->lost += count;
+  return 0;
+}
+
+int er_snap_window(struct er_snap *s, int domain, uint64_t before) {
+  int err = 0;
+  struct snap_ring *r = ring_of(s, domain, &err);
+  if (!r) return err;
+  r->before += before;
   return 0;
 }
 
@@ -349,6 +364,15 @@ static int on_lost(void *data, int domain, uint64_t count) {
   return !e;
 }
 
+static int on_window(void *data, int domain, uint64_t before) {
+  struct reading *rd = data;
+  int e = !rd->sink ? er_snap_window(rd->s, domain, before)
+          : rd->sink->window ? rd->sink->window(rd->sink->arg, domain, before)
+                             : rd->sink->lost(rd->sink->arg, domain, before);
+  if (e) rd->err = e;
+  return !e;
+}
+
 static const char *cursor_phase(const void *c, int i) {
   return eventring_cursor_phase_name(c, i);
 }
@@ -384,6 +408,7 @@ static eventring_callbacks *encoding_callbacks(void) {
   eventring_callbacks_set_user_custom(cb, on_user_custom);
   eventring_callbacks_set_lost_events(cb, on_lost);
   eventring_callbacks_set_thread(cb, on_thread);
+  eventring_callbacks_set_window(cb, on_window);
   return cb;
 }
 
@@ -537,14 +562,17 @@ static void zeros(struct out *o, uint64_t n) {
 
 int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
   unsigned n_rings = s->used ? s->used : 1;
-  uint64_t most = 0, events = 0, lost = 0;
+  uint64_t most = 0, events = 0, lost = 0, before = 0, from = 0, to = 0;
   unsigned domains = 0;
   for (unsigned d = 0; d < s->used; d++) {
     struct snap_ring *r = &s->rings[d];
     if (r->n > most) most = r->n;
+    if (r->events && (!events || r->first_ts < from)) from = r->first_ts;
+    if (r->events && (!events || r->last_ts > to)) to = r->last_ts;
     events += r->events;
     lost += r->lost;
-    domains += r->events || r->lost;
+    before += r->before;
+    domains += r->events || r->lost || r->before;
   }
   /* 2 words: the smallest ring a reader accepts. */
   uint64_t ring_words = 2;
@@ -609,16 +637,19 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
     struct snap_ring *r = &s->rings[d];
     uint64_t *h = (uint64_t *)(front + headers_off +
                                (uint64_t)d * ER_RING_HEADER_BYTES);
-    /* A loss is a head one ring size on, published as move 1 of head
-     * (ring_format.h): index 0 still, and `lost` events before it. */
-    uint64_t head = r->lost ? ring_words : 0;
+    /* The events before the window and the losses are a head one ring
+     * size on, published as move 1 of head (ring_format.h): index 0
+     * still, `gap` events before it, GAP_LOST of them lost. */
+    uint64_t gap = r->before + r->lost;
+    uint64_t head = gap ? ring_words : 0;
     h[ER_RING_HEAD] = head;
     h[ER_RING_TAIL] = head + r->n;
-    h[ER_RING_WRITTEN] = r->lost + r->events;
-    if (r->lost) {
+    h[ER_RING_WRITTEN] = gap + r->events;
+    h[ER_RING_GAP_LOST] = r->lost;
+    if (gap) {
       h[ER_RING_PSEQ] = 1;
       h[ER_RING_PAIRS + 2 * (1 % ER_RING_NPAIRS)] = head;
-      h[ER_RING_PAIRS + 2 * (1 % ER_RING_NPAIRS) + 1] = r->lost;
+      h[ER_RING_PAIRS + 2 * (1 % ER_RING_NPAIRS) + 1] = gap;
     }
   }
 
@@ -660,6 +691,9 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
   if (st) {
     st->events = events;
     st->lost = lost;
+    st->before = before;
+    st->from = from;
+    st->to = to;
     st->domains = domains;
     st->max_domains = n_rings;
     st->bytes = size;

@@ -59,6 +59,13 @@ ER_SNAP_HIDDEN int er_snap_event(struct er_snap *s, int domain,
 ER_SNAP_HIDDEN int er_snap_lost(struct er_snap *s, int domain,
                                 uint64_t count);
 
+/* Counts `before` events of `domain` as overwritten before the copy
+ * began: the events given are a window of the run, and a reader of the
+ * file is told so (eventring_window_fn), not of a loss.  Returns 0,
+ * EVENTRING_E_INVAL or -ENOMEM. */
+ER_SNAP_HIDDEN int er_snap_window(struct er_snap *s, int domain,
+                                  uint64_t before);
+
 /* The name of user event `id`, for its name slot.  Returns 0,
  * EVENTRING_E_INVAL (id out of range) or -ENOMEM. */
 ER_SNAP_HIDDEN int er_snap_user_name(struct er_snap *s, int id,
@@ -68,7 +75,8 @@ ER_SNAP_HIDDEN int er_snap_user_name(struct er_snap *s, int id,
  * tail the poll finds) and adds every event it delivers, re-encoded, with
  * the names of user events; what the cursor reports lost is added as
  * lost, so an event overwritten while it was copied is counted, never
- * kept torn.  Then takes the file's phase numbering and name tables from
+ * kept torn, and what had been overwritten before the cursor first
+ * looked is the window's start (er_snap_window).  Then takes the file's phase numbering and name tables from
  * the cursor.  Returns the number of events added, or a negative error
  * (the cursor's, or -ENOMEM); the events read before an error are kept. */
 ER_SNAP_HIDDEN long er_snap_read_cursor(struct er_snap *s,
@@ -84,12 +92,15 @@ ER_SNAP_HIDDEN int er_snap_names_from_cursor(struct er_snap *s,
 /* Where an encoder (below) puts the events it re-encodes instead of a
  * snapshot: `event` gets each event's words as er_snap_event() would,
  * `user_name` the name of a user event before its event, `lost` each
- * loss; each returns 0, or a negative error that ends the poll. */
+ * loss, `window` the events of a ring overwritten before the encoder's
+ * cursor first looked at it (NULL: they go to `lost`); each returns 0,
+ * or a negative error that ends the poll. */
 struct er_snap_sink {
   int (*event)(void *arg, int domain, const uint64_t *ev, unsigned len);
   int (*user_name)(void *arg, int id, const char *name);
   int (*lost)(void *arg, int domain, uint64_t count);
   void *arg;
+  int (*window)(void *arg, int domain, uint64_t before);
 };
 
 /* The re-encoding of er_snap_read_cursor() for a caller that keeps the
@@ -111,7 +122,9 @@ ER_SNAP_HIDDEN int er_snap_encoder_error(struct er_snap_encoder *e);
 /* What a written file holds. */
 struct er_snap_stats {
   uint64_t events;   /* events, every domain */
-  uint64_t lost;     /* lost counts, every domain */
+  uint64_t lost;     /* events lost while copied, every domain */
+  uint64_t before;   /* events overwritten before the copy began */
+  uint64_t from, to; /* the first and last events' timestamps (events) */
   unsigned domains;  /* domains with an event or a loss */
   unsigned max_domains; /* rings in the file */
   uint64_t bytes;    /* the file's size */

@@ -935,7 +935,7 @@ int tool_ctf(int argc, char **argv) {
   static const struct tool_handlers handlers = {
       on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
       on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
-      NULL /* thread-switch markers: not shown */};
+      NULL /* thread-switch markers: not shown */, NULL};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   if (!cb) {
     tool_error("out of memory");

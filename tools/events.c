@@ -44,6 +44,7 @@ eventring_callbacks *tool_callbacks_new(const struct tool_handlers *h) {
   if (h->user_custom) eventring_callbacks_set_user_custom(cb, h->user_custom);
   if (h->lost_events) eventring_callbacks_set_lost_events(cb, h->lost_events);
   if (h->thread) eventring_callbacks_set_thread(cb, h->thread);
+  if (h->window) eventring_callbacks_set_window(cb, h->window);
   return cb;
 }
 

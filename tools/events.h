@@ -33,6 +33,9 @@ struct tool_handlers {
   eventring_user_custom_fn user_custom;
   eventring_lost_fn lost_events;
   eventring_thread_fn thread;
+  /* NULL: the events before a ring's window go to lost_events, as
+   * OCaml 5's consumer reports them. */
+  eventring_window_fn window;
 };
 
 /* A callbacks object with the handlers of `h` installed; NULL when out of

@@ -340,7 +340,7 @@ static void prescan(const char *path, struct span_ts *s) {
   if (eventring_cursor_open_file(&c, path) != 0) return;
   static const struct tool_handlers h = {
       pre_phase, pre_phase, pre_counter, pre_alloc, pre_life, pre_unit,
-      pre_int,   pre_span,  pre_custom,  NULL,      NULL};
+      pre_int,   pre_span,  pre_custom,  NULL,      NULL, NULL};
   eventring_callbacks *cb = tool_callbacks_new(&h);
   if (cb) {
     while (eventring_cursor_poll(c, cb, s, 0) > 0) {
@@ -577,6 +577,16 @@ static int f_lost(void *data, int domain, uint64_t count) {
   return 1;
 }
 
+static int f_window(void *data, int domain, uint64_t before) {
+  struct tool_filter *f = data;
+  struct fproc *p = proc(f);
+  if (!p || !domain_ok(f, domain)) return 1;
+  if (f->h->window) return f->h->window(f->data, domain, before);
+  if (f->h->lost_events) return f->h->lost_events(f->data, domain, before);
+  tool_source_window(f->src, domain, before);
+  return 1;
+}
+
 int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
                      void *data) {
   struct tool_filter *f = src->filter;
@@ -600,7 +610,7 @@ int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
   }
   static const struct tool_handlers fh = {
       f_begin, f_end,  f_counter, f_alloc,  f_lifecycle, f_unit,
-      f_int,   f_span, f_custom,  f_lost,   f_thread};
+      f_int,   f_span, f_custom,  f_lost,   f_thread, f_window};
   eventring_callbacks *fcb = tool_callbacks_new(&fh);
   if (!fcb) {
     tool_error("out of memory");

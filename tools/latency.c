@@ -21,7 +21,7 @@
  *          ...
  *            max    10.00 ms
  *
- *   not included: 1 pause cut by lost events, 0 unfinished, 0 unmatched ends
+ *   not included: 1 pause cut (by lost events or the window's start), 0 unfinished, 0 unmatched ends
  *
  * --json prints the same as one object, durations in nanoseconds:
  *
@@ -29,7 +29,8 @@
  *    "percentiles": {"50": N, "75": N, "90": N, "99": N, "99.9": N,
  *                    "99.99": N, "100": N},
  *    "relative_error": X, "cut": N, "unfinished": N, "unmatched_ends": N,
- *    "markers": N, "lost": N, "lost_unit": "events"|"words",
+ *    "markers": N, "lost": N, "before_window": N,
+ *    "lost_unit": "events"|"words",
  *    "dropped": N, "malformed": N}
  *
  * where min_ns .. percentiles are null when there is no pause, and
@@ -181,9 +182,14 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
   return 1;
 }
 
-static int on_lost(void *data, int domain, uint64_t count) {
+/* A loss (`window` 0) or the events before a ring's window: either way
+ * what was open then is cut. */
+static int cut(void *data, int domain, uint64_t count, int window) {
   struct latency *l = data;
-  tool_source_lost(l->src, domain, count);
+  if (window)
+    tool_source_window(l->src, domain, count);
+  else
+    tool_source_lost(l->src, domain, count);
   struct lat_proc *p = proc_of(l);
   if (!p) return 0;
   pauses_cut(&p->pauses, domain);
@@ -192,10 +198,18 @@ static int on_lost(void *data, int domain, uint64_t count) {
   return 1;
 }
 
+static int on_lost(void *data, int domain, uint64_t count) {
+  return cut(data, domain, count, 0);
+}
+
+static int on_window(void *data, int domain, uint64_t before) {
+  return cut(data, domain, before, 1);
+}
+
 /* What a report is about: one process, or the total of several. */
 struct lat_report {
   const struct histogram *hist;
-  uint64_t cut, unfinished, unmatched, markers, lost;
+  uint64_t cut, unfinished, unmatched, markers, lost, before;
   const char *lost_unit;
   int unrecorded_known;
   struct tool_unrecorded u;
@@ -249,7 +263,7 @@ static void print_text(const struct lat_report *p) {
   printf("GC pauses: %" PRIu64 " (outermost runtime phases, all domains)\n", n);
   print_body(h, "pause");
   if (p->cut || p->unfinished || p->unmatched)
-    printf("\nnot included: %" PRIu64 " %s cut by lost events, %" PRIu64
+    printf("\nnot included: %" PRIu64 " %s cut (by lost events or the window's start), %" PRIu64
            " unfinished, %" PRIu64 " unmatched %s\n",
            p->cut, plural(p->cut, "pause", "pauses"), p->unfinished,
            p->unmatched, plural(p->unmatched, "end", "ends"));
@@ -284,8 +298,9 @@ static void print_json(const struct lat_report *p) {
   analysis_json_double(stdout, HIST_RELATIVE_ERROR);
   printf(", \"cut\": %" PRIu64 ", \"unfinished\": %" PRIu64
          ", \"unmatched_ends\": %" PRIu64 ", \"markers\": %" PRIu64
-         ", \"lost\": %" PRIu64 ", \"lost_unit\": \"%s\"",
-         p->cut, p->unfinished, p->unmatched, p->markers, p->lost,
+         ", \"lost\": %" PRIu64 ", \"before_window\": %" PRIu64
+         ", \"lost_unit\": \"%s\"",
+         p->cut, p->unfinished, p->unmatched, p->markers, p->lost, p->before,
          p->lost_unit);
   if (p->unrecorded_known)
     printf(", \"dropped\": %" PRIu64 ", \"malformed\": %" PRIu64,
@@ -302,6 +317,7 @@ static void report(struct latency *l, int json) {
   memset(&r, 0, sizeof r);
   r.hist = l->hist;
   r.lost = src->lost_total;
+  r.before = src->before_total;
   r.lost_unit = tool_lost_unit(src->cursor);
   r.unrecorded_known = 1;
   int several = src->multi && (src->nprocs > 1 || src->cmd ||
@@ -339,6 +355,7 @@ static void report(struct latency *l, int json) {
     if (!q.hist) continue;
     if (lp) add_pauses(&q, &lp->pauses);
     q.lost = p->lost_total;
+    q.before = p->before_total;
     q.lost_unit = tool_lost_unit(p->cursor);
     q.unrecorded_known = 1;
     add_unrecorded(&q, p->cursor);
@@ -421,7 +438,7 @@ static void print_span(const struct span_stats *st, int phase, int json,
            phase ? "runtime phase at any depth" : "user span");
     print_body(h, "duration");
     if (a->cut || a->unfinished || a->unmatched)
-      printf("\nnot included: %" PRIu64 " %s cut by lost events, %" PRIu64
+      printf("\nnot included: %" PRIu64 " %s cut (by lost events or the window's start), %" PRIu64
              " unfinished, %" PRIu64 " unmatched %s\n",
              a->cut, plural(a->cut, "span", "spans"), a->unfinished,
              a->unmatched, plural(a->unmatched, "end", "ends"));
@@ -535,6 +552,7 @@ int tool_latency(int argc, char **argv) {
                                                 .lifecycle = on_lifecycle,
                                                 .user_span = on_user_span,
                                                 .lost_events = on_lost,
+                                                .window = on_window,
                                                 .thread = on_thread};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   l.hist = hist_create();

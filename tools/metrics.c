@@ -611,7 +611,7 @@ static eventring_callbacks *make_callbacks(void) {
   static const struct tool_handlers handlers = {
       on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
       on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
-      NULL /* thread-switch markers: not shown */};
+      NULL /* thread-switch markers: not shown */, NULL};
   return tool_callbacks_new(&handlers);
 }
 

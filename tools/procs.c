@@ -461,6 +461,8 @@ void tool_procs_lost_summary(const struct tool_source *src, FILE *out) {
     char label[160], buf[128];
     snprintf(label, sizeof label, "%s: ",
              tool_proc_label(p, buf, sizeof buf));
+    tool_window_line(out, p->cursor, p->path,
+                     src->nprocs > 1 ? label : "", p->before_total);
     tool_lost_lines(out, p->cursor, p->path, src->nprocs > 1 ? label : "",
                     p->lost_total, p->lost, p->lost_n);
   }

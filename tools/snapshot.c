@@ -30,6 +30,7 @@
 #include "internal.h"
 #include "snapshot.h"
 #include "tool.h"
+#include "analysis.h"
 
 #define HELP_REF "eventring snapshot --help"
 
@@ -248,5 +249,14 @@ int tool_snapshot(int argc, char **argv) {
           (long)pid,
           to_stdout ? "standard output" : outpath, st.events, st.domains,
           st.lost, st.bytes);
+  if (st.before) {
+    char span[32];
+    fprintf(stderr,
+            "eventring: the snapshot is a window of the run: its last %s "
+            "(ts %" PRIu64 " to %" PRIu64 "); %" PRIu64 " older events had "
+            "been overwritten before it was taken (not lost)\n",
+            analysis_duration(span, st.to - st.from), st.from, st.to,
+            st.before);
+  }
   return to_stdout ? tool_output_finish() : TOOL_EXIT_OK;
 }

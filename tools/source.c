@@ -750,6 +750,7 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
   src->cmd = taken ? taken_cmd : NULL;
   src->events_read = 0;
   src->lost_total = 0;
+  src->before_total = 0;
   src->lost = NULL;
   src->lost_n = 0;
   src->interrupted = 0;
@@ -899,6 +900,22 @@ int tool_source_on_lost(void *data, int domain, uint64_t count) {
   return 1;
 }
 
+void tool_source_window(struct tool_source *src, int domain,
+                        uint64_t before) {
+  (void)domain;
+  src->before_total = add_sat(src->before_total, before);
+  if (src->multi && src->proc < src->nprocs) {
+    struct tool_proc *p = src->procs[src->proc];
+    p->before_total = add_sat(p->before_total, before);
+  }
+}
+
+int tool_source_on_window(void *data, int domain, uint64_t before) {
+  (void)data;
+  if (current) tool_source_window(current, domain, before);
+  return 1;
+}
+
 int tool_unrecorded(const eventring_cursor *c, struct tool_unrecorded *u) {
   memset(u, 0, sizeof *u);
   if (!c) return 0;
@@ -997,12 +1014,25 @@ void tool_lost_lines(FILE *out, const eventring_cursor *c, const char *path,
           words ? "" : " (a larger ring: OCAMLRUNPARAM=e=18 or more)");
 }
 
+void tool_window_line(FILE *out, const eventring_cursor *c, const char *path,
+                      const char *label, uint64_t before) {
+  if (!before) return;
+  int words = c && eventring_cursor_lost_unit(c) == EVENTRING_LOST_WORDS;
+  fprintf(out, "eventring: %s%s: a window of the run: its rings had wrapped "
+          "before they were read, over %llu older %s (not lost: a ring "
+          "keeps the latest events)\n", label, path,
+          (unsigned long long)before,
+          words ? "ring words of events" : "events");
+}
+
 uint64_t tool_source_lost_summary(const struct tool_source *src, FILE *out) {
-  if (src->multi)
+  if (src->multi) {
     tool_procs_lost_summary(src, out);
-  else
+  } else {
+    tool_window_line(out, src->cursor, src->path, "", src->before_total);
     tool_lost_lines(out, src->cursor, src->path, "", src->lost_total,
                     src->lost, src->lost_n);
+  }
   return src->lost_total;
 }
 

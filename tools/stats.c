@@ -82,6 +82,8 @@ struct value_stat {
 
 struct domain_stat {
   uint64_t read, lost, pauses, gc;
+  uint64_t before;          /* overwritten before its window was read */
+  uint64_t first_ts, last_ts; /* its first and last events, when read > 0 */
 };
 
 /* The statistics of one process. */
@@ -190,7 +192,11 @@ static void saw(struct stats *s, int domain, uint64_t ts) {
   if (!s->any_ts || ts < s->first_ts) s->first_ts = ts;
   if (!s->any_ts || ts > s->last_ts) s->last_ts = ts;
   s->any_ts = 1;
-  if (domain >= 0 && domain < s->ndomains) s->domains[domain].read++;
+  if (domain < 0 || domain >= s->ndomains) return;
+  struct domain_stat *d = &s->domains[domain];
+  if (!d->read || ts < d->first_ts) d->first_ts = ts;
+  if (!d->read || ts > d->last_ts) d->last_ts = ts;
+  d->read++;
 }
 
 static void on_pause(void *arg, int domain, uint64_t duration) {
@@ -369,6 +375,19 @@ static int on_lost(void *data, int domain, uint64_t count) {
   return 1;
 }
 
+/* The oldest events of a ring had been overwritten before it was read:
+ * no loss, but what was open then is cut by the window's start. */
+static int on_window(void *data, int domain, uint64_t before) {
+  struct stats *s = cur(data);
+  if (!s) return 0;
+  tool_source_window(s->src, domain, before);
+  if (domain >= 0 && domain < s->ndomains)
+    s->domains[domain].before += before;
+  pauses_cut(&s->pauses, domain);
+  spans_cut(&s->spans, domain);
+  return 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* Reports.                                                             */
 /*                                                                      */
@@ -483,7 +502,7 @@ static void add_stats(struct report *r, const struct stats *s) {
   r->markers += s->pauses.markers;
   for (int d = 0; d < s->ndomains; d++) {
     const struct domain_stat *ds = &s->domains[d];
-    if (!ds->read && !ds->lost) continue; /* not listed */
+    if (!ds->read && !ds->lost && !ds->before) continue; /* not listed */
     struct domain_row *row = &r->doms[r->ndoms++];
     row->pid = s->pid;
     row->domain = d;
@@ -651,10 +670,18 @@ static uint64_t gc_total(const struct report *r) {
   return t;
 }
 
-/* The time the domains that have events could have spent: the wall time
- * once per domain (of every process). */
-static uint64_t domain_time(const struct report *r, uint64_t wall) {
-  return wall * (r->ndoms ? r->ndoms : 1);
+/* How long a domain existed, as far as its events tell: from its first
+ * to its last. */
+static uint64_t lifetime(const struct domain_stat *d) {
+  return d->read ? d->last_ts - d->first_ts : 0;
+}
+
+/* The time the domains could have spent in GC: each one's lifetime, so
+ * that a process that ran for part of the time weighs that part only. */
+static uint64_t domain_time(const struct report *r) {
+  uint64_t t = 0;
+  for (size_t d = 0; d < r->ndoms; d++) t += lifetime(&r->doms[d].d);
+  return t;
 }
 
 /* "domain 3" or "pid 12 domain 3", padded as the tables were. */
@@ -684,16 +711,17 @@ static void print_text(const struct report *r) {
   uint64_t wall = r->any_ts ? r->last_ts - r->first_ts : 0;
   uint64_t gc = gc_total(r);
   printf("wall time: %s (first to last event)\n", analysis_duration(a, wall));
-  printf("GC time:   %s in %" PRIu64 " pauses (%.2f%% of wall time, over "
-         "all domains)\n",
+  printf("GC time:   %s in %" PRIu64 " pauses (%.2f%% of the domains' "
+         "lifetimes)\n",
          analysis_duration(a, gc), r->pauses,
-         100 * share(gc, domain_time(r, wall)));
+         100 * share(gc, domain_time(r)));
   for (size_t d = 0; d < r->ndoms; d++) {
     const struct domain_row *row = &r->doms[d];
-    printf("  %s %10s in %" PRIu64 " pauses (%.2f%%)\n",
+    printf("  %s %10s in %" PRIu64 " pauses (%.2f%% of %s)\n",
            domain_label(name, sizeof name, r, row),
            analysis_duration(a, row->d.gc), row->d.pauses,
-           100 * share(row->d.gc, wall));
+           100 * share(row->d.gc, lifetime(&row->d)),
+           analysis_duration(b, lifetime(&row->d)));
   }
   if (r->cut || r->unfinished || r->unmatched)
     printf("  not included: %" PRIu64 " cut, %" PRIu64 " unfinished, %" PRIu64
@@ -788,11 +816,18 @@ static void print_text(const struct report *r) {
              wall ? (double)r->units[i].count * 1e9 / (double)wall : 0.0);
   }
 
-  uint64_t read = 0, lost = 0;
+  uint64_t read = 0, lost = 0, before = 0;
   for (size_t d = 0; d < r->ndoms; d++) {
     read += r->doms[d].d.read;
     lost += r->doms[d].d.lost;
+    before += r->doms[d].d.before;
   }
+  if (before)
+    printf("\nwindow: the run's last %s, %" PRIu64 " events from ts %" PRIu64
+           " to %" PRIu64 "; %" PRIu64 " older %s had been overwritten "
+           "before it was read (not lost)\n",
+           analysis_duration(a, wall), read, r->first_ts, r->last_ts, before,
+           strcmp(r->lost_unit, "words") ? "events" : "ring words");
   printf("\nevents: %" PRIu64 " read, %" PRIu64 " lost (%s)", read, lost,
          r->lost_unit);
   /* Only when there are some, so that the line reads as before. */
@@ -803,8 +838,11 @@ static void print_text(const struct report *r) {
   printf("\n");
   for (size_t d = 0; d < r->ndoms; d++) {
     const struct domain_row *row = &r->doms[d];
-    printf("  %s %12" PRIu64 " read %12" PRIu64 " lost\n",
+    printf("  %s %12" PRIu64 " read %12" PRIu64 " lost",
            domain_label(name, sizeof name, r, row), row->d.read, row->d.lost);
+    if (row->d.before)
+      printf(" %12" PRIu64 " before the window", row->d.before);
+    printf("\n");
   }
 }
 
@@ -853,7 +891,7 @@ static void print_json(const struct report *r) {
     fprintf(o, ", \"first_ts\": null, \"last_ts\": null");
 
   fprintf(o, ",\n \"gc\": {\"total_ns\": %" PRIu64 ", \"share\": ", gc);
-  analysis_json_double(o, share(gc, domain_time(r, wall)));
+  analysis_json_double(o, share(gc, domain_time(r)));
   fprintf(o,
           ", \"pauses\": %" PRIu64 ", \"cut\": %" PRIu64
           ", \"unfinished\": %" PRIu64 ", \"unmatched_ends\": %" PRIu64
@@ -866,7 +904,7 @@ static void print_json(const struct report *r) {
     fprintf(o, ", \"pauses\": %" PRIu64 ", \"total_ns\": %" PRIu64
                ", \"share\": ",
             row->d.pauses, row->d.gc);
-    analysis_json_double(o, share(row->d.gc, wall));
+    analysis_json_double(o, share(row->d.gc, lifetime(&row->d)));
     fputc('}', o);
   }
   fprintf(o, "]},\n \"phases\": [");
@@ -990,15 +1028,16 @@ static void print_json(const struct report *r) {
     fputc('}', o);
   }
 
-  uint64_t read = 0, lost = 0;
+  uint64_t read = 0, lost = 0, before = 0;
   for (size_t d = 0; d < r->ndoms; d++) {
     read += r->doms[d].d.read;
     lost += r->doms[d].d.lost;
+    before += r->doms[d].d.before;
   }
   fprintf(o,
           "],\n \"events\": {\"read\": %" PRIu64 ", \"lost\": %" PRIu64
-          ", \"lost_unit\": \"%s\", ",
-          read, lost, r->lost_unit);
+          ", \"lost_unit\": \"%s\", \"before_window\": %" PRIu64 ", ",
+          read, lost, r->lost_unit, before);
   if (r->unrecorded_known)
     fprintf(o, "\"dropped\": %" PRIu64 ", \"malformed\": %" PRIu64 ", ",
             r->dropped, r->malformed);
@@ -1009,8 +1048,10 @@ static void print_json(const struct report *r) {
     const struct domain_row *row = &r->doms[d];
     if (d) fputs(", ", o);
     json_domain(o, r, row);
-    fprintf(o, ", \"read\": %" PRIu64 ", \"lost\": %" PRIu64 "}", row->d.read,
-            row->d.lost);
+    fprintf(o,
+            ", \"read\": %" PRIu64 ", \"lost\": %" PRIu64
+            ", \"before_window\": %" PRIu64 "}",
+            row->d.read, row->d.lost, row->d.before);
   }
   fprintf(o, "]}");
 }
@@ -1084,7 +1125,7 @@ int tool_stats(int argc, char **argv) {
   static const struct tool_handlers handlers = {
       on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
       on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
-      on_thread /* spans pair on their thread's track */};
+      on_thread /* spans pair on their thread's track */, on_window};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   struct stats_set set = {.src = &src};
   if (!cb) {

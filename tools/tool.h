@@ -354,6 +354,7 @@ struct tool_source {
   uint64_t lost_total;  /* sum of what tool_source_lost() was told */
   uint64_t *lost;       /* per domain, lost_n entries (NULL: none lost) */
   int lost_n;
+  uint64_t before_total; /* before the windows (tool_source_window) */
   /* The signal (SIGINT, SIGTERM, SIGHUP) that interrupted reading, or 0.
    * Reading then stopped early but cleanly: every event read so far went
    * to the callbacks, and the subcommand should finish its output as
@@ -451,6 +452,14 @@ void tool_source_lost(struct tool_source *src, int domain, uint64_t count);
  * source being read by tool_source_read). */
 int tool_source_on_lost(void *data, int domain, uint64_t count);
 
+/* Subcommands call this from their window callback (or install
+ * tool_source_on_window): `before` events of `domain` had been
+ * overwritten before the source was first read, which is no loss; the
+ * summary says what was read is a window. */
+void tool_source_window(struct tool_source *src, int domain,
+                        uint64_t before);
+int tool_source_on_window(void *data, int domain, uint64_t before);
+
 /* Prints, when something was lost, one line to `out` (stderr, or the
  * subcommand's report) such as
  *   eventring: 1234 events lost (domain 0: 1200, domain 3: 34); ...
@@ -527,6 +536,7 @@ struct tool_proc {
   uint64_t events_read, lost_total;
   uint64_t *lost; /* per domain, lost_n entries */
   int lost_n;
+  uint64_t before_total; /* overwritten before its window */
   /* Internal to procs.c. */
   int state;
   int replaced; /* a later program of the same pid replaced the file */
@@ -556,6 +566,11 @@ void tool_procs_lost_summary(const struct tool_source *src, FILE *out);
 void tool_lost_lines(FILE *out, const eventring_cursor *c, const char *path,
                      const char *label, uint64_t lost_total,
                      const uint64_t *lost, int lost_n);
+/* The line of tool_source_lost_summary() that says a file was read from
+ * the middle, `before` events (or words) having been overwritten before
+ * it was first read; nothing when `before` is 0. */
+void tool_window_line(FILE *out, const eventring_cursor *c, const char *path,
+                      const char *label, uint64_t before);
 
 /* Adds a loss of `count` in `domain` to *total and to (*lost)[domain],
  * growing *lost (*lost_n entries) to the file's domain count. */

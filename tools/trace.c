@@ -1204,7 +1204,7 @@ int tool_trace(int argc, char **argv) {
   static const struct tool_handlers handlers = {
       on_begin,     on_end,      on_counter,   on_alloc,       on_lifecycle,
       on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
-      on_thread};
+      on_thread, NULL};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   if (t) t->wself = json ? trace_json_new(&t->w) : trace_fuchsia_new(&t->w);
   if (!t || !cb || !t->wself) {
