@@ -8,6 +8,7 @@
 
 #include "eventring.h"
 #include "harness.h"
+#include "lat_craft.h"
 #include "testlib.h"
 
 /* The text after " ts=" in a dump line, up to the next space. */
@@ -229,6 +230,46 @@ START_TEST(test_ocaml5_file_without_wall_clock) {
 }
 END_TEST
 
+
+/* One origin for a source, whatever is filtered: the earliest event is
+ * domain 1's, and domain 0's first event, 50 us later, shows as such with
+ * or without --domain 0, merged or not, and with an event filter. */
+START_TEST(test_origin_ignores_filters) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/origin.events", dir);
+  struct craft c;
+  craft_init(&c);
+  craft_begin(&c, 0, 1000050000, PH_MINOR);
+  craft_end(&c, 0, 1000060000, PH_MINOR);
+  craft_begin(&c, 1, 1000000000, PH_MINOR);
+  craft_end(&c, 1, 1000010000, PH_MINOR);
+  craft_begin(&c, 1, 1208000000, PH_MINOR);
+  craft_end(&c, 1, 1208000100, PH_MINOR);
+  craft_write(&c, path);
+  craft_free(&c);
+  const char *runs[][7] = {
+      {"dump", path, NULL},
+      {"dump", "--domain", "0", path, NULL},
+      {"dump", "--merge", "--domain", "0", path, NULL},
+      {"dump", "--event", "minor", "--domain", "0", path, NULL},
+  };
+  for (size_t i = 0; i < 4; i++) {
+    struct er_run r = er_run_tool(dir, runs[i], 0);
+    ck_assert_int_eq(er_exit_code(&r, "dump"), 0);
+    ck_assert_msg(strstr(r.out, "domain=0 ts=0.000050000 kind=runtime_begin") !=
+                      NULL,
+                  "run %zu: %s", i, r.out);
+    if (i == 0)
+      ck_assert_msg(strstr(r.out, "domain=1 ts=0.000000000 ") != NULL &&
+                        strstr(r.out, "domain=1 ts=0.208000000 ") != NULL,
+                    "%s", r.out);
+    er_run_free(&r);
+  }
+}
+END_TEST
+
 START_TEST(test_bad_time_mode) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
@@ -246,6 +287,7 @@ static TCase *tc_dump_time(void) {
   tcase_add_test(tc, test_fork_tree_one_offset);
   tcase_add_test(tc, test_ocaml5_file_without_wall_clock);
   tcase_add_test(tc, test_bad_time_mode);
+  tcase_add_test(tc, test_origin_ignores_filters);
   return tc;
 }
 
