@@ -323,9 +323,73 @@ START_TEST(test_alloc_totals) {
 }
 END_TEST
 
+/* GC shares in a process tree: a parent that lived 1 s with 10 ms of GC
+ * and a child that lived 70 ms of it with 23.569 ms.  Each domain's share
+ * is over its own lifetime, in the all-processes table as in its own;
+ * the total is over the time each domain existed, 1.07 s. */
+START_TEST(test_share_over_lifetimes) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char parent[PATH_MAX], child[PATH_MAX];
+  snprintf(parent, sizeof parent, "%s/parent.events", dir);
+  snprintf(child, sizeof child, "%s/child.events", dir);
+  struct craft c;
+  craft_init(&c);
+  craft_begin(&c, 0, 1000000000, PH_MINOR);
+  craft_end(&c, 0, 1010000000, PH_MINOR);
+  craft_begin(&c, 0, 2000000000, PH_MINOR);
+  craft_end(&c, 0, 2000000000, PH_MINOR);
+  craft_write(&c, parent);
+  craft_free(&c);
+  craft_init(&c);
+  craft_begin(&c, 0, 1500000000, PH_MINOR);
+  craft_end(&c, 0, 1523569000, PH_MINOR);
+  craft_begin(&c, 0, 1570000000, PH_MINOR);
+  craft_end(&c, 0, 1570000000, PH_MINOR);
+  craft_write(&c, child);
+  craft_free(&c);
+
+  const char *args[] = {"stats", "--json", parent, child, NULL};
+  struct lat_run r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  const char *gc = json_at(r.out, "gc");
+  double want = (10000000.0 + 23569000.0) / (1000000000.0 + 70000000.0);
+  double share = json_double(gc, "share");
+  ck_assert_msg(share > want * (1 - 1e-9) && share < want * (1 + 1e-9),
+                "total share %g, want %g: %s", share, want, gc);
+  /* The domain rows of the total, parent's then child's. */
+  const char *row = strstr(gc, "\"domains\"");
+  ck_assert_ptr_nonnull(row);
+  const char *p0 = strstr(row, "\"share\": ");
+  ck_assert_ptr_nonnull(p0);
+  const char *p1 = strstr(p0 + 1, "\"share\": ");
+  ck_assert_ptr_nonnull(p1);
+  ck_assert_msg(strtod(p0 + 9, NULL) > 0.00999 &&
+                    strtod(p0 + 9, NULL) < 0.01001,
+                "%s", row);
+  ck_assert_msg(strtod(p1 + 9, NULL) > 0.33669 &&
+                    strtod(p1 + 9, NULL) < 0.33671,
+                "%s", row);
+  lat_run_free(&r);
+
+  const char *text[] = {"stats", parent, child, NULL};
+  r = lat_run_tool(text);
+  lat_assert_ok(&r);
+  /* In the total's table and in the child's own, alike. */
+  const char *first = strstr(r.out, "(33.67% of 70.00 ms)");
+  ck_assert_msg(first != NULL, "%s", r.out);
+  ck_assert_msg(strstr(first + 1, "(33.67% of 70.00 ms)") != NULL, "%s",
+                r.out);
+  ck_assert_msg(strstr(r.out, "(3.14% of the domains' lifetimes)") != NULL,
+                "%s", r.out);
+  lat_run_free(&r);
+}
+END_TEST
+
 static TCase *tc_stats(void) {
   TCase *tc = er_tcase("stats");
   tcase_add_test(tc, test_crafted);
+  tcase_add_test(tc, test_share_over_lifetimes);
   tcase_add_test(tc, test_ocaml5_vectors);
   tcase_add_test(tc, test_c_program);
   tcase_add_test(tc, test_c_program_wrapped);

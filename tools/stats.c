@@ -8,9 +8,11 @@
  *     and the time spent in GC: the sum of the pauses (outermost phases
  *     but markers, as `eventring latency` counts them; "markers" says how
  *     many were left out), per domain and in total, with
- *     its share: of the wall time for each domain, and of the wall time
- *     times the number of domains that have events for the total, so
- *     that domains collecting at once never add up past 100 %.
+ *     its share: of the domain's lifetime (its first to its last event)
+ *     for each domain, and of the sum of the domains' lifetimes for the
+ *     total, so that domains collecting at once never add up past 100 %
+ *     and a process that lived for part of the time (a child in a tree)
+ *     weighs that part only.
  *   - Allocation bucket totals (the instrumented variant's alloc events),
  *     when there are any.
  *   - Each counter's last value (the one with the latest timestamp, in
@@ -18,6 +20,10 @@
  *   - User events: how many of each name and kind.
  *   - Events read and lost, per domain; lost counts are in the cursor's
  *     unit (events for eventring's files, ring words for OCaml 5's).
+ *     Events overwritten before the file was first read (a ring that had
+ *     wrapped: a snapshot, a preserved file, a live file read late) are
+ *     no loss: they are counted apart, as before the window, and the
+ *     text says what the window holds.
  *
  * --json prints the same as one object:
  *
@@ -34,8 +40,9 @@
  *    "user_events": [{"name": S, "kind": "unit"|"int"|"span"|"custom",
  *                     "count": N}, ...],
  *    "events": {"read": N, "lost": N, "lost_unit": "events"|"words",
- *               "dropped": N, "malformed": N,
- *               "domains": [{"domain": D, "read": N, "lost": N}, ...]}}
+ *               "before_window": N, "dropped": N, "malformed": N,
+ *               "domains": [{"domain": D, "read": N, "lost": N,
+ *                            "before_window": N}, ...]}}
  *
  * first_ts and last_ts are null (and wall_ns 0) when no event was read.
  * Phases, counters and user events are listed in order of first
