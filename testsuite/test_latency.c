@@ -491,11 +491,65 @@ START_TEST(test_usage) {
 }
 END_TEST
 
+/* A time window that starts inside a pause cuts it, as the start of a
+ * wrapped ring does: its end is no unmatched end (an instrumentation
+ * bug), and the pauses after it are counted whole. */
+START_TEST(test_since_cuts) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/since.events", dir);
+  struct craft c;
+  craft_init(&c);
+  /* 0 .. 1 ms: a pause of 1 ms with a nested phase; --since 500us lands
+   * inside both. */
+  craft_begin(&c, 0, 1000000, PH_MINOR);
+  craft_begin(&c, 0, 1200000, PH_MINOR_LOCAL_ROOTS);
+  craft_end(&c, 0, 1600000, PH_MINOR_LOCAL_ROOTS);
+  craft_end(&c, 0, 2000000, PH_MINOR);
+  uint64_t ts = craft_pause(&c, 0, 3000000, 10000);
+  ts = craft_pause(&c, 0, ts + 1000, 20000);
+  craft_write(&c, path);
+  craft_free(&c);
+
+  const char *args[] = {"latency", "--json", "--since", "500us", path, NULL};
+  struct lat_run r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  uint64_t v[] = {10000, 20000};
+  check_report(r.out, v, 2);
+  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
+  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
+  ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
+  lat_run_free(&r);
+
+  const char *phase[] = {"latency", "--json", "--since", "500us", "--phase",
+                         "minor",   path,     NULL};
+  r = lat_run_tool(phase);
+  lat_assert_ok(&r);
+  const char *m = strstr(r.out, "\"name\": \"minor\"");
+  ck_assert_msg(m != NULL, "%s", r.out);
+  ck_assert_uint_eq(json_u64(m, "count"), 2);
+  ck_assert_uint_eq(json_u64(m, "cut"), 1);
+  ck_assert_uint_eq(json_u64(m, "unmatched_ends"), 0);
+  lat_run_free(&r);
+
+  const char *stats[] = {"stats", "--json", "--since", "500us", path, NULL};
+  r = lat_run_tool(stats);
+  lat_assert_ok(&r);
+  const char *gc = json_at(r.out, "gc");
+  ck_assert_uint_eq(json_u64(gc, "pauses"), 2);
+  ck_assert_uint_eq(json_u64(gc, "cut"), 1);
+  ck_assert_uint_eq(json_u64(gc, "unmatched_ends"), 0);
+  lat_run_free(&r);
+}
+END_TEST
+
 static TCase *tc_crafted(void) {
   TCase *tc = er_tcase("crafted");
   tcase_add_test(tc, test_known_distribution);
   tcase_add_test(tc, test_nested);
   tcase_add_test(tc, test_start_cut);
+  tcase_add_test(tc, test_since_cuts);
   tcase_add_test(tc, test_gap);
   tcase_add_test(tc, test_empty);
   tcase_add_test(tc, test_markers);

@@ -76,6 +76,7 @@ struct tbound {
 };
 
 struct marker {
+  int early; /* events before the time window were left out */
   int pending;
   uint64_t ts;
   int64_t thread;
@@ -441,7 +442,20 @@ static int keep(struct tool_filter *f, struct fproc *p, int domain,
   }
   bounds(f, p, ts);
   if (p->bad) return 0;
+  if (ts < p->lo && domain >= 0 && domain < p->ndomains)
+    p->markers[domain].early = 1;
   return ts >= p->lo && ts < p->hi;
+}
+
+/* Before the first event kept after events left out for being before
+ * the time window: what was open then is cut by the window's start, as
+ * at the start of a ring that wrapped (a window of no overwritten
+ * event).  Returns the callback's answer. */
+static int window_start(struct tool_filter *f, struct fproc *p, int domain) {
+  if (domain < 0 || domain >= p->ndomains || !p->markers[domain].early)
+    return 1;
+  p->markers[domain].early = 0;
+  return f->h->window ? f->h->window(f->data, domain, 0) : 1;
 }
 
 /* Gives the held-back marker of `domain` before a kept event. */
@@ -459,6 +473,7 @@ static int flush_marker(struct tool_filter *f, struct fproc *p, int domain) {
   struct tool_filter *f = data;                                             \
   struct fproc *p = proc(f);                                                \
   if (!keep(f, p, domain, ts, (k), (name))) return !f->failed;              \
+  if (!window_start(f, p, domain)) return 0;                                \
   if (!flush_marker(f, p, domain)) return 0
 
 static int f_begin(void *data, int domain, uint64_t ts, int phase) {
@@ -551,6 +566,7 @@ static int f_thread(void *data, int domain, uint64_t ts, int64_t thread,
     memcpy(buf, name, n);
     buf[n] = '\0';
     if (!keep(f, p, domain, ts, F_THREAD, buf)) return !f->failed;
+    if (!window_start(f, p, domain)) return 0;
     return f->h->thread ? f->h->thread(f->data, domain, ts, thread, tid, name,
                                        len)
                         : 1;
