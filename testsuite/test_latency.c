@@ -20,8 +20,10 @@ static int cmp_u64(const void *a, const void *b) {
 }
 
 /* Runs `eventring latency --json` on `path` (plus `extra`, or NULL). */
+/* latency --json --per-phase: each outermost phase a pause, as the
+ * crafted files count them (test_merged tests the default). */
 static struct lat_run latency_json(const char *path, const char *extra) {
-  const char *args[] = {"latency", "--json", path, extra, NULL};
+  const char *args[] = {"latency", "--json", "--per-phase", path, extra, NULL};
   struct lat_run r = lat_run_tool(args);
   lat_assert_ok(&r);
   return r;
@@ -100,10 +102,12 @@ START_TEST(test_known_distribution) {
   lat_run_free(&r);
 
   /* The text report has the same numbers, in readable units. */
-  const char *args[] = {"latency", path, NULL};
+  const char *args[] = {"latency", "--per-phase", path, NULL};
   r = lat_run_tool(args);
   lat_assert_ok(&r);
-  ck_assert_msg(strstr(r.out, "GC pauses: 10003 ") != NULL, "%s", r.out);
+  ck_assert_msg(strstr(r.out, "GC pauses: 10003 (each outermost runtime "
+                              "phase, all domains)\n") != NULL,
+                "%s", r.out);
   ck_assert_msg(strstr(r.out, "1 ns") && strstr(r.out, "3600 s") &&
                     strstr(r.out, "99.99"),
                 "%s", r.out);
@@ -283,7 +287,7 @@ START_TEST(test_markers) {
   ck_assert_uint_eq(json_u64(r.out, "min_ns"), 10);
   lat_run_free(&r);
 
-  const char *text[] = {"latency", path, NULL};
+  const char *text[] = {"latency", "--per-phase", path, NULL};
   r = lat_run_tool(text);
   lat_assert_ok(&r);
   ck_assert_msg(strstr(r.out, "GC pauses: 5 ") != NULL, "%s", r.out);
@@ -457,6 +461,17 @@ START_TEST(test_c_program) {
   er_ring_path_for(path, sizeof path, dir, pid);
   struct lat_run r = latency_json(path, NULL);
   ck_assert_uint_eq(json_u64(r.out, "pauses"), 320);
+  ck_assert_msg(strstr(r.out, "\"view\": \"phase\", \"merged\": 0,"), "%s",
+                r.out);
+  lat_run_free(&r);
+  /* As the program saw them: the phases that lat_phases wrote back to
+   * back are one pause; every phase is in one. */
+  const char *args[] = {"latency", "--json", path, NULL};
+  r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  ck_assert_msg(strstr(r.out, "\"view\": \"program\""), "%s", r.out);
+  ck_assert_uint_eq(json_u64(r.out, "pauses") + json_u64(r.out, "merged"),
+                    320);
   ck_assert_uint_eq(json_u64(r.out, "cut"), 0);
   ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
   ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
@@ -544,6 +559,86 @@ START_TEST(test_since_cuts) {
 }
 END_TEST
 
+/* OCaml 4.13's normal runtime: a minor collection and the major slice
+ * that starts 87 ns after it are one pause as the program sees it; a
+ * slice that begins 1 us or more later, or after an event of the
+ * program, is another; --per-phase counts each phase. */
+START_TEST(test_merged) {
+  ER_NEED_TOOL();
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  snprintf(path, sizeof path, "%s/merged.events", dir);
+  struct craft c;
+  craft_init(&c);
+  craft_user_name(&c, 0, "app.tick");
+  /* 1: minor 100 us, major_slice 87 ns later for 50 us: one pause of
+   * 150.087 us. */
+  craft_begin(&c, 0, 1000000, PH_MINOR);
+  craft_end(&c, 0, 1100000, PH_MINOR);
+  craft_begin(&c, 0, 1100087, PH_MAJOR_SLICE);
+  craft_end(&c, 0, 1150087, PH_MAJOR_SLICE);
+  /* 2, 3: a slice 1 us after a minor of 10 us: two pauses. */
+  craft_begin(&c, 0, 2000000, PH_MINOR);
+  craft_end(&c, 0, 2010000, PH_MINOR);
+  craft_begin(&c, 0, 2011000, PH_MAJOR_SLICE);
+  craft_end(&c, 0, 2031000, PH_MAJOR_SLICE);
+  /* 4, 5: 50 ns apart, but the program wrote an event between. */
+  craft_begin(&c, 0, 3000000, PH_MINOR);
+  craft_end(&c, 0, 3040000, PH_MINOR);
+  craft_user_unit(&c, 0, 3040020, 0);
+  craft_begin(&c, 0, 3040050, PH_MAJOR_SLICE);
+  craft_end(&c, 0, 3070050, PH_MAJOR_SLICE);
+  /* 6: three phases back to back, and a marker between two of them
+   * (the GC's, not the program's). */
+  craft_begin(&c, 0, 4000000, PH_MINOR);
+  craft_end(&c, 0, 4001000, PH_MINOR);
+  craft_begin(&c, 0, 4001100, PH_MAJOR_SLICE);
+  craft_end(&c, 0, 4002000, PH_MAJOR_SLICE);
+  craft_begin(&c, 0, 4002100, PH_MAJOR_GC_PHASE_CHANGE);
+  craft_end(&c, 0, 4002110, PH_MAJOR_GC_PHASE_CHANGE);
+  craft_begin(&c, 0, 4002200, PH_MINOR);
+  craft_end(&c, 0, 4003000, PH_MINOR);
+  /* Domain 1: a pause 50 ns after domain 0's ended is its own. */
+  craft_begin(&c, 1, 4003050, PH_MINOR);
+  craft_end(&c, 1, 4004050, PH_MINOR);
+  craft_write(&c, path);
+  craft_free(&c);
+
+  const char *json[] = {"latency", "--json", path, NULL};
+  struct lat_run r = lat_run_tool(json);
+  lat_assert_ok(&r);
+  uint64_t v[] = {150087, 10000, 20000, 40000, 30000, 3000, 1000};
+  check_report(r.out, v, 7);
+  ck_assert_msg(strstr(r.out, "\"view\": \"program\", \"merged\": 3,"),
+                "%s", r.out);
+  ck_assert_uint_eq(json_u64(r.out, "markers"), 1);
+  lat_run_free(&r);
+
+  const char *phase[] = {"latency", "--json", "--per-phase", path, NULL};
+  r = lat_run_tool(phase);
+  lat_assert_ok(&r);
+  uint64_t w[] = {100000, 50000, 10000, 20000, 40000,
+                  30000,  1000,  900,   800,   1000};
+  check_report(r.out, w, 10);
+  ck_assert_msg(strstr(r.out, "\"view\": \"phase\", \"merged\": 0,"),
+                "%s", r.out);
+  lat_run_free(&r);
+
+  const char *text[] = {"latency", path, NULL};
+  r = lat_run_tool(text);
+  lat_assert_ok(&r);
+  ck_assert_msg(strstr(r.out, "GC pauses: 7 (as the program saw them, all "
+                              "domains; 3 back-to-back phases joined)\n"),
+                "%s", r.out);
+  lat_run_free(&r);
+
+  const char *bad[] = {"stats", "--per-phase", path, NULL};
+  r = lat_run_tool(bad);
+  ck_assert_int_eq(r.status, 2);
+  lat_run_free(&r);
+}
+END_TEST
+
 static TCase *tc_crafted(void) {
   TCase *tc = er_tcase("crafted");
   tcase_add_test(tc, test_known_distribution);
@@ -553,6 +648,7 @@ static TCase *tc_crafted(void) {
   tcase_add_test(tc, test_gap);
   tcase_add_test(tc, test_empty);
   tcase_add_test(tc, test_markers);
+  tcase_add_test(tc, test_merged);
   return tc;
 }
 

@@ -25,8 +25,12 @@ struct pause_domain {
   int unsure;      /* a cut came before: the true depth is unknown */
   int cut_counted; /* this stretch's cut pause has been counted */
   int top_nested;  /* a phase began inside the outermost open one */
-  uint64_t *prov;  /* provisional pauses (durations) while unsure */
+  uint64_t *prov;  /* provisional pauses (start, end pairs) while unsure */
   size_t nprov, capprov;
+  /* With merge: the last pause, held until the next one shows whether
+   * it follows with no mutator time between. */
+  int held;
+  uint64_t held_start, held_end;
   struct frame stack[STACK_MAX];
 };
 
@@ -60,35 +64,74 @@ static struct pause_domain *dom(struct pauses *p, int domain) {
   return p->domains[domain];
 }
 
-static void report(struct pauses *p, int domain, uint64_t duration) {
+/* In the provisional list: the program ran here (pauses_activity). */
+#define ACTIVITY UINT64_MAX
+
+static void emit(struct pauses *p, int domain, uint64_t duration) {
   p->count++;
   if (p->on_pause) p->on_pause(p->arg, domain, duration);
+}
+
+/* The held pause of `d`, if any, is over: it goes to the callback. */
+static void release(struct pauses *p, int domain, struct pause_domain *d) {
+  if (!d->held) return;
+  d->held = 0;
+  emit(p, domain, d->held_end - d->held_start);
+}
+
+/* A pause from `start` to `end`, certain.  With merge, one that begins
+ * less than PAUSES_MERGE_GAP_NS after the held one ended, with nothing
+ * of the program's between (pauses_activity), extends it. */
+static void report(struct pauses *p, int domain, struct pause_domain *d,
+                   uint64_t start, uint64_t end) {
+  if (start == ACTIVITY) {
+    release(p, domain, d);
+    return;
+  }
+  if (end < start) end = start;
+  if (!p->merge) {
+    emit(p, domain, end - start);
+    return;
+  }
+  if (d->held && start >= d->held_end &&
+      start - d->held_end < PAUSES_MERGE_GAP_NS) {
+    d->held_end = end;
+    p->merged++;
+    return;
+  }
+  release(p, domain, d);
+  d->held = 1;
+  d->held_start = start;
+  d->held_end = end;
 }
 
 /* The stretch since the last cut is over, or long enough to be sure of:
  * its provisional pauses are real. */
 static void confirm(struct pauses *p, int domain, struct pause_domain *d) {
-  for (size_t i = 0; i < d->nprov; i++) report(p, domain, d->prov[i]);
+  for (size_t i = 0; i < d->nprov; i++)
+    report(p, domain, d, d->prov[2 * i], d->prov[2 * i + 1]);
   d->nprov = 0;
   d->unsure = 0;
 }
 
 static void provisional(struct pauses *p, int domain, struct pause_domain *d,
-                        uint64_t duration) {
+                        uint64_t start, uint64_t end) {
   if (d->nprov == d->capprov) {
     size_t cap = d->capprov ? 2 * d->capprov : 64;
-    uint64_t *np = realloc(d->prov, cap * sizeof *np);
+    uint64_t *np = realloc(d->prov, 2 * cap * sizeof *np);
     if (!np) {
       /* Without room to wait and see, take the pause as it looks. */
       p->oom = 1;
       confirm(p, domain, d);
-      report(p, domain, duration);
+      report(p, domain, d, start, end);
       return;
     }
     d->prov = np;
     d->capprov = cap;
   }
-  d->prov[d->nprov++] = duration;
+  d->prov[2 * d->nprov] = start;
+  d->prov[2 * d->nprov + 1] = end;
+  d->nprov++;
   if (d->nprov >= PAUSES_PROVISIONAL_MAX) confirm(p, domain, d);
 }
 
@@ -148,13 +191,12 @@ int pauses_end(struct pauses *p, int domain, uint64_t ts, int phase,
   d->depth = j;
   *start = d->stack[j].ts;
   if (j == 0) {
-    uint64_t duration = ts >= *start ? ts - *start : 0;
     if (!d->top_nested && marker_phase(p, phase))
       p->markers++;
     else if (d->unsure)
-      provisional(p, domain, d, duration);
+      provisional(p, domain, d, *start, ts);
     else
-      report(p, domain, duration);
+      report(p, domain, d, *start, ts);
   }
   return 1;
 }
@@ -163,6 +205,7 @@ void pauses_cut(struct pauses *p, int domain) {
   struct pause_domain *d = dom(p, domain);
   if (!d) return;
   confirm(p, domain, d);
+  release(p, domain, d);
   /* The ends without a begin that may follow are most likely those of
    * the pause in progress: it is counted once. */
   d->cut_counted = d->depth || d->deeper;
@@ -176,9 +219,22 @@ void pauses_restart(struct pauses *p, int domain) {
   struct pause_domain *d = dom(p, domain);
   if (!d) return;
   confirm(p, domain, d);
+  release(p, domain, d);
   if (d->depth || d->deeper) p->unfinished++;
   d->depth = 0;
   d->deeper = 0;
+}
+
+void pauses_activity(struct pauses *p, int domain) {
+  if (!p->merge || domain < 0 || domain >= p->ndomains) return;
+  struct pause_domain *d = p->domains[domain];
+  if (!d) return;
+  /* Behind provisional pauses, the activity waits in their list, so
+   * that confirm() sees it in order. */
+  if (!d->nprov)
+    release(p, domain, d);
+  else if (d->prov[2 * (d->nprov - 1)] != ACTIVITY)
+    provisional(p, domain, d, ACTIVITY, ACTIVITY);
 }
 
 void pauses_lifecycle(struct pauses *p, int domain, int kind) {
@@ -187,6 +243,8 @@ void pauses_lifecycle(struct pauses *p, int domain, int kind) {
   else if (kind == EVENTRING_LIFECYCLE_DOMAIN_SPAWN ||
            kind == EVENTRING_LIFECYCLE_DOMAIN_TERMINATE)
     pauses_restart(p, domain);
+  else
+    pauses_activity(p, domain);
 }
 
 void pauses_finish(struct pauses *p) {
@@ -194,6 +252,7 @@ void pauses_finish(struct pauses *p) {
     struct pause_domain *d = p->domains[i];
     if (!d) continue;
     confirm(p, i, d);
+    release(p, i, d);
     if (d->depth || d->deeper) p->unfinished++;
     d->depth = 0;
     d->deeper = 0;
@@ -258,7 +317,8 @@ int analysis_open(int argc, char **argv, const char *help_ref,
   memset(src, 0, sizeof *src);
   opts->json = 0;
   opts->nspan = opts->nphase = 0;
-  enum { OPT_JSON = TOOL_OPT_OWN, OPT_SPAN, OPT_PHASE };
+  opts->per_phase = 0;
+  enum { OPT_JSON = TOOL_OPT_OWN, OPT_SPAN, OPT_PHASE, OPT_PER_PHASE };
   static const struct option longopts[] = {
       TOOL_SOURCE_OPTIONS,
       TOOL_FILTER_OPTIONS,
@@ -266,6 +326,7 @@ int analysis_open(int argc, char **argv, const char *help_ref,
       {"json", no_argument, NULL, OPT_JSON},
       {"span", required_argument, NULL, OPT_SPAN},
       {"phase", required_argument, NULL, OPT_PHASE},
+      {"per-phase", no_argument, NULL, OPT_PER_PHASE},
       {NULL, 0, NULL, 0},
   };
   const char *output = NULL;
@@ -275,6 +336,11 @@ int analysis_open(int argc, char **argv, const char *help_ref,
       opts->json = 1;
     } else if (c == 'o') {
       output = optarg;
+    } else if (c == OPT_PER_PHASE && opts->spans_allowed) {
+      opts->per_phase = 1;
+    } else if (c == OPT_PER_PHASE) {
+      return tool_usage_error(help_ref, "--per-phase is an option of "
+                              "'eventring latency'");
     } else if ((c == OPT_SPAN || c == OPT_PHASE) && opts->spans_allowed) {
       char **v = c == OPT_SPAN ? opts->span : opts->phase;
       int *n = c == OPT_SPAN ? &opts->nspan : &opts->nphase;

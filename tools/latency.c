@@ -2,7 +2,9 @@
  *
  * A pause is an outermost runtime phase of a domain, but for the empty
  * marker spans of OCaml 4.13's GC hooks (analysis.h: which those are, and
- * how nesting, lost events and pauses left open are handled).  Every pause's
+ * how nesting, lost events and pauses left open are handled); by
+ * default, as the program sees it: outermost phases with no mutator time
+ * between them are one pause (analysis.h), unless --per-phase.  Every pause's
  * duration goes into a histogram with bounded relative error
  * (histogram.h), and the report gives, as olly's does, the number of
  * pauses, the mean, standard deviation, minimum and maximum (exact), and
@@ -12,7 +14,11 @@
  *
  * Text report (durations in readable units):
  *
- *   GC pauses: 10000 (outermost runtime phases, all domains)
+ *   GC pauses: 10000 (as the program saw them, all domains; 0 back-to-back
+ *   phases joined)
+ *
+ * or, with --per-phase, "GC pauses: N (each outermost runtime phase, all
+ * domains)".
  *     mean    5.001 ms    stddev  2.887 ms
  *     min     1.000 ms    max     10.00 ms
  *
@@ -25,7 +31,8 @@
  *
  * --json prints the same as one object, durations in nanoseconds:
  *
- *   {"pauses": N, "min_ns": N, "max_ns": N, "mean_ns": X, "stddev_ns": X,
+ *   {"pauses": N, "view": "program"|"phase", "merged": N,
+ *    "min_ns": N, "max_ns": N, "mean_ns": X, "stddev_ns": X,
  *    "percentiles": {"50": N, "75": N, "90": N, "99": N, "99.9": N,
  *                    "99.99": N, "100": N},
  *    "relative_error": X, "cut": N, "unfinished": N, "unmatched_ends": N,
@@ -35,7 +42,9 @@
  *
  * where min_ns .. percentiles are null when there is no pause, and
  * relative_error is the histogram's bound on the percentiles' error, and
- * markers counts the outermost marker spans, which are not pauses.
+ * markers counts the outermost marker spans, which are not pauses; view
+ * says which pauses (as the program saw them, or each outermost phase,
+ * --per-phase) and merged how many phases were joined to the one before.
  */
 #include <fnmatch.h>
 #include <getopt.h>
@@ -120,6 +129,7 @@ static struct lat_proc *proc_of(struct latency *l) {
         spans_init(&p->spans, c, nd, 0, o->span, o->nspan) < 0 ||
         spans_init(&p->phases, c, nd, 1, o->phase, o->nphase) < 0)
       goto oom;
+    p->pauses.merge = !o->per_phase;
     p->ready = 1;
   }
   if (p->spans.oom || p->phases.oom) goto oom;
@@ -147,10 +157,37 @@ static int on_end(void *data, int domain, uint64_t ts, int phase) {
   return 1;
 }
 
+/* The program ran: a pause that follows is another one. */
+static int activity(void *data, int domain) {
+  struct lat_proc *p = proc_of(data);
+  if (!p) return 0;
+  pauses_activity(&p->pauses, domain);
+  return 1;
+}
+
+static int on_user_unit(void *data, int domain, uint64_t ts, int id,
+                        const char *name) {
+  (void)ts, (void)id, (void)name;
+  return activity(data, domain);
+}
+
+static int on_user_int(void *data, int domain, uint64_t ts, int id,
+                       const char *name, int64_t v) {
+  (void)ts, (void)id, (void)name, (void)v;
+  return activity(data, domain);
+}
+
+static int on_user_custom(void *data, int domain, uint64_t ts, int id,
+                          const char *name, const void *b, size_t len) {
+  (void)ts, (void)id, (void)name, (void)b, (void)len;
+  return activity(data, domain);
+}
+
 static int on_user_span(void *data, int domain, uint64_t ts, int id,
                         const char *name, int is_end) {
   struct lat_proc *p = proc_of(data);
   if (!p) return 0;
+  pauses_activity(&p->pauses, domain);
   if (!p->l->opts->nspan) return 1;
   if (is_end)
     spans_end(&p->spans, domain, ts, id, name);
@@ -164,6 +201,7 @@ static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
   (void)ts, (void)name, (void)len;
   struct lat_proc *p = proc_of(data);
   if (!p) return 0;
+  pauses_activity(&p->pauses, domain);
   spans_thread(&p->spans, domain, thread, tid);
   spans_thread(&p->phases, domain, thread, tid);
   return 1;
@@ -209,7 +247,8 @@ static int on_window(void *data, int domain, uint64_t before) {
 /* What a report is about: one process, or the total of several. */
 struct lat_report {
   const struct histogram *hist;
-  uint64_t cut, unfinished, unmatched, markers, lost, before;
+  uint64_t cut, unfinished, unmatched, markers, merged, lost, before;
+  int per_phase; /* --per-phase: each outermost phase its own pause */
   const char *lost_unit;
   int unrecorded_known;
   struct tool_unrecorded u;
@@ -220,6 +259,7 @@ static void add_pauses(struct lat_report *r, const struct pauses *p) {
   r->unfinished += p->unfinished;
   r->unmatched += p->unmatched;
   r->markers += p->markers;
+  r->merged += p->merged;
 }
 
 static void add_unrecorded(struct lat_report *r, const eventring_cursor *c) {
@@ -260,7 +300,13 @@ static void print_body(const struct histogram *h, const char *what) {
 static void print_text(const struct lat_report *p) {
   const struct histogram *h = p->hist;
   uint64_t n = hist_count(h);
-  printf("GC pauses: %" PRIu64 " (outermost runtime phases, all domains)\n", n);
+  if (p->per_phase)
+    printf("GC pauses: %" PRIu64 " (each outermost runtime phase, all "
+           "domains)\n", n);
+  else
+    printf("GC pauses: %" PRIu64 " (as the program saw them, all domains; "
+           "%" PRIu64 " back-to-back %s joined)\n",
+           n, p->merged, plural(p->merged, "phase", "phases"));
   print_body(h, "pause");
   if (p->cut || p->unfinished || p->unmatched)
     printf("\nnot included: %" PRIu64 " %s cut (by lost events or the window's start), %" PRIu64
@@ -292,7 +338,8 @@ static void print_dist_json(const struct histogram *h) {
 /* The report's fields, without the braces. */
 static void print_json(const struct lat_report *p) {
   const struct histogram *h = p->hist;
-  printf("\"pauses\": %" PRIu64, hist_count(h));
+  printf("\"pauses\": %" PRIu64 ", \"view\": \"%s\", \"merged\": %" PRIu64,
+         hist_count(h), p->per_phase ? "phase" : "program", p->merged);
   print_dist_json(h);
   printf(", \"relative_error\": ");
   analysis_json_double(stdout, HIST_RELATIVE_ERROR);
@@ -316,6 +363,7 @@ static void report(struct latency *l, int json) {
   struct lat_report r;
   memset(&r, 0, sizeof r);
   r.hist = l->hist;
+  r.per_phase = l->opts->per_phase;
   r.lost = src->lost_total;
   r.before = src->before_total;
   r.lost_unit = tool_lost_unit(src->cursor);
@@ -352,6 +400,7 @@ static void report(struct latency *l, int json) {
     struct lat_report q;
     memset(&q, 0, sizeof q);
     q.hist = lp ? lp->hist : none;
+    q.per_phase = l->opts->per_phase;
     if (!q.hist) continue;
     if (lp) add_pauses(&q, &lp->pauses);
     q.lost = p->lost_total;
@@ -532,7 +581,11 @@ static void help(void) {
       "Print the distribution of GC pause times: the number of pauses "
       "(outermost\n"
       "runtime phases), their mean, standard deviation, minimum, maximum and\n"
-      "percentiles (within 0.05%).  With --span NAME or --phase NAME, the\n"
+      "percentiles (within 0.05%).  Pauses are as the program saw them:\n"
+      "outermost phases with no program time between them (a minor\n"
+      "collection and the major slice right after it) are one pause.\n"
+      "  --per-phase    count each outermost phase as a pause of its own\n"
+      "With --span NAME or --phase NAME, the\n"
       "same for the durations of a user span or of a runtime phase (at any\n"
       "depth) instead:\n"
       "  --span NAME    a user span (repeatable; NAME may be a glob: 'http.*')\n"
@@ -550,7 +603,10 @@ int tool_latency(int argc, char **argv) {
   static const struct tool_handlers handlers = {.runtime_begin = on_begin,
                                                 .runtime_end = on_end,
                                                 .lifecycle = on_lifecycle,
+                                                .user_unit = on_user_unit,
+                                                .user_int = on_user_int,
                                                 .user_span = on_user_span,
+                                                .user_custom = on_user_custom,
                                                 .lost_events = on_lost,
                                                 .window = on_window,
                                                 .thread = on_thread};
@@ -563,6 +619,7 @@ int tool_latency(int argc, char **argv) {
     rc = TOOL_EXIT_INPUT;
     goto out;
   }
+  l.pauses.merge = !opts.per_phase;
   rc = tool_source_read(&src, cb, &l);
   if (l.failed) rc = TOOL_EXIT_INPUT;
   /* After a read error the report would look complete without being so:
