@@ -38,8 +38,8 @@ static char *run_on_terminal(const char *path, const char *span) {
   if (openpty(&master, &slave, NULL, NULL, NULL) < 0) return NULL;
   fcntl(master, F_SETFD, FD_CLOEXEC);
   fcntl(slave, F_SETFD, FD_CLOEXEC);
-  char *argv[] = {(char *)er_tool_path(), "latency", (char *)path, NULL,
-                  NULL, NULL};
+  char *argv[] = {(char *)er_tool_path(), "latency", "--per-phase",
+                  (char *)path, NULL, NULL};
   if (span) {
     argv[2] = "--span";
     argv[3] = (char *)span;

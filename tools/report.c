@@ -545,6 +545,17 @@ static int on_lost(void *data, int domain, uint64_t count) {
   return 1;
 }
 
+/* The events overwritten before a ring's window: no loss, but what was
+ * open at the window's start is cut. */
+static int on_window(void *data, int domain, uint64_t before) {
+  struct report *r = data;
+  tool_source_window(r->src, domain, before);
+  struct rproc *p = proc_of(r);
+  if (!p) return 0;
+  cut(r, p, domain);
+  return 1;
+}
+
 /* ------------------------------------------------------------------ */
 /* The page.                                                            */
 
@@ -1227,6 +1238,7 @@ int tool_report(int argc, char **argv) {
       .user_span = on_user_span,
       .user_custom = on_user_custom,
       .lost_events = on_lost,
+      .window = on_window,
       .thread = on_thread /* spans pair on their thread's track */};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
   r.gc = hist_create();
