@@ -386,10 +386,66 @@ START_TEST(test_share_over_lifetimes) {
 }
 END_TEST
 
+/* A real process tree: two processes, one after the other, each with
+ * GC pauses.  Each one's share is over its own lifetime, in its section
+ * and in the table of all, and the total is over the sum of their
+ * lifetimes, not over the whole run's wall time twice. */
+START_TEST(test_share_in_tree) {
+  ER_NEED_TOOL();
+  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
+  if (!progs) ER_SKIP("EVENTRING_TEST_PROGS is not set");
+  char cmd[2 * PATH_MAX + 16];
+  snprintf(cmd, sizeof cmd, "%s/lat_phases; %s/lat_phases", progs, progs);
+  char out[PATH_MAX];
+  snprintf(out, sizeof out, "%s/tree.json", er_tmpdir());
+  const char *args[] = {"stats", "--json", "-o", out, "--", "sh", "-c", cmd,
+                        NULL};
+  struct lat_run r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  free(r.out);
+  r.out = er_slurp(out, NULL);
+  ck_assert_ptr_nonnull(r.out);
+  const char *procs = json_at(r.out, "processes");
+  ck_assert_ptr_nonnull(procs);
+  const char *rows = strstr(json_at(r.out, "gc"), "\"domains\"");
+  ck_assert_ptr_nonnull(rows);
+  double gc_sum = 0, life_sum = 0;
+  const char *p = procs;
+  for (int i = 0; i < 2; i++) {
+    p = strstr(p + 1, "{\"pid\": ");
+    ck_assert_msg(p != NULL, "%s", procs);
+    /* lat_phases writes in domain 0 only: its wall time is its
+     * domain's lifetime. */
+    uint64_t wall = json_u64(p, "wall_ns");
+    const char *gc = json_at(p, "gc");
+    uint64_t total = json_u64(gc, "total_ns");
+    double share = json_double(gc, "share");
+    double want = (double)total / (double)wall;
+    ck_assert_msg(total > 0 && share > want * (1 - 1e-9) &&
+                      share < want * (1 + 1e-9),
+                  "process %d: share %g, %" PRIu64 " / %" PRIu64, i, share,
+                  total, wall);
+    rows = strstr(rows + 1, "\"share\": ");
+    ck_assert_ptr_nonnull(rows);
+    double row = strtod(rows + 9, NULL);
+    ck_assert_msg(row > want * (1 - 1e-9) && row < want * (1 + 1e-9),
+                  "row %d of all: %g, its own %g", i, row, want);
+    gc_sum += (double)total;
+    life_sum += (double)wall;
+  }
+  double share = json_double(json_at(r.out, "gc"), "share");
+  ck_assert_msg(share > gc_sum / life_sum * (1 - 1e-9) &&
+                    share < gc_sum / life_sum * (1 + 1e-9),
+                "total share %g, want %g", share, gc_sum / life_sum);
+  lat_run_free(&r);
+}
+END_TEST
+
 static TCase *tc_stats(void) {
   TCase *tc = er_tcase("stats");
   tcase_add_test(tc, test_crafted);
   tcase_add_test(tc, test_share_over_lifetimes);
+  tcase_add_test(tc, test_share_in_tree);
   tcase_add_test(tc, test_ocaml5_vectors);
   tcase_add_test(tc, test_c_program);
   tcase_add_test(tc, test_c_program_wrapped);
