@@ -480,6 +480,59 @@ START_TEST(test_c_program) {
 }
 END_TEST
 
+/* A real program's file, read from a time inside its first pause
+ * (found in its dump): that pause is cut by the window's start, and no
+ * end is unmatched. */
+START_TEST(test_since_real) {
+  ER_NEED_TOOL();
+  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
+  if (!progs) ER_SKIP("EVENTRING_TEST_PROGS is not set");
+  const char *dir = er_tmpdir();
+  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
+  char prog[PATH_MAX];
+  snprintf(prog, sizeof prog, "%s/lat_phases", progs);
+  char *argv[] = {prog, NULL};
+  FILE *out, *err;
+  pid_t pid = lat_start(argv, &out, &err);
+  struct lat_run p = lat_finish(pid, out, err);
+  ck_assert_msg(p.status == 0, "lat_phases: status %d, %s", p.status, p.err);
+  lat_run_free(&p);
+  char path[PATH_MAX];
+  er_ring_path_for(path, sizeof path, dir, pid);
+  const char *dump[] = {"dump", "--time=raw", path, NULL};
+  struct lat_run d = lat_run_tool(dump);
+  lat_assert_ok(&d);
+  /* The first event, and the first minor's begin and end. */
+  uint64_t first = 0, begin = 0, end = 0;
+  for (char *l = d.out; l && *l;) {
+    char *nl = strchr(l, '\n');
+    if (nl) *nl = '\0';
+    unsigned long long ts;
+    if (sscanf(l, "domain=0 ts=%llu ", &ts) == 1) {
+      if (!first) first = ts;
+      if (!begin && strstr(l, " kind=runtime_begin name=minor "))
+        begin = ts;
+      else if (begin && !end && strstr(l, " kind=runtime_end name=minor "))
+        end = ts;
+    }
+    l = nl ? nl + 1 : NULL;
+  }
+  lat_run_free(&d);
+  ck_assert_msg(first && begin && end > begin, "no minor in the dump");
+  ck_assert_uint_gt(end - begin, 1);
+  char since[64];
+  snprintf(since, sizeof since, "%" PRIu64 "ns", begin + 1 - first);
+  const char *args[] = {"latency", "--json", "--per-phase", "--since", since,
+                        path,      NULL};
+  struct lat_run r = lat_run_tool(args);
+  lat_assert_ok(&r);
+  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
+  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
+  ck_assert_uint_eq(json_u64(r.out, "pauses"), 319);
+  lat_run_free(&r);
+}
+END_TEST
+
 /* Bad usage is one line and status 2. */
 START_TEST(test_usage) {
   ER_NEED_TOOL();
@@ -656,6 +709,7 @@ static TCase *tc_real(void) {
   TCase *tc = er_tcase("real");
   tcase_add_test(tc, test_ocaml5_vectors);
   tcase_add_test(tc, test_c_program);
+  tcase_add_test(tc, test_since_real);
   tcase_add_test(tc, test_usage);
   return tc;
 }
