@@ -231,6 +231,46 @@ START_TEST(test_ocaml5_file_without_wall_clock) {
 END_TEST
 
 
+/* A real program with two domains (lat_phases 3: a thread writes in
+ * slot 1 after the main thread's events): with --domain 1, domain 1's
+ * first event shows at its time since the source's first event, as in
+ * the unfiltered dump, not at 0. */
+START_TEST(test_origin_real_domains) {
+  ER_NEED_TOOL();
+  const char *prog = er_prog_path("lat_phases");
+  if (!prog) ER_SKIP("lat_phases is not built");
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s", prog);
+  const char *dir = er_tmpdir();
+  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
+  struct er_run r = er_run(dir, p, (const char *[]){"3", NULL}, NULL, 0);
+  ck_assert_int_eq(er_exit_code(&r, "lat_phases"), 0);
+  er_run_free(&r);
+  struct er_lines raw = dump_lines(dir, "--time=raw", dir);
+  uint64_t first = 0, first1 = 0;
+  char t[64];
+  for (size_t i = 0; i < raw.n; i++) {
+    ts_text(raw.v[i], t, sizeof t);
+    uint64_t ts = parse_raw(t);
+    if (!first || ts < first) first = ts;
+    if (!first1 && strstr(raw.v[i], "domain=1 ")) first1 = ts;
+  }
+  er_lines_free(&raw);
+  ck_assert_msg(first1 > first, "domain 1 has no later event");
+  char want[64];
+  snprintf(want, sizeof want, "%" PRIu64 ".%09" PRIu64,
+           (first1 - first) / 1000000000u, (first1 - first) % 1000000000u);
+  const char *args[] = {"dump", "--domain", "1", "--dir", dir, NULL};
+  r = er_run_tool(dir, args, 0);
+  er_assert_status(&r, 0);
+  const char *line = strstr(r.out, "domain=1 ts=");
+  ck_assert_msg(line != NULL, "%s", r.out);
+  ts_text(line, t, sizeof t);
+  ck_assert_str_eq(t, want);
+  er_run_free(&r);
+}
+END_TEST
+
 /* One origin for a source, whatever is filtered: the earliest event is
  * domain 1's, and domain 0's first event, 50 us later, shows as such with
  * or without --domain 0, merged or not, and with an event filter. */
@@ -288,6 +328,7 @@ static TCase *tc_dump_time(void) {
   tcase_add_test(tc, test_ocaml5_file_without_wall_clock);
   tcase_add_test(tc, test_bad_time_mode);
   tcase_add_test(tc, test_origin_ignores_filters);
+  tcase_add_test(tc, test_origin_real_domains);
   return tc;
 }
 
