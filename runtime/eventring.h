@@ -31,9 +31,19 @@ extern "C" {
 #endif
 
 #if defined(__GNUC__) || defined(__clang__)
-#define EVENTRING_API __attribute__((visibility("default")))
+#define EVENTRING__EXPORT __attribute__((visibility("default")))
 #else
-#define EVENTRING_API
+#define EVENTRING__EXPORT
+#endif
+
+/* With EVENTRING_DISABLED, outside the library's own sources (which
+ * define EVENTRING__LIBRARY), every function below is an inline stub
+ * defined at the end of this header, so no call needs libeventring. */
+#if defined(EVENTRING_DISABLED) && !defined(EVENTRING__LIBRARY)
+#define EVENTRING__STUBS 1
+#define EVENTRING_API static inline
+#else
+#define EVENTRING_API EVENTRING__EXPORT
 #endif
 
 /* Error codes.  They lie below -1000 so that they never collide with a
@@ -61,6 +71,35 @@ enum eventring_error {
   EVENTRING_E_NOWALLCLOCK = -1017  /* the ring file does not record the
                                       wall clock (OCaml 5's files) */
 };
+
+/* The descriptions eventring_strerror() gives, for the library and the
+ * EVENTRING_DISABLED stubs alike.  Internal. */
+#define EVENTRING__ERROR_TEXTS(X)                                            \
+  X(EVENTRING_OK, "success")                                                 \
+  X(EVENTRING_E_INVAL, "invalid argument")                                   \
+  X(EVENTRING_E_NAMETOOLONG, "event name is empty or longer than 127 bytes") \
+  X(EVENTRING_E_TOOMANY, "all 8192 user event ids are in use")               \
+  X(EVENTRING_E_EXISTS, "event name already registered with another type")   \
+  X(EVENTRING_E_TOOBIG, "payload does not fit in one event")                 \
+  X(EVENTRING_E_DISABLED, "eventring was built with tracing disabled")       \
+  X(EVENTRING_E_BUSY, "busy: the domain slot is held by another thread, "    \
+                      "or another thread is polling this cursor")            \
+  X(EVENTRING_E_NOTSTARTED, "tracing is not started")                        \
+  X(EVENTRING_E_CORRUPT, "ring file is malformed")                           \
+  X(EVENTRING_E_VERSION, "ring file has an unsupported version")             \
+  X(EVENTRING_E_NOTRING, "not a ring file: not a regular file")              \
+  X(EVENTRING_E_TIMEDOUT, "the traced process did not answer in time")       \
+  X(EVENTRING_E_NOTRINGFILE, "not a ring file")                              \
+  X(EVENTRING_E_TRUNCATED, "truncated ring file: shorter than its header "   \
+                           "says")                                           \
+  X(EVENTRING_E_NOCONTROL, "the ring file has no remote control: OCaml 5's " \
+                           "runtime wrote it, and pausing or resuming from " \
+                           "outside needs eventring's runtime")              \
+  X(EVENTRING_E_PENDING, "the traced process took the request but has not "  \
+                         "applied it yet")                                   \
+  X(EVENTRING_E_NOWALLCLOCK, "the ring file does not record the wall clock " \
+                             "(OCaml 5's runtime or an earlier eventring "   \
+                             "wrote it)")
 
 /* Returns a static, human-readable description of `err`, which is an
  * EVENTRING_E_* code or a negated errno value.  Never returns NULL. */
@@ -345,7 +384,7 @@ EVENTRING_API void eventring_record_cmdline(int on);
 
 /* Internal: the program name that files record, for language bindings
  * whose executable is not the process's (OCaml's Sys.executable_name). */
-EVENTRING_API void eventring__set_program(const char *name);
+EVENTRING__EXPORT void eventring__set_program(const char *name);
 
 /* ------------------------------------------------------------------ */
 /* User events.                                                         */
@@ -400,7 +439,7 @@ EVENTRING_API void eventring_cursor_free(eventring_cursor *cursor);
  * thread may use the cursor during the call.  Returns 0 (also for a
  * cursor released already), EVENTRING_E_INVAL, or -ENOMEM (the cursor is
  * then left as it was). */
-EVENTRING_API int eventring__cursor_release(eventring_cursor *c);
+EVENTRING__EXPORT int eventring__cursor_release(eventring_cursor *c);
 
 /* Files written by OCaml 5.0-5.2 number phases differently from 5.3+
  * under the same format version (doc/FORMAT.md).  eventring's own files
@@ -671,15 +710,15 @@ EVENTRING_API int eventring_cursor_malformed(const eventring_cursor *cursor,
 
 /* The flag the inlined probes test: nonzero while tracing is started and
  * not paused.  Internal; read it through eventring_is_active(). */
-extern EVENTRING_API int eventring__on;
+extern EVENTRING__EXPORT int eventring__on;
 
-EVENTRING_API void eventring__runtime(unsigned type, unsigned id);
-EVENTRING_API void eventring__runtime1(unsigned type, unsigned id,
+EVENTRING__EXPORT void eventring__runtime(unsigned type, unsigned id);
+EVENTRING__EXPORT void eventring__runtime1(unsigned type, unsigned id,
                                        uint64_t value);
-EVENTRING_API void eventring__user(unsigned type, int id, int64_t value);
-EVENTRING_API int eventring__custom(int id, const void *bytes, size_t len);
-EVENTRING_API void eventring__alloc(uint64_t words);
-EVENTRING_API void eventring__alloc_flush(void);
+EVENTRING__EXPORT void eventring__user(unsigned type, int id, int64_t value);
+EVENTRING__EXPORT int eventring__custom(int id, const void *bytes, size_t len);
+EVENTRING__EXPORT void eventring__alloc(uint64_t words);
+EVENTRING__EXPORT void eventring__alloc_flush(void);
 
 #if defined(__GNUC__) || defined(__clang__)
 #define EVENTRING__ON() \
@@ -763,18 +802,255 @@ static inline void eventring_alloc_flush(void) {
 
 #else /* EVENTRING_DISABLED: every probe compiles to nothing. */
 
-#define eventring_begin(phase) ((void)0)
-#define eventring_end(phase) ((void)0)
-#define eventring_counter(counter, value) ((void)0)
-#define eventring_lifecycle(kind, data) ((void)0)
-#define eventring_write_unit(id) ((void)0)
-#define eventring_write_int(id, value) ((void)0)
-#define eventring_write_span(id, is_end) ((void)0)
-#define eventring_write_custom(id, bytes, len) (0)
-#define eventring_alloc(words) ((void)0)
+/* The arguments are named in sizeof only, which does not evaluate them
+ * but counts as a use (no unused-variable warning in the caller). */
+#define eventring_begin(phase) ((void)sizeof(phase))
+#define eventring_end(phase) ((void)sizeof(phase))
+#define eventring_counter(counter, value) \
+  ((void)sizeof(counter), (void)sizeof(value))
+#define eventring_lifecycle(kind, data) \
+  ((void)sizeof(kind), (void)sizeof(data))
+#define eventring_write_unit(id) ((void)sizeof(id))
+#define eventring_write_int(id, value) \
+  ((void)sizeof(id), (void)sizeof(value))
+#define eventring_write_span(id, is_end) \
+  ((void)sizeof(id), (void)sizeof(is_end))
+/* A call, so that the result may be ignored without a warning. */
+static inline int eventring__disabled_custom(size_t unused) {
+  (void)unused;
+  return 0;
+}
+#define eventring_write_custom(id, bytes, len) \
+  eventring__disabled_custom(sizeof(id) + sizeof(bytes) + sizeof(len))
+#define eventring_alloc(words) ((void)sizeof(words))
 #define eventring_alloc_flush() ((void)0)
 
 #endif /* EVENTRING_DISABLED */
+
+#ifdef EVENTRING__STUBS
+/* EVENTRING_DISABLED: the functions, as stubs that let a program run on
+ * untraced.  Tracing cannot start (EVENTRING_E_DISABLED, no ring file);
+ * what only shapes the trace (domains, thread names, user event
+ * registration, which gives id 0 to every valid name) succeeds and does
+ * nothing, so that a program that checks it runs as it would untraced;
+ * eventring_fork() forks; no cursor opens (EVENTRING_E_DISABLED), and
+ * the cursor accessors answer as for a NULL cursor; name lookups give
+ * NULL; eventring_strerror() describes every code as the library does. */
+#include <string.h>
+#include <unistd.h>
+
+static inline const char *eventring_strerror(int err) {
+  switch (err) {
+#define EVENTRING__CASE(code, text) \
+  case code: return text;
+    EVENTRING__ERROR_TEXTS(EVENTRING__CASE)
+#undef EVENTRING__CASE
+  default: break;
+  }
+  if (err < 0 && err > -4096) return strerror(-err);
+  return "unknown eventring error";
+}
+
+static inline const char *eventring_phase_name(int phase) {
+  (void)phase;
+  return NULL;
+}
+static inline const char *eventring_counter_name(int counter) {
+  (void)counter;
+  return NULL;
+}
+static inline const char *eventring_lifecycle_name(int kind) {
+  (void)kind;
+  return NULL;
+}
+
+static inline int eventring_start(void) { return EVENTRING_E_DISABLED; }
+static inline int eventring_stop(void) { return EVENTRING_E_NOTSTARTED; }
+static inline void eventring_pause(void) {}
+static inline void eventring_resume(void) {}
+static inline int eventring_is_active(void) { return 0; }
+static inline int eventring_snapshot(const char *path) {
+  (void)path;
+  return EVENTRING_E_DISABLED;
+}
+static inline const char *eventring_path(void) { return NULL; }
+static inline pid_t eventring_fork(void) { return fork(); }
+
+static inline int eventring_remote_pause(const char *dir, pid_t pid) {
+  (void)dir, (void)pid;
+  return EVENTRING_E_DISABLED;
+}
+static inline int eventring_remote_resume(const char *dir, pid_t pid) {
+  (void)dir, (void)pid;
+  return EVENTRING_E_DISABLED;
+}
+static inline int eventring_remote_hold(const char *dir, pid_t pid) {
+  (void)dir, (void)pid;
+  return EVENTRING_E_DISABLED;
+}
+static inline int eventring_remote_unhold(const char *dir, pid_t pid) {
+  (void)dir, (void)pid;
+  return EVENTRING_E_DISABLED;
+}
+static inline int eventring_remote_state(const char *dir, pid_t pid) {
+  (void)dir, (void)pid;
+  return EVENTRING_E_DISABLED;
+}
+
+static inline int eventring_domain_bind(int id) {
+  return id < 0 ? EVENTRING_E_INVAL : 0;
+}
+static inline int eventring_domain_join(int id) {
+  return id < 0 ? EVENTRING_E_INVAL : 0;
+}
+static inline void eventring_domain_release(void) {}
+static inline int eventring_domain_id(void) { return -1; }
+static inline void eventring_thread_id(int64_t id) { (void)id; }
+/* The length of `s`, or `max` + 1 when it is longer than `max`. */
+static inline size_t eventring__stub_len(const char *s, size_t max) {
+  size_t n = 0;
+  while (n <= max && s[n]) n++;
+  return n;
+}
+static inline int eventring_thread_name(const char *name) {
+  return name && eventring__stub_len(name, 63) > 63 ? EVENTRING_E_NAMETOOLONG
+                                                    : 0;
+}
+static inline void eventring_domain_name(const char *name) { (void)name; }
+static inline void eventring_record_cmdline(int on) { (void)on; }
+
+static inline int eventring_register(const char *name, int type) {
+  if (!name) return EVENTRING_E_INVAL;
+  size_t n = eventring__stub_len(name, EVENTRING_MAX_NAME);
+  if (n == 0 || n > EVENTRING_MAX_NAME) return EVENTRING_E_NAMETOOLONG;
+  if (type != EVENTRING_TYPE_UNIT && type != EVENTRING_TYPE_INT &&
+      type != EVENTRING_TYPE_SPAN && type != EVENTRING_TYPE_CUSTOM)
+    return EVENTRING_E_INVAL;
+  return 0;
+}
+
+static inline int eventring_cursor_open(eventring_cursor **out,
+                                        const char *dir, pid_t pid) {
+  (void)dir, (void)pid;
+  if (out) *out = NULL;
+  return EVENTRING_E_DISABLED;
+}
+static inline int eventring_cursor_open_file(eventring_cursor **out,
+                                             const char *path) {
+  (void)path;
+  if (out) *out = NULL;
+  return EVENTRING_E_DISABLED;
+}
+static inline void eventring_cursor_free(eventring_cursor *cursor) {
+  (void)cursor;
+}
+static inline int eventring_cursor_set_numbering(eventring_cursor *cursor,
+                                                 int numbering) {
+  (void)cursor, (void)numbering;
+  return EVENTRING_E_INVAL;
+}
+static inline int eventring_cursor_numbering(const eventring_cursor *cursor,
+                                             int *basis) {
+  (void)cursor, (void)basis;
+  return EVENTRING_E_INVAL;
+}
+static inline int eventring_cursor_set_ocaml50(eventring_cursor *cursor,
+                                               int yes) {
+  (void)cursor, (void)yes;
+  return EVENTRING_E_INVAL;
+}
+static inline int eventring_cursor_lost_unit(const eventring_cursor *cursor) {
+  (void)cursor;
+  return EVENTRING_LOST_WORDS;
+}
+static inline const char *eventring_cursor_phase_name(
+    const eventring_cursor *cursor, int phase) {
+  (void)cursor, (void)phase;
+  return NULL;
+}
+static inline const char *eventring_cursor_counter_name(
+    const eventring_cursor *cursor, int counter) {
+  (void)cursor, (void)counter;
+  return NULL;
+}
+static inline const char *eventring_cursor_user_name(
+    const eventring_cursor *cursor, int id) {
+  (void)cursor, (void)id;
+  return NULL;
+}
+static inline int eventring_cursor_max_domains(const eventring_cursor *c) {
+  (void)c;
+  return 0;
+}
+static inline pid_t eventring_cursor_writer_pid(const eventring_cursor *c) {
+  (void)c;
+  return 0;
+}
+static inline const char *eventring_cursor_program(const eventring_cursor *c) {
+  (void)c;
+  return NULL;
+}
+static inline int eventring_cursor_wallclock(const eventring_cursor *c,
+                                             int which,
+                                             eventring_wallclock *out) {
+  (void)c, (void)which, (void)out;
+  return EVENTRING_E_INVAL;
+}
+static inline const char *eventring_cursor_cmdline(const eventring_cursor *c) {
+  (void)c;
+  return NULL;
+}
+static inline int eventring_cursor_slot_thread(const eventring_cursor *c,
+                                               int domain,
+                                               eventring_slot_thread *out) {
+  (void)c, (void)domain, (void)out;
+  return EVENTRING_E_INVAL;
+}
+
+/* A set of callbacks is accepted and ignored: the one object every call
+ * gets is not memory of its own, and is never freed. */
+static inline eventring_callbacks *eventring_callbacks_create(void) {
+  static char eventring__no_callbacks;
+  return (eventring_callbacks *)(void *)&eventring__no_callbacks;
+}
+static inline void eventring_callbacks_free(eventring_callbacks *cb) {
+  (void)cb;
+}
+#define EVENTRING__SETTER(what, type)                          \
+  static inline void eventring_callbacks_set_##what(           \
+      eventring_callbacks *cb, type f) {                       \
+    (void)cb, (void)f;                                         \
+  }
+EVENTRING__SETTER(runtime_begin, eventring_phase_fn)
+EVENTRING__SETTER(runtime_end, eventring_phase_fn)
+EVENTRING__SETTER(runtime_counter, eventring_counter_fn)
+EVENTRING__SETTER(alloc, eventring_alloc_fn)
+EVENTRING__SETTER(lifecycle, eventring_lifecycle_fn)
+EVENTRING__SETTER(user_unit, eventring_user_unit_fn)
+EVENTRING__SETTER(user_int, eventring_user_int_fn)
+EVENTRING__SETTER(user_span, eventring_user_span_fn)
+EVENTRING__SETTER(user_custom, eventring_user_custom_fn)
+EVENTRING__SETTER(lost_events, eventring_lost_fn)
+EVENTRING__SETTER(thread, eventring_thread_fn)
+#undef EVENTRING__SETTER
+
+static inline int eventring_cursor_poll(eventring_cursor *cursor,
+                                        const eventring_callbacks *cb,
+                                        void *data, size_t max_events) {
+  (void)cursor, (void)cb, (void)data, (void)max_events;
+  return EVENTRING_E_INVAL;
+}
+static inline int eventring_cursor_dropped(const eventring_cursor *cursor,
+                                           int domain, uint64_t *count) {
+  (void)cursor, (void)domain, (void)count;
+  return EVENTRING_E_INVAL;
+}
+static inline int eventring_cursor_malformed(const eventring_cursor *cursor,
+                                             int domain, uint64_t *count) {
+  (void)cursor, (void)domain, (void)count;
+  return EVENTRING_E_INVAL;
+}
+#endif /* EVENTRING__STUBS */
 
 #ifdef __cplusplus
 }
