@@ -110,6 +110,10 @@ struct tool_filter {
   struct fproc *procs;
   int nprocs;
   int failed;
+  /* The events the time bounds were tested on, their first and last
+   * timestamps, and how many passed: for the note of bounds outside
+   * the trace. */
+  uint64_t timed, timed_kept, timed_lo, timed_hi;
 };
 
 /* The tool reads one source per run: its filters live here, so that a
@@ -444,7 +448,11 @@ static int keep(struct tool_filter *f, struct fproc *p, int domain,
   if (p->bad) return 0;
   if (ts < p->lo && domain >= 0 && domain < p->ndomains)
     p->markers[domain].early = 1;
-  return ts >= p->lo && ts < p->hi;
+  if (!f->timed++ || ts < f->timed_lo) f->timed_lo = ts;
+  if (ts > f->timed_hi) f->timed_hi = ts;
+  if (ts < p->lo || ts >= p->hi) return 0;
+  f->timed_kept++;
+  return 1;
 }
 
 /* Before the first event kept after events left out for being before
@@ -603,6 +611,44 @@ static int f_window(void *data, int domain, uint64_t before) {
   return 1;
 }
 
+/* `ns` as a duration that --since takes: seconds, to the nanosecond,
+ * without trailing zeros. */
+static void format_seconds(char *buf, size_t size, uint64_t ns) {
+  int n = snprintf(buf, size, "%llu.%09llu", (unsigned long long)(ns / 1000000000),
+                   (unsigned long long)(ns % 1000000000));
+  if (n < 0 || (size_t)n + 2 > size) return;
+  char *end = buf + n;
+  while (end[-1] == '0') end--;
+  if (end[-1] == '.') end--;
+  strcpy(end, "s");
+}
+
+/* When --since/--until kept nothing of a trace that has events, says
+ * where its events are, in the form the bounds were given in. */
+static void note_outside(const struct tool_filter *f) {
+  const char *opts = f->since.set && f->until.set ? "--since and --until"
+                     : f->since.set               ? "--since"
+                                                  : "--until";
+  struct tool_source *src = f->src;
+  const eventring_cursor *c =
+      src->multi && src->nprocs > 0 ? src->procs[0]->cursor : src->cursor;
+  int64_t offset;
+  if ((f->since.wall || f->until.wall) && tool_wall_offset(c, &offset) == 0) {
+    char lo[TOOL_WALL_BYTES], hi[TOOL_WALL_BYTES];
+    tool_wall_format(lo, sizeof lo, (int64_t)f->timed_lo + offset);
+    tool_wall_format(hi, sizeof hi, (int64_t)f->timed_hi + offset);
+    tool_error("no event within %s: the trace's events run from %s to %s",
+               opts, lo, hi);
+    return;
+  }
+  char lo[48], hi[48];
+  format_seconds(lo, sizeof lo, f->timed_lo - f->t0);
+  format_seconds(hi, sizeof hi, f->timed_hi - f->t0);
+  tool_error("no event within %s: the trace's events run from %s to %s "
+             "(counted from its first event)",
+             opts, lo, hi);
+}
+
 int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
                      void *data) {
   struct tool_filter *f = src->filter;
@@ -635,6 +681,9 @@ int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
   int rc = tool_source_read_raw(src, fcb, f);
   eventring_callbacks_free(fcb);
   if (rc == TOOL_EXIT_OK && f->failed) rc = TOOL_EXIT_INPUT;
+  if (rc == TOOL_EXIT_OK && (f->since.set || f->until.set) && f->timed &&
+      !f->timed_kept)
+    note_outside(f);
   return rc;
 }
 

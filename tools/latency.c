@@ -89,6 +89,10 @@ struct latency {
   int nprocs;
   int failed;
   const struct analysis_opts *opts;
+  /* The first names of user spans, for the hint of a trace without GC
+   * events; span_names_more when there were others. */
+  char *span_names[8];
+  int nspan_names, span_names_more;
 };
 
 static void on_pause(void *arg, int domain, uint64_t duration) {
@@ -183,12 +187,28 @@ static int on_user_custom(void *data, int domain, uint64_t ts, int id,
   return activity(data, domain);
 }
 
+/* Keeps `name` among the span names the hint lists.  Returns 1. */
+static int note_span_name(struct latency *l, const char *name) {
+  if (!name || !*name) return 1;
+  for (int i = 0; i < l->nspan_names; i++)
+    if (strcmp(l->span_names[i], name) == 0) return 1;
+  int room = (int)(sizeof l->span_names / sizeof l->span_names[0]);
+  if (l->nspan_names == room) {
+    l->span_names_more = 1;
+  } else {
+    /* Out of memory: the hint lists one name fewer. */
+    char *copy = strdup(name);
+    if (copy) l->span_names[l->nspan_names++] = copy;
+  }
+  return 1;
+}
+
 static int on_user_span(void *data, int domain, uint64_t ts, int id,
                         const char *name, int is_end) {
   struct lat_proc *p = proc_of(data);
   if (!p) return 0;
   pauses_activity(&p->pauses, domain);
-  if (!p->l->opts->nspan) return 1;
+  if (!p->l->opts->nspan) return note_span_name(p->l, name);
   if (is_end)
     spans_end(&p->spans, domain, ts, id, name);
   else
@@ -575,6 +595,46 @@ static int report_spans(struct latency *l, int json) {
   return 0;
 }
 
+/* Whether the trace held GC events at all: a pause, or a phase that
+ * made none (cut, unfinished, unmatched, a marker). */
+static int saw_gc(const struct latency *l) {
+  if (hist_count(l->hist) > 0) return 1;
+  const struct pauses *one = &l->pauses;
+  if (one->cut || one->unfinished || one->unmatched || one->markers) return 1;
+  for (int i = 0; i < l->nprocs; i++) {
+    const struct pauses *p = &l->procs[i].pauses;
+    if (l->procs[i].ready &&
+        (p->cut || p->unfinished || p->unmatched || p->markers))
+      return 1;
+  }
+  return 0;
+}
+
+/* The hint on standard error for a trace without GC events, which is
+ * what a C program that writes only user spans leaves: what the report
+ * of 0 pauses means, and the --span that measures what it has. */
+static void hint_no_gc(const struct latency *l) {
+  if (l->nspan_names == 0) {
+    tool_error("no GC pauses: the trace has no runtime phase events and no "
+               "user spans (is the program traced? 'eventring dump' shows "
+               "what the trace holds)");
+    return;
+  }
+  char names[512] = "";
+  size_t len = 0;
+  for (int i = 0; i < l->nspan_names; i++) {
+    char shown[TOOL_TEXT_BUF(EVENTRING_MAX_NAME)];
+    tool_text(shown, sizeof shown, l->span_names[i], TOOL_TEXT_FIELD);
+    int n = snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
+                     shown);
+    if (n < 0 || (size_t)n >= sizeof names - len) break;
+    len += (size_t)n;
+  }
+  tool_error("no GC pauses: the trace has no runtime phase events; for the "
+             "durations of its user spans (%s%s), use --span NAME",
+             names, l->span_names_more ? ", ..." : "");
+}
+
 static void help(void) {
   analysis_help(
       "latency",
@@ -634,6 +694,8 @@ int tool_latency(int argc, char **argv) {
       }
     if (!opts.nspan && !opts.nphase) {
       report(&l, json);
+      /* With a filter the events it dropped are not the trace's. */
+      if (!json && !src.filter && !saw_gc(&l)) hint_no_gc(&l);
     } else if (report_spans(&l, json) < 0) {
       tool_error("out of memory");
       rc = TOOL_EXIT_INPUT;
@@ -650,6 +712,7 @@ out:
     hist_free(l.procs[i].hist);
   }
   free(l.procs);
+  for (int i = 0; i < l.nspan_names; i++) free(l.span_names[i]);
   pauses_free(&l.pauses);
   hist_free(l.hist);
   eventring_callbacks_free(cb);
