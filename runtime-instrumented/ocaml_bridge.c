@@ -38,7 +38,32 @@
 int eventring__ocaml_instrumented;
 void (*eventring__ocaml_thread_hook)(void);
 
-void eventring__ocaml_bridge_init(void) {}
+/* 1 once the bindings' initialisation has run (atomic: read at exit). */
+static int bindings_initialised;
+
+void eventring__ocaml_bridge_init(void) {
+  __atomic_store_n(&bindings_initialised, 1, __ATOMIC_RELAXED);
+}
+
+/* Defined by every OCaml runtime, native or bytecode; a C program linked
+ * with libeventring_i has none, and the weak reference is then NULL. */
+extern void caml_main(char **argv) __attribute__((weak));
+
+/* The one case where linking the runtime_events package traces nothing:
+ * code that never uses Runtime_events lets the linker leave the module
+ * out, with the GC hooks its initialisation installs, while this object
+ * comes in (the package's -u).  Tracing started from the environment
+ * then records no GC event, which is said once, at exit, with the fix. */
+__attribute__((destructor)) static void hint_module_left_out(void) {
+  if (!caml_main || __atomic_load_n(&bindings_initialised, __ATOMIC_RELAXED) ||
+      __atomic_load_n(&eventring__ocaml_instrumented, __ATOMIC_RELAXED) ||
+      !secure_getenv("OCAML_RUNTIME_EVENTS_START"))
+    return;
+  er_warn("this OCaml program recorded no GC event: its code never uses "
+          "Runtime_events, so linking left the module out, and its GC "
+          "probes with it; link it with the ocamlfind package "
+          "runtime_events.auto (-package runtime_events.auto)");
+}
 
 /* ------------------------------------------------------------------ */
 /* The mapping.                                                         */
