@@ -91,7 +91,7 @@ typedef enum eventring_ocaml4_counter {
 
 /* Does nothing; calling it makes the linker take ocaml_bridge.o out of
  * libeventring_i.a ahead of the OCaml runtime archive. */
-EVENTRING_API void eventring__ocaml_bridge_init(void);
+EVENTRING__EXPORT void eventring__ocaml_bridge_init(void);
 
 /* Makes the calling OCaml thread write into domain slot 0, shared with
  * the other OCaml threads (OCaml 4 runs one at a time under its runtime
@@ -102,13 +102,13 @@ EVENTRING_API void eventring__ocaml_bridge_init(void);
  * once, without the control lock, so that a probe never retries under
  * the lock on every event.  The one piece of code for the bindings'
  * stubs and the bridge's probes; needs no lock, any thread may call it. */
-EVENTRING_API int eventring__ocaml_join0(void);
+EVENTRING__EXPORT int eventring__ocaml_join0(void);
 
 /* 1 once the OCaml runtime has called caml_eventlog_init(), that is, when
  * the program runs the instrumented (-runtime-variant i) runtime whose
  * probes the bridge turns into events; 0 otherwise.  Written once at
  * startup, before any OCaml code runs. */
-extern EVENTRING_API int eventring__ocaml_instrumented;
+extern EVENTRING__EXPORT int eventring__ocaml_instrumented;
 
 /* Set by the OCaml package's stubs (stdlib-bindings/runtime_events_stubs.c)
  * before any OCaml thread is created, NULL otherwise: tells eventring the
@@ -116,7 +116,7 @@ extern EVENTRING_API int eventring__ocaml_instrumented;
  * thread.  It reads the thread's descriptor in the heap, so the bridge
  * calls it only where the instrumented runtime's GC has not begun to move
  * blocks: at the begin of a minor collection or of a major slice. */
-extern EVENTRING_API void (*eventring__ocaml_thread_hook)(void);
+extern EVENTRING__EXPORT void (*eventring__ocaml_thread_hook)(void);
 
 #if !(defined(CAML_EVENTLOG_H) && defined(CAML_INSTR))
 /* OCaml's `value`: a machine word (intnat). */
@@ -126,18 +126,18 @@ typedef intptr_t eventring_ocaml_value;
  * called by the runtime (caml_ev_flush and caml_eventlog_disable by
  * nothing in 4.13.1 itself); the last two are the primitives behind
  * Gc.eventlog_pause and Gc.eventlog_resume. */
-EVENTRING_API void caml_eventlog_init(void);
-EVENTRING_API void caml_eventlog_disable(void);
-EVENTRING_API void caml_ev_begin(eventring_ocaml4_phase phase);
-EVENTRING_API void caml_ev_end(eventring_ocaml4_phase phase);
-EVENTRING_API void caml_ev_counter(eventring_ocaml4_counter counter,
+EVENTRING__EXPORT void caml_eventlog_init(void);
+EVENTRING__EXPORT void caml_eventlog_disable(void);
+EVENTRING__EXPORT void caml_ev_begin(eventring_ocaml4_phase phase);
+EVENTRING__EXPORT void caml_ev_end(eventring_ocaml4_phase phase);
+EVENTRING__EXPORT void caml_ev_counter(eventring_ocaml4_counter counter,
                                    uint64_t val);
-EVENTRING_API void caml_ev_alloc(uint64_t size);
-EVENTRING_API void caml_ev_alloc_flush(void);
-EVENTRING_API void caml_ev_flush(void);
-EVENTRING_API eventring_ocaml_value caml_eventlog_pause(
+EVENTRING__EXPORT void caml_ev_alloc(uint64_t size);
+EVENTRING__EXPORT void caml_ev_alloc_flush(void);
+EVENTRING__EXPORT void caml_ev_flush(void);
+EVENTRING__EXPORT eventring_ocaml_value caml_eventlog_pause(
     eventring_ocaml_value unit);
-EVENTRING_API eventring_ocaml_value caml_eventlog_resume(
+EVENTRING__EXPORT eventring_ocaml_value caml_eventlog_resume(
     eventring_ocaml_value unit);
 #endif
 

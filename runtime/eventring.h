@@ -12,7 +12,8 @@
  *   - instrumented (`pkg-config eventring-i`, which defines
  *     EVENTRING_INSTRUMENTED and links libeventring_i): the allocation
  *     probes are compiled in as well.
- *   - EVENTRING_DISABLED defined: every probe compiles to nothing and the
+ *   - EVENTRING_DISABLED defined: every probe compiles to nothing and
+ *     every function is an inline stub (end of this header), so the
  *     caller need not link libeventring at all.
  *
  * Errors are negative: either one of the EVENTRING_E_* codes below or a
@@ -37,8 +38,9 @@ extern "C" {
 #endif
 
 /* With EVENTRING_DISABLED, outside the library's own sources (which
- * define EVENTRING__LIBRARY), every function below is an inline stub
- * defined at the end of this header, so no call needs libeventring. */
+ * define EVENTRING__LIBRARY), every function declared EVENTRING_API is
+ * an inline stub defined at the end of this header, so no call needs
+ * libeventring; internal symbols are declared EVENTRING__EXPORT. */
 #if defined(EVENTRING_DISABLED) && !defined(EVENTRING__LIBRARY)
 #define EVENTRING__STUBS 1
 #define EVENTRING_API static inline

@@ -6,6 +6,9 @@
 # variables), the OCaml values and modules (Runtime_events*.X.y, and
 # User./Type./Timestamp./Callbacks. of Runtime_events) against the .mli
 # files of stdlib-bindings/, and the ocamlfind packages against META.in.
+
+# The names are words: no name holds a space.
+# shellcheck disable=SC2013
 set -u
 
 srcdir=${EVENTRING_TEST_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
@@ -32,8 +35,8 @@ for name in $(grep -ohE '\beventring_[a-z0-9_]+ ?(\\&)?\(' "${docs[@]}" |
   grep -qE "([^a-z0-9_]|^#define )$name\(" "$hdr" ||
     bad "C function $name is not in eventring.h: $(where "$name")"
 done
-[ "$n" -ge 40 ] && ok "$n C functions named" ||
-  bad "found only $n C function names: is the pattern still right?"
+if [ "$n" -ge 40 ]; then ok "$n C functions named"
+else bad "found only $n C function names: is the pattern still right?"; fi
 
 # Constants and environment variables (a name ending in "_" is a prefix).
 n=0
@@ -46,8 +49,8 @@ for name in $(grep -ohE '\bEVENTRING_[A-Z0-9_]*[A-Z0-9]\b' "${docs[@]}" |
       "$srcdir/runtime-instrumented" ||
     bad "$name is neither in eventring.h nor in the sources: $(where "$name")"
 done
-[ "$n" -ge 20 ] && ok "$n EVENTRING_* names" ||
-  bad "found only $n EVENTRING_* names"
+if [ "$n" -ge 20 ]; then ok "$n EVENTRING_* names"
+else bad "found only $n EVENTRING_* names"; fi
 
 # The signature of submodule $2 of .mli file $1 (or the whole file).
 sig_of() {
@@ -66,7 +69,7 @@ ocaml_exists() {
   top=${1%%.*}
   rest=${1#"$top"}
   rest=${rest#.}
-  file=$bind/$(echo "$top" | tr 'A-Z' 'a-z').mli
+  file=$bind/$(echo "$top" | tr '[:upper:]' '[:lower:]').mli
   [ -f "$file" ] || return 1
   [ -n "$rest" ] || return 0
   sub=
@@ -95,7 +98,8 @@ for path in $( (grep -ohE "\bRuntime_events(_[a-z]+)?(\.[A-Za-z_][A-Za-z0-9_']*)
   ocaml_exists "$path" ||
     bad "OCaml $path is not in stdlib-bindings/*.mli: $(where "${path#Runtime_events.}")"
 done
-[ "$n" -ge 10 ] && ok "$n OCaml names" || bad "found only $n OCaml names"
+if [ "$n" -ge 10 ]; then ok "$n OCaml names"
+else bad "found only $n OCaml names"; fi
 
 # ocamlfind packages.
 n=0

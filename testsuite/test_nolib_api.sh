@@ -8,7 +8,7 @@ set -u
 
 srcdir=${EVENTRING_TEST_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
 builddir=${EVENTRING_TEST_BUILDDIR:-$srcdir}
-cc=${CC:-cc}
+cc=${CC:-cc}   # make check does not pass its CC to shell tests
 hdr=$srcdir/runtime/eventring.h
 unit=$srcdir/testsuite/test_nolib_disabled.c
 
@@ -54,7 +54,7 @@ fi
   echo 'int main(void) {'
   echo '  size_t n = 0;'
   echo '  for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) n += all[i] != 0;'
-  echo '  printf("%zu\n", n);'
+  printf '  printf("%%zu\\n", n);\n'
   echo '  return 0;'
   echo '}'
 } >"$tmp/all.c"
@@ -75,8 +75,9 @@ fi
 # tests run and the demo.
 for src in "$srcdir"/testsuite/progs/*.c "$srcdir"/demo/threads.c; do
   name=$(basename "$src" .c)
+  # shellcheck disable=SC2086 # the sanitizer flags are words
   if $cc -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -pthread \
-      -DEVENTRING_DISABLED -I"$srcdir/runtime" -I"$srcdir/testsuite" \
+      ${EVENTRING_SAN_FLAGS:-} -DEVENTRING_DISABLED -I"$srcdir/runtime" -I"$srcdir/testsuite" \
       -o "$tmp/$name" "$src" "$builddir/testsuite/libtesthelp.a" \
       2>"$tmp/$name.err"; then
     ok "$name builds without libeventring"
