@@ -1,7 +1,8 @@
 /* Tests the hints the command gives a user who gets an empty answer:
  * latency on a trace without GC events points to --span and lists the
- * trace's spans (escaped), and --since/--until outside the trace say
- * where its events are, in a form the option takes back. */
+ * trace's spans (escaped), --since/--until outside the trace say
+ * where its events are, in a form the option takes back, and a command
+ * that is not traced is pointed to runtime_events.auto. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -41,13 +42,22 @@ START_TEST(test_latency_points_to_span) {
   struct lat_run r = lat_run_tool(args);
   lat_assert_ok(&r);
   ck_assert_msg(strstr(r.out, "GC pauses: 0 "), "%s", r.out);
-  ck_assert_int_eq(er_count_lines(r.err), 1);
-  ck_assert_msg(strstr(r.err, "no runtime phase events") &&
-                    strstr(r.err, "--span NAME"),
-                "%s", r.err);
+  /* In the report, after it; nothing on stderr. */
+  ck_assert_str_eq(r.err, "");
+  ck_assert_msg(strstr(r.out, "\nThe trace has no runtime phase events; ") &&
+                    strstr(r.out, "use --span NAME.\n"),
+                "%s", r.out);
   /* Both names, the second escaped: no ESC, no line break. */
-  ck_assert_msg(strstr(r.err, "http.req, db\\027[31m\\010q"), "%s", r.err);
-  ck_assert(!strchr(r.err, '\033'));
+  ck_assert_msg(strstr(r.out, "user spans (http.req, db\\027[31m\\010q)"),
+                "%s", r.out);
+  ck_assert(!strchr(r.out, '\033'));
+  lat_run_free(&r);
+
+  /* Not in the JSON report. */
+  const char *aj[] = {"latency", "--ocaml53", "--json", path, NULL};
+  r = lat_run_tool(aj);
+  lat_assert_ok(&r);
+  ck_assert_msg(!strstr(r.out, "--span"), "%s", r.out);
   lat_run_free(&r);
 
   /* What the hint says works. */
@@ -87,9 +97,9 @@ START_TEST(test_latency_no_hint_with_gc) {
   craft_free(&c);
   r = lat_run_tool(args);
   lat_assert_ok(&r);
-  ck_assert_int_eq(er_count_lines(r.err), 1);
-  ck_assert_msg(strstr(r.err, "no runtime phase events and no user spans"),
-                "%s", r.err);
+  ck_assert_msg(strstr(r.out, "The trace has no runtime phase events and no "
+                              "user spans"),
+                "%s", r.out);
   lat_run_free(&r);
 }
 END_TEST
@@ -194,12 +204,28 @@ START_TEST(test_since_outside_wall) {
 }
 END_TEST
 
+/* A command that makes no ring file: the error names the package an
+ * OCaml 4 program links for tracing. */
+START_TEST(test_untraced_command) {
+  ER_NEED_TOOL();
+  const char *args[] = {"stats", "--", "true", NULL};
+  struct lat_run r = lat_run_tool(args);
+  ck_assert_int_eq(r.status, 1);
+  struct er_run e = {r.status, r.out, r.err};
+  er_assert_one_error(&e, "made no ring file");
+  ck_assert_msg(strstr(r.err, "ocamlfind package runtime_events.auto"), "%s",
+                r.err);
+  lat_run_free(&r);
+}
+END_TEST
+
 static TCase *tc_hints(void) {
   TCase *tc = er_tcase("hints");
   tcase_add_test(tc, test_latency_points_to_span);
   tcase_add_test(tc, test_latency_no_hint_with_gc);
   tcase_add_test(tc, test_since_outside_relative);
   tcase_add_test(tc, test_since_outside_wall);
+  tcase_add_test(tc, test_untraced_command);
   return tc;
 }
 

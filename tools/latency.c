@@ -610,29 +610,24 @@ static int saw_gc(const struct latency *l) {
   return 0;
 }
 
-/* The hint on standard error for a trace without GC events, which is
- * what a C program that writes only user spans leaves: what the report
- * of 0 pauses means, and the --span that measures what it has. */
+/* The hint after the text report of a trace without GC events, which
+ * is what a C program that writes only user spans leaves: what 0 pauses
+ * means, and the --span that measures what it has.  It goes where the
+ * report goes, never into a traced command's stderr. */
 static void hint_no_gc(const struct latency *l) {
   if (l->nspan_names == 0) {
-    tool_error("no GC pauses: the trace has no runtime phase events and no "
-               "user spans (is the program traced? 'eventring dump' shows "
-               "what the trace holds)");
+    printf("\nThe trace has no runtime phase events and no user spans "
+           "('eventring dump' shows what it holds).\n");
     return;
   }
-  char names[512] = "";
-  size_t len = 0;
+  printf("\nThe trace has no runtime phase events; for the durations of "
+         "its user spans (");
   for (int i = 0; i < l->nspan_names; i++) {
-    char shown[TOOL_TEXT_BUF(EVENTRING_MAX_NAME)];
-    tool_text(shown, sizeof shown, l->span_names[i], TOOL_TEXT_FIELD);
-    int n = snprintf(names + len, sizeof names - len, "%s%s", i ? ", " : "",
-                     shown);
-    if (n < 0 || (size_t)n >= sizeof names - len) break;
-    len += (size_t)n;
+    if (i) printf(", ");
+    tool_put_text(stdout, l->span_names[i], strlen(l->span_names[i]),
+                  TOOL_TEXT_FIELD);
   }
-  tool_error("no GC pauses: the trace has no runtime phase events; for the "
-             "durations of its user spans (%s%s), use --span NAME",
-             names, l->span_names_more ? ", ..." : "");
+  printf("%s), use --span NAME.\n", l->span_names_more ? ", ..." : "");
 }
 
 static void help(void) {

@@ -242,14 +242,15 @@ static int wait_and_open(struct tool_source *src, pid_t own) {
     } else if (ended) {
       char how[96];
       describe_status(src->child_status, how, sizeof how);
-      tool_error("%s made no ring file (%s); is it linked with eventring "
-                 "or an OCaml runtime_events library?",
+      tool_error("%s made no ring file (%s); is it linked with eventring, "
+                 "or, for OCaml 4, with the ocamlfind package "
+                 "runtime_events.auto?",
                  src->cmd[0], how);
       return TOOL_EXIT_INPUT;
     } else if (tool_now_ns() - start > FILE_WAIT_NS) {
       tool_error("%s made no ring file in %llu s; is it linked with "
-                 "eventring or an OCaml runtime_events library? (stopped "
-                 "it)",
+                 "eventring, or, for OCaml 4, with the ocamlfind package "
+                 "runtime_events.auto? (stopped it)",
                  src->cmd[0], FILE_WAIT_NS / 1000000000ULL);
       return TOOL_EXIT_INPUT;
     }
