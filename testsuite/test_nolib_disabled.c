@@ -1,4 +1,6 @@
-/* With EVENTRING_DISABLED every probe compiles to nothing (no library call, no argument evaluated) and every function is a stub that needs no library. */
+/* With EVENTRING_DISABLED every probe compiles to nothing (no library
+ * call, no argument evaluated) and every function is a stub that needs
+ * no library. */
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>

@@ -614,7 +614,8 @@ static int f_window(void *data, int domain, uint64_t before) {
 /* `ns` as a duration that --since takes: seconds, to the nanosecond,
  * without trailing zeros. */
 static void format_seconds(char *buf, size_t size, uint64_t ns) {
-  int n = snprintf(buf, size, "%llu.%09llu", (unsigned long long)(ns / 1000000000),
+  int n = snprintf(buf, size, "%llu.%09llu",
+                   (unsigned long long)(ns / 1000000000),
                    (unsigned long long)(ns % 1000000000));
   if (n < 0 || (size_t)n + 2 > size) return;
   char *end = buf + n;
@@ -642,8 +643,9 @@ static void note_outside(const struct tool_filter *f) {
     return;
   }
   char lo[48], hi[48];
-  format_seconds(lo, sizeof lo, f->timed_lo - f->t0);
-  format_seconds(hi, sizeof hi, f->timed_hi - f->t0);
+  /* A live source's first event read may not be its earliest. */
+  format_seconds(lo, sizeof lo, f->timed_lo > f->t0 ? f->timed_lo - f->t0 : 0);
+  format_seconds(hi, sizeof hi, f->timed_hi > f->t0 ? f->timed_hi - f->t0 : 0);
   tool_error("no event within %s: the trace's events run from %s to %s "
              "(counted from its first event)",
              opts, lo, hi);
