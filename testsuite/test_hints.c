@@ -169,6 +169,7 @@ END_TEST
  * answered with the times of day of its events. */
 START_TEST(test_since_outside_wall) {
   ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("a build without tracing");
   const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
   if (!progs) ER_SKIP("EVENTRING_TEST_PROGS is not set");
   char prog[PATH_MAX];
