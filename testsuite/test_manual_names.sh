@@ -104,7 +104,7 @@ else bad "found only $n OCaml names"; fi
 # ocamlfind packages.
 n=0
 for pkg in $(grep -ohE '\bruntime_events\.[a-z_]+\b' "${docs[@]}" |
-    grep -vE '\.(mli?|cm[aioxt]|cmxa|a|so|o)$' | sort -u); do
+    grep -vE '\.(mli?|cm[aioxt]|cmxa|a|so|o|c|h)$' | sort -u); do
   n=$((n + 1))
   grep -q "^package \"${pkg#runtime_events.}\"" "$bind/META.in" ||
     bad "ocamlfind package $pkg is not in META.in: $(where "$pkg")"
