@@ -961,6 +961,11 @@ static inline int eventring_cursor_set_ocaml50(eventring_cursor *cursor,
   (void)cursor, (void)yes;
   return EVENTRING_E_INVAL;
 }
+static inline int eventring_cursor_ocaml_release(
+    const eventring_cursor *cursor, int *kind, int *id) {
+  (void)cursor, (void)kind, (void)id;
+  return EVENTRING_E_INVAL;
+}
 static inline int eventring_cursor_lost_unit(const eventring_cursor *cursor) {
   (void)cursor;
   return EVENTRING_LOST_WORDS;

@@ -142,6 +142,8 @@ START_TEST(test_functions_are_stubs) {
   int basis = 5;
   ck_assert_int_eq(eventring_cursor_numbering(c, &basis), EVENTRING_E_INVAL);
   ck_assert_int_eq(eventring_cursor_set_ocaml50(c, 1), EVENTRING_E_INVAL);
+  ck_assert_int_eq(eventring_cursor_ocaml_release(c, NULL, NULL),
+                   EVENTRING_E_INVAL);
   ck_assert_int_eq(eventring_cursor_lost_unit(c), EVENTRING_LOST_WORDS);
   ck_assert_ptr_null(eventring_cursor_phase_name(c, 0));
   ck_assert_ptr_null(eventring_cursor_counter_name(c, 0));
