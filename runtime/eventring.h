@@ -1039,6 +1039,7 @@ EVENTRING__SETTER(user_span, eventring_user_span_fn)
 EVENTRING__SETTER(user_custom, eventring_user_custom_fn)
 EVENTRING__SETTER(lost_events, eventring_lost_fn)
 EVENTRING__SETTER(thread, eventring_thread_fn)
+EVENTRING__SETTER(window, eventring_window_fn)
 #undef EVENTRING__SETTER
 
 static inline int eventring_cursor_poll(eventring_cursor *cursor,

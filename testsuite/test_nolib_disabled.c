@@ -177,6 +177,7 @@ START_TEST(test_functions_are_stubs) {
   eventring_callbacks_set_user_custom(cb, NULL);
   eventring_callbacks_set_lost_events(cb, NULL);
   eventring_callbacks_set_thread(cb, NULL);
+  eventring_callbacks_set_window(cb, NULL);
   ck_assert_int_eq(eventring_cursor_poll(c, cb, NULL, 0), EVENTRING_E_INVAL);
   eventring_callbacks_free(cb);
   eventring_cursor_free(c);
