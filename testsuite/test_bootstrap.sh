@@ -46,6 +46,9 @@ fi
 echo "Package: $2"
 echo "Status: ${line#* }"
 echo "Version: 1.0"
+# LONG=1: a description longer than a pipe holds, as real packages have.
+[ -z "${LONG-}" ] || head -c 300000 /dev/zero | tr '\0' 'x'
+exit 0
 SH
 cat >"$bin/apt-get" <<'SH'
 #!/bin/bash
@@ -116,6 +119,13 @@ for p in $all; do echo "$p install ok installed"; done >"$tmp/full.state"
 run full
 check "full machine: exit 0" [ "$rc" -eq 0 ]
 check "full machine: apt-get not run" [ ! -s "$tmp/full.log" ]
+
+# ---- Everything installed, each with a long description: the status
+# is read whole, never taken for "not installed". --------------------
+cp "$tmp/full.state" "$tmp/long.state"
+run long LONG=1
+check "long descriptions: exit 0" [ "$rc" -eq 0 ]
+check "long descriptions: apt-get not run" [ ! -s "$tmp/long.log" ]
 
 # ---- One package removed with its configuration left, one missing. --
 first=${all%% *}
