@@ -104,8 +104,11 @@ static void writer_body(const char *dir, pid_t writer) {
   if (eventring_start() != 0) _exit(EXIT_SETUP);
   eventring_begin(EVENTRING_PHASE_MAJOR);
   forbid_regrowth();
-  if (truncate(eventring_path(), 0) != 0) _exit(EXIT_SETUP);
+  /* Refused before the cut: a fault of another thread of the library's
+   * (the remote watcher's look at the file) between the cut and the end
+   * below must not find the replacement allowed. */
   refuse_fixed_anon = 1;
+  if (truncate(eventring_path(), 0) != 0) _exit(EXIT_SETUP);
   eventring_end(EVENTRING_PHASE_MAJOR);
 }
 
@@ -145,8 +148,8 @@ static void reader_body(const char *dir, pid_t writer) {
   char path[PATH_MAX];
   er_ring_path_for(path, sizeof path, dir, writer);
   const volatile char *view = mapping_of(path);
-  if (!view || truncate(path, 0) != 0) _exit(EXIT_SETUP);
   refuse_fixed_anon = 1;
+  if (!view || truncate(path, 0) != 0) _exit(EXIT_SETUP);
   /* What the cursor's next poll would read first: the file's header. */
   (void)view[0];
 }
