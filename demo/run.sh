@@ -77,10 +77,10 @@ $(basename "$watched"), and 200 ms after it, as a Perfetto trace" \
 run watch --when 'pause>1ms' --max 1 --format fxt --out "$out" -- "$watched" \
   >/dev/null
 
-step "Perfetto traces" "trace demo-trace.fxt -- demo/threads"
-run trace "$trace" -- "$threads"
+step "Perfetto traces" "trace -o demo-trace.fxt -- demo/threads"
+run trace -o "$trace" -- "$threads"
 if [ -n "$gc" ]; then
-  run trace "$gctrace" -- "$gc"
+  run trace -o "$gctrace" -- "$gc"
 fi
 
 # The last step: a page of charts of the GC-heavy program (or the C one).

@@ -389,8 +389,8 @@ static void check_file(const char *dir, const char *outdir, const char *path,
                        int ocaml50) {
   char lost_unit[16];
   struct er_lines want = dump_of(dir, path, ocaml50, lost_unit);
-  const char *args[] = {"ctf", ocaml50 ? "--ocaml50" : outdir,
-                        ocaml50 ? outdir : path, ocaml50 ? path : NULL, NULL};
+  const char *args[] = {"ctf", "-o", outdir, ocaml50 ? "--ocaml50" : path,
+                        ocaml50 ? path : NULL, NULL};
   struct er_run r = er_run(dir, er_tool_path(), args, NULL, 0);
   ck_assert_msg(er_exit_code(&r, "ctf") == 0, "ctf failed: %.300s", r.err);
   /* Nothing on stderr but, when there were losses, their summary. */
@@ -595,7 +595,7 @@ START_TEST(test_interrupt) {
   char outp[PATH_MAX], errp[PATH_MAX];
   pid_t tool =
       er_start_tool(dir,
-                    (const char *[]){"ctf", "--follow", outdir, "--pid",
+                    (const char *[]){"ctf", "--follow", "-o", outdir, "--pid",
                                      pid_arg, "--dir", dir, NULL},
                     0, outp, errp);
   /* Once the tool reads the file, let the writer write a few ticks (of
@@ -659,7 +659,7 @@ START_TEST(test_outdir) {
   ck_assert_int_ge(fd, 0);
   close(fd);
   struct er_run r =
-      er_run(dir, er_tool_path(), (const char *[]){"ctf", outdir, path, NULL},
+      er_run(dir, er_tool_path(), (const char *[]){"ctf", "-o", outdir, path, NULL},
              NULL, 0);
   check_one_error(&r, 1, "not empty");
   er_run_free(&r);
@@ -667,14 +667,14 @@ START_TEST(test_outdir) {
 
   /* An empty one is used. */
   ck_assert_int_eq(unlink(file), 0);
-  r = er_run(dir, er_tool_path(), (const char *[]){"ctf", outdir, path, NULL},
+  r = er_run(dir, er_tool_path(), (const char *[]){"ctf", "-o", outdir, path, NULL},
              NULL, 0);
   ck_assert_msg(er_exit_code(&r, "ctf") == 0, "%.300s", r.err);
   er_run_free(&r);
   ck_assert_int_eq(access(meta, F_OK), 0);
 
   /* A file in its place. */
-  r = er_run(dir, er_tool_path(), (const char *[]){"ctf", meta, path, NULL},
+  r = er_run(dir, er_tool_path(), (const char *[]){"ctf", "-o", meta, path, NULL},
              NULL, 0);
   check_one_error(&r, 1, meta);
   er_run_free(&r);
@@ -683,7 +683,7 @@ START_TEST(test_outdir) {
   char missing[PATH_MAX], fresh[PATH_MAX];
   snprintf(missing, sizeof missing, "%s/none.events", dir);
   snprintf(fresh, sizeof fresh, "%s/fresh", dir);
-  r = er_run(dir, er_tool_path(), (const char *[]){"ctf", fresh, missing, NULL},
+  r = er_run(dir, er_tool_path(), (const char *[]){"ctf", "-o", fresh, missing, NULL},
              NULL, 0);
   check_one_error(&r, 1, missing);
   er_run_free(&r);
@@ -700,8 +700,18 @@ START_TEST(test_outdir) {
   er_run_free(&r);
   ck_assert_msg(rmdir(fresh) != 0 && errno == ENOENT,
                 "the tool left %s behind", fresh);
+  /* The form that took OUTDIR as the first operand is refused with the
+   * command to type instead, and creates nothing. */
+  r = er_run(dir, er_tool_path(), (const char *[]){"ctf", fresh, path, NULL},
+             NULL, 0);
+  char want[2 * PATH_MAX + 32];
+  snprintf(want, sizeof want, "'eventring ctf -o %s %s'", fresh, path);
+  check_one_error(&r, 2, want);
+  er_run_free(&r);
+  ck_assert_msg(rmdir(fresh) != 0 && errno == ENOENT,
+                "the tool left %s behind", fresh);
   r = er_run(dir, er_tool_path(),
-             (const char *[]){"ctf", "--bogus", fresh, path, NULL}, NULL, 0);
+             (const char *[]){"ctf", "--bogus", "-o", fresh, path, NULL}, NULL, 0);
   check_one_error(&r, 2, "--bogus");
   er_run_free(&r);
   unlink(path);

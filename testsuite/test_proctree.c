@@ -566,7 +566,7 @@ START_TEST(test_files_and_dir) {
 
     /* trace, JSON: each process with its pid and name. */
     snprintf(out, sizeof out, "%s/t.json", dir);
-    r = er_run_tool(dir, form ? (const char *[]){"trace", out, a, b, NULL}
+    r = er_run_tool(dir, form ? (const char *[]){"trace", "-o", out, a, b, NULL}
                               : (const char *[]){"trace", "-o", out, "--dir",
                                                  rings, NULL},
                     0);
@@ -699,7 +699,7 @@ START_TEST(test_ctf_several) {
   for (int form = 0; form < 2; form++) {
     char out[PATH_MAX + 16], meta[PATH_MAX + 64];
     snprintf(out, sizeof out, "%s/ctf%d", dir, form);
-    r = er_run_tool(dir, form ? (const char *[]){"ctf", out, a, b, NULL}
+    r = er_run_tool(dir, form ? (const char *[]){"ctf", "-o", out, a, b, NULL}
                               : (const char *[]){"ctf", "-o", out, "--dir",
                                                  rings, NULL},
                     0);

@@ -289,11 +289,11 @@ START_TEST(test_trace_and_ctf) {
   snprintf(fxt, sizeof fxt, "%s/t.fxt", dir);
   snprintf(ctf, sizeof ctf, "%s/ctf", dir);
   snprintf(meta, sizeof meta, "%s/ctf/metadata", dir);
-  const char *const runs[][6] = {
+  const char *const runs[][8] = {
       {"trace", "-o", json, "--"},
       {"trace", "--output", fxt, "--"},
-      {"trace", "--format", "json", json, "--"},
-      {"trace", fxt, "--"},
+      {"trace", "--format", "json", "-o", json, "--"},
+      {"trace", "-o", fxt, "--"},
       {"ctf", "-o", ctf, "--"},
   };
   for (size_t k = 0; k < sizeof runs / sizeof runs[0]; k++) {
@@ -536,11 +536,11 @@ START_TEST(test_trace_formats) {
     const char *error; /* NULL: success */
   } cases[] = {
       {{"trace", "-o", txt, ring}, "cannot tell the format of"},
-      {{"trace", txt, ring}, "cannot tell the format of"},
+      {{"trace", txt, ring}, "no output file given"},
       {{"trace", "-o", "-", ring}, "standard output needs --format"},
       {{"trace", "--format", "json", "-o", fxt, ring},
        "--format json does not match the extension of"},
-      {{"trace", "--format", "fuchsia", json, ring},
+      {{"trace", "--format", "fuchsia", "-o", json, ring},
        "--format fuchsia does not match the extension of"},
       {{"trace", "--format", "fuchsia", "-o", bin, ring}, NULL},
       {{"trace", "--format", "json", "-o", txt, ring}, NULL},
@@ -591,7 +591,7 @@ START_TEST(test_terminal) {
 
   const char *const cases[][8] = {
       {"trace", "--format", "fuchsia", "-o", "-", ring},
-      {"trace", "--format", "fuchsia", "-"},
+      {"trace", "--format", "fuchsia", "-o", "-"},
       {"trace", "--format", "fuchsia", "-o", name, ring},
   };
   for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {

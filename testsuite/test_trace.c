@@ -807,7 +807,7 @@ static void read_fxt(const struct blob *b, struct trace *t, const char *what) {
 /* ------------------------------------------------------------------ */
 /* Running `trace` and checking what it wrote.                          */
 
-/* Runs `eventring trace OUT --format FMT SOURCE...` (`src`, NULL-
+/* Runs `eventring trace -o OUT --format FMT SOURCE...` (`src`, NULL-
  * terminated) in `dir` and reads OUT into `t`.  Returns the run. */
 static struct er_run trace_run(const char *dir, const char *fmt,
                                const char *const *src, struct trace *t,
@@ -815,8 +815,8 @@ static struct er_run trace_run(const char *dir, const char *fmt,
   char out[PATH_MAX];
   snprintf(out, sizeof out, "%s/trace.%s", dir, fmt);
   unlink(out);
-  const char *args[32] = {"trace", out, "--format", fmt};
-  int n = 4;
+  const char *args[32] = {"trace", "-o", out, "--format", fmt};
+  int n = 5;
   for (; *src && n < 31; src++) args[n++] = *src;
   args[n] = NULL;
   struct er_run r = er_run_tool(dir, args, ER_SPAWN_SIGINT);
@@ -1120,8 +1120,8 @@ START_TEST(test_live_gap) {
     char pidarg[32], out[PATH_MAX], outp[PATH_MAX], errp[PATH_MAX];
     snprintf(pidarg, sizeof pidarg, "%ld", (long)w);
     snprintf(out, sizeof out, "%s/live.json", dir);
-    const char *args[] = {"trace",  out,   "--format", "json", "--follow",
-                          "--pid", pidarg, "--dir",   dir,    NULL};
+    const char *args[] = {"trace",  "-o",   out,     "--format", "json",
+                          "--follow", "--pid", pidarg, "--dir", dir, NULL};
     pid_t tool = er_start_tool(dir, args, ER_SPAWN_SIGINT, outp, errp);
     /* The tool has read the first part once it waits for more.  Stopped
      * there, it cannot poll while the writer goes on: the writer wraps
@@ -1191,8 +1191,8 @@ START_TEST(test_interrupt) {
     char pidarg[32], out[PATH_MAX], outp[PATH_MAX], errp[PATH_MAX];
     snprintf(pidarg, sizeof pidarg, "%ld", (long)w);
     snprintf(out, sizeof out, "%s/int.%s", dir, fmts[f]);
-    const char *args[] = {"trace",   out,    "--format", fmts[f], "--follow",
-                          "--pid", pidarg, "--dir",    dir,     NULL};
+    const char *args[] = {"trace", "-o",    out,    "--format", fmts[f],
+                          "--follow", "--pid", pidarg, "--dir", dir, NULL};
     pid_t tool = er_start_tool(dir, args, ER_SPAWN_SIGINT, outp, errp);
     /* Until its handlers are in place a SIGINT would kill it: once it
      * waits for more events they are, and so is its temporary file. */
@@ -1232,7 +1232,7 @@ START_TEST(test_interrupt) {
 }
 END_TEST
 
-/* `eventring trace OUT -- CMD`: the process is named after the program. */
+/* `eventring trace -o OUT -- CMD`: the process is named after the program. */
 START_TEST(test_spawn) {
   ER_NEED_TOOL();
   NEED_JSONC();
@@ -1307,7 +1307,7 @@ START_TEST(test_errors) {
   snprintf(missing, sizeof missing, "%s/nope.events", dir);
   snprintf(bad, sizeof bad, "%s/nodir/o.fxt", dir);
 
-  const char *a1[] = {"trace", out, "--format", "xml", missing, NULL};
+  const char *a1[] = {"trace", "-o", out, "--format", "xml", missing, NULL};
   struct er_run r = er_run_tool(dir, a1, ER_SPAWN_SIGINT);
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
   er_assert_one_error(&r, "unknown format");
@@ -1319,7 +1319,7 @@ START_TEST(test_errors) {
   er_assert_one_error(&r, "OUT");
   er_run_free(&r);
 
-  const char *a3[] = {"trace", out, missing, NULL};
+  const char *a3[] = {"trace", "-o", out, missing, NULL};
   r = er_run_tool(dir, a3, ER_SPAWN_SIGINT);
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
   er_assert_one_error(&r, "nope.events");
@@ -1328,13 +1328,13 @@ START_TEST(test_errors) {
 
   char vec[PATH_MAX];
   if (er_unpack_vector(dir, "ocaml5-basic", vec)) {
-    const char *a4[] = {"trace", bad, vec, NULL};
+    const char *a4[] = {"trace", "-o", bad, vec, NULL};
     r = er_run_tool(dir, a4, ER_SPAWN_SIGINT);
     ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
     er_assert_one_error(&r, "nodir");
     er_run_free(&r);
     /* OUT the ring file itself would destroy it. */
-    const char *a5[] = {"trace", "--format", "fuchsia", vec, vec, NULL};
+    const char *a5[] = {"trace", "--format", "fuchsia", "-o", vec, vec, NULL};
     r = er_run_tool(dir, a5, ER_SPAWN_SIGINT);
     ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
     er_run_free(&r);

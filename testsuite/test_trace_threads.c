@@ -160,7 +160,7 @@ START_TEST(test_one_track_per_thread) {
 
   char out[PATH_MAX];
   snprintf(out, sizeof out, "%s/t.json", dir);
-  const char *args[] = {"trace", out, path, NULL};
+  const char *args[] = {"trace", "-o", out, path, NULL};
   struct er_run r = er_run_tool(dir, args, 0);
   ck_assert_msg(er_exit_code(&r, "trace") == 0, "stderr: %s", r.err);
   /* The crossing span is reported, once. */
@@ -246,7 +246,7 @@ START_TEST(test_one_track_per_thread) {
   /* The Fuchsia writer takes the same tracks (test_trace checks its
    * records); here only that it runs and reports alike. */
   snprintf(out, sizeof out, "%s/t.fxt", dir);
-  const char *fargs[] = {"trace", out, path, NULL};
+  const char *fargs[] = {"trace", "-o", out, path, NULL};
   r = er_run_tool(dir, fargs, 0);
   ck_assert_msg(er_exit_code(&r, "trace") == 0, "stderr: %s", r.err);
   ck_assert_msg(strstr(r.err, "1 span ended on another thread") != NULL,
@@ -294,7 +294,7 @@ START_TEST(test_wrapped_marker) {
 
   char out[PATH_MAX];
   snprintf(out, sizeof out, "%s/w.json", dir);
-  const char *args[] = {"trace", out, path, NULL};
+  const char *args[] = {"trace", "-o", out, path, NULL};
   struct er_run r = er_run_tool(dir, args, 0);
   ck_assert_msg(er_exit_code(&r, "trace") == 0, "stderr: %s", r.err);
   er_run_free(&r);

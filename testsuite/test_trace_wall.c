@@ -168,14 +168,14 @@ static struct wall_meta fxt_meta(const uint64_t *w, size_t nw) {
 
 /* ------------------------------------------------------------------ */
 
-/* `eventring trace OUT --format FMT PATH`, OUT's bytes. */
+/* `eventring trace -o OUT --format FMT PATH`, OUT's bytes. */
 static char *trace_of(const char *dir, const char *fmt, const char *path,
                       size_t *len) {
   char out[PATH_MAX];
   snprintf(out, sizeof out, "%s/trace.%s", dir, fmt);
   unlink(out);
   struct er_run r = er_run_tool(
-      dir, (const char *[]){"trace", out, "--format", fmt, path, NULL}, 0);
+      dir, (const char *[]){"trace", "-o", out, "--format", fmt, path, NULL}, 0);
   ck_assert_msg(er_exit_code(&r, "the tool") == 0, "trace: %s", r.err);
   er_run_free(&r);
   return er_slurp(out, len);

@@ -853,9 +853,9 @@ static void help(void) {
       "domain D, for babeltrace2 and other CTF readers.  The trace has one\n"
       "event per line of 'eventring dump' (losses included), with the "
       "same\n"
-      "values; times are CLOCK_MONOTONIC nanoseconds.  OUTDIR may also be\n"
-      "given as the first operand, without -o.  A COMMAND keeps standard\n"
-      "output and error to itself.\n"
+      "values; times are CLOCK_MONOTONIC nanoseconds.  Every operand is a\n"
+      "ring file to read.  A COMMAND keeps standard output and error to\n"
+      "itself.\n"
       "\n"
       "Options:\n"
       "  -o OUTDIR, --output OUTDIR\n"
@@ -901,12 +901,23 @@ int tool_ctf(int argc, char **argv) {
     else if ((rc = tool_source_other(&src, opt, argv, HELP_REF, help)) >= 0)
       return rc;
   }
-  /* OUTDIR before the source, as it was before -o existed. */
+  /* The form that took OUTDIR as the first operand is refused with the
+   * command to type instead. */
   if (!outdir) {
     if (optind >= argc)
       return tool_usage_error(HELP_REF, "no output directory given (-o "
                                         "OUTDIR)");
-    outdir = argv[optind++];
+    struct stat st;
+    if (stat(argv[optind], &st) == 0 && !S_ISDIR(st.st_mode))
+      return tool_usage_error(HELP_REF, "no output directory given: write "
+                                        "'eventring ctf -o OUTDIR %s%s'",
+                              argv[optind], optind + 1 < argc ? " ..." : "");
+    return tool_usage_error(HELP_REF, "ctf takes its output directory with "
+                                      "-o, and reads every operand: write "
+                                      "'eventring ctf -o %s %s%s'",
+                            argv[optind],
+                            optind + 1 < argc ? argv[optind + 1] : "FILE",
+                            optind + 2 < argc ? " ..." : "");
   }
   if (!*outdir) return tool_usage_error(HELP_REF, "empty output directory");
   if (!strcmp(outdir, "-"))

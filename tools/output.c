@@ -24,8 +24,12 @@
  * SIGXFSZ is ignored too: a write past the file size limit (`ulimit -f`)
  * then fails with EFBIG instead of killing the tool halfway through a
  * file, and is reported (tool_strerror() names the limit) as any other.
- * A report that could not be written whole to the regular file of `-o
- * FILE` is removed rather than left cut short.
+ * A regular file of `-o FILE` is written as a temporary file beside it
+ * (.FILE.XXXXXX) and renamed to FILE once the report is complete
+ * (tool_output_finish()): a report that could not be written whole, or a
+ * subcommand that fails before it finishes, leaves FILE as it was, and
+ * the temporary file is removed at exit.  A FILE that holds a ring file
+ * is never replaced by a report (tool_output_check_path()).
  *
  * Errors go to stderr as exactly one line starting with "eventring: ",
  * which scripts and the tests rely on.
@@ -37,12 +41,14 @@
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <limits.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "internal.h"
 #include "tool.h"
 
 /* Large enough that a listing is written in few system calls; small
@@ -63,9 +69,11 @@ static int command_given;
 #define NO_SAVED (-1)
 #define CLOSED_SAVED (-2)
 static int saved_stdout = NO_SAVED;
-/* The regular file of `-o FILE` that fd 1 writes, removed when the
- * report fails; empty when fd 1 is none. */
+/* The regular file of `-o FILE` that fd 1 writes, through the temporary
+ * file out_tmp beside it, renamed to out_file once the report is
+ * complete; both empty when fd 1 is none. */
 static char out_file[PATH_MAX];
+static char out_tmp[PATH_MAX];
 /* SIGXFSZ's disposition as the tool was given it, for the command. */
 static struct sigaction xfsz_given;
 static int xfsz_saved;
@@ -128,14 +136,20 @@ int tool_output_finish(void) {
   if (fflush(stdout) != 0 && !out_errno) out_errno = errno ? errno : EIO;
   errno = saved;
   tool_output_ok();
-  if (!out_errno) return TOOL_EXIT_OK;
+  if (!out_errno) {
+    if (!out_tmp[0] || rename(out_tmp, out_file) == 0) {
+      out_tmp[0] = 0;
+      return TOOL_EXIT_OK;
+    }
+    out_errno = errno;
+  }
   if (out_errno == EPIPE) return TOOL_EXIT_PIPE;
-  if (out_file[0] && unlink(out_file) == 0)
-    tool_error("%s: %s (the incomplete file is removed)", out_name,
+  if (out_tmp[0] && unlink(out_tmp) == 0)
+    tool_error("%s: %s (the file is left as it was)", out_name,
                tool_strerror(out_errno));
   else
     tool_error("%s: %s", out_name, tool_strerror(out_errno));
-  out_file[0] = 0;
+  out_tmp[0] = 0;
   return TOOL_EXIT_INPUT;
 }
 
@@ -281,16 +295,65 @@ static const char *command_stream(const struct stat *st) {
   return NULL;
 }
 
+int tool_output_is_ring(const char *path) {
+  uint64_t meta[ER_META_WORDS] = {0};
+  struct stat st;
+  int ring = 0;
+  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return 0;
+  /* What the consumer takes for a ring file of another version or a
+   * damaged one is a ring file too: it is not ours to replace. */
+  if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      pread(fd, meta, sizeof meta, 0) >= 8)
+    ring = er_check_meta(meta, (uint64_t)st.st_size) !=
+           EVENTRING_E_NOTRINGFILE;
+  close(fd);
+  return ring;
+}
+
 int tool_output_check_path(const char *path, const char *help) {
   struct stat st;
   const char *stream;
-  if (stat(path, &st) == 0 && (stream = command_stream(&st)) != NULL)
+  if (stat(path, &st) != 0) return TOOL_EXIT_OK;
+  if ((stream = command_stream(&st)) != NULL)
     return tool_usage_error(help,
                             "'%s' is the command's %s: the report would "
                             "mix with the program's output (give -o another "
                             "file)",
                             path, stream);
+  if (tool_output_is_ring(path))
+    return tool_usage_error(help,
+                            "'%s' is a ring file: it is read, never "
+                            "overwritten (give -o another name, or remove "
+                            "it first)",
+                            path);
   return TOOL_EXIT_OK;
+}
+
+/* Removes the temporary file of a report that was never finished. */
+static void remove_tmp(void) {
+  if (out_tmp[0]) unlink(out_tmp);
+}
+
+int tool_output_open_tmp(const char *path, char *tmp, size_t size) {
+  const char *slash = strrchr(path, '/');
+  int dirlen = slash ? (int)(slash - path) + 1 : 0;
+  if (snprintf(tmp, size, "%.*s.%s.XXXXXX", dirlen, path, path + dirlen) >=
+      (int)size) {
+    tool_error("%s: %s", path, strerror(ENAMETOOLONG));
+    return -1;
+  }
+  int fd = mkostemp(tmp, O_CLOEXEC);
+  if (fd < 0) {
+    tool_error("%s: cannot write beside it: %s", path, strerror(errno));
+    return -1;
+  }
+  /* mkostemp makes the file private; give it the mode a plain create
+   * would have. */
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd, 0666 & ~mask);
+  return fd;
 }
 
 /* Keeps the tool's original fd 1 aside for the command.  Returns 0, or
@@ -347,36 +410,35 @@ int tool_output_open_for(const char *path, unsigned flags, const char *help,
     out_name = "standard error";
     report_on_stderr = 1;
   } else if (path && !to_stdout) {
-    /* Not truncated before the check: `-o log -- cmd >> log` must not
+    /* Checked before anything is written: `-o log -- cmd >> log` must not
      * lose what log held. */
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY, 0666);
-    if (fd < 0) {
-      tool_error("%s: %s", path, strerror(errno));
-      return TOOL_EXIT_INPUT;
-    }
-    struct stat st;
-    const char *stream = NULL;
-    struct stat src;
-    if (fstat(fd, &st) == 0) stream = command_stream(&st);
-    if (source && fstat(fd, &st) == 0 && stat(source, &src) == 0 &&
-        src.st_dev == st.st_dev && src.st_ino == st.st_ino) {
-      /* Truncating it would destroy what we are about to read. */
-      close(fd);
+    struct stat st, src;
+    int exists = stat(path, &st) == 0;
+    if (exists && source && stat(source, &src) == 0 &&
+        src.st_dev == st.st_dev && src.st_ino == st.st_ino)
       return tool_usage_error(help, "'%s' is the ring file being read",
                               path);
-    }
-    if (stream) {
-      close(fd);
-      return tool_usage_error(help,
-                              "'%s' is the command's %s: the report would "
-                              "mix with the program's output (give -o "
-                              "another file)",
-                              path, stream);
-    }
-    if (S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0) {
+    int rc = tool_output_check_path(path, help);
+    if (rc != TOOL_EXIT_OK) return rc;
+    /* A regular file is replaced by a complete report or not at all;
+     * what is not one (a pipe, a device) is written as it is. */
+    int beside = !exists || S_ISREG(st.st_mode);
+    if (beside && exists && access(path, W_OK) != 0) {
       tool_error("%s: %s", path, strerror(errno));
-      close(fd);
       return TOOL_EXIT_INPUT;
+    }
+    char tmp[PATH_MAX];
+    int fd = beside ? tool_output_open_tmp(path, tmp, sizeof tmp)
+                    : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    if (fd < 0) {
+      if (!beside) tool_error("%s: %s", path, strerror(errno));
+      return TOOL_EXIT_INPUT;
+    }
+    if (beside) {
+      static int registered;
+      snprintf(out_tmp, sizeof out_tmp, "%s", tmp);
+      snprintf(out_file, sizeof out_file, "%s", path);
+      if (!registered) registered = atexit(remove_tmp) == 0;
     }
     if (save_stdout() < 0 || dup2(fd, STDOUT_FILENO) < 0) {
       if (saved_stdout == NO_SAVED) tool_error("%s: %s", path, strerror(errno));
@@ -385,7 +447,6 @@ int tool_output_open_for(const char *path, unsigned flags, const char *help,
     }
     close(fd);
     out_name = path;
-    if (S_ISREG(st.st_mode)) snprintf(out_file, sizeof out_file, "%s", path);
   }
   if ((flags & TOOL_OUTPUT_BINARY) && isatty(STDOUT_FILENO))
     return tool_usage_error(help, "will not write a binary trace to a "

@@ -2,7 +2,7 @@
  *
  * A subcommand that reports on several processes (trace, dump, stats,
  * latency: src->multi) reads, instead of one ring file:
- *   - a list of files (`eventring trace out.fxt a.events b.events`);
+ *   - a list of files (`eventring trace -o out.fxt a.events b.events`);
  *   - every ring file in a directory (--dir DIR without --pid), as
  *     metrics --dir does; with --follow, the files that appear later too;
  *   - every process of a command's tree (`-- CMD`): the command runs with

@@ -192,9 +192,11 @@ void tool_output_note_command(void);
  *   NULL   standard output; with a command, standard error instead (the
  *          command keeps standard output);
  *   "-"    standard output; a usage error with a command;
- *   FILE   FILE, created or truncated; a usage error when it is the
- *          command's standard output or error (the same regular file
- *          or pipe).
+ *   FILE   FILE, written as a temporary file beside it that
+ *          tool_output_finish() renames to FILE (a pipe or a device is
+ *          written as it is); a usage error when it is the command's
+ *          standard output or error (the same regular file or pipe) or
+ *          a ring file.
  * With TOOL_OUTPUT_BINARY a destination that is a terminal is a usage
  * error.  Returns TOOL_EXIT_OK, TOOL_EXIT_USAGE or TOOL_EXIT_INPUT (FILE
  * cannot be opened), after printing one line. */
@@ -216,10 +218,20 @@ int tool_output_is_input(const char *path, char *const *files, int n);
 int tool_output_open_reading(const char *path, const char *help,
                              char *const *files, int n);
 
-/* For a subcommand that writes FILE itself (trace's temporary file and
- * rename): a usage error when FILE exists and is the command's standard
- * output or error.  Returns TOOL_EXIT_OK or TOOL_EXIT_USAGE. */
+/* Whether `path` is a ring file (one the consumer would take for one,
+ * of any version, damaged or not). */
+int tool_output_is_ring(const char *path);
+
+/* Whether the report may go to FILE: a usage error when FILE exists and
+ * is the command's standard output or error, or a ring file, which no
+ * report replaces.  Returns TOOL_EXIT_OK or TOOL_EXIT_USAGE. */
 int tool_output_check_path(const char *path, const char *help);
+
+/* Creates the temporary file a report for `path` is written to before
+ * it is renamed to `path` (.BASE.XXXXXX, in the same directory), its
+ * name in `tmp` (`size` bytes).  Returns its descriptor, or -1 after
+ * printing why. */
+int tool_output_open_tmp(const char *path, char *tmp, size_t size);
 
 /* In the spawned command's child, between fork and exec: gives it back
  * the tool's original standard output and SIGXFSZ's disposition
@@ -235,9 +247,11 @@ const char *tool_strerror(int err);
  * status.  Call it right after writing, while errno is the write's. */
 int tool_output_ok(void);
 
-/* Flushes standard output.  Returns TOOL_EXIT_OK, TOOL_EXIT_PIPE (the
- * reader went away: nothing is printed) or TOOL_EXIT_INPUT (another write
- * error, which is reported). */
+/* Flushes standard output and, once the report is written whole, renames
+ * the temporary file of -o FILE to FILE (FILE is left as it was when a
+ * write failed, or when this is never called).  Returns TOOL_EXIT_OK,
+ * TOOL_EXIT_PIPE (the reader went away: nothing is printed) or
+ * TOOL_EXIT_INPUT (another write error, which is reported). */
 int tool_output_finish(void);
 
 /* Writes `len` bytes as an OCaml string literal, the way OCaml's "%S"

@@ -974,42 +974,6 @@ static void finish_tracks(struct trace *t) {
 /* ------------------------------------------------------------------ */
 /* The output file.                                                     */
 
-/* Opens a temporary file beside `path` for writing; sets *tmp to its
- * name (malloc'd).  Returns the stream, or NULL after printing why. */
-static FILE *open_tmp(const char *path, char **tmp) {
-  const char *slash = strrchr(path, '/');
-  size_t dirlen = slash ? (size_t)(slash - path) + 1 : 0;
-  const char *base = path + dirlen;
-  size_t n = strlen(path) + 16;
-  *tmp = malloc(n);
-  if (!*tmp) {
-    tool_error("out of memory");
-    return NULL;
-  }
-  snprintf(*tmp, n, "%.*s.%s.XXXXXX", (int)dirlen, path, base);
-  int fd = mkostemp(*tmp, O_CLOEXEC);
-  if (fd < 0) {
-    tool_error("%s: %s", path, strerror(errno));
-    free(*tmp);
-    *tmp = NULL;
-    return NULL;
-  }
-  /* mkostemp makes the file private; give it the mode a plain create
-   * would have. */
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd, 0666 & ~mask);
-  FILE *f = fdopen(fd, "w");
-  if (!f) {
-    tool_error("%s: %s", path, strerror(errno));
-    close(fd);
-    unlink(*tmp);
-    free(*tmp);
-    *tmp = NULL;
-  }
-  return f;
-}
-
 /* The name the process is shown with: the program's (the spawned
  * command's, a live process's, or the one the file records), else
  * "pid N", else the file's name. */
@@ -1071,7 +1035,7 @@ static void help(void) {
       "  -o OUT, --output OUT\n"
       "                 write the trace to OUT ('-': standard output, not "
       "with a\n"
-      "                 COMMAND); OUT may also be the first operand\n"
+      "                 COMMAND); every operand is a ring file to read\n"
       "  --format FMT   fuchsia (the compact binary Fuchsia trace format) or\n"
       "                 json (Chrome JSON trace events); by default the\n"
       "                 extension of OUT says: .fxt fuchsia, .json json\n"
@@ -1095,7 +1059,8 @@ static void help(void) {
       "  -h, --help     print this help and exit\n"
       "\n"
       "Another extension of OUT, or '-', needs --format; a binary trace is\n"
-      "never written to a terminal.  A COMMAND keeps standard output and\n"
+      "never written to a terminal, and OUT is never a ring file (it is\n"
+      "written whole, or left as it was).  A COMMAND keeps standard output and\n"
       "error to itself.  Slices whose begin or end the ring lost are closed\n"
       "or opened at the cut and carry an argument \"cut\" that says why.\n"
       "Exit status: 0 success, 1 unreadable input or unwritable output, 2 "
@@ -1115,6 +1080,25 @@ static enum format format_of(const char *path) {
   if (!strcmp(dot, ".fxt")) return FMT_FUCHSIA;
   if (!strcmp(dot, ".json")) return FMT_JSON;
   return FMT_NONE;
+}
+
+/* `trace` without -o, operands at argv[optind]...: the form that took
+ * OUT as its first operand is refused with the command to type instead
+ * (concrete when that operand cannot be a ring file to read). */
+static int old_form(int argc, char **argv) {
+  if (optind >= argc)
+    return tool_usage_error(HELP_REF, "no output file given (-o OUT)");
+  const char *first = argv[optind];
+  if (format_of(first) == FMT_NONE || tool_output_is_ring(first))
+    return tool_usage_error(HELP_REF, "no output file given: write "
+                                      "'eventring trace -o OUT.fxt %s%s'",
+                            first, optind + 1 < argc ? " ..." : "");
+  return tool_usage_error(HELP_REF, "trace takes its output with -o, and "
+                                    "reads every operand: write 'eventring "
+                                    "trace -o %s %s%s'",
+                          first,
+                          optind + 1 < argc ? argv[optind + 1] : "FILE",
+                          optind + 2 < argc ? " ..." : "");
 }
 
 int tool_trace(int argc, char **argv) {
@@ -1148,12 +1132,7 @@ int tool_trace(int argc, char **argv) {
       if (rc >= 0) return rc;
     }
   }
-  /* OUT as the first operand is how trace took it before -o. */
-  if (!outpath) {
-    if (optind >= argc)
-      return tool_usage_error(HELP_REF, "no output file given (-o OUT)");
-    outpath = argv[optind++];
-  }
+  if (!outpath) return old_form(argc, argv);
   if (!*outpath) return tool_usage_error(HELP_REF, "empty output file name");
   int to_stdout = !strcmp(outpath, "-");
 
@@ -1177,28 +1156,17 @@ int tool_trace(int argc, char **argv) {
   if (format == FMT_NONE) format = ext;
   int json = format == FMT_JSON;
 
-  /* A regular file (or a new one) is written beside and renamed; what
-   * is not one (standard output, a pipe, a device) is written as it is,
-   * through standard output. */
-  struct stat st;
-  int direct = to_stdout || (stat(outpath, &st) == 0 && !S_ISREG(st.st_mode));
-  int rc = direct ? tool_output_open(outpath, json ? 0 : TOOL_OUTPUT_BINARY,
-                                     HELP_REF)
-                  : tool_output_check_path(outpath, HELP_REF);
+  /* A regular file (or a new one) is written beside and renamed
+   * (output.c); a ring file, which every operand is, is refused. */
+  if (tool_output_is_input(outpath, argv + optind, argc - optind))
+    return tool_usage_error(HELP_REF, "-o %s is one of the ring files read",
+                            outpath);
+  int rc = tool_output_open(outpath, json ? 0 : TOOL_OUTPUT_BINARY, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
 
   src.multi = 1;
   rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
-  /* Renaming our output over a ring file would destroy it. */
-  for (int i = 0; !direct && i < src.nprocs; i++) {
-    struct stat a, b;
-    if (stat(outpath, &a) == 0 && stat(src.procs[i]->path, &b) == 0 &&
-        a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-      tool_source_close(&src);
-      return tool_usage_error(HELP_REF, "OUT is the ring file itself");
-    }
-  }
 
   struct trace *t = calloc(1, sizeof *t);
   static const struct tool_handlers handlers = {
@@ -1227,12 +1195,7 @@ int tool_trace(int argc, char **argv) {
   if (t->next_ring < 0) t->next_ring = 0;
   if (src.multi) t->base = MULTI_THREAD_TRACK_BASE;
 
-  char *tmp = NULL;
-  t->out = direct ? stdout : open_tmp(outpath, &tmp);
-  if (!t->out) {
-    rc = TOOL_EXIT_INPUT;
-    goto done;
-  }
+  t->out = stdout;
   /* One process is named as it always was; in a trace of several each
    * is named after its program. */
   char pname[NAME_MAX_ESCAPED];
@@ -1263,26 +1226,16 @@ int tool_trace(int argc, char **argv) {
             t->crossed, t->crossed == 1 ? "" : "s",
             t->crossed == 1 ? "it" : "them");
 
-  if (direct) {
+  /* A write error or no memory for the output leaves OUT as it was. */
+  if (t->failed && !ferror(stdout)) {
+    tool_error("%s: %s", to_stdout ? "standard output" : outpath,
+               strerror(ENOMEM));
+    rc = TOOL_EXIT_INPUT;
+  } else {
     int out = tool_output_finish();
     if (rc == TOOL_EXIT_OK) rc = out;
-  } else {
-    int werr = fflush(t->out) != 0 || ferror(t->out) ? errno : 0;
-    if (fclose(t->out) != 0 && !werr) werr = errno ? errno : EIO;
-    if (!werr && t->failed) werr = ENOMEM;
-    if (werr) {
-      tool_error("%s: %s", outpath, tool_strerror(werr));
-      unlink(tmp);
-      rc = TOOL_EXIT_INPUT;
-    } else if (rename(tmp, outpath) != 0) {
-      tool_error("%s: %s", outpath, strerror(errno));
-      unlink(tmp);
-      rc = TOOL_EXIT_INPUT;
-    }
   }
 
-done:
-  free(tmp);
   for (int i = 0; i < t->ndoms; i++) {
     free(t->doms[i].stack);
     free(t->doms[i].early);
