@@ -715,14 +715,18 @@ void er_snap_file_part(const char *name, char *out, size_t size) {
 }
 
 int er_snap_default_name(char *buf, size_t size, const char *program,
-                         pid_t pid, time_t when, const char *ext) {
-  char prog[64], stamp[32];
+                         pid_t pid, const struct timespec *when, int seq,
+                         const char *ext) {
+  char prog[64], stamp[32], nth[16] = "";
   er_snap_file_part(program, prog, sizeof prog);
   struct tm tm;
-  gmtime_r(&when, &tm);
-  strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  int n = snprintf(buf, size, "%s-%ld-%s.%s", prog, (long)pid, stamp, ext);
-  return n < 0 || (size_t)n >= size ? -ENAMETOOLONG : 0;
+  gmtime_r(&when->tv_sec, &tm);
+  size_t n = strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
+  snprintf(stamp + n, sizeof stamp - n, ".%03ldZ", when->tv_nsec / 1000000);
+  if (seq > 1) snprintf(nth, sizeof nth, "-%d", seq);
+  int len = snprintf(buf, size, "%s-%ld-%s%s.%s", prog, (long)pid, stamp,
+                     nth, ext);
+  return len < 0 || (size_t)len >= size ? -ENAMETOOLONG : 0;
 }
 
 /* ------------------------------------------------------------------ */

@@ -147,14 +147,17 @@ ER_SNAP_HIDDEN void er_snap_file_part(const char *name, char *out,
                                       size_t size);
 
 /* The name a snapshot gets when none is given, PROGRAM-PID-TIME.EXT, TIME
- * being `when` in UTC (20261124T031500Z) and PROGRAM `program` made safe
- * as a part of a file name ('/', spaces and bytes that are not printable
- * ASCII become '_'; "unknown" when NULL or empty), into `buf`.  One
- * definition for `eventring snapshot` and the OCaml package's
+ * being `when` in UTC to the millisecond (20261124T031500.123Z) and
+ * PROGRAM `program` made safe as a part of a file name ('/', spaces and
+ * bytes that are not printable ASCII become '_'; "unknown" when NULL or
+ * empty), into `buf`; with `seq` > 1, PROGRAM-PID-TIME-SEQ.EXT, the
+ * name to try when the ones before it are taken.  One definition for
+ * `eventring snapshot` and the OCaml package's
  * Runtime_events_snapshot.write_default, so that both name a process's
  * snapshots alike.  Returns 0, or -ENAMETOOLONG when it does not fit. */
 ER_SNAP_HIDDEN int er_snap_default_name(char *buf, size_t size,
                                         const char *program, pid_t pid,
-                                        time_t when, const char *ext);
+                                        const struct timespec *when, int seq,
+                                        const char *ext);
 
 #endif /* EVENTRING_SNAPSHOT_H */

@@ -34,10 +34,9 @@ val write : string -> unit
 val write_default : unit -> string
 (** [write_default ()] writes the snapshot as [write] does, into the
     current directory under the name [eventring snapshot] gives it,
-    [PROGRAM-PID-TIME.events] (TIME in UTC, as in
-    [prog-4242-20261124T031500Z.events]; PROGRAM is the name the ring file
-    records, [ocamlrun] for a plain bytecode program), and returns that
-    name.  The name changes once a second: a second snapshot within the
-    same second raises [Failure] as [write] does over an existing file
-    (use [write] with names of your own to take more).  Raises [Failure
+    [PROGRAM-PID-TIME.events] (TIME in UTC to the millisecond, as in
+    [prog-4242-20261124T031500.123Z.events]; PROGRAM is the name the ring
+    file records, [ocamlrun] for a plain bytecode program), and returns
+    that name.  When that name is taken (a snapshot in the same
+    millisecond), [-2], [-3]... follow TIME.  Raises [Failure
     "Runtime_events_snapshot.write_default: NAME: REASON"]. *)

@@ -70,6 +70,9 @@ static int snapshot_unlocked(const char *path) {
 
 #define WHO "Runtime_events_snapshot.write"
 
+/* How many names of the sequence write_default tries. */
+#define SNAPSHOT_NAME_TRIES 1000
+
 /* write : string -> unit */
 CAMLprim value caml_eventring_ml_snapshot_write(value vpath) {
   CAMLparam1(vpath);
@@ -92,10 +95,16 @@ CAMLprim value caml_eventring_ml_snapshot_write(value vpath) {
 CAMLprim value caml_eventring_ml_snapshot_write_default(value unit) {
   CAMLparam1(unit);
   char name[PATH_MAX];
-  int r = er_snap_default_name(name, sizeof name,
-                               program_invocation_short_name, getpid(),
-                               time(NULL), "events");
-  if (r == 0) r = snapshot_unlocked(name);
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  /* A name taken (a snapshot in the same millisecond) gives way to the
+   * next of the sequence. */
+  int r = -EEXIST;
+  for (int seq = 1; r == -EEXIST && seq <= SNAPSHOT_NAME_TRIES; seq++) {
+    r = er_snap_default_name(name, sizeof name, program_invocation_short_name,
+                             getpid(), &now, seq, "events");
+    if (r == 0) r = snapshot_unlocked(name);
+  }
   if (r < 0)
     caml_failwith_value(failure_message(WHO "_default", name, r));
   CAMLreturn(caml_copy_string(name));

@@ -470,8 +470,8 @@ START_TEST(test_tool_naming) {
   char pat[256];
   snprintf(pat, sizeof pat,
            "^eventring: snapshot of snap_writer \\(pid %s\\) in "
-           "(snap_writer-%s-20[0-9]{6}T[0-9]{6}Z\\.events): ([0-9]+) events, "
-           "1 domains, 0 lost, ([0-9]+) bytes\n$",
+           "(snap_writer-%s-20[0-9]{6}T[0-9]{6}\\.[0-9]{3}Z\\.events): "
+           "([0-9]+) events, 1 domains, 0 lost, ([0-9]+) bytes\n$",
            pid, pid);
   ck_assert_int_eq(regcomp(&re, pat, REG_EXTENDED), 0);
   regmatch_t m[4];

@@ -330,6 +330,16 @@ int tool_output_check_path(const char *path, const char *help) {
   return TOOL_EXIT_OK;
 }
 
+enum tool_format tool_format_of(const char *path) {
+  const char *base = strrchr(path, '/');
+  const char *dot = strrchr(base ? base + 1 : path, '.');
+  if (!dot) return TOOL_FORMAT_NONE;
+  if (!strcmp(dot, ".fxt")) return TOOL_FORMAT_FUCHSIA;
+  if (!strcmp(dot, ".json")) return TOOL_FORMAT_JSON;
+  if (!strcmp(dot, ".events")) return TOOL_FORMAT_EVENTS;
+  return TOOL_FORMAT_NONE;
+}
+
 /* Removes the temporary file of a report that was never finished. */
 static void remove_tmp(void) {
   if (out_tmp[0]) unlink(out_tmp);

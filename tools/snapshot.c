@@ -13,7 +13,9 @@
  * `eventring ctf`, so the traces are exactly theirs.
  *
  * A snapshot never overwrites a file: the default name says what and
- * when (PROGRAM-PID-TIME), and a name that is taken is an error.
+ * when (PROGRAM-PID-TIME, to the millisecond, then -2, -3... for names
+ * taken), and a name given that is taken is an error.  The extension of
+ * -o's name says the format, as for `trace -o`.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -34,6 +36,9 @@
 
 #define HELP_REF "eventring snapshot --help"
 
+/* How many names of a default name's sequence are tried. */
+#define NAME_TRIES 1000
+
 static void help(void) {
   printf(
       "Usage: eventring snapshot [OPTION]... --pid PID [--dir DIR]\n"
@@ -46,10 +51,13 @@ static void help(void) {
       "  -o OUT, --output OUT\n"
       "                 write to OUT ('-': standard output, not for ctf);\n"
       "                 default: PROGRAM-PID-TIME.EXT in the current\n"
-      "                 directory, TIME in UTC (20261124T031500Z)\n"
+      "                 directory, TIME in UTC (20261124T031500.123Z),\n"
+      "                 -2, -3... added when that name is taken\n"
       "  --format FMT   events (the default: a compact .events file), fxt\n"
       "                 (Fuchsia trace for Perfetto), json (Chrome JSON\n"
-      "                 trace) or ctf (a CTF directory for babeltrace2)\n"
+      "                 trace) or ctf (a CTF directory for babeltrace2);\n"
+      "                 by default the extension of OUT says: .events,\n"
+      "                 .fxt or .json (another: events)\n"
       "  --pid PID      copy the rings of process PID\n"
       "  --dir DIR      where its ring file is (default: "
       "$OCAML_RUNTIME_EVENTS_DIR,\n"
@@ -70,22 +78,19 @@ static void help(void) {
 enum format { FMT_EVENTS, FMT_FXT, FMT_JSON, FMT_CTF };
 static const char *const format_names[] = {"events", "fxt", "json", "ctf"};
 
-/* Writes the compact file to `path` ("-": standard output), created as
- * the ring file is (never over an existing file).  Returns the exit
- * status, after printing one line on failure. */
-static int write_events(struct er_snap *s, const char *path,
+/* The message for a name that is taken. */
+static void taken(const char *path) {
+  tool_error("%s: already exists (a snapshot never overwrites a file: "
+             "remove it or give -o another name)",
+             path);
+}
+
+/* Writes the compact file to `fd`, the file `path` created for it
+ * (removed when the write fails) or standard output ("-").  Returns the
+ * exit status, after printing one line on failure. */
+static int write_events(struct er_snap *s, int fd, const char *path,
                         struct er_snap_stats *st) {
   int to_stdout = !strcmp(path, "-");
-  int fd = to_stdout ? STDOUT_FILENO : er_file_open_new(path);
-  if (fd < 0) {
-    if (fd == -EEXIST)
-      tool_error("%s: already exists (a snapshot never overwrites a file: "
-                 "remove it or give -o another name)",
-                 path);
-    else
-      tool_error("%s: %s", path, strerror(-fd));
-    return TOOL_EXIT_INPUT;
-  }
   int r = er_snap_write(s, fd, st);
   if (!to_stdout && close(fd) < 0 && !r) r = -errno;
   if (r) {
@@ -96,6 +101,21 @@ static int write_events(struct er_snap *s, const char *path,
     return TOOL_EXIT_INPUT;
   }
   return TOOL_EXIT_OK;
+}
+
+/* Takes the name `path` for a snapshot in format `f`, never over
+ * anything that is there (nor through a symbolic link): creates the
+ * compact file itself and returns its descriptor, or the directory of a
+ * CTF trace or an empty file that the trace replaces, and returns 0.
+ * Returns -EEXIST when the name is taken, another negated errno when it
+ * cannot be created. */
+static int claim(enum format f, const char *path) {
+  if (f == FMT_EVENTS) return er_file_open_new(path);
+  if (f == FMT_CTF) return mkdir(path, 0777) == 0 ? 0 : -errno;
+  int fd = er_file_open_new(path);
+  if (fd < 0) return fd;
+  close(fd);
+  return 0;
 }
 
 /* Turns the compact file at `events` into a trace at `out` with the
@@ -145,6 +165,7 @@ int tool_snapshot(int argc, char **argv) {
   struct tool_source src;
   memset(&src, 0, sizeof src);
   enum format format = FMT_EVENTS;
+  int format_given = 0;
   const char *outpath = NULL;
   int c, rc;
   while ((c = tool_getopt(argc, argv, ":fho:", longopts)) != -1) {
@@ -157,6 +178,7 @@ int tool_snapshot(int argc, char **argv) {
                                 "ctf)",
                                 optarg);
       format = (enum format)i;
+      format_given = 1;
     } else if (c == 'o') {
       outpath = optarg;
     } else if ((rc = tool_source_other(&src, c, argv, HELP_REF, help)) >= 0) {
@@ -169,6 +191,23 @@ int tool_snapshot(int argc, char **argv) {
   if (outpath && !*outpath)
     return tool_usage_error(HELP_REF, "empty output file name");
   int to_stdout = outpath && !strcmp(outpath, "-");
+  /* The name says what the file holds, as for `trace -o`: x.json is a
+   * JSON trace, x.events a compact ring file. */
+  if (outpath && !to_stdout) {
+    static const enum format by_ext[] = {
+        [TOOL_FORMAT_FUCHSIA] = FMT_FXT,
+        [TOOL_FORMAT_JSON] = FMT_JSON,
+        [TOOL_FORMAT_EVENTS] = FMT_EVENTS,
+    };
+    enum tool_format ext = tool_format_of(outpath);
+    if (ext != TOOL_FORMAT_NONE && format_given && format != by_ext[ext])
+      return tool_usage_error(HELP_REF,
+                              "--format %s does not match the extension of "
+                              "'%s' (%s)",
+                              format_names[format], outpath,
+                              format_names[by_ext[ext]]);
+    if (ext != TOOL_FORMAT_NONE) format = by_ext[ext];
+  }
   if (to_stdout && format == FMT_CTF)
     return tool_usage_error(HELP_REF, "a CTF trace is a directory and cannot "
                                       "go to standard output (give -o OUTDIR)");
@@ -176,9 +215,7 @@ int tool_snapshot(int argc, char **argv) {
       (rc = tool_output_open("-", TOOL_OUTPUT_BINARY, HELP_REF)) != 0)
     return rc;
   if (outpath && !to_stdout && access(outpath, F_OK) == 0) {
-    tool_error("%s: already exists (a snapshot never overwrites a file: "
-               "remove it or give -o another name)",
-               outpath);
+    taken(outpath);
     return TOOL_EXIT_INPUT;
   }
 
@@ -208,17 +245,36 @@ int tool_snapshot(int argc, char **argv) {
     return TOOL_EXIT_INPUT;
   }
 
+  /* The name is taken before anything is written: a default name taken
+   * (another snapshot in the same millisecond) gives way to the next of
+   * its sequence, a name given is an error. */
   char name[PATH_MAX];
+  int fd = to_stdout ? STDOUT_FILENO : -EEXIST;
   if (!outpath) {
-    /* PATH_MAX holds any name it makes: the program's part is cut. */
-    (void)er_snap_default_name(name, sizeof name, prog, pid, time(NULL),
-                               format_names[format]);
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    for (int seq = 1; fd == -EEXIST && seq <= NAME_TRIES; seq++) {
+      /* PATH_MAX holds any name it makes: the program's part is cut. */
+      (void)er_snap_default_name(name, sizeof name, prog, pid, &now, seq,
+                                 format_names[format]);
+      fd = claim(format, name);
+    }
     outpath = name;
+  } else if (!to_stdout) {
+    fd = claim(format, outpath);
+  }
+  if (fd < 0) {
+    if (fd == -EEXIST)
+      taken(outpath);
+    else
+      tool_error("%s: %s", outpath, strerror(-fd));
+    er_snap_free(s);
+    return TOOL_EXIT_INPUT;
   }
   struct er_snap_stats st;
   memset(&st, 0, sizeof st);
   if (format == FMT_EVENTS) {
-    rc = write_events(s, outpath, &st);
+    rc = write_events(s, fd, outpath, &st);
   } else {
     /* The trace writers read a ring file: give them the compact one, in
      * a directory of our own. */
@@ -228,14 +284,28 @@ int tool_snapshot(int argc, char **argv) {
              tmp && *tmp ? tmp : "/tmp");
     if (!mkdtemp(dir)) {
       tool_error("%s: %s", dir, strerror(errno));
-      er_snap_free(s);
-      return TOOL_EXIT_INPUT;
+      rc = TOOL_EXIT_INPUT;
+    } else {
+      snprintf(events, sizeof events, "%s/snapshot.events", dir);
+      int efd = er_file_open_new(events);
+      if (efd < 0) {
+        tool_error("%s: %s", events, strerror(-efd));
+        rc = TOOL_EXIT_INPUT;
+      } else {
+        rc = write_events(s, efd, events, &st);
+      }
+      if (rc == TOOL_EXIT_OK) rc = write_trace(format, events, outpath);
+      unlink(events);
+      rmdir(dir);
     }
-    snprintf(events, sizeof events, "%s/snapshot.events", dir);
-    rc = write_events(s, events, &st);
-    if (rc == TOOL_EXIT_OK) rc = write_trace(format, events, outpath);
-    unlink(events);
-    rmdir(dir);
+    /* What we claimed goes when the trace did not take its place (an
+     * empty file or directory: a CTF directory filled halfway stays). */
+    if (rc != TOOL_EXIT_OK && !to_stdout) {
+      if (format == FMT_CTF)
+        rmdir(outpath);
+      else
+        unlink(outpath);
+    }
   }
   er_snap_free(s);
   if (rc != TOOL_EXIT_OK) return rc;

@@ -233,6 +233,18 @@ int tool_output_check_path(const char *path, const char *help);
  * printing why. */
 int tool_output_open_tmp(const char *path, char *tmp, size_t size);
 
+/* What the name of an output says it holds, by its extension. */
+enum tool_format {
+  TOOL_FORMAT_NONE,    /* any other extension, or none */
+  TOOL_FORMAT_FUCHSIA, /* .fxt, a Fuchsia trace */
+  TOOL_FORMAT_JSON,    /* .json, a Chrome JSON trace */
+  TOOL_FORMAT_EVENTS   /* .events, a ring file */
+};
+
+/* The format the extension of `path` stands for: the one rule by which
+ * `trace -o` and `snapshot -o` tell the format from the name. */
+enum tool_format tool_format_of(const char *path);
+
 /* In the spawned command's child, between fork and exec: gives it back
  * the tool's original standard output and SIGXFSZ's disposition
  * (async-signal-safe). */

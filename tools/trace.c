@@ -1071,15 +1071,14 @@ static void help(void) {
 enum format { FMT_NONE, FMT_FUCHSIA, FMT_JSON };
 static const char *const format_names[] = {"", "fuchsia", "json"};
 
-/* The format the extension of `path` stands for, FMT_NONE for any
- * other. */
+/* The trace format the extension of `path` stands for (output.c),
+ * FMT_NONE for any other. */
 static enum format format_of(const char *path) {
-  const char *base = strrchr(path, '/');
-  const char *dot = strrchr(base ? base + 1 : path, '.');
-  if (!dot) return FMT_NONE;
-  if (!strcmp(dot, ".fxt")) return FMT_FUCHSIA;
-  if (!strcmp(dot, ".json")) return FMT_JSON;
-  return FMT_NONE;
+  switch (tool_format_of(path)) {
+  case TOOL_FORMAT_FUCHSIA: return FMT_FUCHSIA;
+  case TOOL_FORMAT_JSON: return FMT_JSON;
+  default: return FMT_NONE;
+  }
 }
 
 /* `trace` without -o, operands at argv[optind]...: the form that took

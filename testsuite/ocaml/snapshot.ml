@@ -138,17 +138,20 @@ let () =
   Printf.printf "from a signal handler: %b\n" !taken;
   show "its snapshot" (read (Some (Filename.dirname from_handler, pid)))
 
-(* PROGRAM-PID-TIME.events, TIME a UTC second as 20261124T031500Z. *)
+(* PROGRAM-PID-TIME.events, TIME a UTC millisecond as
+   20261124T031500.123Z. *)
 let check_default_name name =
   let digits s = String.for_all (fun c -> c >= '0' && c <= '9') s in
   match List.rev (String.split_on_char '-' name) with
   | stamp :: p :: _ :: _ ->
       p = string_of_int pid
-      && String.length stamp = 23
+      && String.length stamp = 27
       && digits (String.sub stamp 0 8)
       && stamp.[8] = 'T'
       && digits (String.sub stamp 9 6)
-      && String.sub stamp 15 8 = "Z.events"
+      && stamp.[15] = '.'
+      && digits (String.sub stamp 16 3)
+      && String.sub stamp 19 8 = "Z.events"
   | _ -> false
 
 let () =
