@@ -73,8 +73,8 @@ run stats -- "$threads"
 watched=${gc:-$threads}
 step "A flight recorder: the 2 s before the first GC pause over 1 ms of \
 $(basename "$watched"), and 200 ms after it, as a Perfetto trace" \
-  "watch --when 'pause>1ms' --max 1 --format fxt --out demo -- demo/$(basename "$watched")"
-run watch --when 'pause>1ms' --max 1 --format fxt --out "$out" -- "$watched" \
+  "watch --when 'pause>1ms' --max 1 --format fxt -o demo -- demo/$(basename "$watched")"
+run watch --when 'pause>1ms' --max 1 --format fxt -o "$out" -- "$watched" \
   >/dev/null
 
 step "Perfetto traces" "trace -o demo-trace.fxt -- demo/threads"

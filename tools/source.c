@@ -740,6 +740,8 @@ static int open_named(struct tool_source *src, const char *help) {
   return TOOL_EXIT_OK;
 }
 
+int tool_source_command_given(void) { return taken; }
+
 int tool_source_open(struct tool_source *src, int nargs, char **args,
                      const char *help) {
   src->cursor = NULL;

@@ -439,6 +439,10 @@ struct tool_source {
  * made the library start when the tool was loaded. */
 int tool_source_take_command(int argc, char **argv);
 
+/* Whether the command line runs a command (`-- CMD`): for a subcommand
+ * that reads a command's tree its own way, before tool_source_open(). */
+int tool_source_command_given(void);
+
 /* Checks the source options and the operands left after them (at most
  * one FILE, which excludes --pid and a command; --dir needs --pid; with
  * src->multi, several FILEs, or --dir alone) and opens the cursor.  With a command, first runs it (see spawn.c): a

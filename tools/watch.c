@@ -5,7 +5,9 @@
  *   eventring watch --when COND [--when COND]... [OPTION]... -- CMD ARGS...
  *
  * follows one process, every traced process whose ring file appears in a
- * directory (dirscan.c, as `metrics --dir` does), or a command it runs,
+ * directory (dirscan.c, as `metrics --dir` does), or a command it runs
+ * with every process of its tree (their files appear in the command's
+ * private directory, followed as --dir follows one, until the tree ends),
  * and when a condition holds (a GC pause, a phase or a user span longer
  * than a duration, a user int above a value, a named user event, lost
  * events, or SIGUSR1 to the watcher) writes the window around it -- every
@@ -115,8 +117,9 @@ static void help(void) {
       "   or: eventring watch --when COND... [OPTION]... -- COMMAND "
       "[ARG]...\n"
       "Follow a traced process (every one whose ring file appears in DIR, or\n"
-      "COMMAND, run traced) and, each time a condition holds, write the\n"
-      "events of every domain around that moment to a snapshot file.\n"
+      "COMMAND, run traced, with every process of its tree) and, each time\n"
+      "a condition holds, write the events of every domain around that\n"
+      "moment to a snapshot file.\n"
       "\n"
       "Conditions (DUR: a number and ns, us, ms or s, e.g. 10ms, 1.5s):\n"
       "  pause>DUR        a GC pause (an outermost runtime phase) longer "
@@ -135,7 +138,8 @@ static void help(void) {
       "                   window extend it\n"
       "  --every DUR      least time between two snapshots (default 10s)\n"
       "  --max N          at most N snapshots (default 100)\n"
-      "  --out DIR        where snapshots go (default: the current "
+      "  -o DIR, --output DIR\n"
+      "                   where snapshots go (default: the current "
       "directory),\n"
       "                   named TIME-PROGRAM-PID-REASON.EXT, TIME in UTC\n"
       "  --format FMT     events (a compact ring file, the default), fxt\n"
@@ -350,7 +354,12 @@ struct target {
   int started;  /* a poll has been done: later losses are news */
   int retired;  /* --dir: read to its end, kept so as not to reopen */
   int seen;     /* --dir: found by the current scan */
-  struct tool_source *src; /* --pid, COMMAND: for the lost summary */
+  struct tool_source *src; /* --pid: for the lost summary */
+  /* A process of a command's tree: its own lost summary, on finishing. */
+  int summarise;
+  uint64_t lost_total;
+  uint64_t *lost; /* per domain, nlost_d entries */
+  int nlost_d;
   struct er_snap_encoder *enc;
   struct er_snap_sink sink;
 };
@@ -363,6 +372,7 @@ static struct {
   uint64_t ignored;
   uint64_t prev_tick;
   int failed;      /* a snapshot could not be written */
+  int tree;        /* following a command's tree (follow_dir) */
   volatile sig_atomic_t usr1;
 } W;
 
@@ -652,7 +662,7 @@ static int run_trace(const char *events, const char *out) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* Creates the snapshot's file in --out: TIME-PROGRAM-PID-REASON.EXT, with
+/* Creates the snapshot's file in -o DIR: TIME-PROGRAM-PID-REASON.EXT, with
  * -2, -3... when that name is taken (a snapshot never replaces a file).
  * Returns the descriptor of `events` (the compact file: the snapshot
  * itself, or the trace's input beside it) with `path` the snapshot's
@@ -854,6 +864,9 @@ static int sink_event(void *arg, int domain, const uint64_t *ev,
 static int sink_lost(void *arg, int domain, uint64_t count) {
   struct target *t = arg;
   if (t->src) tool_source_lost(t->src, domain, count);
+  if (t->summarise)
+    tool_count_lost(t->cursor, &t->lost_total, &t->lost, &t->nlost_d, domain,
+                    count);
   struct dbuf *b = domain < t->maxd ? dbuf_of(t, domain) : NULL;
   if (!b) return 0;
   pauses_cut(&t->pauses, domain);
@@ -945,6 +958,7 @@ static void target_unlink(struct target *t) {
       break;
     }
   if (!t->retired) target_release(t);
+  free(t->lost);
   free(t);
 }
 
@@ -961,6 +975,15 @@ static int poll_target(struct target *t) {
 static void finish_target(struct target *t) {
   /* Complete up to the last event read. */
   while (t->wins) close_window(t);
+  if (t->summarise) {
+    char label[TOOL_TEXT_BUF(sizeof t->program) + 32];
+    char shown[TOOL_TEXT_BUF(sizeof t->program)];
+    snprintf(label, sizeof label, "pid %ld (%s): ", (long)t->pid,
+             tool_text(shown, sizeof shown, t->program, TOOL_TEXT_UTF8));
+    tool_lost_lines(stderr, t->cursor, t->path, label, t->lost_total,
+                    t->lost, t->nlost_d);
+    t->summarise = 0;
+  }
 }
 
 /* Whether every event of window `w` has been read, so that it can be
@@ -1033,6 +1056,7 @@ static void *scan_found(void *arg, eventring_cursor *c, const char *path,
   t->dev = st->st_dev;
   t->ino = st->st_ino;
   t->seen = 1;
+  t->summarise = W.tree;
   /* Files that dead processes left before we started are history, not
    * news; one that appears while we watch is read even if its writer
    * has already gone. */
@@ -1056,7 +1080,11 @@ static int dir_changed(int ifd, long ns) {
   return changed;
 }
 
-static int follow_dir(const char *dir) {
+/* Follows every ring file that appears in `dir` until interrupted, or,
+ * with `cmd` (the source of a command, whose tree writes into `dir`),
+ * until the whole tree has ended and its files are read to the end.
+ * Returns the exit status (128 + the signal when interrupted). */
+static int follow_dir(const char *dir, struct tool_source *cmd) {
   int rc = tool_dirscan_check(dir, "watch");
   if (rc != TOOL_EXIT_OK) return rc;
   /* A new file is scanned for at once rather than at the next period, so
@@ -1071,13 +1099,24 @@ static int follow_dir(const char *dir) {
   tool_signals_install();
   struct sigaction old;
   catch_usr1(&old);
-  tool_error("watch: watching %s for new ring files; snapshots go to %s",
-             dir, O.out);
+  if (!cmd)
+    tool_error("watch: watching %s for new ring files; snapshots go to %s",
+               dir, O.out);
   uint64_t next_scan = 0;
-  first_scan = 1;
+  /* Every file of a command's tree is news, even one whose writer
+   * ended before the first scan. */
+  first_scan = !cmd;
+  W.tree = cmd != NULL;
+  int tree_done = 0;
   while (!tool_signal_pending()) {
     uint64_t now = tool_now_ns();
-    if (now >= next_scan) {
+    /* Once the tree has ended, one more scan finds its last files, and
+     * the loop below reads every file to its end. */
+    if (cmd && !tree_done && tool_spawn_tree_done(cmd)) {
+      tree_done = 1;
+      next_scan = 0;
+    }
+    if (now >= next_scan || tree_done) {
       for (struct target *t = W.targets; t; t = t->next) t->seen = 0;
       int refused = tool_dirscan(&ds, &ops, NULL);
       first_scan = 0;
@@ -1113,6 +1152,14 @@ static int follow_dir(const char *dir) {
       }
     }
     tick();
+    if (tree_done) {
+      /* Every writer has ended: what the files hold is all there is. */
+      for (struct target *t = W.targets; t; t = t->next)
+        if (!t->retired)
+          while (poll_target(t) > 0) {
+          }
+      break;
+    }
     if (dir_changed(ifd, any ? 0 : IDLE_NS)) next_scan = 0;
   }
   if (ifd >= 0) close(ifd);
@@ -1120,9 +1167,9 @@ static int follow_dir(const char *dir) {
     if (!t->retired) finish_target(t);
   int sig = tool_signal_pending();
   sigaction(SIGUSR1, &old, NULL);
-  tool_signals_restore();
+  if (!cmd) tool_signals_restore();
   tool_dirscan_free(&ds);
-  return 128 + sig;
+  return sig ? 128 + sig : TOOL_EXIT_OK;
 }
 
 /* ------------------------------------------------------------------ */
@@ -1134,7 +1181,6 @@ int tool_watch(int argc, char **argv) {
     OPT_AFTER,
     OPT_EVERY,
     OPT_MAX,
-    OPT_OUT,
     OPT_FORMAT,
     OPT_MAX_MEMORY
   };
@@ -1145,7 +1191,9 @@ int tool_watch(int argc, char **argv) {
       {"after", required_argument, NULL, OPT_AFTER},
       {"every", required_argument, NULL, OPT_EVERY},
       {"max", required_argument, NULL, OPT_MAX},
-      {"out", required_argument, NULL, OPT_OUT},
+      {"output", required_argument, NULL, 'o'},
+      /* The name it had before -o, every other output's option. */
+      {"out", required_argument, NULL, 'o'},
       {"format", required_argument, NULL, OPT_FORMAT},
       {"max-memory", required_argument, NULL, OPT_MAX_MEMORY},
       {"dir", required_argument, NULL, TOOL_OPT_DIR},
@@ -1167,7 +1215,7 @@ int tool_watch(int argc, char **argv) {
   uint64_t max_memory = DEFAULT_MAX_MEMORY;
   char why[256];
   int c, rc;
-  while ((c = tool_getopt(argc, argv, ":h", longopts)) != -1) {
+  while ((c = tool_getopt(argc, argv, ":ho:", longopts)) != -1) {
     uint64_t *dur = c == OPT_BEFORE  ? &O.before
                     : c == OPT_AFTER ? &O.after
                     : c == OPT_EVERY ? &O.every
@@ -1193,7 +1241,7 @@ int tool_watch(int argc, char **argv) {
         return tool_usage_error(HELP_REF, "invalid --max '%s' (a number of "
                                 "snapshots, at least 1)", optarg);
       O.max = v;
-    } else if (c == OPT_OUT) {
+    } else if (c == 'o') {
       O.out = optarg;
     } else if (c == OPT_FORMAT) {
       size_t i = 0;
@@ -1217,19 +1265,33 @@ int tool_watch(int argc, char **argv) {
     return tool_usage_error(HELP_REF, "unexpected argument '%s' (processes "
                             "are followed with --pid, --dir or -- COMMAND)",
                             argv[optind]);
-  if (!*O.out) return tool_usage_error(HELP_REF, "empty --out directory");
+  if (!*O.out) return tool_usage_error(HELP_REF, "empty output directory");
   O.max_words = max_memory / 8;
   O.numbering = tool_source_numbering(&src);
   /* The directory first: a wrong one is reported before a command runs. */
-  rc = tool_dirscan_check(O.out, "watch: --out");
+  rc = tool_dirscan_check(O.out, "watch: -o");
   if (rc != TOOL_EXIT_OK) return rc;
   if (access(O.out, W_OK | X_OK) != 0) {
-    tool_error("watch: --out %s: %s", O.out, strerror(errno));
+    tool_error("watch: -o %s: %s", O.out, strerror(errno));
     return TOOL_EXIT_INPUT;
   }
 
   if (src.dir && !src.pid_arg) {
-    rc = follow_dir(src.dir);
+    rc = follow_dir(src.dir, NULL);
+  } else if (tool_source_command_given()) {
+    /* Every process of the command's tree writes its file into the
+     * private directory (spawn.c): each is followed as --dir follows a
+     * directory, named after the program it runs. */
+    src.multi = 1;
+    src.follow = 1;
+    src.progress = -1;
+    rc = tool_source_open(&src, 0, argv + optind, HELP_REF);
+    if (rc != TOOL_EXIT_OK) return rc;
+    tool_error("watch: watching %s and every process it starts; snapshots "
+               "go to %s", src.name[0] ? src.name : "the command", O.out);
+    rc = follow_dir(tool_spawn_dir(), &src);
+    while (W.targets) target_unlink(W.targets);
+    tool_source_close(&src);
   } else {
     src.follow = 1;
     src.progress = -1;
