@@ -474,6 +474,62 @@ START_TEST(test_command) {
 }
 END_TEST
 
+/* The pids of the series `eventring_user_mon_request_seconds_count` of
+ * program mon_writer whose value is WRITER_ROUNDS in `body`, at most
+ * `max` into `pids`; returns how many. */
+static int writers_done(const char *body, long *pids, int max) {
+  static const char pre[] = "eventring_user_mon_request_seconds_count{pid=\"";
+  int n = 0;
+  for (const char *p = strstr(body, pre); p && n < max;
+       p = strstr(p + 1, pre)) {
+    char *end;
+    long pid = strtol(p + strlen(pre), &end, 10);
+    char want[128];
+    snprintf(want, sizeof want,
+             "\",program=\"mon_writer\",event=\"mon.request\"} %d\n",
+             WRITER_ROUNDS);
+    if (!strncmp(end, want, strlen(want))) pids[n++] = pid;
+  }
+  return n;
+}
+
+/* -- CMD follows the command's whole tree, as stats reads it: two
+ * writers under an untraced shell are two processes, each labelled with
+ * its pid and its own program, never the shell's name. */
+START_TEST(test_command_tree) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  const char *dir = er_tmpdir();
+  char log[128], script[2 * PATH_MAX + 128];
+  snprintf(log, sizeof log, "%s/exporter.log", dir);
+  /* The background writer gets the shell's standard input through fd 3
+   * (an asynchronous list's own is /dev/null): both end when it closes. */
+  snprintf(script, sizeof script,
+           "exec 3<&0; '%s/mon_writer' 20 0 <&3 & '%s/mon_writer' 20 0; wait",
+           progs_dir(), progs_dir());
+  char *args[] = {"--", "sh", "-c", script, NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, log, &port, 1);
+  long pids[4];
+  int n = 0;
+  char *body = NULL;
+  double end = er_now() + ER_RUN_TIMEOUT;
+  while ((n = writers_done(body ? body : "", pids, 4)) < 2 && er_now() < end) {
+    free(body);
+    er_sleep_ms(50);
+    body = scrape(port);
+  }
+  ck_assert_msg(n == 2, "%d writers exported: %.2000s", n, body);
+  ck_assert_int_ne(pids[0], pids[1]);
+  for (int i = 0; i < 2; i++) check_values(body, (pid_t)pids[i], "mon_writer");
+  ck_assert_msg(!strstr(body, "program=\"sh\""), "%.2000s", body);
+  free(body);
+  int es = er_pipe_finish(&e, 10);
+  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 0,
+                "exporter status %d", es);
+}
+END_TEST
+
 /* --event: only the chosen events are exported (filter.c, applied by
  * the source layer before the exporter sees them). */
 START_TEST(test_event_filter) {
@@ -1452,6 +1508,7 @@ static TCase *tc_exporter(void) {
   TCase *tc = er_tcase("exporter");
   tcase_add_test(tc, test_pid_values);
   tcase_add_test(tc, test_command);
+  tcase_add_test(tc, test_command_tree);
   tcase_add_test(tc, test_event_filter);
   tcase_add_test(tc, test_dir);
   tcase_add_test(tc, test_dir_unfinished_file);

@@ -13,7 +13,9 @@
  *
  * Sources.  --pid and -- CMD go through source.c like every subcommand
  * (tool_source_read follows the writer until it is gone, then the
- * exporter ends: with a command, with the command's exit status).  The
+ * exporter ends: with a command, with the command's exit status).  A
+ * command's whole tree is read (src->multi, procs.c): each of its
+ * processes gets a target at its first event (target_of).  The
  * callbacks then take the mutex for each event, because source.c polls
  * with no limit.  --dir alone is ours: the directory is scanned every
  * SCAN_NS for files named <pid>.events, each gets a cursor and a target
@@ -87,7 +89,8 @@ static void help(void) {
       "Usage: eventring metrics --listen ADDR:PORT --pid PID [--dir DIR]\n"
       "   or: eventring metrics --listen ADDR:PORT --dir DIR\n"
       "   or: eventring metrics --listen ADDR:PORT -- COMMAND [ARG]...\n"
-      "Serve the events of running processes as Prometheus metrics on\n"
+      "Serve the events of running processes (a COMMAND's whole process\n"
+      "tree) as Prometheus metrics on\n"
       "http://ADDR:PORT/metrics: GC pause and phase time histograms, the\n"
       "runtime counters, user events, lost and read events.\n"
       "\n"
@@ -256,6 +259,12 @@ static struct {
   pthread_mutex_t lock;
   struct target *targets; /* under lock */
   int lock_per_event;     /* single source: callbacks take the lock */
+  /* A command's tree: a target per process of `tree` (procs.c's
+   * src->procs), made when its first event comes, by_proc[i] that of
+   * src->procs[i]. */
+  struct tool_source *tree;
+  struct target **by_proc;
+  int nby_proc;
   int numbering; /* --ocaml50/--ocaml53: EVENTRING_NUMBERING_* */
 } M = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
@@ -296,7 +305,8 @@ static struct target *target_new(eventring_cursor *c, int own,
     return NULL;
   }
   t->pauses.live = 1;
-  eventring_cursor_set_numbering(c, M.numbering);
+  /* A tree's cursors are source.c's, which set the numbering itself. */
+  if (!M.tree) eventring_cursor_set_numbering(c, M.numbering);
   return t;
 }
 
@@ -416,10 +426,46 @@ static struct user_state *user_of(struct target *t, int id,
 }
 
 /* ------------------------------------------------------------------ */
-/* Callbacks: `data` is the target.                                     */
+/* Callbacks: `data` is the target, or with a command's tree, NULL and  */
+/* the target that of the process whose event it is (target_of).        */
+
+/* The target of the event being delivered: `data`, or that of the
+ * tree's process src->proc, made (and listed, under the lock) at its
+ * first event.  NULL when out of memory: the event is then not counted. */
+static struct target *target_of(void *data) {
+  if (!M.tree) return data;
+  const struct tool_source *src = M.tree;
+  int i = src->proc;
+  if (i < 0 || i >= src->nprocs) return NULL;
+  if (i < M.nby_proc && M.by_proc[i]) return M.by_proc[i];
+  if (i >= M.nby_proc) {
+    int n = src->nprocs + 16;
+    struct target **v = realloc(M.by_proc, (size_t)n * sizeof *v);
+    if (!v) return NULL;
+    memset(v + M.nby_proc, 0, (size_t)(n - M.nby_proc) * sizeof *v);
+    M.by_proc = v;
+    M.nby_proc = n;
+  }
+  const struct tool_proc *p = src->procs[i];
+  /* Named after the program that writes the file: an exec'd program is
+   * a process of its own, named after its new image. */
+  char prog[64];
+  snprintf(prog, sizeof prog, "%s", p->name);
+  if (!prog[0]) tool_process_name(p->pid, prog, sizeof prog);
+  if (!prog[0] && i == 0) snprintf(prog, sizeof prog, "%s", src->name);
+  struct target *t = target_new(p->cursor, 0, p->path, p->pid, prog);
+  if (!t) return NULL;
+  pthread_mutex_lock(&M.lock);
+  t->next = M.targets;
+  M.targets = t;
+  pthread_mutex_unlock(&M.lock);
+  M.by_proc[i] = t;
+  return t;
+}
 
 static int on_begin(void *data, int domain, uint64_t ts, int phase) {
-  struct target *t = data;
+  struct target *t = target_of(data);
+  if (!t) return 1;
   lock_ev();
   t->events++;
   pauses_begin(&t->pauses, domain, ts, phase);
@@ -428,7 +474,8 @@ static int on_begin(void *data, int domain, uint64_t ts, int phase) {
 }
 
 static int on_end(void *data, int domain, uint64_t ts, int phase) {
-  struct target *t = data;
+  struct target *t = target_of(data);
+  if (!t) return 1;
   lock_ev();
   t->events++;
   uint64_t start;
@@ -452,7 +499,8 @@ static int on_end(void *data, int domain, uint64_t ts, int phase) {
 static int on_counter(void *data, int domain, uint64_t ts, int counter,
                       uint64_t value) {
   (void)ts;
-  struct target *t = data;
+  struct target *t = target_of(data);
+  if (!t) return 1;
   lock_ev();
   t->events++;
   if (counter >= 0 && counter < MAX_COUNTERS && domain >= 0 &&
@@ -484,7 +532,8 @@ static int on_counter(void *data, int domain, uint64_t ts, int counter,
 static int on_alloc(void *data, int domain, uint64_t ts,
                     const uint64_t *buckets) {
   (void)domain, (void)ts, (void)buckets;
-  struct target *t = data;
+  struct target *t = target_of(data);
+  if (!t) return 1;
   lock_ev();
   t->events++;
   unlock_ev();
@@ -494,7 +543,8 @@ static int on_alloc(void *data, int domain, uint64_t ts,
 static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
                         int64_t value, int has_data) {
   (void)ts, (void)value, (void)has_data;
-  struct target *t = data;
+  struct target *t = target_of(data);
+  if (!t) return 1;
   lock_ev();
   t->events++;
   pauses_lifecycle(&t->pauses, domain, kind);
@@ -526,7 +576,8 @@ static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
 static int on_user_unit(void *data, int domain, uint64_t ts, int id,
                         const char *name) {
   (void)domain, (void)ts;
-  struct target *t = data;
+  struct target *t = target_of(data);
+  if (!t) return 1;
   lock_ev();
   t->events++;
   struct user_state *u = user_of(t, id, name);
@@ -538,7 +589,8 @@ static int on_user_unit(void *data, int domain, uint64_t ts, int id,
 static int on_user_int(void *data, int domain, uint64_t ts, int id,
                        const char *name, int64_t value) {
   (void)ts;
-  struct target *t = data;
+  struct target *t = target_of(data);
+  if (!t) return 1;
   lock_ev();
   t->events++;
   struct user_state *u = user_of(t, id, name);
@@ -559,7 +611,8 @@ static int on_user_int(void *data, int domain, uint64_t ts, int id,
 
 static int on_user_span(void *data, int domain, uint64_t ts, int id,
                         const char *name, int is_end) {
-  struct target *t = data;
+  struct target *t = target_of(data);
+  if (!t) return 1;
   lock_ev();
   t->events++;
   struct user_state *u = user_of(t, id, name);
@@ -590,7 +643,8 @@ static int on_user_span(void *data, int domain, uint64_t ts, int id,
 static int on_user_custom(void *data, int domain, uint64_t ts, int id,
                           const char *name, const void *bytes, size_t len) {
   (void)domain, (void)ts, (void)id, (void)name, (void)bytes, (void)len;
-  struct target *t = data;
+  struct target *t = target_of(data);
+  if (!t) return 1;
   lock_ev();
   t->events++;
   unlock_ev();
@@ -598,7 +652,8 @@ static int on_user_custom(void *data, int domain, uint64_t ts, int id,
 }
 
 static int on_lost(void *data, int domain, uint64_t count) {
-  struct target *t = data;
+  struct target *t = target_of(data);
+  if (!t) return 1;
   lock_ev();
   t->lost += count;
   pauses_cut(&t->pauses, domain);
@@ -1302,20 +1357,24 @@ int tool_metrics(int argc, char **argv) {
   int rc;
   struct metrics_http *server = NULL;
   if (!dir_mode) {
-    /* --pid or a command: source.c opens it (and says what is wrong). */
+    /* --pid or a command: source.c opens it (and says what is wrong); a
+     * command with every process of its tree, as stats reads it. */
     src.follow = 1;
+    src.multi = tool_source_command_given();
     rc = tool_source_open(&src, 0, argv + optind, HELP_REF);
     if (rc != TOOL_EXIT_OK) goto done;
+    M.lock_per_event = 1;
+    if (src.multi) M.tree = &src;
     struct target *t =
-        target_new(src.cursor, 0, src.path, src.pid, src.name);
-    if (!t) {
+        src.multi ? NULL : target_new(src.cursor, 0, src.path, src.pid,
+                                      src.name);
+    if (!t && !src.multi) {
       tool_error("out of memory");
       tool_source_close(&src);
       rc = TOOL_EXIT_INPUT;
       goto done;
     }
     M.targets = t;
-    M.lock_per_event = 1;
   }
   server = metrics_http_start(fd, header_s, render_locked, NULL);
   if (!server) {
@@ -1330,11 +1389,13 @@ int tool_metrics(int argc, char **argv) {
   if (dir_mode) {
     rc = follow_dir(src.dir, (uint64_t)(keep_s * 1e9), cb);
   } else {
-    rc = tool_source_read(&src, cb, M.targets);
+    rc = tool_source_read(&src, cb, M.tree ? NULL : M.targets);
     /* The server stops before the cursor goes. */
     metrics_http_stop(server);
     server = NULL;
     tool_source_close(&src);
+    M.tree = NULL;
+    free(M.by_proc);
   }
 
 done:
