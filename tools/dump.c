@@ -667,6 +667,8 @@ int tool_dump(int argc, char **argv) {
       return rc;
   }
 
+  /* A listing of events as they come is read as it grows (tail -f). */
+  if (src.follow || tool_source_command_given()) tool_output_in_place();
   rc = tool_output_open_reading(output, HELP_REF, argv + optind,
                                 argc - optind);
   if (rc != TOOL_EXIT_OK) return rc;

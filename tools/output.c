@@ -29,7 +29,10 @@
  * (tool_output_finish()): a report that could not be written whole, or a
  * subcommand that fails before it finishes, leaves FILE as it was, and
  * the temporary file is removed at exit.  A FILE that holds a ring file
- * is never replaced by a report (tool_output_check_path()).
+ * is never replaced by a report (tool_output_check_path()).  A listing
+ * that is read as it grows (tool_output_in_place()) is written to FILE
+ * itself, truncated once the checks pass, and removed when a write
+ * fails.
  *
  * Errors go to stderr as exactly one line starting with "eventring: ",
  * which scripts and the tests rely on.
@@ -74,6 +77,8 @@ static int saved_stdout = NO_SAVED;
  * complete; both empty when fd 1 is none. */
 static char out_file[PATH_MAX];
 static char out_tmp[PATH_MAX];
+/* tool_output_in_place() was called: FILE is written as it is. */
+static int in_place;
 /* SIGXFSZ's disposition as the tool was given it, for the command. */
 static struct sigaction xfsz_given;
 static int xfsz_saved;
@@ -147,9 +152,13 @@ int tool_output_finish(void) {
   if (out_tmp[0] && unlink(out_tmp) == 0)
     tool_error("%s: %s (the file is left as it was)", out_name,
                tool_strerror(out_errno));
+  else if (in_place && out_file[0] && unlink(out_file) == 0)
+    tool_error("%s: %s (the incomplete file is removed)", out_name,
+               tool_strerror(out_errno));
   else
     tool_error("%s: %s", out_name, tool_strerror(out_errno));
   out_tmp[0] = 0;
+  out_file[0] = 0;
   return TOOL_EXIT_INPUT;
 }
 
@@ -345,7 +354,11 @@ static void remove_tmp(void) {
   if (out_tmp[0]) unlink(out_tmp);
 }
 
-int tool_output_open_tmp(const char *path, char *tmp, size_t size) {
+/* Creates the temporary file a report for `path` is written to before
+ * it is renamed to `path` (.BASE.XXXXXX, in the same directory), its
+ * name in `tmp` (`size` bytes).  Returns its descriptor, or -1 after
+ * printing why. */
+static int open_tmp(const char *path, char *tmp, size_t size) {
   const char *slash = strrchr(path, '/');
   int dirlen = slash ? (int)(slash - path) + 1 : 0;
   if (snprintf(tmp, size, "%.*s.%s.XXXXXX", dirlen, path, path + dirlen) >=
@@ -381,6 +394,8 @@ static int save_stdout(void) {
   saved_stdout = NO_SAVED;
   return -1;
 }
+
+void tool_output_in_place(void) { in_place = 1; }
 
 int tool_output_open(const char *path, unsigned flags, const char *help) {
   return tool_output_open_for(path, flags, help, NULL);
@@ -432,18 +447,23 @@ int tool_output_open_for(const char *path, unsigned flags, const char *help,
     if (rc != TOOL_EXIT_OK) return rc;
     /* A regular file is replaced by a complete report or not at all;
      * what is not one (a pipe, a device) is written as it is. */
-    int beside = !exists || S_ISREG(st.st_mode);
+    int regular = !exists || S_ISREG(st.st_mode);
+    int beside = regular && !in_place;
     if (beside && exists && access(path, W_OK) != 0) {
       tool_error("%s: %s", path, strerror(errno));
       return TOOL_EXIT_INPUT;
     }
     char tmp[PATH_MAX];
-    int fd = beside ? tool_output_open_tmp(path, tmp, sizeof tmp)
-                    : open(path, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+    int fd = beside ? open_tmp(path, tmp, sizeof tmp)
+                    : open(path,
+                           O_WRONLY | O_CLOEXEC | O_NOCTTY |
+                               (regular ? O_CREAT | O_TRUNC : 0),
+                           0666);
     if (fd < 0) {
       if (!beside) tool_error("%s: %s", path, strerror(errno));
       return TOOL_EXIT_INPUT;
     }
+    if (regular && !beside) snprintf(out_file, sizeof out_file, "%s", path);
     if (beside) {
       static int registered;
       snprintf(out_tmp, sizeof out_tmp, "%s", tmp);

@@ -202,9 +202,14 @@ void tool_output_note_command(void);
  * cannot be opened), after printing one line. */
 int tool_output_open(const char *path, unsigned flags, const char *help);
 
+/* Makes the next tool_output_open*() write a regular FILE in place,
+ * truncated once the checks pass, rather than beside it: for a report
+ * that is read while it grows (`dump --follow`, `dump -- CMD`). */
+void tool_output_in_place(void);
+
 /* tool_output_open() for a subcommand reading the ring file `source`
  * (its FILE operand, or NULL): an -o FILE that is `source` is a usage
- * error, found before FILE is truncated. */
+ * error, found before anything is written. */
 int tool_output_open_for(const char *path, unsigned flags, const char *help,
                          const char *source);
 
@@ -226,12 +231,6 @@ int tool_output_is_ring(const char *path);
  * is the command's standard output or error, or a ring file, which no
  * report replaces.  Returns TOOL_EXIT_OK or TOOL_EXIT_USAGE. */
 int tool_output_check_path(const char *path, const char *help);
-
-/* Creates the temporary file a report for `path` is written to before
- * it is renamed to `path` (.BASE.XXXXXX, in the same directory), its
- * name in `tmp` (`size` bytes).  Returns its descriptor, or -1 after
- * printing why. */
-int tool_output_open_tmp(const char *path, char *tmp, size_t size);
 
 /* What the name of an output says it holds, by its extension. */
 enum tool_format {
