@@ -2,7 +2,9 @@
  * command's tree, as `stats -- CMD` reads it: `sh -c 'W & W; wait'`, two
  * traced programs under an untraced shell, gives one snapshot for each
  * program's trigger, each named after the program that wrote it
- * (watch_writer), never after the shell; and `-o DIR` is where they go.
+ * (watch_writer), never after the shell; a process that execs another
+ * program is followed into it, the snapshot of the new image's trigger
+ * named after that image; and `-o DIR` is where they go.
  */
 #include <dirent.h>
 
@@ -59,9 +61,40 @@ START_TEST(test_tree) {
 }
 END_TEST
 
+/* proc_tree execs watch_writer (the same pid) once the watcher has its
+ * file open: the trigger is the new image's, and so is the name. */
+START_TEST(test_exec) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  /* er_prog_path's answer lives until its next call: copied. */
+  char writer[PATH_MAX], tree[PATH_MAX];
+  if (!er_prog_path("watch_writer") || !er_prog_path("proc_tree"))
+    ER_SKIP("watch_writer or proc_tree is not built");
+  snprintf(writer, sizeof writer, "%s", er_prog_path("watch_writer"));
+  snprintf(tree, sizeof tree, "%s", er_prog_path("proc_tree"));
+  char dir[64], out[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  snprintf(out, sizeof out, "%s/snaps", dir);
+  ck_assert_int_eq(mkdir(out, 0777), 0);
+  const char *args[] = {"watch",  "--when",   "event:app.slow", "-o",
+                        out,      "--",       tree,             "exec",
+                        writer,   "--inject", "event",          "--lead",
+                        "100",    "--tail",   "100",            NULL};
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "eventring watch") == 0, "%s", r.err);
+  long pids[4];
+  int n = snapshots(out, "-watch_writer-", pids, 4);
+  ck_assert_msg(n == 1, "%d snapshots of watch_writer (want 1); stderr: %s",
+                n, r.err);
+  ck_assert_int_eq(snapshots(out, "-proc_tree-", pids + 1, 3), 0);
+  er_run_free(&r);
+}
+END_TEST
+
 static TCase *tc_watch_tree(void) {
   TCase *tc = er_tcase("watch_tree");
   tcase_add_test(tc, test_tree);
+  tcase_add_test(tc, test_exec);
   return tc;
 }
 
