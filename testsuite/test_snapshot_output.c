@@ -57,6 +57,16 @@ START_TEST(test_format_from_extension) {
   ck_assert_msg(er_exit_code(&r, "dump") == 0, "x.events: %s", r.err);
   er_run_free(&r);
 
+  /* x.ctf is a CTF trace's directory. */
+  char ctf[PATH_MAX], meta[PATH_MAX];
+  snprintf(ctf, sizeof ctf, "%s/x.ctf", dir);
+  snprintf(meta, sizeof meta, "%s/metadata", ctf);
+  r = er_run_tool(dir, (const char *[]){"snapshot", "-o", ctf, ring, NULL},
+                  0);
+  ck_assert_msg(er_exit_code(&r, "snapshot") == 0, "%s", r.err);
+  er_run_free(&r);
+  ck_assert_int_eq(access(meta, F_OK), 0);
+
   /* A --format that contradicts the name: a usage error, no file. */
   char other[PATH_MAX];
   snprintf(other, sizeof other, "%s/y.json", dir);

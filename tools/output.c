@@ -346,6 +346,7 @@ enum tool_format tool_format_of(const char *path) {
   if (!strcmp(dot, ".fxt")) return TOOL_FORMAT_FUCHSIA;
   if (!strcmp(dot, ".json")) return TOOL_FORMAT_JSON;
   if (!strcmp(dot, ".events")) return TOOL_FORMAT_EVENTS;
+  if (!strcmp(dot, ".ctf")) return TOOL_FORMAT_CTF;
   return TOOL_FORMAT_NONE;
 }
 

@@ -57,7 +57,7 @@ static void help(void) {
       "                 (Fuchsia trace for Perfetto), json (Chrome JSON\n"
       "                 trace) or ctf (a CTF directory for babeltrace2);\n"
       "                 by default the extension of OUT says: .events,\n"
-      "                 .fxt or .json (another: events)\n"
+      "                 .fxt, .json or .ctf (another: events)\n"
       "  --pid PID      copy the rings of process PID\n"
       "  --dir DIR      where its ring file is (default: "
       "$OCAML_RUNTIME_EVENTS_DIR,\n"
@@ -198,6 +198,7 @@ int tool_snapshot(int argc, char **argv) {
         [TOOL_FORMAT_FUCHSIA] = FMT_FXT,
         [TOOL_FORMAT_JSON] = FMT_JSON,
         [TOOL_FORMAT_EVENTS] = FMT_EVENTS,
+        [TOOL_FORMAT_CTF] = FMT_CTF,
     };
     enum tool_format ext = tool_format_of(outpath);
     if (ext != TOOL_FORMAT_NONE && format_given && format != by_ext[ext])

@@ -237,7 +237,8 @@ enum tool_format {
   TOOL_FORMAT_NONE,    /* any other extension, or none */
   TOOL_FORMAT_FUCHSIA, /* .fxt, a Fuchsia trace */
   TOOL_FORMAT_JSON,    /* .json, a Chrome JSON trace */
-  TOOL_FORMAT_EVENTS   /* .events, a ring file */
+  TOOL_FORMAT_EVENTS,  /* .events, a ring file */
+  TOOL_FORMAT_CTF      /* .ctf, a CTF trace's directory */
 };
 
 /* The format the extension of `path` stands for: the one rule by which
