@@ -398,6 +398,12 @@ static int tid_used(const struct trace *t, uint64_t tid) {
  * on Linux): ids are unique per track. */
 static void give_track(struct trace *t, struct domain *d, uint64_t tid,
                        uint64_t fallback, const char *name) {
+  /* A track named again (a thread's new name, its id once known) keeps
+   * its number and thread id: viewers take the last name given. */
+  if (d->declared) {
+    t->w.track(t->wself, t->out, d->out, d->tid, name);
+    return;
+  }
   uint64_t *tids = realloc(t->tids, (size_t)(t->ntracks + 1) * sizeof *tids);
   if (!tids) {
     t->failed = 1;
@@ -414,9 +420,22 @@ static void give_track(struct trace *t, struct domain *d, uint64_t tid,
   t->w.track(t->wself, t->out, d->out, tid, name);
 }
 
+/* Makes `d` share the declared track `with`: one thread, one track. */
+static void share_track(struct domain *d, const struct domain *with) {
+  d->declared = 1;
+  d->out = with->out;
+  d->tid = with->tid;
+}
+
 static void declare_thread(struct trace *t, int track, struct thread_track *h) {
   char esc[NAME_MAX_ESCAPED], name[NAME_MAX_ESCAPED + 64];
   use_proc(t, proc_of_ring(t, h->domain));
+  /* The slot's holder, whose track the domain's is (the thread that
+   * started tracing, in an OCaml program the main one), keeps that
+   * track and its real tid, renamed after the thread. */
+  if (!h->st.declared && h->domain >= 0 && h->domain < t->ndoms &&
+      t->doms[h->domain].declared && t->doms[h->domain].tid == h->ktid)
+    share_track(&h->st, &t->doms[h->domain]);
   if (h->thread >= 0)
     snprintf(name, sizeof name, "%s%sthread %" PRId64 " (domain %d)",
              h->name[0] ? escape_name(esc, h->name, "", 0) : "",
@@ -444,6 +463,14 @@ static void declare_domain(struct trace *t, int domain, struct domain *d,
   int known = eventring_cursor_slot_thread(c, real, &th) == 1 &&
               th.since != UINT64_MAX &&
               (d->stretch ? th.since == d->spawn_ts : th.since <= ts);
+  /* The holder known already by its own track (a marker came first):
+   * the domain's events are its. */
+  for (int i = 0; known && i < t->nthr; i++)
+    if (t->thr[i].domain == domain && t->thr[i].ktid == (uint64_t)th.tid &&
+        t->thr[i].st.declared) {
+      share_track(d, &t->thr[i].st);
+      return;
+    }
   char name[NAME_MAX_ESCAPED + 32], esc[NAME_MAX_ESCAPED];
   if (known)
     snprintf(name, sizeof name, "%s (domain %d)",
