@@ -95,6 +95,8 @@ int er_stop_locked(void) {
    * the lock, so that no stop and start in another thread can give it a
    * file that we then unmap under it (remote_watcher.c). */
   er_remote_stop();
+  /* The file keeps the names the threads have at its end. */
+  er_domains_rename_locked();
   er_emit_lifecycle(EVENTRING_LIFECYCLE_RING_STOP, 0);
   unsigned drop = er_st.preserve ? 0 : ER_FILE_UNLINK;
   enum er_world world = er_stw_close();

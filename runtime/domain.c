@@ -9,6 +9,7 @@
  * enter and when a slot's ring may change is the stop-the-world
  * protocol's business (stw.h).
  */
+#include <fcntl.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -57,6 +58,45 @@ static void own_thread(struct er_domain *d) {
   memset(d->name, 0, sizeof d->name);
   memcpy(d->name, name, strlen(name));
   d->named = 0;
+}
+
+/* Reads again the name of the thread holding `d`, as the kernel has it
+ * now, from /proc/self/task/TID/comm for a thread other than the caller
+ * (async-signal-safe: no stdio).  Returns 1 when it was read. */
+static int read_holder_name(const struct er_domain *d, char name[16]) {
+  if (d->tid == (pid_t)syscall(SYS_gettid))
+    return prctl(PR_GET_NAME, name) == 0;
+  char path[48] = "/proc/self/task/";
+  char digits[12];
+  int nd = 0;
+  for (unsigned long v = (unsigned long)d->tid; nd == 0 || v; v /= 10)
+    digits[nd++] = (char)('0' + v % 10);
+  size_t at = strlen(path);
+  while (nd) path[at++] = digits[--nd];
+  memcpy(path + at, "/comm", 6);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, name, 15);
+  close(fd);
+  if (n <= 0) return 0;
+  if (name[n - 1] == '\n') n--;
+  name[n] = '\0';
+  return 1;
+}
+
+void er_domains_rename_locked(void) {
+  for (unsigned i = 0; i < er_st.slots_hw; i++) {
+    struct er_domain *d = &er_domains[i];
+    char name[16] = "";
+    if (!d->threads || d->retired || d->named || !d->tid ||
+        !read_holder_name(d, name))
+      continue;
+    name[sizeof name - 1] = '\0';
+    if (strncmp(name, d->name, sizeof d->name) == 0) continue;
+    memset(d->name, 0, sizeof d->name);
+    memcpy(d->name, name, strlen(name));
+    er_domain_publish(d, 0);
+  }
 }
 
 void er_domain_publish(struct er_domain *d, int taken) {

@@ -277,6 +277,11 @@ ER_HIDDEN void er_domains_after_fork(void);
  * spawn_pending says) into its file's thread entry, if it has one.  Under
  * er_st.lock. */
 ER_HIDDEN void er_domain_publish(struct er_domain *d, int taken);
+/* Names every held slot of the live file after its thread again (unless
+ * the program named the slot): a thread that renamed itself since it
+ * took its slot, as a main thread that calls pthread_setname_np() in
+ * main() after tracing started before it.  Under er_st.lock. */
+ER_HIDDEN void er_domains_rename_locked(void);
 /* The program name files record: the one the host gave
  * (eventring__set_program()), else program_invocation_short_name. */
 ER_HIDDEN const char *er_program_name(void);

@@ -109,6 +109,9 @@ struct slice {
 
 struct domain {
   int declared; /* its (current) track was given to the writer */
+  int shared;   /* that track is a thread's and the domain's both */
+  uint64_t first_ts; /* a domain's: its track's first event */
+  char holder_name[24]; /* the holder's name the track was given */
   int out;      /* that track's number for the writer, in declaration order */
   uint64_t tid; /* its thread id in the output */
   /* A ring domain's own tracks: threads seen in the slot before the
@@ -421,7 +424,8 @@ static void give_track(struct trace *t, struct domain *d, uint64_t tid,
 }
 
 /* Makes `d` share the declared track `with`: one thread, one track. */
-static void share_track(struct domain *d, const struct domain *with) {
+static void share_track(struct domain *d, struct domain *with) {
+  d->shared = with->shared = 1;
   d->declared = 1;
   d->out = with->out;
   d->tid = with->tid;
@@ -452,17 +456,26 @@ static void declare_thread(struct trace *t, int track, struct thread_track *h) {
  * slot's holder when that thread is this one (its domain_spawn is the
  * one that began this stretch, or, for the first stretch, came before
  * its first event), else after the domain. */
+/* Whether the file records the thread of ring domain `domain`'s track
+ * `d`, whose first event is at `ts`, as the slot's holder, into *th. */
+static int holder(struct trace *t, int domain, const struct domain *d,
+                  uint64_t ts, eventring_slot_thread *th) {
+  int proc = proc_of_ring(t, domain), real = real_of_ring(t, domain);
+  const eventring_cursor *c = t->src->multi && proc < t->src->nprocs
+                                  ? t->src->procs[proc]->cursor
+                                  : t->src->cursor;
+  return c && eventring_cursor_slot_thread(c, real, th) == 1 &&
+         th->since != UINT64_MAX &&
+         (d->stretch ? th->since == d->spawn_ts : th->since <= ts);
+}
+
 static void declare_domain(struct trace *t, int domain, struct domain *d,
                            uint64_t ts) {
   int proc = proc_of_ring(t, domain), real = real_of_ring(t, domain);
   use_proc(t, proc);
-  const eventring_cursor *c = t->src->multi && proc < t->src->nprocs
-                                  ? t->src->procs[proc]->cursor
-                                  : t->src->cursor;
   eventring_slot_thread th;
-  int known = eventring_cursor_slot_thread(c, real, &th) == 1 &&
-              th.since != UINT64_MAX &&
-              (d->stretch ? th.since == d->spawn_ts : th.since <= ts);
+  int known = holder(t, domain, d, ts, &th);
+  d->first_ts = ts;
   /* The holder known already by its own track (a marker came first):
    * the domain's events are its. */
   for (int i = 0; known && i < t->nthr; i++)
@@ -480,8 +493,29 @@ static void declare_domain(struct trace *t, int domain, struct domain *d,
              d->stretch + 1);
   else
     snprintf(name, sizeof name, "domain %d", real);
+  if (known) memcpy(d->holder_name, th.name, sizeof d->holder_name);
   /* tid 0 means "no thread" to viewers: domain + 1 without a real one. */
   give_track(t, d, known ? (uint64_t)th.tid : 0, (uint64_t)domain + 1, name);
+}
+
+/* Names track `d` of ring domain `domain` again when its thread was
+ * renamed since it was declared: the file names a slot's holder after
+ * the thread's name at its exit or the file's end (a main thread named
+ * in main() after tracing began before it), which a live trace reads
+ * only at the end. */
+static void rename_domain(struct trace *t, int domain, struct domain *d) {
+  eventring_slot_thread th;
+  if (d->shared || !holder(t, domain, d, d->first_ts, &th) ||
+      d->tid != (uint64_t)th.tid ||
+      !strncmp(th.name, d->holder_name, sizeof d->holder_name))
+    return;
+  memcpy(d->holder_name, th.name, sizeof d->holder_name);
+  char name[NAME_MAX_ESCAPED + 32], esc[NAME_MAX_ESCAPED];
+  snprintf(name, sizeof name, "%s (domain %d)",
+           escape_name(esc, th.name, "thread ", (int)th.tid),
+           real_of_ring(t, domain));
+  use_proc(t, proc_of_ring(t, domain));
+  give_track(t, d, 0, 0, name);
 }
 
 /* The state of track `domain` (a domain, or a thread's track), not
@@ -820,6 +854,7 @@ static void new_thread(struct trace *t, int domain, uint64_t ts) {
   d->has_floor = 1;
   d->floor_ts = d->last_ts;
   d->declared = 0;
+  d->shared = 0;
   d->stretch++;
   d->spawn_ts = ts;
 }
@@ -991,6 +1026,7 @@ static void finish_tracks(struct trace *t) {
     if (d->has_ts) close_all(t, i, d, "end of trace");
     if (d->lost_pending)
       lost_instant(t, i, d, d->has_ts ? d->last_ts : t->max_ts);
+    rename_domain(t, i, d);
   }
   for (int i = 0; i < t->nthr; i++) {
     struct domain *d = &t->thr[i].st;

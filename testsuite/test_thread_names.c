@@ -1,0 +1,112 @@
+/* Thread and program names, as the files record them and as the
+ * eventring command shows them: a main thread that names itself first
+ * thing in main() (after tracing began in the library's constructor) is
+ * recorded and shown under that name, the program under its own; a
+ * program started through an exec is named after its own image; every
+ * table that shows a domain shows its thread's name; --domain takes a
+ * thread's name.  All on progs/named_threads, run for real. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eventring.h"
+#include "harness.h"
+#include "testlib.h"
+
+/* Runs named_threads (`args` after its name) traced, its file preserved
+ * in `dir`; the file's path goes to `path` (PATH_MAX bytes). */
+static void run_named(const char *dir, const char *const *args, char *path) {
+  setenv("OCAML_RUNTIME_EVENTS_START", "1", 1);
+  setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
+  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
+  const char *prog = er_prog_path("named_threads");
+  struct er_run r = er_run(dir, prog, args, NULL, 0);
+  ck_assert_msg(er_exit_code(&r, "named_threads") == 0, "%s", r.err);
+  unsetenv("OCAML_RUNTIME_EVENTS_START");
+  unsetenv("OCAML_RUNTIME_EVENTS_DIR");
+  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
+  er_run_free(&r);
+  /* The one file of the directory. */
+  DIR *d = opendir(dir);
+  ck_assert_ptr_nonnull(d);
+  struct dirent *e;
+  int n = 0;
+  while ((e = readdir(d)) != NULL)
+    if (strstr(e->d_name, ".events")) {
+      snprintf(path, PATH_MAX, "%s/%s", dir, e->d_name);
+      n++;
+    }
+  closedir(d);
+  ck_assert_int_eq(n, 1);
+}
+
+/* The name file `path` records for slot `domain` ("" when none). */
+static void slot_name(const char *path, int domain, char *name) {
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  eventring_slot_thread th;
+  name[0] = '\0';
+  if (eventring_cursor_slot_thread(c, domain, &th) == 1)
+    snprintf(name, 24, "%s", th.name);
+  eventring_cursor_free(c);
+}
+
+/* The number of occurrences of `needle` in `s`. */
+static int count(const char *s, const char *needle) {
+  int n = 0;
+  for (const char *p = s; (p = strstr(p, needle)) != NULL; p++) n++;
+  return n;
+}
+
+static struct er_run tool(const char *dir, const char *const *args) {
+  return er_run_tool(dir, args, 0);
+}
+
+/* `trace -o OUT ARGS...`'s JSON trace. */
+static char *trace_json(const char *dir, const char *const *args) {
+  char out[PATH_MAX];
+  snprintf(out, sizeof out, "%s/trace.json", dir);
+  const char *a[16] = {"trace", "-o", out};
+  int n = 3;
+  for (; *args && n < 15; args++) a[n++] = *args;
+  a[n] = NULL;
+  struct er_run r = tool(dir, a);
+  ck_assert_msg(er_exit_code(&r, "trace") == 0, "%s", r.err);
+  er_run_free(&r);
+  char *text = er_slurp(out, NULL);
+  unlink(out);
+  return text;
+}
+
+START_TEST(test_main_thread_named) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX], name[24];
+  run_named(dir, (const char *[]){NULL}, path);
+  /* The main thread took slot 0 before main() ran, under the program's
+   * name; the file has the name it gave itself since. */
+  slot_name(path, 0, name);
+  ck_assert_str_eq(name, "main-loop");
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  ck_assert_str_eq(eventring_cursor_program(c), "named_threads");
+  eventring_cursor_free(c);
+  char *json = trace_json(dir, (const char *[]){path, NULL});
+  ck_assert_msg(strstr(json, "\"name\":\"main-loop (domain 0)\""), "%.400s", json);
+  ck_assert_msg(strstr(json, "\"process_name\",\"pid\":") &&
+                    strstr(json, "\"args\":{\"name\":\"named_threads\"}"),
+                "%.400s", json);
+  ck_assert_int_eq(count(json, "\"name\":\"worker (domain "), 2);
+  ck_assert_int_eq(count(json, "\"name\":\"io (domain "), 1);
+  free(json);
+}
+END_TEST
+
+static TCase *tc_names(void) {
+  TCase *tc = er_tcase("names");
+  tcase_add_test(tc, test_main_thread_named);
+  return tc;
+}
+
+ER_TEST_MAIN("thread_names", tc_names)
