@@ -103,9 +103,38 @@ START_TEST(test_main_thread_named) {
 }
 END_TEST
 
+/* `trace -- COMMAND`: the program is named after the image that wrote
+ * the file, not after the command's first word, and its main thread
+ * after its own name. */
+START_TEST(test_exec_named_after_image) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  const char *dir = er_tmpdir();
+  char cmd[PATH_MAX + 16];
+  snprintf(cmd, sizeof cmd, "exec %s", er_prog_path("named_threads"));
+  char *json = trace_json(dir, (const char *[]){"--", "sh", "-c", cmd, NULL});
+  ck_assert_msg(strstr(json, "\"args\":{\"name\":\"named_threads\"}"), "%.400s",
+                json);
+  ck_assert_msg(!strstr(json, "\"args\":{\"name\":\"sh\"}"), "%.400s", json);
+  ck_assert_msg(strstr(json, "\"name\":\"main-loop (domain 0)\""), "%.400s", json);
+  free(json);
+  /* A fork and an exec: each process under its own program. */
+  char named[PATH_MAX], chatty[PATH_MAX];
+  snprintf(named, sizeof named, "%s", er_prog_path("named_threads"));
+  snprintf(chatty, sizeof chatty, "%s", er_prog_path("chatty"));
+  json = trace_json(dir, (const char *[]){"--", named, "exec", chatty, NULL});
+  ck_assert_msg(strstr(json, "\"args\":{\"name\":\"named_threads\"}"), "%.400s",
+                json);
+  ck_assert_msg(strstr(json, "\"args\":{\"name\":\"chatty\"}"), "%.400s", json);
+  ck_assert_msg(strstr(json, "\"name\":\"chatty (domain 0)\""), "%.400s", json);
+  free(json);
+}
+END_TEST
+
 static TCase *tc_names(void) {
   TCase *tc = er_tcase("names");
   tcase_add_test(tc, test_main_thread_named);
+  tcase_add_test(tc, test_exec_named_after_image);
   return tc;
 }
 

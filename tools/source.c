@@ -812,6 +812,12 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
   }
   if (src->cursor)
     eventring_cursor_set_numbering(src->cursor, tool_source_numbering(src));
+  /* The program as its file records it wins over the spawned command's
+   * name and /proc/PID/comm: it is the image's own after an exec (`sh -c
+   * 'exec ./prog'` wrote prog's file), and stays the program's when the
+   * main thread names itself (comm is the main thread's name). */
+  const char *prog = src->cursor ? eventring_cursor_program(src->cursor) : NULL;
+  if (prog && *prog) snprintf(src->name, sizeof src->name, "%s", prog);
   tool_progress_begin(src);
   return TOOL_EXIT_OK;
 }

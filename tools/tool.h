@@ -361,8 +361,8 @@ struct tool_source {
   /* Everything below is zero after memset() and is set by source.c. */
 
   /* The program's name, for titles ("process named after the program"):
-   * the spawned command's basename, or /proc/PID/comm of a live --pid
-   * process; empty when unknown (a FILE). */
+   * the one its ring file records, else the spawned command's basename
+   * or /proc/PID/comm of a live --pid process; empty when unknown. */
   char name[64];
   /* The spawned command (NULL-terminated), or NULL when not spawning. */
   char **cmd;
