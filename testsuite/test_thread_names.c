@@ -131,10 +131,69 @@ START_TEST(test_exec_named_after_image) {
 }
 END_TEST
 
+/* --domain NAME: every domain whose thread has the name (or matches the
+ * glob), numbers and names mixed; an unknown name is a usage error that
+ * lists the names there are. */
+START_TEST(test_domain_by_name) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  run_named(dir, (const char *[]){NULL}, path);
+  /* Which slots the workers took is the scheduler's business. */
+  int worker[2], nw = 0, io = -1;
+  for (int d = 1; d <= 3; d++) {
+    char name[24];
+    slot_name(path, d, name);
+    if (!strcmp(name, "worker") && nw < 2) worker[nw++] = d;
+    else if (!strcmp(name, "io")) io = d;
+  }
+  ck_assert_int_eq(nw, 2);
+  ck_assert_int_ge(io, 1);
+  char want[2][32], ioline[32];
+  for (int i = 0; i < 2; i++)
+    snprintf(want[i], sizeof want[i], "domain=%d ", worker[i]);
+  snprintf(ioline, sizeof ioline, "domain=%d ", io);
+
+  /* Both workers' domains: 10 ints, domain_spawn and domain_terminate
+   * each. */
+  struct er_run r = tool(dir, (const char *[]){"dump", "--domain", "worker",
+                                               path, NULL});
+  ck_assert_msg(er_exit_code(&r, "dump") == 0, "%s", r.err);
+  ck_assert_int_eq(count(r.out, want[0]), 12);
+  ck_assert_int_eq(count(r.out, want[1]), 12);
+  ck_assert_int_eq(count(r.out, "domain="), 24);
+  er_run_free(&r);
+
+  /* A name and a number; a glob. */
+  r = tool(dir, (const char *[]){"dump", "--domain", "io,0", path, NULL});
+  ck_assert_msg(er_exit_code(&r, "dump") == 0, "%s", r.err);
+  ck_assert_int_eq(count(r.out, ioline), 12);
+  ck_assert_int_gt(count(r.out, "domain=0 "), 0);
+  ck_assert_int_eq(count(r.out, "domain="),
+                   12 + count(r.out, "domain=0 "));
+  er_run_free(&r);
+  r = tool(dir, (const char *[]){"dump", "--domain", "main-*", path, NULL});
+  ck_assert_msg(er_exit_code(&r, "dump") == 0, "%s", r.err);
+  ck_assert_int_gt(count(r.out, "domain=0 "), 0);
+  ck_assert_int_eq(count(r.out, "domain="), count(r.out, "domain=0 "));
+  er_run_free(&r);
+
+  /* Unknown: exit 2, the names there are. */
+  r = tool(dir, (const char *[]){"stats", "--domain", "nope", path, NULL});
+  ck_assert_int_eq(er_exit_code(&r, "stats"), 2);
+  er_assert_one_error(&r, "no thread named 'nope' (threads: 'main-loop', "
+                          "'worker', 'io')");
+  ck_assert_str_eq(r.out, "");
+  er_run_free(&r);
+}
+END_TEST
+
 static TCase *tc_names(void) {
   TCase *tc = er_tcase("names");
   tcase_add_test(tc, test_main_thread_named);
   tcase_add_test(tc, test_exec_named_after_image);
+  tcase_add_test(tc, test_domain_by_name);
   return tc;
 }
 

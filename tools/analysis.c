@@ -279,7 +279,7 @@ static const char options_help[] =
     "                 versions wrote; eventring's files name their own)\n"
     "  --ocaml53      number phases as OCaml 5.3+ does (default for both:\n"
     "                 inferred from the file)\n"
-    "  --domain N, --event GLOB, --kind KIND, --since T, --until T, "
+    "  --domain N|NAME, --event GLOB, --kind KIND, --since T, --until T, "
     "--last DUR\n"
     "                 only the events of those domains, names, kinds and "
     "times\n"

@@ -871,7 +871,7 @@ static void help(void) {
       "  --ocaml50      number phases as OCaml 5.0-5.2 did\n"
       "  --ocaml53      number phases as OCaml 5.3+ does (default: inferred\n"
       "                 from the file)\n"
-      "  --domain N, --event GLOB, --kind KIND, --since T, --until T, "
+      "  --domain N|NAME, --event GLOB, --kind KIND, --since T, --until T, "
       "--last DUR\n"
       "                 only the events of those domains, names, kinds and "
       "times\n"

@@ -597,7 +597,7 @@ static void help(void) {
       "  --merge        every domain's and process's events in one list in "
       "time\n"
       "                 order (read whole into memory first)\n"
-      "  --domain N, --event GLOB, --kind KIND, --since T, --until T, "
+      "  --domain N|NAME, --event GLOB, --kind KIND, --since T, --until T, "
       "--last DUR\n"
       "                 only the events of those domains, names, kinds, "
       "times\n"

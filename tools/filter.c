@@ -9,7 +9,12 @@
  *
  * An event is kept when it passes every filter given:
  *   --domain N      its domain is one of those given (repeatable, or a
- *                   comma-separated list);
+ *                   comma-separated list): a number, or the name of the
+ *                   thread the file records as the slot's holder (a glob;
+ *                   every domain whose thread matches, in every process);
+ *                   a name that matches no thread of a file is an error
+ *                   that lists the names there are (for a live source,
+ *                   once reading ends);
  *   --event GLOB    its name (as dump prints it: the phase, counter,
  *                   lifecycle or user event name, alloc_buckets) matches
  *                   one of the globs (fnmatch(3); repeatable);
@@ -87,14 +92,23 @@ struct marker {
 
 struct fproc {
   int ready;
+  /* Per domain, whether its holder's name is one of --domain's names:
+   * 0 not looked up yet (or a new holder since), 1 yes, 2 no. */
+  unsigned char *named;
   int bad; /* no wall clock for a time of day: nothing kept */
   uint64_t lo, hi;
   int ndomains;
   struct marker *markers;
 };
 
+/* Room for a thread name given to --domain (the file keeps 23 bytes). */
+#define DNAME_BYTES 64
+
 struct tool_filter {
   int domains[MAX_LIST], ndomains;
+  char dnames[MAX_LIST][DNAME_BYTES];
+  int ndnames;
+  unsigned char dname_hit[MAX_LIST]; /* the name matched a domain */
   char *events[MAX_LIST];
   int nevents;
   unsigned kinds; /* bit per enum fkind; 0: every kind */
@@ -212,15 +226,25 @@ int tool_filter_option(struct tool_source *src, int c, const char *arg,
     for (char *tok = strtok_r(buf, ",", &save); tok;
          tok = strtok_r(NULL, ",", &save)) {
       if (c == TOOL_OPT_F_DOMAIN) {
+        if (f->ndomains + f->ndnames == MAX_LIST) {
+          snprintf(why, size, "--domain: at most %d domains", MAX_LIST);
+          return -1;
+        }
+        /* Digits are a number; anything else is a thread's name. */
+        if (strspn(tok, "0123456789") != strlen(tok)) {
+          if (strlen(tok) >= DNAME_BYTES) {
+            snprintf(why, size, "--domain: thread name '%.20s...' too long "
+                     "(at most %d bytes)", tok, DNAME_BYTES - 1);
+            return -1;
+          }
+          snprintf(f->dnames[f->ndnames++], DNAME_BYTES, "%s", tok);
+          continue;
+        }
         char *end;
         errno = 0;
         long v = strtol(tok, &end, 10);
         if (*end || end == tok || errno || v < 0 || v > 100000) {
           snprintf(why, size, "--domain: '%s' is not a domain number", tok);
-          return -1;
-        }
-        if (f->ndomains == MAX_LIST) {
-          snprintf(why, size, "--domain: at most %d domains", MAX_LIST);
           return -1;
         }
         f->domains[f->ndomains++] = (int)v;
@@ -373,7 +397,8 @@ static struct fproc *proc(struct tool_filter *f) {
   if (!p->ready) {
     p->ndomains = eventring_cursor_max_domains(src->cursor);
     p->markers = calloc((size_t)p->ndomains + 1, sizeof *p->markers);
-    if (!p->markers) return NULL;
+    p->named = calloc((size_t)p->ndomains + 1, 1);
+    if (!p->markers || !p->named) return NULL;
     p->ready = 1;
     p->lo = 0;
     p->hi = UINT64_MAX;
@@ -425,17 +450,37 @@ static int bounds(struct tool_filter *f, struct fproc *p, uint64_t ts) {
   return 0;
 }
 
-static int domain_ok(const struct tool_filter *f, int domain) {
-  if (!f->ndomains) return 1;
+/* Which of --domain's names the holder of `domain` in file `c` has, as a
+ * bit mask (bit i: dnames[i]); 0 when the file names no holder. */
+static uint64_t holder_matches(const struct tool_filter *f,
+                               const eventring_cursor *c, int domain) {
+  eventring_slot_thread th;
+  if (!c || eventring_cursor_slot_thread(c, domain, &th) != 1 || !th.name[0])
+    return 0;
+  uint64_t m = 0;
+  for (int i = 0; i < f->ndnames; i++)
+    if (fnmatch(f->dnames[i], th.name, 0) == 0) m |= UINT64_C(1) << i;
+  return m;
+}
+
+static int domain_ok(struct tool_filter *f, struct fproc *p, int domain) {
+  if (!f->ndomains && !f->ndnames) return 1;
   for (int i = 0; i < f->ndomains; i++)
     if (f->domains[i] == domain) return 1;
-  return 0;
+  if (!f->ndnames || !p || domain < 0 || domain >= p->ndomains) return 0;
+  if (!p->named[domain]) {
+    uint64_t m = holder_matches(f, f->src->cursor, domain);
+    for (int i = 0; i < f->ndnames; i++)
+      if (m >> i & 1) f->dname_hit[i] = 1;
+    p->named[domain] = m ? 1 : 2;
+  }
+  return p->named[domain] == 1;
 }
 
 /* Whether an event passes; `name` may be NULL (none to match). */
 static int keep(struct tool_filter *f, struct fproc *p, int domain,
                 uint64_t ts, enum fkind k, const char *name) {
-  if (!p || !domain_ok(f, domain)) return 0;
+  if (!p || !domain_ok(f, p, domain)) return 0;
   if (f->kinds && !(f->kinds & (1u << k))) return 0;
   if (f->nevents) {
     if (!name) return 0;
@@ -514,6 +559,12 @@ static int f_alloc(void *data, int domain, uint64_t ts, const uint64_t *b) {
 
 static int f_lifecycle(void *data, int domain, uint64_t ts, int kind,
                        int64_t v, int has) {
+  /* A new holder of the slot: its name is looked up again. */
+  struct tool_filter *ff = data;
+  struct fproc *fp = ff->ndnames ? proc(ff) : NULL;
+  if (fp && kind == EVENTRING_LIFECYCLE_DOMAIN_SPAWN && domain >= 0 &&
+      domain < fp->ndomains)
+    fp->named[domain] = 0;
   /* The end of a file with no pid is its ring_stop, filtered out or not. */
   tool_source_lifecycle(((struct tool_filter *)data)->src, kind);
   char buf[TOOL_NAME_BUF];
@@ -566,7 +617,7 @@ static int f_thread(void *data, int domain, uint64_t ts, int64_t thread,
                     uint64_t tid, const char *name, size_t len) {
   struct tool_filter *f = data;
   struct fproc *p = proc(f);
-  if (!p || !domain_ok(f, domain)) return 1;
+  if (!p || !domain_ok(f, p, domain)) return 1;
   if (f->kinds & (1u << F_THREAD)) {
     /* Asked for: an event like the others. */
     char buf[80];
@@ -593,7 +644,7 @@ static int f_thread(void *data, int domain, uint64_t ts, int64_t thread,
 static int f_lost(void *data, int domain, uint64_t count) {
   struct tool_filter *f = data;
   struct fproc *p = proc(f);
-  if (!p || !domain_ok(f, domain)) return 1;
+  if (!p || !domain_ok(f, p, domain)) return 1;
   if (domain >= 0 && domain < p->ndomains) p->markers[domain].pending = 0;
   if (f->h->lost_events) return f->h->lost_events(f->data, domain, count);
   /* A subcommand without a lost callback still counts losses. */
@@ -604,7 +655,7 @@ static int f_lost(void *data, int domain, uint64_t count) {
 static int f_window(void *data, int domain, uint64_t before) {
   struct tool_filter *f = data;
   struct fproc *p = proc(f);
-  if (!p || !domain_ok(f, domain)) return 1;
+  if (!p || !domain_ok(f, p, domain)) return 1;
   if (f->h->window) return f->h->window(f->data, domain, before);
   if (f->h->lost_events) return f->h->lost_events(f->data, domain, before);
   tool_source_window(f->src, domain, before);
@@ -651,6 +702,68 @@ static void note_outside(const struct tool_filter *f) {
              opts, lo, hi);
 }
 
+/* The cursors of every process of `src`: n of them into v (at most
+ * `cap`); returns 0 when one is not open yet. */
+static int all_cursors(struct tool_source *src, eventring_cursor **v, int cap,
+                       int *n) {
+  *n = 0;
+  if (!src->multi) {
+    v[(*n)++] = src->cursor;
+    return src->cursor != NULL;
+  }
+  int all = 1;
+  for (int i = 0; i < src->nprocs && *n < cap; i++) {
+    if (src->procs[i]->cursor) v[(*n)++] = src->procs[i]->cursor;
+    else all = 0;
+  }
+  return all;
+}
+
+/* Whether every --domain name names a thread the files record (`live`:
+ * or matched one while reading); when one does not, says so with the
+ * names there are and returns TOOL_EXIT_USAGE. */
+static int check_names(struct tool_filter *f, struct tool_source *src,
+                       int live) {
+  if (!f->ndnames) return TOOL_EXIT_OK;
+  eventring_cursor *cs[256];
+  int n;
+  if (!all_cursors(src, cs, 256, &n) && !live) return TOOL_EXIT_OK;
+  uint64_t seen = 0;
+  char known[1024] = "";
+  size_t len = 0;
+  int nknown = 0;
+  for (int k = 0; k < n; k++) {
+    int max = eventring_cursor_max_domains(cs[k]);
+    for (int d = 0; d < max; d++) {
+      eventring_slot_thread th;
+      if (eventring_cursor_slot_thread(cs[k], d, &th) != 1 || !th.name[0])
+        continue;
+      seen |= holder_matches(f, cs[k], d);
+      /* Each name once, in the order of the slots. */
+      char shown[TOOL_TEXT_BUF(sizeof th.name)], quoted[sizeof shown + 4];
+      snprintf(quoted, sizeof quoted, "'%s'",
+               tool_text(shown, sizeof shown, th.name, TOOL_TEXT_UTF8));
+      if (!strstr(known, quoted) && len + strlen(quoted) + 3 < sizeof known) {
+        len += (size_t)snprintf(known + len, sizeof known - len, "%s%s",
+                                nknown++ ? ", " : "", quoted);
+      }
+    }
+  }
+  for (int i = 0; i < f->ndnames; i++) {
+    if (seen >> i & 1 || f->dname_hit[i]) continue;
+    char shown[TOOL_TEXT_BUF(DNAME_BYTES)];
+    tool_text(shown, sizeof shown, f->dnames[i], TOOL_TEXT_UTF8);
+    if (nknown)
+      tool_error("--domain: no thread named '%s' (threads: %s); give one "
+                 "of those or a domain number", shown, known);
+    else
+      tool_error("--domain: no thread named '%s': the file names no "
+                 "thread; give a domain number", shown);
+    return TOOL_EXIT_USAGE;
+  }
+  return TOOL_EXIT_OK;
+}
+
 int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
                      void *data) {
   struct tool_filter *f = src->filter;
@@ -658,6 +771,11 @@ int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
   if (!f->h) return tool_source_read_raw(src, cb, data);
   f->data = data;
   f->src = src;
+  int live = src->follow || src->cmd;
+  if (!live) {
+    int nrc = check_names(f, src, 0);
+    if (nrc != TOOL_EXIT_OK) return nrc;
+  }
   /* The first and last events of what is there now. */
   if (f->since.set || f->until.set || f->has_last) {
     struct span_ts s = {0, 0, 0};
@@ -686,6 +804,9 @@ int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
   if (rc == TOOL_EXIT_OK && (f->since.set || f->until.set) && f->timed &&
       !f->timed_kept)
     note_outside(f);
+  /* A live source's threads come and go: a name is wrong only when no
+   * thread had it by the end. */
+  if (rc == TOOL_EXIT_OK && live) rc = check_names(f, src, 1);
   return rc;
 }
 
@@ -704,7 +825,10 @@ int tool_filter_has_time(const struct tool_source *src) {
 void tool_filter_free(struct tool_source *src) {
   struct tool_filter *f = src->filter;
   if (!f) return;
-  for (int i = 0; i < f->nprocs; i++) free(f->procs[i].markers);
+  for (int i = 0; i < f->nprocs; i++) {
+    free(f->procs[i].markers);
+    free(f->procs[i].named);
+  }
   free(f->procs);
   memset(f, 0, sizeof *f);
   src->filter = NULL;

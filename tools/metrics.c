@@ -111,7 +111,7 @@ static void help(void) {
       "  --ocaml50           number phases as OCaml 5.0-5.2 did\n"
       "  --ocaml53           number phases as OCaml 5.3+ does (default:\n"
       "                      inferred from the file)\n"
-      "  --domain N, --event GLOB, --kind KIND\n"
+      "  --domain N|NAME, --event GLOB, --kind KIND\n"
       "                      with --pid or COMMAND: export only those "
       "events\n"
       "                      (see eventring(1), FILTERS)\n"
