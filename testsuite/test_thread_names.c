@@ -189,11 +189,34 @@ START_TEST(test_domain_by_name) {
 }
 END_TEST
 
+/* stats shows each domain with its thread's name, in text and JSON. */
+START_TEST(test_stats_names) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  const char *dir = er_tmpdir();
+  char path[PATH_MAX];
+  run_named(dir, (const char *[]){NULL}, path);
+  struct er_run r = tool(dir, (const char *[]){"stats", path, NULL});
+  ck_assert_msg(er_exit_code(&r, "stats") == 0, "%s", r.err);
+  /* The GC table and the events table. */
+  ck_assert_int_eq(count(r.out, "\n  domain 0 (main-loop) "), 2);
+  ck_assert_int_eq(count(r.out, " (worker) "), 4);
+  ck_assert_int_eq(count(r.out, " (io) "), 2);
+  er_run_free(&r);
+  r = tool(dir, (const char *[]){"stats", "--json", path, NULL});
+  ck_assert_msg(er_exit_code(&r, "stats") == 0, "%s", r.err);
+  ck_assert_int_eq(count(r.out, "{\"domain\": 0, \"thread\": \"main-loop\", "),
+                   2);
+  er_run_free(&r);
+}
+END_TEST
+
 static TCase *tc_names(void) {
   TCase *tc = er_tcase("names");
   tcase_add_test(tc, test_main_thread_named);
   tcase_add_test(tc, test_exec_named_after_image);
   tcase_add_test(tc, test_domain_by_name);
+  tcase_add_test(tc, test_stats_names);
   return tc;
 }
 

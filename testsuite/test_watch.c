@@ -772,7 +772,8 @@ START_TEST(test_lost) {
   struct er_run r = er_run_tool(dir, args, 0);
   ck_assert_msg(er_exit_code(&r, "eventring watch") == 0, "%s", r.err);
   /* The watcher says what it lost, as every subcommand does. */
-  ck_assert_msg(strstr(r.err, "events lost (domain 0: "), "%s", r.err);
+  ck_assert_msg(strstr(r.err, "events lost (domain 0 (watch_writer): "),
+                "%s", r.err);
   struct er_lines files = files_in(dir, "-lost.events");
   ck_assert_msg(files.n == 1, "%zu snapshots: %s", files.n, r.err);
   struct er_lines all = dump(dir, files.v[0]);

@@ -941,6 +941,25 @@ int tool_unrecorded(const eventring_cursor *c, struct tool_unrecorded *u) {
   return 0;
 }
 
+const char *tool_domain_thread(const eventring_cursor *c, int domain,
+                               char *buf, size_t size) {
+  eventring_slot_thread th;
+  buf[0] = '\0';
+  if (c && eventring_cursor_slot_thread(c, domain, &th) == 1 && th.name[0])
+    tool_text(buf, size, th.name, TOOL_TEXT_UTF8);
+  return buf;
+}
+
+const char *tool_domain_label(const eventring_cursor *c, int domain,
+                              char *buf, size_t size) {
+  char name[TOOL_THREAD_BUF];
+  if (tool_domain_thread(c, domain, name, sizeof name)[0])
+    snprintf(buf, size, "domain %d (%s)", domain, name);
+  else
+    snprintf(buf, size, "domain %d", domain);
+  return buf;
+}
+
 /* Up to 8 domains' counts of `get` as "domain D: N", the rest as a
  * count, after `sep` when one is printed. */
 static void per_domain(FILE *out, const eventring_cursor *c, const char *sep,
@@ -953,7 +972,9 @@ static void per_domain(FILE *out, const eventring_cursor *c, const char *sep,
       more++;
       continue;
     }
-    fprintf(out, "%sdomain %d: %llu", shown ? ", " : sep, d,
+    char label[TOOL_DOMAIN_BUF];
+    fprintf(out, "%s%s: %llu", shown ? ", " : sep,
+            tool_domain_label(c, d, label, sizeof label),
             (unsigned long long)n);
     shown++;
   }
@@ -1013,7 +1034,9 @@ void tool_lost_lines(FILE *out, const eventring_cursor *c, const char *path,
       more++;
       continue;
     }
-    fprintf(out, "%sdomain %d: %llu", shown ? ", " : "", d,
+    char dl[TOOL_DOMAIN_BUF];
+    fprintf(out, "%s%s: %llu", shown ? ", " : "",
+            tool_domain_label(c, d, dl, sizeof dl),
             (unsigned long long)lost[d]);
     shown++;
   }

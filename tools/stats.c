@@ -30,8 +30,8 @@
  *   {"wall_ns": N, "first_ts": N, "last_ts": N,
  *    "gc": {"total_ns": N, "share": X, "pauses": N, "cut": N,
  *           "unfinished": N, "unmatched_ends": N, "markers": N,
- *           "domains": [{"domain": D, "pauses": N, "total_ns": N,
- *                        "share": X}, ...]},
+ *           "domains": [{"domain": D, "thread": S, "pauses": N,
+ *                        "total_ns": N, "share": X}, ...]},
  *    "phases": [{"name": S, "count": N, "completed": N, "total_ns": N,
  *                "mean_ns": X, "max_ns": N, "p50_ns": N, "p99_ns": N,
  *                "buckets": [[N, N], ...]}, ...],
@@ -41,8 +41,11 @@
  *                     "count": N}, ...],
  *    "events": {"read": N, "lost": N, "lost_unit": "events"|"words",
  *               "before_window": N, "dropped": N, "malformed": N,
- *               "domains": [{"domain": D, "read": N, "lost": N,
- *                            "before_window": N}, ...]}}
+ *               "domains": [{"domain": D, "thread": S, "read": N,
+ *                            "lost": N, "before_window": N}, ...]}}
+ *
+ * "thread" (the name the file records for the slot's holder) is there
+ * when the file names one.
  *
  * first_ts and last_ts are null (and wall_ns 0) when no event was read.
  * Phases, counters and user events are listed in order of first
@@ -444,6 +447,7 @@ struct named_user {
 struct domain_row {
   pid_t pid;
   int domain;
+  char thread[TOOL_THREAD_BUF]; /* its holder's name, "" if unknown */
   struct domain_stat d;
 };
 
@@ -513,6 +517,7 @@ static void add_stats(struct report *r, const struct stats *s) {
     struct domain_row *row = &r->doms[r->ndoms++];
     row->pid = s->pid;
     row->domain = d;
+    tool_domain_thread(s->cursor, d, row->thread, sizeof row->thread);
     row->d = *ds;
   }
   char buf[TOOL_NAME_BUF];
@@ -691,14 +696,41 @@ static uint64_t domain_time(const struct report *r) {
   return t;
 }
 
-/* "domain 3" or "pid 12 domain 3", padded as the tables were. */
+/* "domain 3 (NAME)" or "pid 12 domain 3 (NAME)", NAME its thread's
+ * when the file names it, padded to `width` when the report has several
+ * domains. */
 static const char *domain_label(char *buf, size_t n, const struct report *r,
-                                const struct domain_row *row) {
-  if (r->with_pid)
-    snprintf(buf, n, "pid %ld domain %-3d", (long)row->pid, row->domain);
+                                const struct domain_row *row, int width) {
+  char dl[TOOL_DOMAIN_BUF], pid[32] = "";
+  if (row->thread[0])
+    snprintf(dl, sizeof dl, "domain %d (%s)", row->domain, row->thread);
   else
-    snprintf(buf, n, "domain %-3d", row->domain);
+    snprintf(dl, sizeof dl, "domain %d", row->domain);
+  if (r->with_pid) snprintf(pid, sizeof pid, "pid %ld ", (long)row->pid);
+  snprintf(buf, n, "%s%-*s", pid, width, dl);
   return buf;
+}
+
+/* The thread name of domain `d` of a report of one process. */
+static const char *domain_thread(const struct report *r, int d) {
+  for (size_t i = 0; i < r->ndoms; i++)
+    if (r->doms[i].domain == d) return r->doms[i].thread;
+  return "";
+}
+
+/* The width of the widest domain label without its pid: the tables'
+ * figures line up (at least that of "domain 123"). */
+static int domain_width(const struct report *r) {
+  int w = 10;
+  for (size_t d = 0; d < r->ndoms; d++) {
+    char dl[TOOL_DOMAIN_BUF];
+    const struct domain_row *row = &r->doms[d];
+    int n = row->thread[0] ? snprintf(dl, sizeof dl, "domain %d (%s)",
+                                      row->domain, row->thread)
+                           : snprintf(dl, sizeof dl, "domain %d", row->domain);
+    if (n > w) w = n;
+  }
+  return w;
 }
 
 /* One row of the user span table: `label`, then the figures of `a`. */
@@ -725,7 +757,7 @@ static void print_text(const struct report *r) {
   for (size_t d = 0; d < r->ndoms; d++) {
     const struct domain_row *row = &r->doms[d];
     printf("  %s %10s in %" PRIu64 " pauses (%.2f%% of %s)\n",
-           domain_label(name, sizeof name, r, row),
+           domain_label(name, sizeof name, r, row, domain_width(r)),
            analysis_duration(a, row->d.gc), row->d.pauses,
            100 * share(row->d.gc, lifetime(&row->d)),
            analysis_duration(b, lifetime(&row->d)));
@@ -789,8 +821,10 @@ static void print_text(const struct report *r) {
       for (int d = 0; d < sp->ndom; d++) with += sp->dom[d].hist != NULL;
       for (int d = 0; with > 1 && d < sp->ndom; d++) {
         if (!sp->dom[d].hist) continue;
-        char label[32];
-        snprintf(label, sizeof label, "  domain %d", d);
+        char label[TOOL_DOMAIN_BUF + 8];
+        const char *th = domain_thread(r, d);
+        if (*th) snprintf(label, sizeof label, "  domain %d (%s)", d, th);
+        else snprintf(label, sizeof label, "  domain %d", d);
         span_row(label, &sp->dom[d]);
       }
       const struct span_stat *a = &sp->all;
@@ -846,7 +880,8 @@ static void print_text(const struct report *r) {
   for (size_t d = 0; d < r->ndoms; d++) {
     const struct domain_row *row = &r->doms[d];
     printf("  %s %12" PRIu64 " read %12" PRIu64 " lost",
-           domain_label(name, sizeof name, r, row), row->d.read, row->d.lost);
+           domain_label(name, sizeof name, r, row, domain_width(r)),
+           row->d.read, row->d.lost);
     if (row->d.before)
       printf(" %12" PRIu64 " before the window", row->d.before);
     printf("\n");
@@ -860,6 +895,10 @@ static void json_domain(FILE *o, const struct report *r,
   fputc('{', o);
   if (r->with_pid) fprintf(o, "\"pid\": %ld, ", (long)row->pid);
   fprintf(o, "\"domain\": %d", row->domain);
+  if (row->thread[0]) {
+    fprintf(o, ", \"thread\": ");
+    analysis_json_string(o, row->thread);
+  }
 }
 
 /* A user int's figures: count, min, mean, max, last. */

@@ -590,6 +590,19 @@ void tool_procs_close(struct tool_source *src);
 void tool_procs_lost(struct tool_source *src, int domain, uint64_t count);
 void tool_procs_lost_summary(const struct tool_source *src, FILE *out);
 
+/* Room for tool_domain_thread() and tool_domain_label(). */
+#define TOOL_THREAD_BUF TOOL_TEXT_BUF(24)
+#define TOOL_DOMAIN_BUF (TOOL_THREAD_BUF + 32)
+/* The name of the thread file `c` records as the holder of slot
+ * `domain`, as tool_text() shows it, into `buf` (TOOL_THREAD_BUF bytes);
+ * "" when the file names none (OCaml 5's files, `c` NULL). */
+const char *tool_domain_thread(const eventring_cursor *c, int domain,
+                               char *buf, size_t size);
+/* "domain D (NAME)" with that name, or "domain D", into `buf`
+ * (TOOL_DOMAIN_BUF bytes): how every table and message shows a domain. */
+const char *tool_domain_label(const eventring_cursor *c, int domain,
+                              char *buf, size_t size);
+
 /* The lines of tool_source_lost_summary() for one file: what the writer
  * dropped, what the reader skipped, what was lost; each after `label`
  * ("pid 12 (prog): ") when not empty. */
