@@ -370,8 +370,8 @@ EVENTRING_API int eventring_thread_name(const char *name);
 /* Names the calling thread's slot in the ring file (at most 23 bytes
  * kept), as readers show its track; NULL reads the thread's name again
  * (pthread_setname_np() since it took the slot).  A slot is named after
- * its thread when the thread takes it and when it leaves it (at its exit
- * too); a thread that renames itself meanwhile calls this for a live
+ * its thread when the thread takes it, when it leaves it (at its exit
+ * too) and when tracing stops while it holds it; a thread that renames itself meanwhile calls this for a live
  * trace to follow.  Does nothing without a
  * slot.  (eventring_thread_name() names a thread in the markers of a
  * shared slot; this names the slot's holder in the file.) */
