@@ -182,9 +182,27 @@ START_TEST(test_domain_by_name) {
   /* Unknown: exit 2, the names there are. */
   r = tool(dir, (const char *[]){"stats", "--domain", "nope", path, NULL});
   ck_assert_int_eq(er_exit_code(&r, "stats"), 2);
-  er_assert_one_error(&r, "no thread named 'nope' (threads: 'main-loop', "
-                          "'worker', 'io')");
+  /* Each name once, in the order of the slots (the workers' is the
+   * scheduler's). */
+  er_assert_one_error(&r, "no thread named 'nope' (threads: 'main-loop', ");
+  ck_assert_int_eq(count(r.err, "'worker'"), 1);
+  ck_assert_int_eq(count(r.err, "'io'"), 1);
   ck_assert_str_eq(r.out, "");
+  er_run_free(&r);
+
+  /* A command's threads come later: the name is looked for until it
+   * ends, then refused the same way; a known one is found. */
+  char named[PATH_MAX];
+  snprintf(named, sizeof named, "%s", er_prog_path("named_threads"));
+  r = tool(dir, (const char *[]){"stats", "--domain", "nope", "--", named,
+                                 NULL});
+  ck_assert_int_eq(er_exit_code(&r, "stats"), 2);
+  er_assert_one_error(&r, "no thread named 'nope' (threads: 'main-loop', ");
+  er_run_free(&r);
+  r = tool(dir, (const char *[]){"dump", "--domain", "io", "--", named, NULL});
+  ck_assert_msg(er_exit_code(&r, "dump") == 0, "%s", r.err);
+  /* The listing goes to stderr with a command. */
+  ck_assert_int_eq(count(r.err, "name=named.n "), 10);
   er_run_free(&r);
 }
 END_TEST

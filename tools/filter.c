@@ -711,7 +711,7 @@ static int all_cursors(struct tool_source *src, eventring_cursor **v, int cap,
     v[(*n)++] = src->cursor;
     return src->cursor != NULL;
   }
-  int all = 1;
+  int all = src->nprocs <= cap;
   for (int i = 0; i < src->nprocs && *n < cap; i++) {
     if (src->procs[i]->cursor) v[(*n)++] = src->procs[i]->cursor;
     else all = 0;
@@ -719,15 +719,19 @@ static int all_cursors(struct tool_source *src, eventring_cursor **v, int cap,
   return all;
 }
 
-/* Whether every --domain name names a thread the files record (`live`:
- * or matched one while reading); when one does not, says so with the
- * names there are and returns TOOL_EXIT_USAGE. */
+/* check_names() cannot tell before reading. */
+#define NAMES_LATER (-1)
+
+/* Whether every --domain name names a thread the files record (`after`
+ * reading: or matched one while reading); when one does not, says so
+ * with the names there are and returns TOOL_EXIT_USAGE.  Before reading,
+ * returns NAMES_LATER when some file is not open. */
 static int check_names(struct tool_filter *f, struct tool_source *src,
-                       int live) {
+                       int after) {
   if (!f->ndnames) return TOOL_EXIT_OK;
   eventring_cursor *cs[256];
   int n;
-  if (!all_cursors(src, cs, 256, &n) && !live) return TOOL_EXIT_OK;
+  if (!all_cursors(src, cs, 256, &n) && !after) return NAMES_LATER;
   uint64_t seen = 0;
   char known[1024] = "";
   size_t len = 0;
@@ -771,10 +775,13 @@ int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
   if (!f->h) return tool_source_read_raw(src, cb, data);
   f->data = data;
   f->src = src;
-  int live = src->follow || src->cmd;
-  if (!live) {
+  /* A live source's threads come and go: a name is wrong only when no
+   * thread had it by the end. */
+  int later = src->follow || src->cmd;
+  if (!later) {
     int nrc = check_names(f, src, 0);
-    if (nrc != TOOL_EXIT_OK) return nrc;
+    if (nrc == NAMES_LATER) later = 1;
+    else if (nrc != TOOL_EXIT_OK) return nrc;
   }
   /* The first and last events of what is there now. */
   if (f->since.set || f->until.set || f->has_last) {
@@ -804,9 +811,7 @@ int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
   if (rc == TOOL_EXIT_OK && (f->since.set || f->until.set) && f->timed &&
       !f->timed_kept)
     note_outside(f);
-  /* A live source's threads come and go: a name is wrong only when no
-   * thread had it by the end. */
-  if (rc == TOOL_EXIT_OK && live) rc = check_names(f, src, 1);
+  if (rc == TOOL_EXIT_OK && later) rc = check_names(f, src, 1);
   return rc;
 }
 
