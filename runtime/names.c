@@ -5,57 +5,92 @@
 
 #define COUNT(a) (sizeof(a) / sizeof((a)[0]))
 
+/* The lists OCaml's runtime_events.h gives, each name once: the 5.3+
+ * phase numbering up to 5.4's, and the counters up to 5.3's.  What
+ * eventring writes and what it names in OCaml's files are both made of
+ * them, so that they cannot drift apart. */
+#define ITEM(name) name,
+#define OCAML_PHASES_53(X) \
+  X("explicit_gc_set") \
+  X("explicit_gc_stat") \
+  X("explicit_gc_minor") \
+  X("explicit_gc_major") \
+  X("explicit_gc_full_major") \
+  X("explicit_gc_compact") \
+  X("major") \
+  X("major_sweep") \
+  X("major_mark_roots") \
+  X("major_memprof_roots") \
+  X("major_mark") \
+  X("minor") \
+  X("minor_local_roots") \
+  X("minor_memprof_roots") \
+  X("minor_memprof_clean") \
+  X("minor_finalized") \
+  X("explicit_gc_major_slice") \
+  X("finalise_update_first") \
+  X("finalise_update_last") \
+  X("interrupt_remote") \
+  X("major_ephe_mark") \
+  X("major_ephe_sweep") \
+  X("major_finish_marking") \
+  X("major_gc_cycle_domains") \
+  X("major_gc_phase_change") \
+  X("major_gc_stw") \
+  X("major_mark_opportunistic") \
+  X("major_slice") \
+  X("major_finish_cycle") \
+  X("minor_clear") \
+  X("minor_finalizers_oldify") \
+  X("minor_global_roots") \
+  X("minor_leave_barrier") \
+  X("stw_api_barrier") \
+  X("stw_handler") \
+  X("stw_leader") \
+  X("major_finish_sweeping") \
+  X("major_memprof_clean") \
+  X("minor_finalizers_admin") \
+  X("minor_remembered_set") \
+  X("minor_remembered_set_promote") \
+  X("minor_local_roots_promote") \
+  X("domain_condition_wait") \
+  X("domain_resize_heap_reservation") \
+  X("compaction") \
+  X("compaction_evacuate") \
+  X("compaction_forward") \
+  X("compaction_release") \
+  X("empty_minor")
+#define OCAML_COUNTERS(X) \
+  X("force_minor_alloc_small") \
+  X("force_minor_make_vect") \
+  X("force_minor_set_minor_heap_size") \
+  X("force_minor_memprof") \
+  X("minor_promoted") \
+  X("minor_allocated") \
+  X("request_major_alloc_shr") \
+  X("request_major_adjust_gc_speed") \
+  X("request_minor_realloc_ref_table") \
+  X("request_minor_realloc_ephe_ref_table") \
+  X("request_minor_realloc_custom_table") \
+  X("major_heap_pool_words") \
+  X("major_heap_pool_live_words") \
+  X("major_heap_large_words") \
+  X("major_heap_pool_frag_words") \
+  X("major_heap_pool_live_blocks") \
+  X("major_heap_large_blocks") \
+  X("major_heap_words") \
+  X("major_allocated_words") \
+  X("major_allocated_work") \
+  X("major_dependent_work") \
+  X("major_extra_work") \
+  X("major_work_counter") \
+  X("major_alloc_counter") \
+  X("major_slice_target") \
+  X("major_slice_budget")
+
 /* OCaml 5.3 and later: what eventring writes, then its extension ids. */
 const char *const eventring__phase_names_53[] = {
-  "explicit_gc_set",
-  "explicit_gc_stat",
-  "explicit_gc_minor",
-  "explicit_gc_major",
-  "explicit_gc_full_major",
-  "explicit_gc_compact",
-  "major",
-  "major_sweep",
-  "major_mark_roots",
-  "major_memprof_roots",
-  "major_mark",
-  "minor",
-  "minor_local_roots",
-  "minor_memprof_roots",
-  "minor_memprof_clean",
-  "minor_finalized",
-  "explicit_gc_major_slice",
-  "finalise_update_first",
-  "finalise_update_last",
-  "interrupt_remote",
-  "major_ephe_mark",
-  "major_ephe_sweep",
-  "major_finish_marking",
-  "major_gc_cycle_domains",
-  "major_gc_phase_change",
-  "major_gc_stw",
-  "major_mark_opportunistic",
-  "major_slice",
-  "major_finish_cycle",
-  "minor_clear",
-  "minor_finalizers_oldify",
-  "minor_global_roots",
-  "minor_leave_barrier",
-  "stw_api_barrier",
-  "stw_handler",
-  "stw_leader",
-  "major_finish_sweeping",
-  "major_memprof_clean",
-  "minor_finalizers_admin",
-  "minor_remembered_set",
-  "minor_remembered_set_promote",
-  "minor_local_roots_promote",
-  "domain_condition_wait",
-  "domain_resize_heap_reservation",
-  "compaction",
-  "compaction_evacuate",
-  "compaction_forward",
-  "compaction_release",
-  "empty_minor",
+  OCAML_PHASES_53(ITEM)
   /* Extension ids, after the listed ones: phases of OCaml 4.13's
    * instrumented runtime that nothing in the list is near (see
    * doc/ocaml4-mapping.md).  They are named in each file's own table. */
@@ -120,32 +155,7 @@ const unsigned eventring__n_phases_50 = COUNT(eventring__phase_names_50);
 
 /* Counters only ever grow at the end, so one table serves every version. */
 const char *const eventring__counter_names[] = {
-  "force_minor_alloc_small",
-  "force_minor_make_vect",
-  "force_minor_set_minor_heap_size",
-  "force_minor_memprof",
-  "minor_promoted",
-  "minor_allocated",
-  "request_major_alloc_shr",
-  "request_major_adjust_gc_speed",
-  "request_minor_realloc_ref_table",
-  "request_minor_realloc_ephe_ref_table",
-  "request_minor_realloc_custom_table",
-  "major_heap_pool_words",
-  "major_heap_pool_live_words",
-  "major_heap_large_words",
-  "major_heap_pool_frag_words",
-  "major_heap_pool_live_blocks",
-  "major_heap_large_blocks",
-  "major_heap_words",
-  "major_allocated_words",
-  "major_allocated_work",
-  "major_dependent_work",
-  "major_extra_work",
-  "major_work_counter",
-  "major_alloc_counter",
-  "major_slice_target",
-  "major_slice_budget",
+  OCAML_COUNTERS(ITEM)
   /* Extension ids: OCaml 4.13's counters with no listed counterpart. */
   "alloc_jump",
   "force_minor_weak",
@@ -166,87 +176,14 @@ const unsigned eventring__n_counters = COUNT(eventring__counter_names);
  * they given the extension names above, which only eventring's files
  * use.  The first id each release added is in eventring__ocaml_releases. */
 const char *const eventring__ocaml_phase_names[] = {
-  "explicit_gc_set",
-  "explicit_gc_stat",
-  "explicit_gc_minor",
-  "explicit_gc_major",
-  "explicit_gc_full_major",
-  "explicit_gc_compact",
-  "major",
-  "major_sweep",
-  "major_mark_roots",
-  "major_memprof_roots",
-  "major_mark",
-  "minor",
-  "minor_local_roots",
-  "minor_memprof_roots",
-  "minor_memprof_clean",
-  "minor_finalized",
-  "explicit_gc_major_slice",
-  "finalise_update_first",
-  "finalise_update_last",
-  "interrupt_remote",
-  "major_ephe_mark",
-  "major_ephe_sweep",
-  "major_finish_marking",
-  "major_gc_cycle_domains",
-  "major_gc_phase_change",
-  "major_gc_stw",
-  "major_mark_opportunistic",
-  "major_slice",
-  "major_finish_cycle",
-  "minor_clear",
-  "minor_finalizers_oldify",
-  "minor_global_roots",
-  "minor_leave_barrier",
-  "stw_api_barrier",
-  "stw_handler",
-  "stw_leader",
-  "major_finish_sweeping",
-  "major_memprof_clean",
-  "minor_finalizers_admin",
-  "minor_remembered_set",
-  "minor_remembered_set_promote",
-  "minor_local_roots_promote",
-  "domain_condition_wait",
-  "domain_resize_heap_reservation",
-  "compaction",
-  "compaction_evacuate",
-  "compaction_forward",
-  "compaction_release",
-  "empty_minor",                 /* 5.4 */
+  OCAML_PHASES_53(ITEM)
   "minor_ephe_clean",            /* 5.5 */
 };
 const unsigned eventring__n_ocaml_phases =
     COUNT(eventring__ocaml_phase_names);
 
 const char *const eventring__ocaml_counter_names[] = {
-  "force_minor_alloc_small",
-  "force_minor_make_vect",
-  "force_minor_set_minor_heap_size",
-  "force_minor_memprof",
-  "minor_promoted",
-  "minor_allocated",
-  "request_major_alloc_shr",
-  "request_major_adjust_gc_speed",
-  "request_minor_realloc_ref_table",
-  "request_minor_realloc_ephe_ref_table",
-  "request_minor_realloc_custom_table",
-  "major_heap_pool_words",           /* 5.1 */
-  "major_heap_pool_live_words",
-  "major_heap_large_words",
-  "major_heap_pool_frag_words",
-  "major_heap_pool_live_blocks",
-  "major_heap_large_blocks",
-  "major_heap_words",                /* 5.3 */
-  "major_allocated_words",
-  "major_allocated_work",
-  "major_dependent_work",
-  "major_extra_work",
-  "major_work_counter",
-  "major_alloc_counter",
-  "major_slice_target",
-  "major_slice_budget",
+  OCAML_COUNTERS(ITEM)
   "minor_allocated_words",           /* 5.5 */
   "minor_promoted_words",
 };
