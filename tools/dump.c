@@ -258,103 +258,12 @@ static void merge_print(struct dump *d) {
   d->src->proc = saved;
 }
 
-/* The origin of relative times: the earliest event of the source, in any
- * domain and process, whatever the filters keep, so that an event shows
- * the same time however the output is filtered. */
-struct earliest {
-  uint64_t ts;
-  int any;
-};
-
-static void note_ts(void *data, uint64_t ts) {
-  struct earliest *e = data;
-  if (!e->any || ts < e->ts) e->ts = ts;
-  e->any = 1;
-}
-static int o_phase(void *d, int dom, uint64_t ts, int id) {
-  (void)dom, (void)id;
-  note_ts(d, ts);
-  return 1;
-}
-static int o_counter(void *d, int dom, uint64_t ts, int id, uint64_t v) {
-  (void)dom, (void)id, (void)v;
-  note_ts(d, ts);
-  return 1;
-}
-static int o_alloc(void *d, int dom, uint64_t ts, const uint64_t *b) {
-  (void)dom, (void)b;
-  note_ts(d, ts);
-  return 1;
-}
-static int o_life(void *d, int dom, uint64_t ts, int k, int64_t v, int h) {
-  (void)dom, (void)k, (void)v, (void)h;
-  note_ts(d, ts);
-  return 1;
-}
-static int o_unit(void *d, int dom, uint64_t ts, int id, const char *n) {
-  (void)dom, (void)id, (void)n;
-  note_ts(d, ts);
-  return 1;
-}
-static int o_int(void *d, int dom, uint64_t ts, int id, const char *n,
-                 int64_t v) {
-  (void)dom, (void)id, (void)n, (void)v;
-  note_ts(d, ts);
-  return 1;
-}
-static int o_span(void *d, int dom, uint64_t ts, int id, const char *n,
-                  int e) {
-  (void)dom, (void)id, (void)n, (void)e;
-  note_ts(d, ts);
-  return 1;
-}
-static int o_custom(void *d, int dom, uint64_t ts, int id, const char *n,
-                    const void *b, size_t l) {
-  (void)dom, (void)id, (void)n, (void)b, (void)l;
-  note_ts(d, ts);
-  return 1;
-}
-static int o_thread(void *d, int dom, uint64_t ts, int64_t t, uint64_t tid,
-                    const char *n, size_t l) {
-  (void)dom, (void)t, (void)tid, (void)n, (void)l;
-  note_ts(d, ts);
-  return 1;
-}
-
-static void earliest_of(const char *path, struct earliest *e) {
-  eventring_cursor *c;
-  if (!path[0] || eventring_cursor_open_file(&c, path) != 0) return;
-  eventring_callbacks *cb = eventring_callbacks_create();
-  if (cb) {
-    eventring_callbacks_set_runtime_begin(cb, o_phase);
-    eventring_callbacks_set_runtime_end(cb, o_phase);
-    eventring_callbacks_set_runtime_counter(cb, o_counter);
-    eventring_callbacks_set_alloc(cb, o_alloc);
-    eventring_callbacks_set_lifecycle(cb, o_life);
-    eventring_callbacks_set_user_unit(cb, o_unit);
-    eventring_callbacks_set_user_int(cb, o_int);
-    eventring_callbacks_set_user_span(cb, o_span);
-    eventring_callbacks_set_user_custom(cb, o_custom);
-    eventring_callbacks_set_thread(cb, o_thread);
-    while (eventring_cursor_poll(c, cb, e, 0) > 0) {
-    }
-    eventring_callbacks_free(cb);
-  }
-  eventring_cursor_free(c);
-}
-
 /* Sets d->first to the source's earliest event as its files hold it now;
  * a source with none yet (a process not started, an empty live file)
  * counts from the first event printed. */
 static void find_origin(struct dump *d) {
-  struct earliest e = {0, 0};
-  const struct tool_source *src = d->src;
-  if (src->multi && src->nprocs > 0)
-    for (int i = 0; i < src->nprocs; i++) earliest_of(src->procs[i]->path, &e);
-  else
-    earliest_of(src->path, &e);
-  if (!e.any) return;
-  d->first = e.ts;
+  uint64_t last;
+  if (!tool_source_time_span(d->src, &d->first, &last)) return;
   d->have_first = 1;
   d->origin_known = 1;
 }

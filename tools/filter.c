@@ -364,12 +364,19 @@ static int pre_custom(void *d, int dom, uint64_t ts, int id, const char *n,
   return 1;
 }
 
+static int pre_thread(void *d, int dom, uint64_t ts, int64_t t, uint64_t tid,
+                      const char *n, size_t l) {
+  (void)dom, (void)t, (void)tid, (void)n, (void)l;
+  note(d, ts);
+  return 1;
+}
+
 static void prescan(const char *path, struct span_ts *s) {
   eventring_cursor *c;
-  if (eventring_cursor_open_file(&c, path) != 0) return;
+  if (!path[0] || eventring_cursor_open_file(&c, path) != 0) return;
   static const struct tool_handlers h = {
       pre_phase, pre_phase, pre_counter, pre_alloc, pre_life, pre_unit,
-      pre_int,   pre_span,  pre_custom,  NULL,      NULL, NULL};
+      pre_int,   pre_span,  pre_custom,  NULL,      pre_thread, NULL};
   eventring_callbacks *cb = tool_callbacks_new(&h);
   if (cb) {
     while (eventring_cursor_poll(c, cb, s, 0) > 0) {
@@ -377,6 +384,20 @@ static void prescan(const char *path, struct span_ts *s) {
     eventring_callbacks_free(cb);
   }
   eventring_cursor_free(c);
+}
+
+int tool_source_time_span(const struct tool_source *src, uint64_t *lo,
+                          uint64_t *hi) {
+  struct span_ts s = {0, 0, 0};
+  if (src->multi)
+    for (int i = 0; i < src->nprocs; i++) prescan(src->procs[i]->path, &s);
+  else
+    prescan(src->path, &s);
+  if (s.any) {
+    *lo = s.lo;
+    *hi = s.hi;
+  }
+  return s.any;
 }
 
 /* ------------------------------------------------------------------ */
@@ -785,15 +806,8 @@ int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
   }
   /* The first and last events of what is there now. */
   if (f->since.set || f->until.set || f->has_last) {
-    struct span_ts s = {0, 0, 0};
-    if (src->multi)
-      for (int i = 0; i < src->nprocs; i++) prescan(src->procs[i]->path, &s);
-    else
-      prescan(src->path, &s);
-    if (s.any) {
-      f->t0 = s.lo;
+    if (tool_source_time_span(src, &f->t0, &f->tmax)) {
       f->t0_known = 1;
-      f->tmax = s.hi;
       f->tmax_known = 1;
     }
   }

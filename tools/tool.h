@@ -541,6 +541,12 @@ int tool_filter_read(struct tool_source *src, const eventring_callbacks *cb,
 /* The timestamp the relative times count from (the first event of the
  * source) when the filters know it: 1 and *ts, else 0. */
 int tool_filter_first_ts(const struct tool_source *src, uint64_t *ts);
+/* The earliest and latest timestamps of the events `src`'s files hold
+ * now, in every domain and process, whatever a filter keeps (the origin
+ * of relative times and of --since): returns 1 with *lo and *hi set, or
+ * 0 when there is none yet. */
+int tool_source_time_span(const struct tool_source *src, uint64_t *lo,
+                          uint64_t *hi);
 void tool_filter_free(struct tool_source *src);
 /* Whether --since, --until or --last was given. */
 int tool_filter_has_time(const struct tool_source *src);
