@@ -31,7 +31,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -262,18 +261,7 @@ int main(int argc, char **argv) {
     return run_work(argv[2], argv[3]);
   char self[4096], tool[4096];
   bl_self(argv[0], self, sizeof self);
-  const char *env = getenv("EVENTRING_BENCH_TOOL");
-  if (env && *env) {
-    snprintf(tool, sizeof tool, "%s", env);
-  } else {
-    char copy[4096];
-    snprintf(copy, sizeof copy, "%s", self);
-    snprintf(tool, sizeof tool, "%s/../tools/eventring", dirname(copy));
-  }
-  if (access(tool, X_OK) != 0) {
-    fprintf(stderr, "bench_diff: no eventring command at %s\n", tool);
-    return 2;
-  }
+  if (bl_tool(argv[0], "bench_diff", tool, sizeof tool) != 0) return 2;
   int pairs = PAIRS_MIN;
   const char *pe = getenv("EVENTRING_BENCH_DIFF_PAIRS");
   if (pe && *pe) pairs = atoi(pe);

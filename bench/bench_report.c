@@ -22,7 +22,6 @@
  * status reports errors only, never slowness or size.
  */
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,18 +120,7 @@ int main(int argc, char **argv) {
     return run_write(argv[2], argv[3], argv[4]);
   char self[4096], tool[4096];
   bl_self(argv[0], self, sizeof self);
-  const char *env = getenv("EVENTRING_BENCH_TOOL");
-  if (env && *env) {
-    snprintf(tool, sizeof tool, "%s", env);
-  } else {
-    char copy[4096];
-    snprintf(copy, sizeof copy, "%s", self);
-    snprintf(tool, sizeof tool, "%s/../tools/eventring", dirname(copy));
-  }
-  if (access(tool, X_OK) != 0) {
-    fprintf(stderr, "bench_report: no eventring command at %s\n", tool);
-    return 2;
-  }
+  if (bl_tool(argv[0], "bench_report", tool, sizeof tool) != 0) return 2;
   char dir[] = "/tmp/bench_report.XXXXXX";
   if (!mkdtemp(dir)) {
     perror("bench_report: mkdtemp");

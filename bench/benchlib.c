@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <libgen.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -25,6 +26,20 @@ void bl_self(const char *argv0, char *buf, size_t len) {
     buf[n] = '\0';
   else
     snprintf(buf, len, "%s", argv0);
+}
+
+int bl_tool(const char *argv0, const char *who, char *buf, size_t len) {
+  const char *env = getenv("EVENTRING_BENCH_TOOL");
+  if (env && *env) {
+    snprintf(buf, len, "%s", env);
+  } else {
+    char self[4096];
+    bl_self(argv0, self, sizeof self);
+    snprintf(buf, len, "%s/../tools/eventring", dirname(self));
+  }
+  if (access(buf, X_OK) == 0) return 0;
+  fprintf(stderr, "%s: no eventring command at %s\n", who, buf);
+  return 2;
 }
 
 int bl_runs(void) {

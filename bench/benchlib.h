@@ -33,6 +33,11 @@ uint64_t bl_now_ns(void);
 /* The path of the running program (from /proc/self/exe, else argv0). */
 void bl_self(const char *argv0, char *buf, size_t len);
 
+/* The eventring command: EVENTRING_BENCH_TOOL, else tools/eventring
+ * beside the bench/ directory this program is in.  Returns 0, or 2 after
+ * saying on stderr, as `who`, that there is none. */
+int bl_tool(const char *argv0, const char *who, char *buf, size_t len);
+
 /* The number of runs: the program's own variable, EVENTRING_BENCH_X_RUNS
  * for a program named bench_x (upper-cased, other characters than letters
  * and digits as '_'), else EVENTRING_BENCH_RUNS, else BL_RUNS_DEFAULT;
