@@ -47,6 +47,12 @@
 
 /* Looks in a row (one a scan) before a refusal is settled and reported. */
 #define DIRSCAN_TRIES 3
+/* How long a file whose writer has not finished making it is looked at
+ * at every scan before its refusal is settled: a writer preempted while
+ * it fills the header is not given up on at once, which would miss a
+ * short-lived process (the watcher rescans within milliseconds while a
+ * refusal is fresh). */
+#define UNFINISHED_NS 2000000000ULL
 /* Scans between two looks at a settled refusal. */
 #define LOOK_EVERY 32
 /* The same for a file refused for want of descriptors. */
@@ -65,6 +71,8 @@ struct dirscan_entry {
   struct timespec mtime;
   int err;                    /* the cursor's error, 0 when declined */
   int unfinished;             /* its version word was still zero */
+  int young;                  /* unfinished, first refused < UNFINISHED_NS ago */
+  uint64_t first_ns;          /* when an unfinished file was first refused */
   int tries;
   int reported;
   unsigned long next_look;
@@ -158,6 +166,18 @@ static void refused(struct tool_dirscan *d, struct dirscan_entry *e,
   e->err = err;
   e->tries++;
   int tries = d->tries ? d->tries : DIRSCAN_TRIES;
+  if (!e->unfinished) {
+    e->young = 0;
+    e->first_ns = 0;
+  } else {
+    uint64_t now = tool_now_ns();
+    if (!e->first_ns) e->first_ns = now;
+    e->young = now - e->first_ns < UNFINISHED_NS;
+  }
+  if (e->young) {
+    e->next_look = f->scan + 1;
+    return;
+  }
   if (e->tries >= tries && !e->reported && err) {
     e->reported = 1;
     if (e->unfinished)
@@ -288,7 +308,7 @@ int tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
         continue;
       }
       if (e->state == REFUSED &&
-          e->tries < (d->tries ? d->tries : DIRSCAN_TRIES))
+          (e->young || e->tries < (d->tries ? d->tries : DIRSCAN_TRIES)))
         fresh++;
       ep = &e->next;
     }
