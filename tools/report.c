@@ -1294,7 +1294,10 @@ out:
     free(p);
   }
   free(r.procs);
-  for (int i = 0; i < r.nnames; i++) free(r.names[i].name);
+  for (int i = 0; i < r.nnames; i++) {
+    free(r.names[i].name);
+    free(r.names[i].per);
+  }
   for (size_t i = 0; i < r.nsp; i++) span_stats_free(&r.sp[i]);
   free(r.sp);
   free(r.names);
