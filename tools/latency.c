@@ -317,6 +317,19 @@ static void print_body(const struct histogram *h, const char *what) {
   }
 }
 
+/* The line that counts what a distribution leaves out (`one`/`many`:
+ * what it counts), when it leaves anything out. */
+static void print_not_included(uint64_t cut, uint64_t unfinished,
+                               uint64_t unmatched, const char *one,
+                               const char *many) {
+  if (!cut && !unfinished && !unmatched) return;
+  printf("\nnot included: %" PRIu64 " %s cut (by lost events or the "
+         "window's start), %" PRIu64 " unfinished, %" PRIu64
+         " unmatched %s\n",
+         cut, plural(cut, one, many), unfinished, unmatched,
+         plural(unmatched, "end", "ends"));
+}
+
 static void print_text(const struct lat_report *p) {
   const struct histogram *h = p->hist;
   uint64_t n = hist_count(h);
@@ -328,11 +341,7 @@ static void print_text(const struct lat_report *p) {
            "%" PRIu64 " back-to-back %s joined)\n",
            n, p->merged, plural(p->merged, "phase", "phases"));
   print_body(h, "pause");
-  if (p->cut || p->unfinished || p->unmatched)
-    printf("\nnot included: %" PRIu64 " %s cut (by lost events or the window's start), %" PRIu64
-           " unfinished, %" PRIu64 " unmatched %s\n",
-           p->cut, plural(p->cut, "pause", "pauses"), p->unfinished,
-           p->unmatched, plural(p->unmatched, "end", "ends"));
+  print_not_included(p->cut, p->unfinished, p->unmatched, "pause", "pauses");
 }
 
 /* The distribution's fields of `h`: min_ns .. percentiles. */
@@ -506,11 +515,7 @@ static void print_span(const struct span_stats *st, int phase, int json,
            tool_name_str(name, sizeof name, st->name, "", 0), hist_count(h),
            phase ? "runtime phase at any depth" : "user span");
     print_body(h, "duration");
-    if (a->cut || a->unfinished || a->unmatched)
-      printf("\nnot included: %" PRIu64 " %s cut (by lost events or the window's start), %" PRIu64
-             " unfinished, %" PRIu64 " unmatched %s\n",
-             a->cut, plural(a->cut, "span", "spans"), a->unfinished,
-             a->unmatched, plural(a->unmatched, "end", "ends"));
+    print_not_included(a->cut, a->unfinished, a->unmatched, "span", "spans");
   }
   hist_free(empty);
 }
