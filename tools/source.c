@@ -950,14 +950,20 @@ const char *tool_domain_thread(const eventring_cursor *c, int domain,
   return buf;
 }
 
-const char *tool_domain_label(const eventring_cursor *c, int domain,
-                              char *buf, size_t size) {
-  char name[TOOL_THREAD_BUF];
-  if (tool_domain_thread(c, domain, name, sizeof name)[0])
-    snprintf(buf, size, "domain %d (%s)", domain, name);
+const char *tool_domain_text(char *buf, size_t size, int domain,
+                             const char *thread) {
+  if (thread[0])
+    snprintf(buf, size, "domain %d (%s)", domain, thread);
   else
     snprintf(buf, size, "domain %d", domain);
   return buf;
+}
+
+const char *tool_domain_label(const eventring_cursor *c, int domain,
+                              char *buf, size_t size) {
+  char name[TOOL_THREAD_BUF];
+  return tool_domain_text(buf, size, domain,
+                          tool_domain_thread(c, domain, name, sizeof name));
 }
 
 /* Up to 8 domains' counts of `get` as "domain D: N", the rest as a

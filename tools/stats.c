@@ -702,10 +702,7 @@ static uint64_t domain_time(const struct report *r) {
 static const char *domain_label(char *buf, size_t n, const struct report *r,
                                 const struct domain_row *row, int width) {
   char dl[TOOL_DOMAIN_BUF], pid[32] = "";
-  if (row->thread[0])
-    snprintf(dl, sizeof dl, "domain %d (%s)", row->domain, row->thread);
-  else
-    snprintf(dl, sizeof dl, "domain %d", row->domain);
+  tool_domain_text(dl, sizeof dl, row->domain, row->thread);
   if (r->with_pid) snprintf(pid, sizeof pid, "pid %ld ", (long)row->pid);
   snprintf(buf, n, "%s%-*s", pid, width, dl);
   return buf;
@@ -725,9 +722,8 @@ static int domain_width(const struct report *r) {
   for (size_t d = 0; d < r->ndoms; d++) {
     char dl[TOOL_DOMAIN_BUF];
     const struct domain_row *row = &r->doms[d];
-    int n = row->thread[0] ? snprintf(dl, sizeof dl, "domain %d (%s)",
-                                      row->domain, row->thread)
-                           : snprintf(dl, sizeof dl, "domain %d", row->domain);
+    int n = (int)strlen(
+        tool_domain_text(dl, sizeof dl, row->domain, row->thread));
     if (n > w) w = n;
   }
   return w;

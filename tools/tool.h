@@ -604,8 +604,12 @@ void tool_procs_lost_summary(const struct tool_source *src, FILE *out);
  * "" when the file names none (OCaml 5's files, `c` NULL). */
 const char *tool_domain_thread(const eventring_cursor *c, int domain,
                                char *buf, size_t size);
-/* "domain D (NAME)" with that name, or "domain D", into `buf`
- * (TOOL_DOMAIN_BUF bytes): how every table and message shows a domain. */
+/* "domain D (NAME)", or "domain D" when `thread` (already escaped) is
+ * empty, into `buf` (TOOL_DOMAIN_BUF bytes): how every table and message
+ * shows a domain.  Returns `buf`. */
+const char *tool_domain_text(char *buf, size_t size, int domain,
+                             const char *thread);
+/* tool_domain_text() with the name of the thread file `c` records. */
 const char *tool_domain_label(const eventring_cursor *c, int domain,
                               char *buf, size_t size);
 
