@@ -47,6 +47,14 @@ static void on_thread_exit(void *p) {
   if (p && er_tls_self == p) eventring_domain_release();
 }
 
+/* Makes `name` (cut to fit, the rest zeros) the slot's name. */
+static void set_name(struct er_domain *d, const char *name) {
+  size_t n = strlen(name);
+  if (n > sizeof d->name - 1) n = sizeof d->name - 1;
+  memset(d->name, 0, sizeof d->name);
+  memcpy(d->name, name, n);
+}
+
 /* Records the calling thread as the slot's holder: its thread id and
  * its name as the kernel has it (pthread_setname_np() sets that one), a
  * system call each, paid when a thread takes a slot. */
@@ -55,8 +63,7 @@ static void own_thread(struct er_domain *d) {
   d->tid = (pid_t)syscall(SYS_gettid);
   (void)prctl(PR_GET_NAME, name);
   name[sizeof name - 1] = '\0';
-  memset(d->name, 0, sizeof d->name);
-  memcpy(d->name, name, strlen(name));
+  set_name(d, name);
   d->named = 0;
 }
 
@@ -93,8 +100,7 @@ void er_domains_rename_locked(void) {
       continue;
     name[sizeof name - 1] = '\0';
     if (strncmp(name, d->name, sizeof d->name) == 0) continue;
-    memset(d->name, 0, sizeof d->name);
-    memcpy(d->name, name, strlen(name));
+    set_name(d, name);
     er_domain_publish(d, 0);
   }
 }
@@ -465,9 +471,7 @@ void eventring_domain_name(const char *name) {
   lock_for_slot();
   struct er_domain *d = er_tls_self;
   if (name) {
-    memset(d->name, 0, sizeof d->name);
-    size_t n = strlen(name);
-    memcpy(d->name, name, n < sizeof d->name ? n : sizeof d->name - 1);
+    set_name(d, name);
     d->named = 1;
   } else {
     own_thread(d);
