@@ -33,6 +33,19 @@ static double exp_neg(double x) {
 }
 
 /* The density of the standard normal distribution. */
+/* The square root of `x` (> 0) by Newton's iteration from above (no
+ * libm): the iterates decrease to the root and stop when they no longer
+ * do. */
+static long double root(long double x) {
+  long double r = x > 1 ? x : 1;
+  for (int k = 0; k < 2000; k++) {
+    long double next = 0.5L * (r + x / r);
+    if (!(next < r)) break;
+    r = next;
+  }
+  return r;
+}
+
 static double phi(double z) { return exp_neg(-0.5 * z * z) / SQRT_2PI; }
 
 double rank_normal_tail(double z) {
@@ -133,13 +146,7 @@ int rank_test(const struct rank_sample *a, const struct rank_sample *b,
 
   long double var = na * nb / 12 * ((n + 1) - ties / (n * (n - 1)));
   if (var > 0) {
-    /* The square root by Newton's iteration from above (no libm). */
-    long double sd = var > 1 ? var : 1;
-    for (int k = 0; k < 2000; k++) {
-      long double next = 0.5L * (sd + var / sd);
-      if (!(next < sd)) break;
-      sd = next;
-    }
+    long double sd = root(var);
     long double d = u - mean;
     d = d > 0.5L ? d - 0.5L : d < -0.5L ? d + 0.5L : 0;
     r->z = (double)(d / sd);
@@ -312,13 +319,7 @@ int mean_test(const struct rank_sample *a, const struct rank_sample *b,
     r->p_faster = diff < 0 ? 0 : 1;
     return 0;
   }
-  /* The square root by Newton's iteration from above (no libm). */
-  long double sd = var > 1 ? var : 1;
-  for (int k = 0; k < 2000; k++) {
-    long double next = 0.5L * (sd + var / sd);
-    if (!(next < sd)) break;
-    sd = next;
-  }
+  long double sd = root(var);
   r->z = (double)(diff / sd);
   double zabs = r->z < 0 ? -r->z : r->z;
   double p = 2 * rank_normal_tail(zabs);
