@@ -355,7 +355,9 @@ enum er_hook {
                             * size is looked at */
   ER_HOOK_POLL_SIZED,      /* a poll found its file whole, before reading */
   ER_HOOK_FILE_MAPPED,     /* a new ring file mapped, not yet filled in */
-  ER_HOOK_DROP             /* a dropped event about to be counted */
+  ER_HOOK_DROP,            /* a dropped event about to be counted */
+  ER_HOOK_PAIR_PUBLISHED   /* ring.c: a new (head, evicted) pair and PSEQ
+                            * stored, the HEAD word not yet */
 };
 #ifdef ER_TEST_HOOKS
 extern int (*er_test_hook)(enum er_hook);

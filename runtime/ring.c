@@ -424,6 +424,7 @@ int er_evict(struct er_domain *d, uint64_t end, uint64_t pad) {
   er_store_rel(&pair[0], head);
   er_store_rel(&pair[1], evicted);
   er_store_rel(&d->hdr[ER_RING_PSEQ], k);
+  (void)ER_HOOK(ER_HOOK_PAIR_PUBLISHED);
   er_store_rel(&d->hdr[ER_RING_HEAD], head);
   /* The new head must be visible before any of the words it frees is
    * overwritten: a reader checks head after copying an event to detect a

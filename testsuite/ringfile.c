@@ -258,9 +258,17 @@ static int walk_ring(struct rf_file *f, int d, char *err) {
     return fail(err, "domain %d: head %" PRIu64 " tail %" PRIu64
                 " inconsistent with a ring of %" PRIu64 " words", d, r->head,
                 r->tail, f->ring_words);
+  /* The pair is what eventring's readers go by: its evicted count is
+   * that of the events before its head.  In a file nobody writes it
+   * equals HEAD, but for a writer killed between the two stores (ring.c,
+   * evict()), whose HEAD still names the move before.  (A copy of a
+   * live file may hold a HEAD newer than its pair: then HEAD.) */
+  r->start = r->head;
+  if (r->seq && r->pair_head > r->head && r->pair_head <= r->tail)
+    r->start = r->pair_head;
 
-  uint64_t prev_pos = r->head, prev_h = 0;
-  for (uint64_t pos = r->head; pos < r->tail;) {
+  uint64_t prev_pos = r->start, prev_h = 0;
+  for (uint64_t pos = r->start; pos < r->tail;) {
     uint64_t idx = pos & mask;
     uint64_t h = word_at(f, ring_off + 8 * idx);
     unsigned len = ER_HDR_LEN(h), type = ER_HDR_TYPE(h), id = ER_HDR_ID(h);

@@ -34,6 +34,10 @@ struct rf_ring {
    * (moves of head), the newest pair's head and evicted count, WRITTEN,
    * DROPPED. */
   uint64_t seq, pair_head, evicted, written, dropped;
+  /* Where the events decoded begin: the newest pair's head when there is
+   * one (a writer killed between publishing the pair and storing HEAD
+   * leaves HEAD one move behind it), else HEAD. */
+  uint64_t start;
   size_t nevents;            /* events decoded (padding excluded) */
   struct rf_event *events;   /* in ring order */
 };
