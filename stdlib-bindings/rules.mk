@@ -218,11 +218,13 @@ ifneq ($(OCAML_DLL_IN_STUBLIBS),)
 	$(INSTALL) -d $(DESTDIR)$(OCAML_STUBLIBS)
 	$(OCAMLFIND) install -destdir $(DESTDIR)$(OCAML_INSTALL_DIR) \
 		-ldconf ignore runtime_events $(OCB)/install/META \
-		$(OCAML_PKG_FILES) -dll $(OCB)/dllruntime_events_stubs.so
+		$(OCAML_PKG_FILES) $(OCAML_RT_INSTALL) \
+		-dll $(OCB)/dllruntime_events_stubs.so
 else
 	$(OCAMLFIND) install -destdir $(DESTDIR)$(OCAML_INSTALL_DIR) \
 		-ldconf ignore runtime_events $(OCB)/install/META \
-		$(OCAML_PKG_FILES) -nodll $(OCB)/dllruntime_events_stubs.so
+		$(OCAML_PKG_FILES) $(OCAML_RT_INSTALL) \
+		-nodll $(OCB)/dllruntime_events_stubs.so
 	@echo "note: $(OCAML_STUBLIBS) is not in $(OCAML_WHERE)/ld.conf, so"
 	@echo "  dllruntime_events_stubs.so is in the package directory: bytecode"
 	@echo "  linked by ocamlfind finds it; dune's needs CAML_LD_LIBRARY_PATH=$(OCAML_DLL_DIR)"
