@@ -3,6 +3,8 @@
 # plain-bytecode DLL, and whether bytecode programs find it there: one
 # linked by ocamlfind (through the META's -dllpath) and one built by dune
 # (which passes no -dllpath: only the compiler's ld.conf can help it).
+# With the patched runtime built (make ocaml-runtime), also that it is
+# installed with the package and links as -runtime-variant _er.
 #
 # Runs from a configured build directory (`make check` does).  The first
 # part installs into a temporary prefix.  The second installs into
@@ -81,6 +83,32 @@ if (cd "$tmp/fl" && OCAMLPATH=$dest ocamlfind ocamlc -package runtime_events \
     runs ocamlrun "$tmp/fl/p.byte"
 else
   cat "$tmp/fl.log"; bad "ocamlfind ocamlc"
+fi
+# The patched runtime (make ocaml-runtime, which make check runs when
+# Debian's ocaml-source is there) is installed with the package, and a
+# native program linked with -runtime-variant _er records the phases only
+# the runtime's probes give (the GC hooks give minor and major_slice).
+if [ -f "$dest/runtime_events/libasmrun_er.a" ]; then
+  ok "the patched runtime is installed with the package"
+  mkdir -p "$tmp/er"
+  printf '%s\n' 'let () =' '  Runtime_events.start ();' \
+    '  ignore (Sys.opaque_identity (Array.make 100_000 0));' \
+    '  Gc.compact ();' '  print_endline "started"' >"$tmp/er/p.ml"
+  if (cd "$tmp/er" && OCAMLPATH=$dest ocamlfind ocamlopt -package runtime_events \
+        -linkpkg -runtime-variant _er p.ml -o p) >"$tmp/er.log" 2>&1; then
+    rm -rf "$tmp/rings"
+    check "a program on the installed _er variant runs" \
+      runs env OCAML_RUNTIME_EVENTS_PRESERVE=1 "$tmp/er/p"
+    check "its file holds the runtime's compaction phase" \
+      grep -q "name=compaction" <(tools/eventring dump --time=raw "$tmp"/rings/*.events 2>&1)
+  else
+    cat "$tmp/er.log"; bad "ocamlfind ocamlopt -runtime-variant _er"
+  fi
+elif [ -f ocaml-runtime/libasmrun_er.a ] || [ -f "${OCAML_RT:-ocaml-runtime}/libasmrun_er.a" ]; then
+  bad "the patched runtime was built but not installed with the package"
+else
+  echo "SKIP: patched runtime part: not built (make ocaml-runtime; Debian's ocaml-source)"
+  skip=$((skip + 1))
 fi
 $MAKE ocaml-uninstall prefix="$prefix" >/dev/null 2>&1
 check "uninstall removes the package and its DLL" test ! -e "$dest/runtime_events"
