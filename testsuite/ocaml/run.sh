@@ -15,10 +15,15 @@
 #                  forever, as the manual's first example does)
 #   NAME.byte      (empty) also build and run it as bytecode, with -custom
 #                  and plain (loading dllruntime_events_stubs.so)
+#   NAME.needs     what the test needs beyond the package, one word a line:
+#                  `patched-runtime` -- OCaml's runtime with eventring's
+#                  probes (-runtime-variant _er, `make ocaml-runtime`),
+#                  staged as libasmrun_er.a in the package; without it the
+#                  test is skipped, saying so, and not counted
 # Every run gets a fresh OCAML_RUNTIME_EVENTS_DIR, also exported as
 # EVENTRING_TEST_TMP, and EVENTRING_TOOL (the built `eventring` command).
-# OCAML_TESTS="a b" runs only those.  Prints `ocaml: N passed, N failed`;
-# exits 1 on a failure, 77 when nothing can run.
+# OCAML_TESTS="a b" runs only those.  Prints `ocaml: N passed, N failed,
+# N skipped`; exits 1 on a failure, 77 when nothing can run.
 
 srcdir=${EVENTRING_TEST_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
 builddir=${EVENTRING_TEST_BUILDDIR:-$(pwd)}
@@ -62,6 +67,7 @@ trap 'rm -rf "$work"' EXIT INT TERM
 
 pass=0
 fail=0
+skipped=0
 failed=
 
 # build NAME VARIANT DIR: compiles NAME.ml into DIR/prog.
@@ -131,6 +137,12 @@ for ml in "$tests"/*.ml; do
   if [ -n "${OCAML_TESTS:-}" ]; then
     case " $OCAML_TESTS " in *" $name "*) ;; *) continue;; esac
   fi
+  if [ -f "$tests/$name.needs" ] && grep -qx 'patched-runtime' "$tests/$name.needs" &&
+     [ ! -f "$OCAMLPATH/runtime_events/libasmrun_er.a" ]; then
+    echo "SKIP: $name: the patched OCaml runtime is not built (make ocaml-runtime; Debian's ocaml-source)"
+    skipped=$((skipped + 1))
+    continue
+  fi
   variants=native
   if [ -f "$tests/$name.byte" ]; then variants="native custom byte"; fi
   for v in $variants; do
@@ -173,7 +185,7 @@ if [ -z "${OCAML_TESTS:-}" ] && command -v dune >/dev/null 2>&1; then
 fi
 
 if [ -n "$failed" ]; then echo "ocaml failed:$failed"; fi
-echo "ocaml: $pass passed, $fail failed"
+echo "ocaml: $pass passed, $fail failed, $skipped skipped"
 if [ $fail -ne 0 ]; then exit 1; fi
 if [ $pass -eq 0 ]; then exit 77; fi
 exit 0
