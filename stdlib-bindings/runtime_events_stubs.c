@@ -9,10 +9,13 @@
  *     (join0() below); C threads outside the lock keep slots of their own.
  *
  *   - GC probes for the normal runtime, through the timing hooks 4.13
- *     exposes (misc.h, major_gc.h).  They stay silent when the instrumented
- *     runtime is linked (eventring__ocaml_instrumented, set by the bridge in
- *     runtime-instrumented/ocaml_bridge.c), which then emits the same
- *     phases from the runtime's own probes.  Mapping of hooks to FORMAT.md:
+ *     exposes (misc.h, major_gc.h).  On a runtime with probes of its own
+ *     (-runtime-variant i, _er, _eri: eventring__ocaml_instrumented, set by
+ *     the bridge in runtime-instrumented/ocaml_bridge.c) the runtime emits
+ *     the phases and minor_promoted itself, and the hooks write only the
+ *     three counters its probes do not give: minor_allocated,
+ *     major_allocated_words and major_heap_words.  Mapping of hooks to
+ *     FORMAT.md:
  *       minor GC begin/end       -> minor (11), with counters
  *                                   minor_allocated and minor_promoted, in
  *                                   bytes as OCaml 5 documents them
@@ -168,9 +171,15 @@ static double minor_promoted_before;
 static uintnat slice_alloc_words;
 static int in_cycle;
 
+/* The hooks' phases and minor_promoted: only where the runtime has no
+ * probes of its own, which write them. */
 static inline int gc_probes_on(void) {
   return EVENTRING__ON() && !eventring__ocaml_instrumented;
 }
+
+/* minor_allocated, major_allocated_words, major_heap_words: on every
+ * runtime, since no runtime probe gives them. */
+static inline int gc_counters_on(void) { return EVENTRING__ON(); }
 
 /* Marks the edges of a major cycle when caml_gc_phase has moved.  4.13
  * has no span for a whole cycle (OCaml 5's `major` is one automatic
@@ -193,52 +202,59 @@ static void track_cycle(void) {
   }
 }
 
+/* The begin hooks record what the end hooks report whenever tracing is
+ * on; on a runtime with probes the hooks write only the counters (see
+ * gc_counters_on). */
 static void h_minor_begin(void) {
-  if (gc_probes_on()) {
+  if (gc_counters_on()) {
     join0();
     minor_alloc_words =
         (uintnat)(Caml_state->young_alloc_end - Caml_state->young_ptr);
     minor_promoted_before = Caml_state->stat_promoted_words;
-    eventring_begin(EVENTRING_PHASE_MINOR);
+    if (gc_probes_on()) eventring_begin(EVENTRING_PHASE_MINOR);
   }
   if (prev_minor_begin) prev_minor_begin();
 }
 
 static void h_minor_end(void) {
   if (prev_minor_end) prev_minor_end();
-  if (gc_probes_on()) {
+  if (gc_counters_on()) {
     join0();
-    double promoted = Caml_state->stat_promoted_words - minor_promoted_before;
-    if (promoted < 0) promoted = 0;
     eventring_counter(EVENTRING_COUNTER_MINOR_ALLOCATED,
                       (uint64_t)minor_alloc_words * sizeof(value));
-    eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED,
-                      (uint64_t)promoted * sizeof(value));
-    track_cycle();
-    eventring_end(EVENTRING_PHASE_MINOR);
+    if (gc_probes_on()) {
+      double promoted = Caml_state->stat_promoted_words - minor_promoted_before;
+      if (promoted < 0) promoted = 0;
+      eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED,
+                        (uint64_t)promoted * sizeof(value));
+      track_cycle();
+      eventring_end(EVENTRING_PHASE_MINOR);
+    }
   }
 }
 
 static void h_slice_begin(void) {
-  if (gc_probes_on()) {
+  if (gc_counters_on()) {
     join0();
     /* The slice resets caml_allocated_words, so read it before. */
     slice_alloc_words = caml_allocated_words;
-    eventring_begin(EVENTRING_PHASE_MAJOR_SLICE);
+    if (gc_probes_on()) eventring_begin(EVENTRING_PHASE_MAJOR_SLICE);
   }
   if (prev_slice_begin) prev_slice_begin();
 }
 
 static void h_slice_end(void) {
   if (prev_slice_end) prev_slice_end();
-  if (gc_probes_on()) {
+  if (gc_counters_on()) {
     join0();
     eventring_counter(EVENTRING_COUNTER_MAJOR_ALLOCATED_WORDS,
                       slice_alloc_words);
     eventring_counter(EVENTRING_COUNTER_MAJOR_HEAP_WORDS,
                       (uint64_t)Caml_state->stat_heap_wsz);
-    track_cycle();
-    eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
+    if (gc_probes_on()) {
+      track_cycle();
+      eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
+    }
   }
 }
 
