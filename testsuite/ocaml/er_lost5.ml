@@ -1,5 +1,5 @@
 (* Written as for OCaml 5's Runtime_events: with a small ring
-   (OCAMLRUNPARAM e=8: 256 words) the GC of a program that does not read
+   (OCAMLRUNPARAM e=10: 1024 words) the GC of a program that does not read
    for a while overwrites events, and the reader says so through
    lost_events before reading on; what follows the loss is read, a
    compaction included on the patched normal runtime (-runtime-variant
@@ -22,7 +22,7 @@ let () =
   in
   ignore (R.read_poll cursor cbs None);
   let keep = ref [] in
-  for i = 1 to 200_000 do
+  for i = 1 to 600_000 do
     keep := Array.make (1 + (i mod 100)) i :: !keep;
     if i mod 50_000 = 0 then keep := []
   done;
