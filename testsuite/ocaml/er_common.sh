@@ -77,6 +77,9 @@ rerun() {
         export "${line%%=*}=${line#*=}"
       done <"$src/$n.env"
     fi
-    exec timeout -k 5 60 "$d/build/prog"
+    if command -v timeout >/dev/null 2>&1; then
+      exec timeout -k 5 60 "$d/build/prog"
+    fi
+    exec "$d/build/prog"
   ) >"$d/stdout" 2>"$d/stderr" || { cat "$d/stderr" >&2; fail "$n ($*) failed"; }
 }
