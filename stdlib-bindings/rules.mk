@@ -196,11 +196,14 @@ $(OCB)/runtime_events.cmxa: $(OCB)/runtime_events.cmx \
 OCAML_META_SED = sed -e 's|[@]VERSION[@]|$(VERSION)|g' \
 	-e 's|[@]DLLDIR[@]|$(1)|g'
 
-# The staged copy: the package as installed, below the build directory.
+# The staged copy: the package as installed, below the build directory,
+# with the patched runtime variants when they are built (patches/rules.mk):
+# staging again (`make demo`, `make bench`) must not drop them.
 ocaml-stage: ocaml-all
 	@rm -rf $(OCAML_PKGDIR); mkdir -p $(OCAML_PKGDIR)
 	@cp $(OCAML_PKG_FILES) \
 		$(OCB)/dllruntime_events_stubs.so $(OCAML_PKGDIR)/
+	@$(if $(OCAML_RT_INSTALL),cp $(OCAML_RT_INSTALL) $(OCAML_PKGDIR)/)
 	@$(call OCAML_META_SED,$(CURDIR)/$(OCAML_PKGDIR)) \
 		$(OCAML_SRCDIR)/META.in > $(OCAML_PKGDIR)/META
 
