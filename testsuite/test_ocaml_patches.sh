@@ -3,7 +3,7 @@
 # build-aux/ocaml-runtime, which applies them:
 #   - patches/ocaml-4.13.1 applies to Debian's 4.13.1 source, Debian's own
 #     patches first, each patch with no fuzz and no offset;
-#   - the libraries `make check` built from it (staged in the package) are
+#   - the libraries `make check` built from it (in ./ocaml-runtime) are
 #     the right variants: libasmrun_er.a (and libcamlrun_er.a) refer to
 #     eventring__on and caml_ev_begin and define them weakly only, the
 #     _eri ones define caml_ev_begin strongly in eventlog.o;
@@ -169,15 +169,19 @@ elif unpack "$src413" "$tmp/413"; then
 else
   bad "could not unpack $src413"
 fi
-staged=$builddir/stdlib-bindings/stage/runtime_events
+# `make check` builds them into ocaml-runtime/ and copies them into the
+# staged package, which a later `make demo` stages afresh without them.
+rt413=$builddir/ocaml-runtime
 if [ -z "$src413" ]; then
   :
 elif [ -z "$have_ocamlfind" ]; then
   skip "the 4.13.1 runtime variants: no ocamlfind, so make check builds none"
 elif [ "$have_version" != 4.13.1 ]; then
   skip "the 4.13.1 runtime variants: the installed compiler is $have_version, make check builds none from 4.13.1"
+elif [ "$(cat "$rt413/VERSION" 2>/dev/null)" != 4.13.1 ]; then
+  bad "make check built no 4.13.1 runtime in $rt413 (make ocaml-runtime builds it)"
 else
-  variants "$staged" "4.13.1 (staged by make check)"
+  variants "$rt413" "4.13.1 (built by make check)"
 fi
 
 # ---- 4.14.2: applies, and its runtime builds. ------------------------
