@@ -3,7 +3,10 @@
 # and Debian's chromium, headless, renders that report: every chart has
 # data points in the DOM it built, no console message, a screenshot.
 # (test_report compares a page's numbers with `stats --json`; this is the
-# demo's own page, as a user first sees it.)
+# demo's own page, as a user first sees it.)  With OCaml, the demo's
+# table of the OCaml runtimes side by side: each column's minor
+# collections as its program counted them, and the patched normal
+# runtime's column when it is built (else the demo says it is not).
 #
 # Runs from a configured build directory (`make check` does).  Skipped,
 # explicitly, without chromium, in sanitizer builds (the demo is the
@@ -34,6 +37,49 @@ if timeout -k 10 300 $MAKE --no-print-directory demo >"$tmp/demo.log" 2>&1; then
 else
   bad "make demo failed:"; tail -20 "$tmp/demo.log"
 fi
+
+# The OCaml runtimes side by side (demo/run.sh, compare_runtimes): each
+# column's minor collections, counted from its events, are the ones its
+# program counted itself (Gc.quick_stat); the patched normal runtime
+# (when built: `make check` builds it) reports phases that the hooks-only
+# runtime cannot.
+if command -v ocamlfind >/dev/null 2>&1; then
+  awk '
+    /^phase \(begins\)/ { table = 1; next }
+    table && /^what each program counted itself/ { table = 0; said = 1; next }
+    table && /^  [a-z_]+ / { for (i = 2; i <= NF; i++) cnt[$1, i - 1] = $i; nc = NF - 1 }
+    said && /minor collections/ {
+      col++
+      for (i = 1; i < NF; i++) if ($(i + 1) ~ /^minor/) own[col] = $i
+    }
+    said && /^$/ { said = 0 }
+    END {
+      if (nc == 0) { print "no table of the runtimes side by side"; exit 1 }
+      for (c = 1; c <= nc; c++)
+        if (cnt["minor", c] == "" || cnt["minor", c] != own[c]) {
+          printf "column %d: %s minor collections in the events, %s by the program\n",
+            c, cnt["minor", c], own[c]; exit 1
+        }
+      printf "%d columns; minor collections as the programs counted them\n", nc
+      if (nc == 3 && !(cnt["major_mark_roots", 1] == "-" &&
+                       cnt["major_mark_roots", 2] > 0)) {
+        print "the patched runtime shows no major_mark_roots, or the hooks do"
+        exit 1
+      }
+    }' "$tmp/demo.log" >"$tmp/side.txt"
+  rc=$?
+  if [ -f ocaml-runtime/libasmrun_er.a ]; then want=3; else want=2; fi
+  if [ $rc -eq 0 ] && grep -q "^$want columns" "$tmp/side.txt"; then
+    ok "runtimes side by side: $(cat "$tmp/side.txt")"
+  else
+    bad "runtimes side by side (want $want columns): $(cat "$tmp/side.txt")"
+  fi
+  if [ $want -eq 2 ] &&
+    ! grep -q "the patched OCaml runtime is not built" "$tmp/demo.log"; then
+    bad "the demo does not say that the patched runtime is not built"
+  fi
+fi
+
 report=$(sed -n 's/^The report, for any browser (no network needed): //p' \
   "$tmp/demo.log")
 if [ -n "$report" ] && [ -s "$report" ]; then
