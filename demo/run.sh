@@ -78,6 +78,7 @@ ocaml-runtime', which needs Debian's ocaml-source): its column is left out"
     said=$("$tool" dump -o "$d" -- "$p") || {
       rc=$?
       echo "demo: 'eventring dump -o $d -- $p' failed with status $rc" >&2
+      # shellcheck disable=SC2086 # a list of our own paths
       rm -f $dumps "$d"
       exit $rc
     }
@@ -127,6 +128,7 @@ ocaml-runtime', which needs Debian's ocaml-source): its column is left out"
       for (c = 1; c <= nc; c++)
         printf "  %-26s %s\n", head[c] ":", said[c]
     }' $dumps
+  # shellcheck disable=SC2086
   rm -f $dumps
   echo
   if [ -n "$gc_er" ]; then
