@@ -60,6 +60,37 @@ endif
 
 endif
 
+# `make bench-ocaml-base` (opt-in: it builds a runtime, a minute or
+# two): the same source and build as `make ocaml-runtime`, without the
+# series (a patch that only adds a note file stands in for it, since
+# build-aux/ocaml-runtime wants one), linked as bench/ocaml-gc-base; the
+# benchmark then compares _er with it too, like for like.
+BENCH_OCAML_BASE = bench/ocaml-base
+.PHONY: bench-ocaml-base
+ifneq ($(OCAMLFIND),)
+bench-ocaml-base: ocaml-stage
+	@rm -rf $(BENCH_OCAML_BASE)/patches
+	@v=$$($(OCAMLFIND) ocamlopt -version) && \
+	mkdir -p $(BENCH_OCAML_BASE)/patches/ocaml-$$v && \
+	printf '%s\n' '--- /dev/null' '+++ b/eventring-baseline.txt' \
+		'@@ -0,0 +1 @@' '+unpatched: the baseline of bench_ocaml_runtime' \
+		> $(BENCH_OCAML_BASE)/patches/ocaml-$$v/0000-baseline-note.patch
+	OCAMLFIND='$(OCAMLFIND)' $(SHELL) $(srcdir)/build-aux/ocaml-runtime \
+		'$(OCAML_SRC)' $(BENCH_OCAML_BASE) $(BENCH_OCAML_BASE)/patches
+	cp $(BENCH_OCAML_BASE)/libasmrun_er.a $(BENCH_OCAML_BASE)/libasmrun_base.a
+	$(call bench_ocaml_gc_link,bench/ocaml-gc-base,\
+		-I $(BENCH_OCAML_BASE) -runtime-variant _base)
+
+# Once built, `make bench` relinks it when the program changes.
+ifneq ($(wildcard $(BENCH_OCAML_BASE)/libasmrun_base.a),)
+bench: bench/ocaml-gc-base
+bench/ocaml-gc-base: $(BENCH_OCAML_GC_ML) $(OCAML_PKG_FILES) \
+		$(BENCH_OCAML_BASE)/libasmrun_base.a | ocaml-stage
+	$(call bench_ocaml_gc_link,$@,\
+		-I $(BENCH_OCAML_BASE) -runtime-variant _base)
+endif
+endif
+
 bench-compiler:
 	$(SHELL) $(srcdir)/bench/whole_compiler.sh '$(OCAML_SRC)' \
 		$(srcdir)/patches
@@ -67,5 +98,6 @@ bench-compiler:
 clean: bench-ocaml-clean
 bench-ocaml-clean:
 	rm -f bench/ocaml-gc-stock bench/ocaml-gc-i bench/ocaml-gc-er \
-		bench/ocaml-gc-eri
+		bench/ocaml-gc-eri bench/ocaml-gc-base
+	rm -rf $(BENCH_OCAML_BASE)
 	rm -rf bench/ocaml-gc-*.tmp
