@@ -11,7 +11,7 @@
  *   bench/ocaml-gc-eri    -runtime-variant _eri: the patched instrumented
  * and run as six variants: stock untraced and tracing, _er never started
  * (no OCAML_RUNTIME_EVENTS_START) and tracing, i and _eri tracing; and,
- * once `make bench-ocaml-base` has built it, a seventh: bench/ocaml-gc-base,
+ * once `make bench` (or `make bench-ocaml-base`) has built it, a seventh: bench/ocaml-gc-base,
  * linked with the same source built as _er is but without the series,
  * untraced, against which _er is also compared like for like (the stock
  * runtime is Debian's build, not ours).  A
