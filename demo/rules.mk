@@ -15,15 +15,16 @@
 # (demo/gc_heavy_hooks: only the package's GC hooks report) and, once
 # `make ocaml-runtime` has built it, with the patched normal runtime
 # (demo/gc_heavy_er, -runtime-variant _er), and run.sh lists what each
-# of the three sees side by side.  `make demo` never builds the patched
-# runtime itself (a minute or two; `make check` does); without it, the
-# demo says so and shows the other two.
+# of the three sees side by side.  `make demo` builds the patched runtime
+# (a minute, once) when OCaml's source is there (Debian's ocaml-source,
+# which ./bootstrap installs, or OCAML_SRC=); without it, the demo says
+# so and shows the other two.
 
 DEMO_THREADS = demo/threads
 DEMO_GC = $(if $(OCAMLFIND),demo/gc_heavy)
 DEMO_GC_HOOKS = $(if $(OCAMLFIND),demo/gc_heavy_hooks)
 DEMO_GC_ER = $(if $(OCAMLFIND),$(if $(wildcard \
-	$(OCAML_RT)/libasmrun_er.a),demo/gc_heavy_er))
+	$(OCAML_RT)/libasmrun_er.a $(OCAML_SRC)),demo/gc_heavy_er))
 
 .PHONY: demo demo-clean
 
