@@ -19,7 +19,7 @@
 #include "harness.h"
 #include "testlib.h"
 
-/* The packet size the tool promises not to exceed (tools/ctf.c). */
+/* The packet size the tool promises not to exceed (tools/cmd/ctf.c). */
 #define PACKET_MAX 65536
 
 /* ck_assert_msg() records its location with a write for every check that

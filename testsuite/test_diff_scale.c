@@ -11,7 +11,7 @@
 /* diff.c compiled in, counting its name comparisons. */
 static uint64_t compared;
 #define DIFF_NAME_COMPARED() (compared++)
-#include "../tools/diff.c"
+#include "../tools/cmd/diff.c"
 
 /* Runs `eventring diff A B -o OUT` in this process.  Returns its exit
  * status. */

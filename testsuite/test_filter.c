@@ -1,4 +1,4 @@
-/* Tests the filters every reading subcommand takes (tools/filter.c:
+/* Tests the filters every reading subcommand takes (tools/input/filter.c:
  * --domain, --event, --kind, --since, --until, --last, in relative and
  * wall-clock time) and `dump --merge`: on crafted files whose timestamps
  * are known, a file written here (for the wall clock), and the OCaml 5

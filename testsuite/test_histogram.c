@@ -1,4 +1,4 @@
-/* Tests the latency histogram (tools/histogram.c): exact count, min, max, mean and stddev; percentiles of known distributions within the documented relative error. */
+/* Tests the latency histogram (tools/analysis/histogram.c): exact count, min, max, mean and stddev; percentiles of known distributions within the documented relative error. */
 #include <inttypes.h>
 #include <math.h>
 #include <stdint.h>
@@ -8,7 +8,7 @@
 #include "testlib.h"
 
 /* A unit test of the tool's own object: compiled in. */
-#include "../tools/histogram.c"
+#include "../tools/analysis/histogram.c"
 
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -1,4 +1,4 @@
-/* Tests the JSON reader of `eventring diff` (tools/jsonread.c): every kind of value, escapes and surrogate pairs to UTF-8, 64-bit counts kept exact, errors with their line and column (truncated text, bad numbers, trailing text, nesting too deep), and the same document walked one value at a time (json_reader), skipped values checked as strictly. */
+/* Tests the JSON reader of `eventring diff` (tools/analysis/jsonread.c): every kind of value, escapes and surrogate pairs to UTF-8, 64-bit counts kept exact, errors with their line and column (truncated text, bad numbers, trailing text, nesting too deep), and the same document walked one value at a time (json_reader), skipped values checked as strictly. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,7 +7,7 @@
 #include "testlib.h"
 
 /* A unit test of the tool's own object: compiled in. */
-#include "../tools/jsonread.c"
+#include "../tools/analysis/jsonread.c"
 
 /* json_reader_skip() over the whole of `text`: json_reader_end()'s
  * result, the message in `err`. */

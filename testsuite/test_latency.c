@@ -12,7 +12,7 @@
 #include "lat_craft.h"
 
 /* The bound the tool documents (HIST_RELATIVE_ERROR). */
-#include "../tools/histogram.h"
+#include "../tools/analysis/histogram.h"
 
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;

@@ -1,4 +1,4 @@
-/* Tests the Mann-Whitney rank test of `eventring diff` (tools/ranktest.c): the exact distribution against hand counts and the published table's critical value, U and the tie-corrected normal approximation against a hand computation, the normal tail against known quantiles, and samples that do or do not differ; and its quantile test (Fisher's exact test above the pooled quantile) against values counted by hand, on a tail the rank test cannot see; the quantile test against a scaled B and Welch's test of the means, by hand. */
+/* Tests the Mann-Whitney rank test of `eventring diff` (tools/analysis/ranktest.c): the exact distribution against hand counts and the published table's critical value, U and the tie-corrected normal approximation against a hand computation, the normal tail against known quantiles, and samples that do or do not differ; and its quantile test (Fisher's exact test above the pooled quantile) against values counted by hand, on a tail the rank test cannot see; the quantile test against a scaled B and Welch's test of the means, by hand. */
 #include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -7,7 +7,7 @@
 #include "testlib.h"
 
 /* A unit test of the tool's own object: compiled in. */
-#include "../tools/ranktest.c"
+#include "../tools/analysis/ranktest.c"
 
 static void assert_close(const char *what, double got, double want,
                          double rel) {
