@@ -11,7 +11,7 @@
 #include "ring_format.h"
 #include "testlib.h"
 /* tool_ring_error(), the eventring command's message for an error. */
-#include "../tools/base/tool.h"
+#include "../tools/input/input.h"
 
 /* Each case starts from a real file -- one eventring writes here (2
  * domains, 1024-word rings) or OCaml 5.2's ocaml5-basic vector -- changes

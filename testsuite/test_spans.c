@@ -42,14 +42,14 @@ static int cmp_u64(const void *a, const void *b) {
   return x < y ? -1 : x > y;
 }
 
-/* The nearest-rank percentile p of sorted v[n] (histogram.h). */
+/* The nearest-rank percentile p of sorted v[n] (analysis.h). */
 static uint64_t rank(const uint64_t *v, size_t n, double p) {
   double k = ceil(p / 100 * (double)n - 1e-9);
   size_t i = k < 1 ? 0 : (size_t)k - 1;
   return v[i < n ? i : n - 1];
 }
 
-/* |reported - true| <= true * relative_error (histogram.h). */
+/* |reported - true| <= true * relative_error (analysis.h). */
 static void near(uint64_t got, uint64_t want, double err, const char *what) {
   double d = fabs((double)got - (double)want);
   ck_assert_msg(d <= (double)want * err + 0.5,

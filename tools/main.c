@@ -3,9 +3,19 @@
  * `eventring SUBCOMMAND [OPTIONS] [ARGS]` runs one subcommand, which
  * parses the rest of the command line itself; `eventring --help` and
  * `eventring --version` are the only options of the command as a whole.
- * The subcommands share source.c (how a ring file is found, opened and
- * followed) and output.c (standard output, error lines); see tool.h for
- * the split and for the exit statuses, which every subcommand shares.
+ *
+ * The command is built in layers, one folder and one header each; a
+ * file calls only its own layer and the layers below it (checked by
+ * testsuite/test_layers.sh), and a header includes only the header of
+ * the layer below:
+ *   cmd/       one file per subcommand (cmd.h);
+ *   render/    output formats: trace files, SVG charts, text bars
+ *              (render.h);
+ *   analysis/  pauses, spans, histograms, rank tests (analysis.h);
+ *   input/     where events come from: files, processes, commands,
+ *              directories, filters, event names (input.h);
+ *   base/      where the report goes, error lines, escaping, the exit
+ *              statuses every subcommand shares, durations (base.h).
  *
  * The tool links libeventring statically and reads ring files only
  * through the public consumer API of eventring.h, as any user's monitor
@@ -14,7 +24,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tool.h"
+#include "cmd/cmd.h"
 
 struct subcommand {
   const char *name;

@@ -7,8 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "histogram.h"
+#include "analysis/analysis.h"
 
 /* Deeper nesting than this is followed by depth alone (no phase can be
  * matched there); OCaml's runtime nests seven deep at most. */

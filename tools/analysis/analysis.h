@@ -1,4 +1,112 @@
-/* analysis.h -- what `eventring latency` and `eventring stats` share:
+/* analysis.h -- the analysis layer of the `eventring` command
+ * (analysis/): what the reports compute from events, independent of how
+ * they are shown.
+ *   analysis.c  what latency, stats and metrics share: the command line,
+ *               the tracker of GC pauses, durations in readable units;
+ *   spans.c     the durations of every kind of span (stats, report);
+ *   histogram.c a histogram of durations with bounded relative error;
+ *   ranktest.c  the rank tests of `eventring diff`;
+ *   jsonread.c  a JSON reader, for saved `stats --json` outputs.
+ * It builds on input/ (and base/).
+ */
+#ifndef EVENTRING_TOOLS_ANALYSIS_H
+#define EVENTRING_TOOLS_ANALYSIS_H
+
+#include "input/input.h"
+
+/* ================================================================== */
+/* histogram.c                                                          */
+/* ================================================================== */
+
+/* A histogram of durations with bounded relative error.
+ *
+ * Debian packages no C HdrHistogram library (only Java and Go ones), so
+ * the `eventring` command has this small one in the same spirit: a
+ * log-linear layout that records any 64-bit value (nanoseconds here, from
+ * 1 ns to centuries) in constant time and memory, and answers percentile
+ * queries with a relative error that is bounded whatever the range.
+ *
+ * Layout.  Values below 2^HIST_SUB_BITS (2048) have a bucket each and are
+ * kept exactly.  Above that, every power-of-two range [2^e, 2^(e+1)) is
+ * cut into 2^(HIST_SUB_BITS - 1) = 1024 equal buckets of width
+ * 2^(e - HIST_SUB_BITS + 1), which is 1/1024 of the range's lower end.
+ * That is 2048 + 53 * 1024 = 56320 counters for the whole of uint64_t
+ * (440 KiB of zeroed memory, of which only the pages of the buckets in
+ * use are ever touched).
+ *
+ * Error bound.  A percentile is answered with the midpoint of the bucket
+ * that holds the value of that rank, clamped to the exact minimum and
+ * maximum.  Since a bucket's half-width is at most 2^-HIST_SUB_BITS of
+ * any value in it:
+ *
+ *     |reported - true| <= true / 2048     (0.049 %; exact below 2048)
+ *
+ * where `true` is the recorded value of that rank (nearest-rank
+ * definition below).  This is better than HdrHistogram's setting of 3
+ * significant decimal digits (0.1 %): 1.234 ms is reported within
+ * +-0.6 us.  The count, minimum, maximum, mean and standard deviation are
+ * exact (they are kept apart from the buckets).
+ *
+ * Percentile definition: for p in (0, 100] and n recorded values, the
+ * value of rank k = ceil(p / 100 * n) (at least 1) in ascending order;
+ * p = 100 is the maximum, exactly.  An empty histogram answers 0.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define HIST_SUB_BITS 11
+/* The documented bound on the relative error of a percentile. */
+#define HIST_RELATIVE_ERROR (1.0 / (1 << HIST_SUB_BITS))
+
+struct histogram;
+
+/* Returns an empty histogram, or NULL when out of memory. */
+struct histogram *hist_create(void);
+void hist_free(struct histogram *h);
+
+/* Records one value.  Never fails. */
+void hist_record(struct histogram *h, uint64_t value);
+
+uint64_t hist_count(const struct histogram *h);
+/* Exact minimum and maximum; 0 when empty. */
+uint64_t hist_min(const struct histogram *h);
+uint64_t hist_max(const struct histogram *h);
+/* Exact arithmetic mean and population standard deviation; 0 when
+ * empty. */
+double hist_mean(const struct histogram *h);
+double hist_stddev(const struct histogram *h);
+
+/* The value at percentile `p` (0 < p <= 100; smaller p count as the
+ * minimum's rank, larger as 100), within the bound above. */
+uint64_t hist_percentile(const struct histogram *h, double p);
+
+/* How many recorded values are below `v`: exact when `v` is below 2048
+ * or a power of two (bucket boundaries), else counted to the bucket that
+ * holds `v`, excluded.  The charts of latency and report bin by powers
+ * of two, so theirs are exact. */
+uint64_t hist_count_below(const struct histogram *h, uint64_t v);
+
+/* Adds every value recorded in `src` to `dst`, as if each had been
+ * recorded there (the mean and standard deviation combine exactly, up to
+ * rounding), so that a total's percentiles keep the bound above. */
+void hist_add(struct histogram *dst, const struct histogram *src);
+
+/* Walks the buckets that hold values, in ascending order, for a test
+ * that needs the whole sample (`eventring diff`'s rank test): start with
+ * *i = 0; each call sets *value to the next such bucket's midpoint
+ * (clamped to the exact minimum and maximum, so the values stay
+ * ascending and within hist_percentile()'s bound of every value they
+ * stand for) and *count to how many values it holds, and returns 1; 0
+ * once every bucket has been seen. */
+int hist_bucket_next(const struct histogram *h, size_t *i, uint64_t *value,
+                     uint64_t *count);
+
+/* ================================================================== */
+/* analysis.c, spans.c                                                  */
+/* ================================================================== */
+
+/* What `eventring latency` and `eventring stats` share:
  * their command line, the tracking of GC pauses (which `eventring
  * metrics` uses too), durations in readable units and JSON strings.
  *
@@ -71,13 +179,9 @@
  * called it has the event: in the others, a pause that straddles a
  * ring_pause/ring_resume interval is seen whole and includes it.
  */
-#ifndef EVENTRING_TOOL_ANALYSIS_H
-#define EVENTRING_TOOL_ANALYSIS_H
 
 #include <stdint.h>
 #include <stdio.h>
-
-#include "tool.h"
 
 #define PAUSES_PROVISIONAL_MAX 4096
 #define PAUSES_MERGE_GAP_NS 1000
@@ -237,7 +341,7 @@ void span_stats_free(struct span_stats *st);
  * diff`'s rank test; then, with `domains`, "domains": [{"domain": D, and the same fields
  * but name}, ...] for the domains where the name had any span.  count
  * and total_ns are over the completed spans; the durations are null when
- * count is 0; percentiles are within relative_error (histogram.h) of the
+ * count is 0; percentiles are within relative_error (analysis.h) of the
  * true values, min, max, mean and total are exact. */
 void span_stat_json(FILE *out, const struct span_stat *st);
 void span_stats_json(FILE *out, const struct span_stats *st, int domains);
@@ -295,4 +399,248 @@ void analysis_json_double(FILE *out, double x);
 struct histogram;
 void analysis_json_buckets(FILE *out, const struct histogram *h);
 
-#endif /* EVENTRING_TOOL_ANALYSIS_H */
+/* ================================================================== */
+/* ranktest.c                                                           */
+/* ================================================================== */
+
+/* The Mann-Whitney rank test (Wilcoxon rank-sum test) that
+ * `eventring diff` uses to tell a change from the noise of the samples.
+ *
+ * The question: are the durations of sample B drawn from the same
+ * distribution as those of sample A, or do they tend to be larger (or
+ * smaller)?  The test ranks the two samples together, from 1 for the
+ * shortest to N = nA + nB; tied values all get the mean of the ranks
+ * they span (midranks).  With R the sum of A's ranks,
+ *
+ *     U = R - nA (nA + 1) / 2
+ *
+ * counts the pairs (a, b) with a > b, a tie counting one half; it runs
+ * from 0 (every a below every b) to nA nB, and U / (nA nB) estimates the
+ * probability that a duration of A exceeds one of B.  When the samples
+ * come from one distribution, U has mean nA nB / 2.  The p-value is the
+ * probability, under that hypothesis, of a U at least as far from the
+ * mean as the one found, on either side (two-sided):
+ *
+ *   - exact, when there are no ties and nA + nB <= RANK_EXACT_MAX: the
+ *     number of arrangements of the ranks giving each U, as the
+ *     coefficients of the Gaussian binomial coefficient [N choose nA]_q;
+ *   - otherwise by the normal approximation, with the variance corrected
+ *     for ties,
+ *
+ *         var U = nA nB / 12 * ((N + 1) - sum(t^3 - t) / (N (N - 1)))
+ *
+ *     (t the size of each group of tied values), and a continuity
+ *     correction of 1/2 towards the mean.
+ *
+ * The test makes no assumption about the shape of the distribution
+ * (durations are skewed, with long tails), and a few outliers cannot
+ * make it: an extreme value is one rank whatever its size.  It sees a
+ * shift of the bulk; a change confined to the far tail (p99 alone) moves
+ * few ranks and is not flagged unless the samples are large.
+ *
+ * The samples are given as distinct values in ascending order, each with
+ * how many times it occurs: raw durations, or a histogram's buckets (the
+ * values of one bucket then count as ties, which the correction above
+ * accounts for).
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Up to this many values in all, without ties, the p-value is exact. */
+#define RANK_EXACT_MAX 50
+
+struct rank_sample {
+  const uint64_t *value; /* distinct, ascending */
+  const uint64_t *count; /* how many of each, each > 0 */
+  size_t n;              /* entries of value and count */
+};
+
+struct rank_result {
+  uint64_t na, nb; /* the samples' sizes */
+  double u;        /* U of sample A, as above */
+  double z;        /* (U - mean) / sd with the continuity correction; 0
+                    * when the variance is 0 */
+  double p;        /* two-sided p-value, in [0, 1] */
+  int exact;       /* p is exact (no ties, few values) */
+  /* U / (nA nB) - 1/2: > 0 when A's durations tend to be the larger
+   * (B faster), < 0 when B's are (B slower); 0 for empty samples. */
+  double shift;
+};
+
+/* Runs the test.  Returns 0, or -1 when a sample is empty (r->p is then
+ * 1) or out of memory (the exact distribution's table). */
+int rank_test(const struct rank_sample *a, const struct rank_sample *b,
+              struct rank_result *r);
+
+/* The quantile test (Mood's median test for q = 1/2, extended to any
+ * quantile): do B's durations exceed the q-quantile of both samples
+ * together more or less often than A's?  With v the pooled q-quantile
+ * (nearest rank, ceil(q N) of N), the K values above v fall into B as a
+ * hypergeometric draw of nB out of N when the samples come from one
+ * distribution; the values equal to v count as above when none would be
+ * above otherwise (many equal durations at the top) or when that brings
+ * K nearer to (1 - q) N, but never when all would be: a choice made from
+ * the pooled values alone, so the test stays exact.  The p-value is Fisher's exact
+ * two-sided one: the probability of every split of the K values no more
+ * likely than the one found.  It answers for p50 and p99 what the rank
+ * test answers for the bulk: a change at that quantile beyond noise (a
+ * tail that moves while the bulk stays put, which the rank test does not
+ * see). */
+struct quantile_result {
+  uint64_t above_a, above_b; /* durations above the pooled quantile */
+  uint64_t value;            /* the pooled quantile */
+  int at_included;           /* the values equal to it count as above */
+  double p;                  /* two-sided, exact */
+  /* One-sided, exact: the probability of B having as many durations
+   * above it or more (p_slower), as few or fewer (p_faster). */
+  double p_slower, p_faster;
+  /* > 0 when B has more durations above it than its share (B slower). */
+  double excess;
+};
+
+/* Runs the quantile test at q (0 < q < 1).  Returns 0, or -1 when a
+ * sample is empty (r->p is then 1). */
+int quantile_test(const struct rank_sample *a, const struct rank_sample *b,
+                  double q, struct quantile_result *r);
+
+/* The quantile test of A against B's durations divided by `scale` (> 0):
+ * with scale 1 + e, whether B's q-quantile exceeds (1 + e) times A's
+ * beyond noise (excess > 0 and a small p), the test of a change of at
+ * least e rather than of any change.  quantile_test() is scale 1. */
+int quantile_test_scaled(const struct rank_sample *a,
+                         const struct rank_sample *b, double q, double scale,
+                         struct quantile_result *r);
+
+/* Welch's test of the means, against B's mean being `scale` times A's:
+ *
+ *     z = (mean B - scale mean A) / sqrt(var B / nB + scale^2 var A / nA)
+ *
+ * with the two-sided p-value of the standard normal distribution (the
+ * means of a few hundred durations or more are near enough normal, even
+ * of skewed durations; with a few dozen the p-value is too small).  A
+ * mean follows the tail, so a rare long duration moves it: its variance
+ * is in the denominator, and a run with one more outlier is not a change
+ * of the mean beyond noise. */
+struct mean_result {
+  uint64_t na, nb;
+  double z;      /* as above */
+  double p;      /* two-sided */
+  double p_slower, p_faster; /* one-sided: P(Z >= z), P(Z <= z) */
+  double excess; /* mean B - scale mean A, in ns: > 0 when B is slower */
+};
+
+/* Runs the test.  Returns 0, or -1 when a sample has fewer than two
+ * durations (r->p is then 1). */
+int mean_test(const struct rank_sample *a, const struct rank_sample *b,
+              double scale, struct mean_result *r);
+
+/* P(U <= u) for samples of sizes na and nb without ties, from the exact
+ * distribution (na + nb <= RANK_EXACT_MAX); -1 when out of range or out
+ * of memory.  For the tests, and tables. */
+double rank_exact_cdf(unsigned na, unsigned nb, double u);
+
+/* The upper tail of the standard normal distribution, P(Z > z), with a
+ * relative error below 1e-12 (the command links no libm). */
+double rank_normal_tail(double z);
+
+/* ================================================================== */
+/* jsonread.c                                                           */
+/* ================================================================== */
+
+/* A small JSON reader, for `eventring diff`, which compares
+ * saved `eventring stats --json` outputs.
+ *
+ * A document is parsed into a tree, or read one value at a time by a
+ * json_reader (RFC 8259 either way: objects, arrays,
+ * strings with every escape, numbers, true, false, null), nested at most
+ * JSON_DEPTH_MAX deep.  A number keeps its text's exact value as an
+ * unsigned 64-bit integer when it is one (nanosecond counts exceed a
+ * double's 53 bits), and as a double in any case.  Strings are kept as
+ * UTF-8 without their escapes; a \u0000 ends the string early (names
+ * never contain one).
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define JSON_DEPTH_MAX 64
+
+enum json_type { JSON_NULL, JSON_FALSE, JSON_TRUE, JSON_NUMBER, JSON_STRING,
+                 JSON_ARRAY, JSON_OBJECT };
+
+struct json_value {
+  enum json_type type;
+  double num;           /* JSON_NUMBER */
+  uint64_t u64;         /* JSON_NUMBER, when is_u64 */
+  int is_u64;           /* a whole number in 0 .. 2^64 - 1, written so */
+  char *str;            /* JSON_STRING */
+  struct json_value *v; /* JSON_ARRAY, JSON_OBJECT: the n elements */
+  char **key;           /* JSON_OBJECT: their keys */
+  size_t n;
+};
+
+/* Parses `len` bytes at `text`.  Returns the tree (free it with
+ * json_free), or NULL with a message such as "line 3, column 7: expected
+ * ',' or '}'" or "out of memory" in `err` (`size` bytes). */
+struct json_value *json_parse(const char *text, size_t len, char *err,
+                              size_t size);
+void json_free(struct json_value *v);
+
+/* Reading a document one value at a time, for one too large to hold as
+ * a tree: the caller walks its structure (json_reader_enter, then
+ * json_reader_next for each member or element) and reads each value as
+ * a tree, as a scalar, or skips it; nothing is allocated but the trees
+ * asked for.  After an error every call returns 0 (or NULL), and the
+ * message is in `err`, as json_parse() writes it. */
+struct json_parser { /* internal to jsonread.c */
+  const char *s, *end, *p;
+  char *err;
+  size_t errsize;
+  int failed;
+};
+struct json_reader {
+  struct json_parser ps;
+  int depth; /* containers entered */
+  unsigned char object[JSON_DEPTH_MAX], first[JSON_DEPTH_MAX];
+};
+
+/* Reads the `len` bytes at `text`; errors go to `err` (`size` bytes). */
+void json_reader_init(struct json_reader *r, const char *text, size_t len,
+                      char *err, size_t size);
+/* The first byte of the next value ('{', '[', '"', a digit...), 0 at the
+ * end of the text or after an error. */
+int json_reader_peek(struct json_reader *r);
+/* Enters the object or array that comes next: 1, or 0 after an error. */
+int json_reader_enter(struct json_reader *r);
+/* In the innermost container entered: 1 when a member (its key copied
+ * into `key`, `size` bytes, cut if longer) or an element follows, which
+ * the caller then reads or skips; 0 at its end (left) or after an
+ * error. */
+int json_reader_next(struct json_reader *r, char *key, size_t size);
+/* The next value as a tree (json_free), or NULL after an error. */
+struct json_value *json_reader_value(struct json_reader *r);
+/* The next value, which must be a number, true, false or null, into `v`
+ * without allocating: 1, or 0 after an error. */
+int json_reader_scalar(struct json_reader *r, struct json_value *v);
+/* Skips the next value, checking it, allocating nothing: 1, or 0. */
+int json_reader_skip(struct json_reader *r);
+/* Nonzero after an error. */
+int json_reader_failed(struct json_reader *r);
+/* Records an error of the caller's at the reader's position (the first
+ * error only). */
+void json_reader_error(struct json_reader *r, const char *what);
+/* After the document: 0 when only white space follows it, else -1 with
+ * the message in `err` (also for an earlier error). */
+int json_reader_end(struct json_reader *r);
+
+/* The member `key` of object `obj`, or NULL (also when obj is not an
+ * object). */
+const struct json_value *json_get(const struct json_value *obj,
+                                  const char *key);
+
+/* The value as an unsigned 64-bit integer: 1 and *out, or 0 when it is
+ * not one (absent, null, negative, fractional). */
+int json_u64(const struct json_value *v, uint64_t *out);
+
+#endif /* EVENTRING_TOOLS_ANALYSIS_H */

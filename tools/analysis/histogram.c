@@ -1,4 +1,4 @@
-/* histogram.c -- the log-linear histogram of histogram.h.
+/* histogram.c -- the log-linear histogram of analysis.h.
  *
  * Bucket index of a value v:
  *   v < 2^S (S = HIST_SUB_BITS):  v itself;
@@ -10,7 +10,7 @@
  */
 #include <stdlib.h>
 
-#include "histogram.h"
+#include "analysis/analysis.h"
 
 #define LINEAR (UINT64_C(1) << HIST_SUB_BITS)     /* exact buckets */
 #define HALF (UINT64_C(1) << (HIST_SUB_BITS - 1)) /* buckets per range */

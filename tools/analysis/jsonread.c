@@ -1,11 +1,11 @@
-/* jsonread.c -- the JSON reader of jsonread.h: a recursive descent over
+/* jsonread.c -- the JSON reader of analysis.h: a recursive descent over
  * the text, with the position of the first error in its message.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "jsonread.h"
+#include "analysis/analysis.h"
 
 
 static void parse_error(struct json_parser *ps, const char *what) {

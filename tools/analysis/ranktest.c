@@ -1,4 +1,4 @@
-/* ranktest.c -- the Mann-Whitney rank test of ranktest.h.
+/* ranktest.c -- the Mann-Whitney rank test of analysis.h.
  *
  * The command links no libm (histogram.c takes its square roots by
  * Newton's iteration), so the exponential and the normal tail are
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ranktest.h"
+#include "analysis/analysis.h"
 
 #define LN2 0.693147180559945309417232121458
 #define SQRT_2PI 2.50662827463100050241576528481
@@ -190,7 +190,7 @@ int quantile_test_scaled(const struct rank_sample *a,
   if (na == 0 || nb == 0) return -1;
   uint64_t n = na + nb;
   /* The rank of the pooled quantile, nearest-rank style as
-   * histogram.h's percentiles (a hair below an integer product counts
+   * analysis.h's percentiles (a hair below an integer product counts
    * as that integer). */
   double x = q * (double)n - 1e-9;
   uint64_t k = x < 1 ? 1 : (uint64_t)x + ((double)(uint64_t)x < x);

@@ -8,9 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "events.h"
-#include "histogram.h"
+#include "analysis/analysis.h"
 
 /* Ids are 13 bits wide in the event header. */
 #define N_IDS 8192

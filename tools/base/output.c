@@ -52,7 +52,7 @@
 #include <unistd.h>
 
 #include "internal.h"
-#include "tool.h"
+#include "base/base.h"
 
 /* Large enough that a listing is written in few system calls; small
  * enough not to matter. */

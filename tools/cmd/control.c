@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
+#include "cmd/cmd.h"
 
 static void help(const char *name) {
   int pause = !strcmp(name, "pause");

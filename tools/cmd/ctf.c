@@ -84,8 +84,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "events.h"
-#include "tool.h"
+#include "cmd/cmd.h"
 
 #define HELP_REF "eventring ctf --help"
 

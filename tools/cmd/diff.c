@@ -7,7 +7,7 @@
  * `stats` pairs them, through analysis.c's pause tracker) and of a user
  * span (paired per thread track as `stats` and `latency --span` pair
  * them, by spans.c) gives a duration, recorded in a histogram
- * (histogram.h: percentiles within 0.05 %).  From stats
+ * (analysis.h: percentiles within 0.05 %).  From stats
  * --json, the figures it holds: count ("completed" for a phase),
  * total_ns, mean_ns, max_ns, p50_ns and p99_ns when present, and the
  * sample itself when the entry has "buckets": [[VALUE_NS, COUNT], ...]
@@ -24,7 +24,7 @@
  * and beyond noise against a change of exactly e, i.e. B's durations
  * divided by 1 + e (1 - e for a speed-up) still differ from A's with p
  * below --alpha (0.01).  The test is the metric's own: Welch's for the
- * mean, the quantile test (ranktest.h) at p50 and at p99 -- the tail's
+ * mean, the quantile test (analysis.h) at p50 and at p99 -- the tail's
  * test looks at the durations above the pooled p99 only, so a tail that
  * moves alone is seen and a bulk that moves alone does not mark p99.
  * The rank test of the whole distribution is shown, and marks nothing.
@@ -54,11 +54,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analysis.h"
-#include "events.h"
-#include "histogram.h"
-#include "jsonread.h"
-#include "ranktest.h"
+#include "cmd/cmd.h"
 
 #define HELP_REF "eventring diff --help"
 #define N_IDS 8192 /* ids are 13 bits wide */

@@ -55,9 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "events.h"
-#include "tool.h"
-#include "walltime.h"
+#include "cmd/cmd.h"
 
 #define HELP_REF "eventring dump --help"
 

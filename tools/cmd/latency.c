@@ -6,10 +6,10 @@
  * default, as the program sees it: outermost phases with no mutator time
  * between them are one pause (analysis.h), unless --per-phase.  Every pause's
  * duration goes into a histogram with bounded relative error
- * (histogram.h), and the report gives, as olly's does, the number of
+ * (analysis.h), and the report gives, as olly's does, the number of
  * pauses, the mean, standard deviation, minimum and maximum (exact), and
  * the pause times at the 50th, 75th, 90th, 99th, 99.9th and 99.99th
- * percentiles and the maximum (within histogram.h's bound).  The pauses
+ * percentiles and the maximum (within analysis.h's bound).  The pauses
  * of every domain go into one distribution.
  *
  * Text report (durations in readable units):
@@ -54,10 +54,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "bars.h"
-#include "events.h"
-#include "histogram.h"
+#include "cmd/cmd.h"
 
 #define HELP_REF "eventring latency --help"
 
@@ -311,7 +308,7 @@ static void print_body(const struct histogram *h, const char *what) {
     for (size_t i = 0; i < N_ROWS; i++)
       printf("  %10s  %10s\n", rows[i].label,
              analysis_duration(a, hist_percentile(h, rows[i].p)));
-    /* A person reading a terminal gets the shape too (bars.h); a pipe or
+    /* A person reading a terminal gets the shape too (render.h); a pipe or
      * a file keeps the table alone, which scripts parse. */
     if (isatty(STDOUT_FILENO)) bars_print(stdout, h, what, 40);
   }

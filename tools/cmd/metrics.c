@@ -80,7 +80,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tool.h"
+#include "cmd/cmd.h"
 
 #define HELP_REF "eventring metrics --help"
 
@@ -149,9 +149,6 @@ int tool_metrics(int argc, char **argv) {
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "events.h"
-#include "metrics_http.h"
 #include "starttime.h"
 
 /* How often --dir is scanned for files that appeared or vanished. */
@@ -185,13 +182,13 @@ static const char *const bound_le[N_BOUNDS] = {
     "0.01",   "0.025",   "0.05",  "0.1",   "0.25",    "0.5",
     "1",      "2.5",     "5",     "10"};
 
-struct hist {
+struct prom_hist {
   uint64_t bucket[N_BOUNDS + 1]; /* the last one: above every bound */
   uint64_t count;
   uint64_t sum_ns;
 };
 
-static void hist_add(struct hist *h, uint64_t ns) {
+static void prom_hist_add(struct prom_hist *h, uint64_t ns) {
   int i = 0;
   while (i < N_BOUNDS && ns > bound_ns[i]) i++;
   h->bucket[i]++;
@@ -211,7 +208,7 @@ struct user_state {
   int64_t *ival;
   unsigned char *iset;
   /* Span durations; open[d] is the begin's timestamp + 1, 0 when none. */
-  struct hist *span;
+  struct prom_hist *span;
   uint64_t *open;
   /* Unit events. */
   uint64_t units;
@@ -244,8 +241,8 @@ struct target {
   int start_known;
   int seen;          /* found by the current scan */
   struct pauses pauses;  /* analysis.c's tracker, live */
-  struct hist pause;
-  struct hist *phase[MAX_PHASES];
+  struct prom_hist pause;
+  struct prom_hist *phase[MAX_PHASES];
   char phase_name[MAX_PHASES][NAME_MAX_BYTES];
   uint64_t *counter; /* nd * MAX_COUNTERS latest values */
   unsigned char *counter_set;
@@ -283,7 +280,7 @@ static void copy_name(char *dst, const char *src, size_t n) {
 static void on_pause(void *arg, int domain, uint64_t duration) {
   (void)domain;
   struct target *t = arg;
-  hist_add(&t->pause, duration);
+  prom_hist_add(&t->pause, duration);
 }
 
 static struct target *target_new(eventring_cursor *c, int own,
@@ -484,13 +481,13 @@ static int on_end(void *data, int domain, uint64_t ts, int phase) {
       phase < MAX_PHASES) {
     uint64_t d = ts >= start ? ts - start : 0;
     if (!t->phase[phase]) {
-      t->phase[phase] = calloc(1, sizeof(struct hist));
+      t->phase[phase] = calloc(1, sizeof(struct prom_hist));
       char buf[TOOL_NAME_BUF];
       copy_name(t->phase_name[phase],
                 tool_event_name(t->cursor, TOOL_NAME_PHASE, phase, buf),
                 NAME_MAX_BYTES);
     }
-    if (t->phase[phase]) hist_add(t->phase[phase], d);
+    if (t->phase[phase]) prom_hist_add(t->phase[phase], d);
   }
   unlock_ev();
   return 1;
@@ -631,7 +628,7 @@ static int on_user_span(void *data, int domain, uint64_t ts, int id,
         u->open[domain] = ts + 1;
       } else if (u->open[domain]) {
         uint64_t b = u->open[domain] - 1;
-        hist_add(u->span, ts >= b ? ts - b : 0);
+        prom_hist_add(u->span, ts >= b ? ts - b : 0);
         u->open[domain] = 0;
       }
     }
@@ -726,7 +723,7 @@ static void put_seconds(FILE *o, uint64_t ns) {
  * written before le (or NULL), `escaped` its raw value. */
 static void put_hist(FILE *o, const char *name, const struct target *t,
                      const char *extra_key, const char *extra_value,
-                     const struct hist *h) {
+                     const struct prom_hist *h) {
   uint64_t cum = 0;
   for (int i = 0; i <= N_BOUNDS; i++) {
     cum += h->bucket[i];

@@ -26,8 +26,7 @@
  * where there is one, which unlike select() takes descriptors above
  * 1023.
  */
-#include "metrics_http.h"
-#include "tool.h"
+#include "cmd/cmd.h"
 
 #ifdef EVENTRING_HAVE_MICROHTTPD
 

@@ -2,7 +2,7 @@
  * and tables about a run.
  *
  * The page holds no script, no style sheet or font from elsewhere and no
- * raw event: every chart is inline SVG (svg.h) drawn from aggregates, so
+ * raw event: every chart is inline SVG (render.h) drawn from aggregates, so
  * the page's size depends on the number of names, domains and bins, not
  * on the number of events.  Its sections:
  *
@@ -10,7 +10,7 @@
  *     (the numbers of `eventring stats` and `eventring latency`); each
  *     number is in a table row with data-key and data-value attributes,
  *     which the tests compare with the JSON of those subcommands.
- *   - GC pauses: their distribution in power-of-two bins (bars.h) and the
+ *   - GC pauses: their distribution in power-of-two bins (render.h) and the
  *     percentile table; per domain, the pauses and their time.
  *   - GC time share over time, per domain: the share of each time bin
  *     spent inside outermost runtime phases (followed with a depth per
@@ -40,11 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "bars.h"
-#include "events.h"
-#include "histogram.h"
-#include "svg.h"
+#include "cmd/cmd.h"
 
 #define HELP_REF "eventring report --help"
 #define N_IDS 8192

@@ -31,8 +31,7 @@
 
 #include "internal.h"
 #include "snapshot.h"
-#include "tool.h"
-#include "analysis.h"
+#include "cmd/cmd.h"
 
 #define HELP_REF "eventring snapshot --help"
 

@@ -58,9 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "events.h"
-#include "histogram.h"
+#include "cmd/cmd.h"
 
 #define HELP_REF "eventring stats --help"
 

@@ -21,7 +21,7 @@
  * lifecycle, unit and custom events instants (a custom event's payload
  * is an argument, escaped as `dump` prints it).
  * The events go to a writer, fuchsia.c (the default) or json.c; see
- * trace.h.
+ * render.h.
  *
  * Slices and cuts.  A ring is a flight recorder: it may have lost the
  * begin of a slice (the oldest events were overwritten, or tracing
@@ -81,13 +81,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "events.h"
-#include "tool.h"
-#include "trace.h"
+#include "cmd/cmd.h"
 
 #define HELP_REF "eventring trace --help"
 
-/* Set once, before the writer's header (trace.h). */
+/* Set once, before the writer's header (render.h). */
 struct trace_wallclock trace_wall;
 
 /* The first thread track's number, unless a file has more slots: above
@@ -1265,7 +1263,7 @@ int tool_trace(int argc, char **argv) {
     process_label(&src, 0, pname, sizeof pname);
   else
     process_name(&src, pname, sizeof pname);
-  /* One offset for the whole trace, the first file's (trace.h). */
+  /* One offset for the whole trace, the first file's (render.h). */
   eventring_wallclock wc;
   if (eventring_cursor_wallclock(src.cursor, EVENTRING_WALLCLOCK_START,
                                  &wc) == 0)

@@ -68,11 +68,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analysis.h"
-#include "events.h"
+#include "cmd/cmd.h"
 #include "internal.h"
 #include "snapshot.h"
-#include "tool.h"
 
 #define HELP_REF "eventring watch --help"
 

@@ -43,7 +43,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tool.h"
+#include "input/input.h"
 
 /* Looks in a row (one a scan) before a refusal is settled and reported. */
 #define DIRSCAN_TRIES 3

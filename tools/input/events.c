@@ -1,9 +1,9 @@
 /* events.c -- callbacks, names and units shared by the subcommands (see
- * events.h).
+ * input.h).
  */
 #include <string.h>
 
-#include "events.h"
+#include "input/input.h"
 
 /* The last few callbacks objects made, with their handlers: a subcommand
  * makes one or two, and the filter asks for the one it is given. */

@@ -57,9 +57,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "events.h"
-#include "tool.h"
-#include "walltime.h"
+#include "input/input.h"
 
 enum fkind {
   F_BEGIN, F_END, F_COUNTER, F_ALLOC, F_LIFECYCLE, F_USER_INT, F_USER_SPAN,

@@ -61,7 +61,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tool.h"
+#include "input/input.h"
 
 /* As source.c: the period of the reading loop when nothing is new. */
 #define POLL_IDLE_NS 10000000L

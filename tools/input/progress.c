@@ -24,7 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tool.h"
+#include "input/input.h"
 
 #define PROGRESS_AFTER_NS 500000000ULL
 #define PROGRESS_EVERY_NS 200000000ULL

@@ -54,7 +54,7 @@
 
 #include "ring_format.h"
 #include "starttime.h"
-#include "tool.h"
+#include "input/input.h"
 
 /* How long --follow sleeps when a poll found nothing: short enough that
  * a live listing keeps up and that a default-sized ring (64 Ki words per

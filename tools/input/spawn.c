@@ -57,7 +57,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "tool.h"
+#include "input/input.h"
 
 /* How long a command may run without making a ring file. */
 #define FILE_WAIT_NS 10000000000ULL

@@ -10,8 +10,7 @@
 #include <stdio.h>
 #include <time.h>
 
-#include "tool.h"
-#include "walltime.h"
+#include "input/input.h"
 
 int tool_wall_offset(const eventring_cursor *c, int64_t *offset) {
   eventring_wallclock w;

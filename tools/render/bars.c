@@ -1,10 +1,9 @@
 /* bars.c -- power-of-two bins of a histogram, and their bar chart in
- * text (bars.h). */
+ * text (render.h). */
 #include <inttypes.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "bars.h"
+#include "render/render.h"
 
 static int exponent(uint64_t v) { return v ? 63 - __builtin_clzll(v) : 0; }
 

@@ -39,8 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "trace.h"
-#include "walltime.h"
+#include "render/render.h"
 
 #define REC_MAX_WORDS 4095   /* the 12-bit size field */
 #define STR_TABLE_MAX 0x7fff /* indices 1..0x7fff */
@@ -177,7 +176,7 @@ static unsigned str_ref(struct fxt *f, FILE *out, const char *s, size_t len,
 /* The kernel object record of a process: its koid is the pid. */
 /* The kernel object record of a process; the first one (`with_wall`)
  * also carries the trace's wall clock, when the source records it: FXT
- * has no record for it, so it goes as arguments (trace.h). */
+ * has no record for it, so it goes as arguments (render.h). */
 static void put_process(struct fxt *f, FILE *out, uint64_t pid,
                         const char *process, int with_wall) {
   size_t il;

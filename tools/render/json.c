@@ -16,9 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "tool.h"
-#include "trace.h"
-#include "walltime.h"
+#include "render/render.h"
 
 struct json {
   uint64_t pid;
@@ -71,7 +69,7 @@ static void sep(struct json *j, FILE *out) {
   j->first = 0;
 }
 
-static void json_begin(void *self, FILE *out, uint64_t pid,
+static void jt_begin(void *self, FILE *out, uint64_t pid,
                        const char *process) {
   struct json *j = self;
   j->pid = pid;
@@ -99,7 +97,7 @@ static void json_begin(void *self, FILE *out, uint64_t pid,
   fputs_unlocked("}}", out);
 }
 
-static void json_process(void *self, FILE *out, uint64_t pid,
+static void jt_process(void *self, FILE *out, uint64_t pid,
                          const char *process) {
   struct json *j = self;
   j->pid = pid;
@@ -112,7 +110,7 @@ static void json_process(void *self, FILE *out, uint64_t pid,
   fputs_unlocked("}}", out);
 }
 
-static void json_track(void *self, FILE *out, int track, uint64_t tid,
+static void jt_track(void *self, FILE *out, int track, uint64_t tid,
                        const char *name) {
   struct json *j = self;
   sep(j, out);
@@ -138,7 +136,7 @@ static void put_arg(FILE *out, const struct trace_arg *a) {
   }
 }
 
-static void json_event(void *self, FILE *out, const struct trace_event *ev) {
+static void jt_event(void *self, FILE *out, const struct trace_event *ev) {
   struct json *j = self;
   static const char ph[] = {[TRACE_BEGIN] = 'B', [TRACE_END] = 'E',
                             [TRACE_COMPLETE] = 'X', [TRACE_INSTANT] = 'i',
@@ -168,15 +166,15 @@ static void json_event(void *self, FILE *out, const struct trace_event *ev) {
   putc_unlocked('}', out);
 }
 
-static void json_end(void *self, FILE *out) {
+static void jt_end(void *self, FILE *out) {
   (void)self;
   fputs_unlocked("\n]}\n", out);
 }
 
-static void json_free(void *self) { free(self); }
+static void jt_free(void *self) { free(self); }
 
 static const struct trace_writer writer = {
-    json_begin, json_process, json_track, json_event, json_end, json_free};
+    jt_begin, jt_process, jt_track, jt_event, jt_end, jt_free};
 
 void *trace_json_new(struct trace_writer *w) {
   struct json *j = calloc(1, sizeof *j);

@@ -1,9 +1,8 @@
-/* svg.c -- the chart primitives of svg.h. */
+/* svg.c -- the chart primitives of render.h. */
 #include <stdio.h>
 #include <string.h>
 
-#include "svg.h"
-#include "tool.h"
+#include "render/render.h"
 
 /* Colours told apart by most readers, colour-blind ones included. */
 static const char *const palette[] = {"#0072b2", "#d55e00", "#009e73",

@@ -1,98 +1,36 @@
-/* tool.h -- what the files of the `eventring` command share.
- *
- * The command is split by role:
- *   main.c     dispatch to a subcommand, the global --help and --version;
- *   source.c   where events come from: a ring file named on the command
- *              line or a process's file found by --dir/--pid, opened as a
- *              cursor and read to the end, or followed while the writer
- *              lives; `-- CMD ARGS...` runs a program and reads its file
- *              (spawn.c), with a progress line on a terminal
- *              (progress.c); for the subcommands that report on several
- *              processes, procs.c reads a list of files, every file of
- *              --dir DIR or a command's whole process tree;
- *   output.c   where the report goes (-o FILE, standard error while a
- *              command keeps standard output), buffered standard output
- *              that ends quietly on a closed pipe, the one-line error
- *              messages (usage errors from getopt too), OCaml-style
- *              escaping and the one escaping of names and other text
- *              that files supply;
- *   events.c   what every reader of events shares (events.h): installing
- *              the callbacks, the names of phases, counters, lifecycle
- *              kinds and user events with their phase_N-style
- *              fallbacks, the unit of lost counts;
- * and one file per subcommand, each reading through source.c:
- *   dump.c     `eventring dump`, every event as a line;
- *   ctf.c      `eventring ctf`, a CTF trace for babeltrace2;
- *   trace.c    `eventring trace`, a trace for Perfetto (trace.h), written
- *              by fuchsia.c or json.c;
- *   latency.c  `eventring latency` and stats.c `eventring stats`, which
- *              share analysis.c (analysis.h: their options, the pause
- *              tracker) and, for latency, histogram.c;
- *   diff.c     `eventring diff`, two runs compared (ranktest.c: the
- *              rank test that tells a change from noise; jsonread.c:
- *              reading saved `stats --json` outputs);
- *   metrics.c  `eventring metrics`, a Prometheus exporter (it uses
- *              analysis.c's pause tracker too; metrics_http.c serves
- *              it);
- *   snapshot.c `eventring snapshot`, what the rings hold now, and
- *   watch.c    `eventring watch`, the windows around triggers, both
- *              written by the library's compact-file writer
- *              (runtime/snapshot.h);
- *   dirscan.c  the ring files appearing in a directory, for the host
- *              mode (--dir alone) of metrics and watch;
- *   control.c  `eventring pause` and `eventring resume`, which read
- *              nothing.
- * A new subcommand reuses source.c, output.c and events.c and adds a file.
- *
- * Exit statuses are the same for every subcommand: 0 success,
- * TOOL_EXIT_INPUT for a file that cannot be read or is malformed (and for
- * a failing standard output), TOOL_EXIT_USAGE for bad arguments, and
- * TOOL_EXIT_PIPE when the reader of standard output went away.
+/* input.h -- the input layer of the `eventring` command (input/): where
+ * events come from and what every reader of them shares.  From the top
+ * of the layer down (a file calls only files below it):
+ *   source.c   the source options, opening and closing a source (a ring
+ *              file named on the command line, a process's file found
+ *              by --pid/--dir, or a command run by `-- CMD ARGS...`),
+ *              and reading it, through filter.c when a filter is given;
+ *   filter.c   which events the callbacks see (--domain, --event,
+ *              --kind, --since, --until, --last);
+ *   read.c     reading to the end or following the writer, and the
+ *              accounting of lost events and windows;
+ *   procs.c    several processes in one report: a list of files, every
+ *              file of --dir DIR, or a command's whole process tree;
+ *   spawn.c    running a command (`-- CMD ARGS...`) and the signals;
+ *   dirscan.c  the ring files appearing in a directory (the host mode of
+ *              metrics and watch, --dir for procs.c);
+ *   progress.c the progress line on a terminal;
+ *   rings.c    ring files and their processes: pids and file names,
+ *              finding a process's file, liveness of a writer, the
+ *              messages for a file's errors and losses;
+ *   events.c   installing the callbacks, the names of phases, counters,
+ *              lifecycle kinds and user events with their fallbacks;
+ *   walltime.c the wall clock of a source.
+ * It builds on base/ alone.
  */
-#ifndef EVENTRING_TOOL_H
-#define EVENTRING_TOOL_H
+#ifndef EVENTRING_TOOLS_INPUT_H
+#define EVENTRING_TOOLS_INPUT_H
 
-#include <stddef.h>
-#include <stdint.h>
-#include <stdio.h>
-#include <sys/types.h>
+#include "base/base.h"
 
-#include "eventring.h"
-
-#ifndef EVENTRING_VERSION
-#define EVENTRING_VERSION "unknown"
-#endif
-
-#define TOOL_EXIT_OK 0
-#define TOOL_EXIT_INPUT 1
-#define TOOL_EXIT_USAGE 2
-#define TOOL_EXIT_PIPE 141 /* what a shell shows for death by SIGPIPE */
-
-#if defined(__GNUC__) || defined(__clang__)
-#define TOOL_PRINTF(f, a) __attribute__((format(printf, f, a)))
-#else
-#define TOOL_PRINTF(f, a)
-#endif
-
-/* ------------------------------------------------------------------ */
-/* Subcommands: each gets its own argv (argv[0] is its name) and returns */
-/* the exit status.                                                     */
-
-int tool_dump(int argc, char **argv);
-int tool_ctf(int argc, char **argv);
-int tool_trace(int argc, char **argv);
-int tool_latency(int argc, char **argv);
-int tool_stats(int argc, char **argv);
-int tool_diff(int argc, char **argv);
-int tool_report(int argc, char **argv);
-int tool_metrics(int argc, char **argv);
-int tool_snapshot(int argc, char **argv);
-int tool_watch(int argc, char **argv);
-int tool_pause(int argc, char **argv);
-int tool_resume(int argc, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* Command-line options (source.c, output.c).                           */
+/* ================================================================== */
+/* Source options (source.c)                                            */
+/* ================================================================== */
 
 /* The values getopt_long returns for the source options; a subcommand's
  * own long options take values from TOOL_OPT_OWN on. */
@@ -142,176 +80,10 @@ int tool_source_numbering(const struct tool_source *src);
 int tool_source_other(struct tool_source *src, int c, char **argv,
                       const char *help_ref, void (*help)(void));
 
-/* -o FILE / --output FILE, for a subcommand that writes a report (with
- * "o:" in its short options). */
-#define TOOL_OUTPUT_OPTION {"output", required_argument, NULL, 'o'}
+/* ================================================================== */
+/* source.c, read.c, procs.c, spawn.c, dirscan.c, progress.c, rings.c   */
+/* ================================================================== */
 
-/* getopt_long(argc, argv, shortopts, longopts, NULL) with getopt's own
- * messages off; keeps `longopts` so that tool_option_error() can name
- * the option a mistake is about.  Every subcommand parses with it. */
-struct option;
-int tool_getopt(int argc, char **argv, const char *shortopts,
-                const struct option *longopts);
-
-/* What tool_getopt (with a leading ':' in the short options) returned
- * for an option it did not accept, as a usage error in one form whatever
- * the spelling: "unknown option '-x'", "unknown option '--bogus'" (also
- * for --bogus=1), "ambiguous option '--f' ...", "option '--json' takes
- * no argument ('--json=3')", "option '--pid' needs an argument", each
- * followed by "(see 'HELP')".  Returns TOOL_EXIT_USAGE. */
-int tool_option_error(const char *help, int c, char **argv);
-
-/* ------------------------------------------------------------------ */
-/* output.c                                                             */
-
-/* Gives standard output a large buffer and makes a write to a closed
- * pipe an error (EPIPE) instead of a fatal SIGPIPE, so that the tool can
- * end on its own terms.  Call once, before any output. */
-void tool_output_init(void);
-
-/* Prints "eventring: " and the message, as one line on stderr; the
- * message goes through tool_put_text(), so whatever it holds, it stays
- * one line and cannot act on a terminal. */
-void tool_error(const char *fmt, ...) TOOL_PRINTF(1, 2);
-
-/* A usage error: one line on stderr that ends with a pointer to `help`
- * (e.g. "eventring dump --help"); returns TOOL_EXIT_USAGE. */
-int tool_usage_error(const char *help, const char *fmt, ...)
-    TOOL_PRINTF(2, 3);
-
-/* Called by main() when the command line runs a command (`-- CMD`),
- * before the subcommand parses its options. */
-void tool_output_note_command(void);
-
-/* tool_output_open() flags. */
-#define TOOL_OUTPUT_BINARY 1u /* refuse a terminal */
-
-/* Makes standard output (fd 1, where subcommands write their report) the
- * report's destination, after the options are parsed and before the
- * source is opened: `path` is -o's argument, or NULL without -o.
- *   NULL   standard output; with a command, standard error instead (the
- *          command keeps standard output);
- *   "-"    standard output; a usage error with a command;
- *   FILE   FILE, written as a temporary file beside it that
- *          tool_output_finish() renames to FILE (a pipe or a device is
- *          written as it is); a usage error when it is the command's
- *          standard output or error (the same regular file or pipe) or
- *          a ring file.
- * With TOOL_OUTPUT_BINARY a destination that is a terminal is a usage
- * error.  Returns TOOL_EXIT_OK, TOOL_EXIT_USAGE or TOOL_EXIT_INPUT (FILE
- * cannot be opened), after printing one line. */
-int tool_output_open(const char *path, unsigned flags, const char *help);
-
-/* Makes the next tool_output_open*() write a regular FILE in place,
- * truncated once the checks pass, rather than beside it: for a report
- * that is read while it grows (`dump --follow`, `dump -- CMD`). */
-void tool_output_in_place(void);
-
-/* tool_output_open() for a subcommand reading the ring file `source`
- * (its FILE operand, or NULL): an -o FILE that is `source` is a usage
- * error, found before anything is written. */
-int tool_output_open_for(const char *path, unsigned flags, const char *help,
-                         const char *source);
-
-/* Whether `path` (-o's argument) is one of the `n` ring files at `files`
- * (a list of files: tool_output_open_for() checks one). */
-int tool_output_is_input(const char *path, char *const *files, int n);
-
-/* tool_output_open_for() for a subcommand reading the `n` ring files at
- * `files` (its operands; none for --pid, --dir or a command): -o naming
- * any of them is a usage error, found before it is truncated. */
-int tool_output_open_reading(const char *path, const char *help,
-                             char *const *files, int n);
-
-/* Whether `path` is a ring file (one the consumer would take for one,
- * of any version, damaged or not). */
-int tool_output_is_ring(const char *path);
-
-/* Whether the report may go to FILE: a usage error when FILE exists and
- * is the command's standard output or error, or a ring file, which no
- * report replaces.  Returns TOOL_EXIT_OK or TOOL_EXIT_USAGE. */
-int tool_output_check_path(const char *path, const char *help);
-
-/* What the name of an output says it holds, by its extension. */
-enum tool_format {
-  TOOL_FORMAT_NONE,    /* any other extension, or none */
-  TOOL_FORMAT_FUCHSIA, /* .fxt, a Fuchsia trace */
-  TOOL_FORMAT_JSON,    /* .json, a Chrome JSON trace */
-  TOOL_FORMAT_EVENTS,  /* .events, a ring file */
-  TOOL_FORMAT_CTF      /* .ctf, a CTF trace's directory */
-};
-
-/* The format the extension of `path` stands for: the one rule by which
- * `trace -o` and `snapshot -o` tell the format from the name. */
-enum tool_format tool_format_of(const char *path);
-
-/* In the spawned command's child, between fork and exec: gives it back
- * the tool's original standard output and SIGXFSZ's disposition
- * (async-signal-safe). */
-void tool_output_child_streams(void);
-
-/* strerror(err), with the file size limit named for EFBIG (static
- * storage, overwritten by the next call). */
-const char *tool_strerror(int err);
-
-/* Returns 1 while writes to standard output work, 0 once one has failed;
- * the subcommand then stops reading and returns tool_output_finish()'s
- * status.  Call it right after writing, while errno is the write's. */
-int tool_output_ok(void);
-
-/* Flushes standard output and, once the report is written whole, renames
- * the temporary file of -o FILE to FILE (FILE is left as it was when a
- * write failed, or when this is never called).  Returns TOOL_EXIT_OK,
- * TOOL_EXIT_PIPE (the reader went away: nothing is printed) or
- * TOOL_EXIT_INPUT (another write error, which is reported). */
-int tool_output_finish(void);
-
-/* Writes `len` bytes as an OCaml string literal, the way OCaml's "%S"
- * does (String.escaped between double quotes): \" \\ \n \t \r \b, the
- * printable ASCII characters as they are, every other byte as \DDD. */
-void tool_put_ocaml_string(FILE *out, const void *bytes, size_t len);
-
-/* tool_put_text() flags. */
-#define TOOL_TEXT_FIELD 1u /* one field of a line: the space as \032 too */
-#define TOOL_TEXT_UTF8 2u  /* printable UTF-8 characters as they are */
-
-/* Writes `len` bytes of text that a ring file or another process supplies
- * (program, thread and event names, command lines, /proc/PID/comm) so
- * that it can neither act on a terminal nor break a line: printable
- * ASCII as is (the backslash too), every other byte as \DDD in decimal;
- * with TOOL_TEXT_UTF8, a well-formed UTF-8 character as is unless it is
- * a C1 control, a line or paragraph separator or a bidirectional
- * control.  The one escaping of such text: every place that prints it
- * goes through here. */
-void tool_put_text(FILE *out, const void *text, size_t len, unsigned how);
-
-/* The one rule of what is well-formed UTF-8, for every encoder of such
- * text (terminal, HTML, JSON): the length (1 to 4) of the character at
- * `text` (`len` > 0 bytes), its code point in *cp; 0 when the first byte
- * begins none (a stray or missing continuation byte, an overlong form, a
- * surrogate, past U+10FFFF, cut short). */
-size_t tool_utf8_char(const void *text, size_t len, uint32_t *cp);
-
-/* How many of the `len` (> 0) bytes at `text` make the character that
- * tool_put_text() writes as it is, given `how`; 0 when the first byte is
- * to be escaped (as \DDD). */
-size_t tool_text_char(const void *text, size_t len, unsigned how);
-
-/* tool_put_text() of the string `s` into `buf` (`size` bytes), cut after
- * the last character or escape that fits, NUL-terminated; returns buf. */
-const char *tool_text(char *buf, size_t size, const char *s, unsigned how);
-
-/* Room for tool_text() of a string of `n` bytes, its NUL included. */
-#define TOOL_TEXT_BUF(n) (4 * (n) + 1)
-
-/* Writes a name taken from a ring file so that it stays one field of one
- * line (tool_put_text with TOOL_TEXT_FIELD: printable ASCII other than
- * the space as is, every other byte as \DDD).  An empty name is written
- * as `fallback` followed by `id`. */
-void tool_put_name(FILE *out, const char *name, const char *fallback, int id);
-
-/* ------------------------------------------------------------------ */
-/* source.c, spawn.c, progress.c: where events come from.               */
 /*                                                                      */
 /* A subcommand names its source in one of three ways, all handled here: */
 /*   FILE                   a ring file, read post-mortem (or followed); */
@@ -429,7 +201,6 @@ struct tool_source {
    * then gives the callbacks only the events that pass. */
   struct tool_filter *filter;
 };
-
 
 /* Called by main() with the subcommand's argc/argv (argv[0] is its name)
  * before the subcommand runs: takes `-- CMD ARGS...` (from the first
@@ -779,16 +550,132 @@ int tool_dirscan(struct tool_dirscan *d, const struct tool_dirscan_ops *ops,
 int tool_dirscan_nofile(const struct tool_dirscan *d);
 void tool_dirscan_free(struct tool_dirscan *d);
 
-/* The longest duration an option takes, in nanoseconds. */
-#define TOOL_DURATION_MAX_NS 1e18
+/* ================================================================== */
+/* events.c                                                             */
+/* ================================================================== */
 
-/* A duration such as 10ms, 2.5s (units ns, us, ms, s; at most
- * TOOL_DURATION_MAX_NS) into *ns: the one parser of every option that
- * takes a duration.  Returns 0, or -1 with the reason in `why` (not a
- * number, no unit, an unknown unit, too large). */
-int tool_parse_duration(const char *s, uint64_t *ns, char *why, size_t size);
+/* What the subcommands share in handling the events a cursor
+ * delivers: one table to install their callbacks, the names of phases,
+ * counters, lifecycle kinds and user events (with the fallback that
+ * stands for a name the file does not give), and the unit of the lost
+ * counts.
+ *
+ * Every subcommand shows an unnamed id the same way, as the kind's
+ * fallback and the id (phase_12, counter_3, lifecycle_9, user_40), so
+ * that the outputs of dump, ctf, trace, stats and metrics can be matched
+ * against one another.
+ */
 
-/* CLOCK_MONOTONIC in nanoseconds. */
-uint64_t tool_now_ns(void);
+#include <stddef.h>
+#include <stdio.h>
 
-#endif /* EVENTRING_TOOL_H */
+/* A subcommand's callbacks, one field per kind of event, in the order of
+ * eventring.h's setters (a table that handles every kind can list them
+ * without names); a NULL field leaves that kind to the cursor's default
+ * (skipped). */
+struct tool_handlers {
+  eventring_phase_fn runtime_begin;
+  eventring_phase_fn runtime_end;
+  eventring_counter_fn runtime_counter;
+  eventring_alloc_fn alloc;
+  eventring_lifecycle_fn lifecycle;
+  eventring_user_unit_fn user_unit;
+  eventring_user_int_fn user_int;
+  eventring_user_span_fn user_span;
+  eventring_user_custom_fn user_custom;
+  eventring_lost_fn lost_events;
+  eventring_thread_fn thread;
+  /* NULL: the events before a ring's window go to lost_events, as
+   * OCaml 5's consumer reports them. */
+  eventring_window_fn window;
+};
+
+/* A callbacks object with the handlers of `h` installed; NULL when out of
+ * memory.  Free it with eventring_callbacks_free(). */
+eventring_callbacks *tool_callbacks_new(const struct tool_handlers *h);
+
+/* The handlers that tool_callbacks_new() installed in `cb` (which the
+ * filters of filter.c wrap), or NULL for a callbacks object it did not
+ * make. */
+const struct tool_handlers *tool_callbacks_handlers(
+    const eventring_callbacks *cb);
+
+enum tool_name_kind {
+  TOOL_NAME_PHASE,
+  TOOL_NAME_COUNTER,
+  TOOL_NAME_LIFECYCLE,
+  TOOL_NAME_USER,
+};
+
+/* The fallback of each kind: "phase_", "counter_", "lifecycle_",
+ * "user_". */
+extern const char *const tool_name_fallback[];
+
+/* Room for a fallback name and its id. */
+#define TOOL_NAME_BUF 32
+
+/* The name the file gives id `id` of kind `k` (the cursor's phase and
+ * counter tables, the library's lifecycle names, the file's user event
+ * slots): NULL or "" when it has none. */
+const char *tool_file_name(const eventring_cursor *c, enum tool_name_kind k,
+                           int id);
+
+/* `name` when it is not NULL or empty, else `fallback` and `id` written
+ * into `buf` (TOOL_NAME_BUF bytes). */
+const char *tool_name_or(char *buf, const char *name, const char *fallback,
+                         int id);
+
+/* The file's name for the id, or the kind's fallback and the id written
+ * into `buf` (TOOL_NAME_BUF bytes).  Unescaped: for JSON strings, labels
+ * and tables that escape in their own way. */
+const char *tool_event_name(const eventring_cursor *c, enum tool_name_kind k,
+                            int id, char *buf);
+
+/* Writes the file's name for the id as tool_put_name() does (one field of
+ * one line, the kind's fallback for a missing name). */
+void tool_put_event_name(FILE *out, const eventring_cursor *c,
+                         enum tool_name_kind k, int id);
+
+/* "events" or "words": the unit of the cursor's lost counts. */
+const char *tool_lost_unit(const eventring_cursor *c);
+
+/* tool_put_name() into `buf` (`size` bytes, NUL-terminated, cut short if
+ * need be); returns buf. */
+const char *tool_name_str(char *buf, size_t size, const char *name,
+                          const char *fallback, int id);
+
+/* tool_put_ocaml_string() into `buf` (`size` bytes), without the quotes
+ * and NUL-terminated; returns the length, 0 when it does not fit. */
+size_t tool_ocaml_string_str(char *buf, size_t size, const void *bytes,
+                             size_t len);
+
+/* ================================================================== */
+/* walltime.c                                                           */
+/* ================================================================== */
+
+/* The wall clock of a source, for the subcommands that
+ * print or export times of day (walltime.c). */
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Room for the longest ISO 8601 time tool_wall_format() writes. */
+#define TOOL_WALL_BYTES 48
+
+/* The wall-clock offset of the file `c` reads: the wall time of an event
+ * stamped t is t + *offset nanoseconds since the Unix epoch.  The start
+ * pair's offset, so that every event of the file, and of its forked
+ * children's files (which keep it), is placed with one offset and keeps
+ * its order.  Returns 0, or the cursor's error
+ * (EVENTRING_E_NOWALLCLOCK for OCaml 5's files). */
+int tool_wall_offset(const eventring_cursor *c, int64_t *offset);
+
+/* The message for a source without a wall clock, naming `path`. */
+void tool_wall_unknown(const char *path, int err);
+
+/* `ns` nanoseconds since the Unix epoch as ISO 8601 UTC with
+ * nanoseconds, 2026-11-24T05:50:42.123456789Z, into buf (at least
+ * TOOL_WALL_BYTES). */
+void tool_wall_format(char *buf, size_t size, int64_t ns);
+
+#endif /* EVENTRING_TOOLS_INPUT_H */

@@ -1,0 +1,76 @@
+/* cmd.h -- the top layer of the `eventring` command (cmd/): one file per
+ * subcommand, each reading through input/ and writing through render/.
+ *   dump.c     `eventring dump`, every event as a line;
+ *   ctf.c      `eventring ctf`, a CTF trace for babeltrace2;
+ *   trace.c    `eventring trace`, a trace for Perfetto (render/);
+ *   latency.c, stats.c  `eventring latency` and `eventring stats`;
+ *   diff.c     `eventring diff`, two runs compared;
+ *   report.c   `eventring report`, an HTML page of charts;
+ *   metrics.c  `eventring metrics`, a Prometheus exporter that
+ *              metrics_http.c serves;
+ *   snapshot.c `eventring snapshot`, what the rings hold now (it runs
+ *              ctf.c's or trace.c's subcommand on the file it writes);
+ *   watch.c    `eventring watch`, the windows around triggers;
+ *   control.c  `eventring pause` and `eventring resume`.
+ * A new subcommand reuses the layers below and adds a file here.
+ */
+#ifndef EVENTRING_TOOLS_CMD_H
+#define EVENTRING_TOOLS_CMD_H
+
+#include "render/render.h"
+
+/* ================================================================== */
+/* Subcommands (argv[0] is the name; each returns its exit status)      */
+/* ================================================================== */
+
+int tool_dump(int argc, char **argv);
+int tool_ctf(int argc, char **argv);
+int tool_trace(int argc, char **argv);
+int tool_latency(int argc, char **argv);
+int tool_stats(int argc, char **argv);
+int tool_diff(int argc, char **argv);
+int tool_report(int argc, char **argv);
+int tool_metrics(int argc, char **argv);
+int tool_snapshot(int argc, char **argv);
+int tool_watch(int argc, char **argv);
+int tool_pause(int argc, char **argv);
+int tool_resume(int argc, char **argv);
+
+/* ================================================================== */
+/* metrics_http.c                                                       */
+/* ================================================================== */
+
+/* The HTTP side of `eventring metrics` (metrics_http.c),
+ * for metrics.c. */
+
+#include <stddef.h>
+#include <stdio.h>
+
+/* Writes the page of a scrape to `o`; called in the server's thread, so
+ * it takes whatever lock the data it reads needs. */
+typedef void (*metrics_render_fn)(FILE *o, void *arg);
+
+struct metrics_http;
+
+/* The default of --header-timeout, in seconds. */
+#define METRICS_HEADER_TIMEOUT 10.0
+
+/* Parses HOST:PORT or [HOST]:PORT and opens a listening socket bound to
+ * exactly that address; the address bound (with the port chosen for
+ * port 0) goes to `shown`.  Returns the socket, or -1 after printing one
+ * line (*usage set, and nothing printed, when the argument itself is
+ * wrong). */
+int metrics_http_listen(const char *arg, int *usage, char *shown,
+                        size_t shown_size);
+
+/* Starts serving /metrics on listening socket `fd` (which becomes the
+ * server's), rendered by `render`, with `header_timeout_s` seconds for a
+ * request to complete its headers.  Returns the server, or NULL (then
+ * `fd` is still the caller's). */
+struct metrics_http *metrics_http_start(int fd, double header_timeout_s,
+                                        metrics_render_fn render, void *arg);
+
+/* Stops the server and frees it; NULL is ignored. */
+void metrics_http_stop(struct metrics_http *h);
+
+#endif /* EVENTRING_TOOLS_CMD_H */
