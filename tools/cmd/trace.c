@@ -86,7 +86,7 @@
 #define HELP_REF "eventring trace --help"
 
 /* Set once, before the writer's header (render.h). */
-struct trace_wallclock trace_wall;
+static struct trace_wallclock trace_wall;
 
 /* The first thread track's number, unless a file has more slots: above
  * every slot eventring writes (its limit of 4096 domains). */
@@ -1234,7 +1234,8 @@ int tool_trace(int argc, char **argv) {
       on_user_unit, on_user_int, on_user_span, on_user_custom, on_lost,
       on_thread, NULL};
   eventring_callbacks *cb = tool_callbacks_new(&handlers);
-  if (t) t->wself = json ? trace_json_new(&t->w) : trace_fuchsia_new(&t->w);
+  if (t) t->wself = json ? trace_json_new(&t->w, &trace_wall)
+                    : trace_fuchsia_new(&t->w, &trace_wall);
   if (!t || !cb || !t->wself) {
     tool_error("out of memory");
     if (t && t->wself) t->w.free(t->wself);

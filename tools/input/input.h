@@ -130,7 +130,8 @@ struct tool_source {
   /* Set by the subcommand's lifecycle callback (tool_source_lifecycle). */
   int saw_ring_stop;
 
-  /* Everything below is zero after memset() and is set by source.c. */
+  /* Everything below is zero after memset() and is set by source.c
+   * and read.c. */
 
   /* The program's name, for titles ("process named after the program"):
    * the one its ring file records, else the spawned command's basename
@@ -216,7 +217,8 @@ int tool_source_command_given(void);
 
 /* Checks the source options and the operands left after them (at most
  * one FILE, which excludes --pid and a command; --dir needs --pid; with
- * src->multi, several FILEs, or --dir alone) and opens the cursor.  With a command, first runs it (see spawn.c): a
+ * src->multi, several FILEs, or --dir alone) and opens the cursor.  With
+ * a command, first runs it (see spawn.c): a
  * private directory, the tracing variables in its environment, and waits
  * until its ring file appears.  Returns TOOL_EXIT_OK, or prints one line
  * and returns TOOL_EXIT_USAGE, TOOL_EXIT_INPUT, TOOL_EXIT_NOTFOUND or
@@ -358,7 +360,7 @@ struct tool_proc {
 /* "pid 123 (prog)", "pid 123", or the file's name, into `buf`. */
 const char *tool_proc_label(const struct tool_proc *p, char *buf, size_t n);
 
-/* What the source's own code calls (source.c, spawn.c): */
+/* What the source's own code calls (source.c, read.c): */
 int tool_procs_open(struct tool_source *src, int nargs, char **args,
                     const char *help);
 int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
@@ -402,7 +404,7 @@ void tool_count_lost(const eventring_cursor *c, uint64_t *total,
                      uint64_t **lost, int *lost_n, int domain,
                      uint64_t count);
 
-/* source.c: following one file's writer (struct tool_writer_state). */
+/* rings.c: following one file's writer (struct tool_writer_state). */
 void tool_writer_note(struct tool_writer_state *w, const char *path,
                       pid_t pid);
 int tool_writer_gone(struct tool_writer_state *w, pid_t pid);
@@ -412,7 +414,20 @@ void tool_warn_numbering(const eventring_cursor *c, const char *path);
 /* The default of --drain-timeout. */
 #define TOOL_DRAIN_DEFAULT_NS 5000000000ULL
 
-/* ---- Between source.c and its helpers (not for subcommands). ---- */
+/* ---- Between the files of the input layer (not for subcommands). ---- */
+
+/* read.c: the source being opened or read (set by tool_source_open()
+ * and tool_source_read_raw(), cleared by tool_source_close()), for the
+ * lost and window callbacks and for tool_source_exit_status(). */
+extern struct tool_source *tool_source_current;
+
+/* rings.c: a + b, or UINT64_MAX when that does not fit (the cursor bounds
+ * each domain's count, 2^60, not the sum over thousands of domains). */
+uint64_t tool_add_sat(uint64_t a, uint64_t b);
+
+/* rings.c: the start time the file at `path` records for its writer, when
+ * it names `pid` (runtime/starttime.c).  Returns 1 and sets *start, or 0. */
+int tool_recorded_start(const char *path, pid_t pid, uint64_t *start);
 
 /* spawn.c.  Runs src->cmd with the tracing variables set, and opens a
  * cursor on its ring file (src->path, src->pid, src->cursor).  Returns

@@ -69,6 +69,7 @@ struct str_slot {
 
 struct fxt {
   uint64_t pid;
+  const struct trace_wallclock *wall; /* the trace's, read by begin() */
   /* The string table, an open-addressing hash set twice its capacity. */
   struct str_slot slots[2 * (STR_TABLE_MAX + 1)];
   unsigned nstrings;
@@ -181,12 +182,12 @@ static void put_process(struct fxt *f, FILE *out, uint64_t pid,
                         const char *process, int with_wall) {
   size_t il;
   unsigned name = str_ref(f, out, process, strlen(process), 1, &il);
-  int wall = with_wall && trace_wall.known;
+  int wall = with_wall && f->wall->known;
   char when[TOOL_WALL_BYTES];
   size_t kl[2], wl = 0;
   unsigned kref[2], wref = 0;
   if (wall) {
-    tool_wall_format(when, sizeof when, trace_wall.start);
+    tool_wall_format(when, sizeof when, f->wall->start);
     kref[0] = str_ref(f, out, "wall_clock_start", 16, 1, &kl[0]);
     wref = str_ref(f, out, when, strlen(when), 0, &wl);
     kref[1] = str_ref(f, out, "wall_clock_offset_ns", 20, 1, &kl[1]);
@@ -203,7 +204,7 @@ static void put_process(struct fxt *f, FILE *out, uint64_t pid,
     put_word(f, (uint64_t)ARG_INT64 | (uint64_t)(2 + words_for(kl[1])) << 4 |
                     (uint64_t)kref[1] << 16);
     put_stream(f, "wall_clock_offset_ns", kl[1]);
-    put_word(f, (uint64_t)trace_wall.offset);
+    put_word(f, (uint64_t)f->wall->offset);
   }
   end_record(f, out, REC_KOBJ,
              ZX_OBJ_TYPE_PROCESS | (uint64_t)name << 8 |
@@ -360,9 +361,11 @@ static void fxt_free(void *self) {
 static const struct trace_writer writer = {
     fxt_begin, fxt_process, fxt_track, fxt_event, fxt_end, fxt_free};
 
-void *trace_fuchsia_new(struct trace_writer *w) {
+void *trace_fuchsia_new(struct trace_writer *w,
+                        const struct trace_wallclock *wall) {
   struct fxt *f = calloc(1, sizeof *f);
   if (!f) return NULL;
+  f->wall = wall;
   *w = writer;
   return f;
 }

@@ -20,6 +20,7 @@
 
 struct json {
   uint64_t pid;
+  const struct trace_wallclock *wall; /* the trace's, read by begin() */
   int first; /* no event written yet: no comma before the next one */
 };
 
@@ -80,13 +81,13 @@ static void jt_begin(void *self, FILE *out, uint64_t pid,
   /* The clock of "ts" and, when the source records it, the wall clock:
    * otherData holds strings (the Trace Event Format's metadata). */
   fputs_unlocked(",\"clock-domain\":\"LINUX_CLOCK_MONOTONIC\"", out);
-  if (trace_wall.known) {
+  if (j->wall->known) {
     char when[TOOL_WALL_BYTES];
-    tool_wall_format(when, sizeof when, trace_wall.start);
+    tool_wall_format(when, sizeof when, j->wall->start);
     fprintf(out,
             ",\"wall-clock-start\":\"%s\",\"wall-clock-offset-ns\":"
             "\"%" PRId64 "\"",
-            when, trace_wall.offset);
+            when, j->wall->offset);
   }
   fputs_unlocked("},\n\"traceEvents\":[\n", out);
   sep(j, out);
@@ -176,9 +177,11 @@ static void jt_free(void *self) { free(self); }
 static const struct trace_writer writer = {
     jt_begin, jt_process, jt_track, jt_event, jt_end, jt_free};
 
-void *trace_json_new(struct trace_writer *w) {
+void *trace_json_new(struct trace_writer *w,
+                     const struct trace_wallclock *wall) {
   struct json *j = calloc(1, sizeof *j);
   if (!j) return NULL;
+  j->wall = wall;
   j->first = 1;
   *w = writer;
   return j;

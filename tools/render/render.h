@@ -101,11 +101,13 @@ struct trace_wallclock {
   int64_t offset;
   int64_t start;
 };
-extern struct trace_wallclock trace_wall;
 
-/* Each returns a writer's state for `w`, or NULL when out of memory. */
-void *trace_fuchsia_new(struct trace_writer *w);
-void *trace_json_new(struct trace_writer *w);
+/* Each returns a writer's state for `w`, or NULL when out of memory.
+ * The writer reads `wall` at begin() and keeps the pointer. */
+void *trace_fuchsia_new(struct trace_writer *w,
+                        const struct trace_wallclock *wall);
+void *trace_json_new(struct trace_writer *w,
+                     const struct trace_wallclock *wall);
 
 /* ================================================================== */
 /* svg.c                                                                */

@@ -1,0 +1,51 @@
+/* duration.c -- the clock of the events and the one parser of the
+ * durations options take.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "base/base.h"
+
+uint64_t tool_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+int tool_parse_duration(const char *s, uint64_t *ns, char *why, size_t size) {
+  char *end;
+  errno = 0;
+  double v = strtod(s, &end);
+  int overflow = errno == ERANGE && v > 1; /* HUGE_VAL */
+  if (end == s || (errno && !overflow) || !(v >= 0) || !(*s == '.' ||
+      (*s >= '0' && *s <= '9'))) {
+    snprintf(why, size, "duration '%s' is not a number and a unit (ns, us, "
+             "ms, s), e.g. 10ms", s);
+    return -1;
+  }
+  static const struct {
+    const char *unit;
+    double ns;
+  } units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+  if (!*end) {
+    snprintf(why, size, "duration '%s' needs a unit (ns, us, ms, s)", s);
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+    if (!strcmp(end, units[i].unit)) {
+      double x = v * units[i].ns;
+      if (overflow || !(x <= TOOL_DURATION_MAX_NS)) {
+        snprintf(why, size, "duration '%s' is too large (at most %.0fs, "
+                 "about 31 years)", s, TOOL_DURATION_MAX_NS / 1e9);
+        return -1;
+      }
+      *ns = (uint64_t)(x + 0.5);
+      return 0;
+    }
+  snprintf(why, size, "duration '%s' has an unknown unit '%s' (ns, us, ms, "
+           "s)", s, end);
+  return -1;
+}
