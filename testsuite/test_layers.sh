@@ -1,0 +1,134 @@
+#!/bin/bash
+# test_layers.sh -- the eventring command's files call only down: in the
+# objects of tools/, no file of a layer uses a symbol defined in a higher
+# layer (base < input < analysis < render < cmd < main.c), the files'
+# calls form no cycle (within a layer either: the input layer reads from
+# source.c down to rings.c), and each file includes only its own layer's
+# header, which includes only the header of the layer below.
+
+set -u
+
+srcdir=${EVENTRING_TEST_SRCDIR:-$(cd "$(dirname "$0")/.." && pwd)}
+builddir=${EVENTRING_TEST_BUILDDIR:-.}
+NM=${NM:-nm}
+layers=(base input analysis render cmd)
+
+pass=0 fail=0
+ok() { pass=$((pass + 1)); echo "  ok: $*"; }
+bad() { fail=$((fail + 1)); echo "  FAIL: $*"; }
+
+if ! command -v "$NM" >/dev/null 2>&1; then
+  echo "SKIP: no $NM to read the objects' symbols"
+  exit 77
+fi
+
+# The rank of a file's layer, from its path below tools/ (main.c: top).
+rank() {
+  local i
+  case $1 in */*) ;; *) echo ${#layers[@]}; return ;; esac
+  for i in "${!layers[@]}"; do
+    if [ "${1%%/*}" = "${layers[$i]}" ]; then echo "$i"; return; fi
+  done
+  echo -1
+}
+
+# Every source file is in a layer's folder (or is main.c).
+srcs=()
+for f in "$srcdir"/tools/*.c "$srcdir"/tools/*/*.c; do
+  f=${f#"$srcdir"/tools/}
+  if [ "$(rank "$f")" -lt 0 ]; then
+    bad "tools/$f is in no layer (${layers[*]})"
+  fi
+  srcs+=("$f")
+done
+# tools/libtool.a keeps one member per basename: two files of one name in
+# different layers would silently lose one of them.
+dups=$(for f in "${srcs[@]}"; do basename "$f"; done | sort | uniq -d)
+[ -z "$dups" ] && ok "file names unique across layers" ||
+  bad "file names in two layers (libtool.a keeps one): $(echo $dups)"
+[ "${#srcs[@]}" -gt 20 ] && ok "${#srcs[@]} files in layers ${layers[*]}" ||
+  bad "only ${#srcs[@]} source files under $srcdir/tools"
+
+# Headers: a .c file includes its own layer's header (main.c: cmd's), a
+# layer's header only the one below; no other header of tools/ exists.
+hdrs=$(cd "$srcdir/tools" && ls ./*.h ./*/*.h 2>/dev/null | sed 's|^\./||')
+want=$(for l in "${layers[@]}"; do echo "$l/$l.h"; done | sort)
+if [ "$hdrs" = "$want" ]; then ok "one header per layer"
+else bad "headers of tools/: $(echo $hdrs), expected $(echo $want)"; fi
+incs_bad=0
+for f in "${srcs[@]}" $hdrs; do
+  r=$(rank "$f")
+  case $f in
+    *.h) allowed=${layers[$((r - 1))]:-}; [ "$r" -eq 0 ] && allowed= ;;
+    main.c) allowed=cmd ;;
+    *) allowed=${layers[$r]} ;;
+  esac
+  for inc in $(sed -n 's|^#include "\([a-z]*\)/[a-z_]*\.h".*|\1|p' \
+                 "$srcdir/tools/$f"); do
+    if [ "$inc" != "$allowed" ]; then
+      bad "tools/$f includes $inc/$inc.h (may include: ${allowed:-none})"
+      incs_bad=1
+    fi
+  done
+  # Headers of tools/ are named by their path from tools/.
+  if grep -q '^#include "[a-z_]*\.h"' "$srcdir/tools/$f" &&
+     grep '^#include "[a-z_]*\.h"' "$srcdir/tools/$f" |
+       grep -qE '"(base|input|analysis|render|cmd)\.h"'; then
+    bad "tools/$f includes a layer header without its folder"
+    incs_bad=1
+  fi
+done
+[ $incs_bad -eq 0 ] && ok "each file includes only its layer's header"
+
+# The objects' symbols: which file defines each, which files use it.
+objs=()
+for f in "${srcs[@]}"; do
+  o=$builddir/tools/${f%.c}.o
+  if [ ! -f "$o" ]; then
+    echo "SKIP: $o is not built (make first)"
+    exit 77
+  fi
+  objs+=("$o")
+done
+tmp=$(mktemp -d) || exit 1
+trap 'rm -rf "$tmp"' EXIT
+for f in "${srcs[@]}"; do
+  o=$builddir/tools/${f%.c}.o
+  "$NM" -g --defined-only "$o" | awk -v f="$f" 'NF == 3 { print $3, f }'
+done | sort -k1,1 > "$tmp/defs"
+for f in "${srcs[@]}"; do
+  o=$builddir/tools/${f%.c}.o
+  "$NM" -u "$o" | awk -v f="$f" '{ print $NF, f }'
+done | sort -k1,1 > "$tmp/uses"
+# "user definer symbol", one line per cross-file reference.
+join "$tmp/uses" "$tmp/defs" | awk '$2 != $3 { print $2, $3, $1 }' |
+  sort > "$tmp/refs"
+[ -s "$tmp/refs" ] && ok "$(wc -l < "$tmp/refs") references between files" ||
+  bad "no reference between the files of tools/ (nm found nothing?)"
+
+up=0
+while read -r user definer sym; do
+  if [ "$(rank "$definer")" -gt "$(rank "$user")" ]; then
+    bad "tools/$user uses $sym of tools/$definer, a higher layer"
+    up=1
+  fi
+done < "$tmp/refs"
+[ $up -eq 0 ] && ok "no file uses a symbol of a higher layer"
+
+# No cycle among the files: tsort names the files of a loop.
+awk '{ print $1, $2 }' "$tmp/refs" | sort -u > "$tmp/edges"
+if tsort "$tmp/edges" > /dev/null 2> "$tmp/loop"; then
+  ok "the files' references form no cycle"
+else
+  grep -v 'input contains' "$tmp/loop" | sed 's/^tsort: //' | sort -u \
+    > "$tmp/inloop"
+  bad "the files' references form a cycle through: $(tr '\n' ' ' \
+    < "$tmp/inloop")"
+  # The references between the files of the loop, one line per pair.
+  awk 'NR == FNR { in_loop[$1] = 1; next }
+       ($1 in in_loop) && ($2 in in_loop) { print "    " $1 " -> " $2 }' \
+    "$tmp/inloop" "$tmp/edges"
+fi
+
+echo "layers: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
