@@ -68,7 +68,11 @@ if command -v ocamlfind >/dev/null 2>&1; then
       }
     }' "$tmp/demo.log" >"$tmp/side.txt"
   rc=$?
-  if [ -f ocaml-runtime/libasmrun_er.a ]; then want=3; else want=2; fi
+  if [ -f "${EVENTRING_TEST_OCAML_RT:-ocaml-runtime}/libasmrun_er.a" ]; then
+    want=3
+  else
+    want=2
+  fi
   if [ $rc -eq 0 ] && grep -q "^$want columns" "$tmp/side.txt"; then
     ok "runtimes side by side: $(cat "$tmp/side.txt")"
   else

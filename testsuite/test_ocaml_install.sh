@@ -104,7 +104,7 @@ if [ -f "$dest/runtime_events/libasmrun_er.a" ]; then
   else
     cat "$tmp/er.log"; bad "ocamlfind ocamlopt -runtime-variant _er"
   fi
-elif [ -f ocaml-runtime/libasmrun_er.a ] || [ -f "${OCAML_RT:-ocaml-runtime}/libasmrun_er.a" ]; then
+elif [ -f "${EVENTRING_TEST_OCAML_RT:-ocaml-runtime}/libasmrun_er.a" ]; then
   bad "the patched runtime was built but not installed with the package"
 else
   echo "SKIP: patched runtime part: not built (make ocaml-runtime; Debian's ocaml-source)"

@@ -169,9 +169,9 @@ elif unpack "$src413" "$tmp/413"; then
 else
   bad "could not unpack $src413"
 fi
-# `make check` builds them into ocaml-runtime/ and copies them into the
-# staged package, which a later `make demo` stages afresh without them.
-rt413=$builddir/ocaml-runtime
+# `make check` builds them into ocaml-runtime/ (or OCAML_RT=, another
+# build directory's) and copies them into the staged package.
+rt413=${EVENTRING_TEST_OCAML_RT:-$builddir/ocaml-runtime}
 if [ -z "$src413" ]; then
   :
 elif [ -z "$have_ocamlfind" ]; then

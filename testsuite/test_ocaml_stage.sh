@@ -6,8 +6,13 @@
 # testsuite/ocaml er_* tests look for them.  Runs from a configured build
 # directory (`make check` does); skipped when the variants are not built.
 MAKE=${MAKE:-make}
-rt=ocaml-runtime
+rt=${EVENTRING_TEST_OCAML_RT:-ocaml-runtime}
 pkg=stdlib-bindings/stage/runtime_events
+case ${EVENTRING_SANITIZER:-none} in
+none) ;;
+*) echo "SKIP: sanitizer build: its OCaml tests do not run, so it stages no runtime variant"
+   exit 77 ;;
+esac
 if [ ! -f "$rt/libasmrun_er.a" ]; then
   echo "SKIP: the patched OCaml runtime is not built (make ocaml-runtime; Debian's ocaml-source)"
   exit 77
