@@ -1223,7 +1223,7 @@ deliver(struct poll_state *ps, int domain, const uint64_t *ev, unsigned len) {
 /* A head beyond the tail we loaded first is normal when the writer
  * lapped us since; beyond the tail loaded now it is a corrupt header,
  * but for one shape: a writer that drops padding it has no room for
- * (ring.c, er_evict()) publishes a head at the ring's start, less than
+ * (ring.c, evict()) publishes a head at the ring's start, less than
  * one event past its tail, for the instant before it writes the event
  * there -- look again a few times then.  Returns 0, EVENTRING_E_CORRUPT
  * or an error from get(). */

@@ -39,6 +39,15 @@
 /* Largest apparent (sparse) file: d is lowered to stay under it. */
 #define ER_MAX_FILE_BYTES (UINT64_C(64) << 30)
 
+/* Eviction in batches (ring.c, er_make_room()): a ring of 2^e words is cut
+ * into ER_CHUNKS chunks (2^e / ER_CHUNKS words each, or 1 word for rings
+ * of fewer words), and eviction frees whole chunks.  A chunk's mark lives
+ * from when it is written until head passes it: at most ER_CHUNKS + 1 at
+ * once, and one more while an event is being placed. */
+#define ER_CHUNKS_LOG2 5
+#define ER_CHUNKS (1u << ER_CHUNKS_LOG2)
+#define ER_MARKS (ER_CHUNKS + 2)
+
 struct er_domain {
   /* 1 while the owner is between entering and leaving a probe.  Stored by
    * the owner with no fence (stw.h says why that is enough); alone in its
@@ -46,21 +55,38 @@ struct er_domain {
   int in_probe;
   char pad_[64 - sizeof(int)];
 
-  /* Owner-private while tracing runs. */
+  /* Owner-private while tracing runs.  The fast path (writer.h,
+   * er_emit_fast()) reads this cache line and no other of the struct. */
   uint64_t *ring;      /* the ring's words in the mapping, or NULL */
   uint64_t *hdr;       /* the ring's header words in the mapping */
-  uint64_t *ext;       /* the extension block of the file bound to */
   uint64_t mask;       /* ring_size_elements - 1 */
-  uint64_t head, tail; /* the owner's copies of ring_head / ring_tail */
-  uint64_t evicted;    /* events before head */
+  uint64_t tail;       /* the owner's copy of ring_tail */
+  /* An event of n words goes at the tail with no padding, no eviction
+   * and no mark to take when tail + n <= limit: the smaller of mark_at
+   * and head + ring size (0 while there is no ring), updated whenever
+   * either moves (ring.c, er_make_room()). */
+  uint64_t limit;
   uint64_t written;    /* events before tail */
-  uint64_t seq;        /* the PSEQ word's value: moves of head */
   uint64_t last_ts;    /* the last timestamp written (never go back) */
-  uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
   int spawn_pending;   /* ER_PENDING_*: what the owner sees to before its
                           next event (nonzero: one test on the probe path);
                           atomic, the stopper adds ER_PENDING_RETIRED */
   int id;              /* slot index, stored when a thread takes it */
+  uint64_t *ext;       /* the extension block of the file bound to */
+  uint64_t head;       /* the owner's copy of ring_head */
+  uint64_t evicted;    /* events before head */
+  uint64_t seq;        /* the PSEQ word's value: moves of head */
+  uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
+  /* Eviction in batches (ring.c): the ring is cut into ER_CHUNKS chunks
+   * of chunk_mask + 1 words, and the first event (or padding) that
+   * starts at or after each chunk's start is a mark, whose position and
+   * count of events before it are kept in marks[], oldest first
+   * (mk_first, mk_n), so that eviction moves head to a mark without
+   * reading the ring.  mark_at: the start of the chunk after the last
+   * mark, where the next mark is due. */
+  uint64_t chunk_mask;
+  uint64_t mark_at;
+  unsigned mk_first, mk_n;
   int threads;         /* threads bound to the slot; under er_st.lock */
   int shared;          /* joined (eventring_domain_join): several threads
                           whose probes the host serialises */
@@ -80,6 +106,10 @@ struct er_domain {
    * probes are serialised by the host (the OCaml runtime lock), which
    * orders their accesses as it orders their stores into the ring. */
   uint64_t last_writer;
+  struct er_mark {
+    uint64_t pos;      /* a ring position where an event or padding starts */
+    uint64_t count;    /* events (padding excluded) before it */
+  } marks[ER_MARKS];
 } __attribute__((aligned(64)));
 
 /* Bits of er_domain.spawn_pending. */

@@ -16,13 +16,17 @@
  *
  * Overwrite policy: a flight recorder.  Each domain's ring has exactly one
  * writer, the thread holding the slot.  When a new event does not fit, the
- * writer advances ring_head past the oldest whole events -- as many as
- * free the event's room plus a slack of 1/64 of the ring (at most 256
- * words), so that a full ring pays for this once per few dozen events --
- * publishes it, and only then overwrites their words; a reader that copied an event and
- * then finds ring_head beyond it knows the copy may be torn.  The owner
- * keeps its own copies of head, tail and the counts, so the write path
- * never loads a shared word.
+ * writer advances ring_head past the oldest whole events, in batches: the
+ * ring is cut into ER_CHUNKS (32) chunks, the first event or padding to
+ * start in each chunk is a mark, whose position and count of events before
+ * it the writer keeps (internal.h), and head goes to the first mark at or
+ * after where the event needs it, so a ring that keeps wrapping moves head
+ * once per chunk, without reading a word of the ring.  The ring so holds
+ * up to a chunk (1/32 of it) and one event less history than it could.  The writer
+ * publishes the new head, and only then overwrites the words; a reader
+ * that copied an event and then finds ring_head beyond it knows the copy
+ * may be torn.  The owner keeps its own copies of head, tail and the
+ * counts, so the write path never loads a shared word.
  *
  * Stores into the ring are relaxed atomics: on x86-64 and AArch64 they are
  * the plain stores a memcpy would do, and they let concurrent readers in
@@ -354,6 +358,9 @@ void er_domain_bind_file(struct er_domain *d) {
   d->head = d->tail = d->evicted = d->written = d->seq = 0;
   d->last_writer = 0; /* a shared slot's first event writes a marker */
   d->ring = d->hdr = d->thr = NULL;
+  d->limit = 0; /* until er_make_room() has taken the first mark */
+  d->mark_at = 0;
+  d->mk_first = d->mk_n = 0;
   if ((unsigned)d->id >= er_st.max_domains) return;
   uint64_t ring_bytes = er_st.meta[ER_META_RING_SIZE_BYTES];
   uint64_t off = er_st.meta[ER_META_DATA_OFFSET] + (uint64_t)d->id * ring_bytes;
@@ -367,50 +374,58 @@ void er_domain_bind_file(struct er_domain *d) {
   d->hdr = (uint64_t *)(er_st.map + er_st.meta[ER_META_HEADERS_OFFSET] +
                         (uint64_t)d->id * ER_RING_HEADER_BYTES);
   d->mask = er_st.meta[ER_META_RING_SIZE_ELEMENTS] - 1;
+  d->chunk_mask = d->mask >> ER_CHUNKS_LOG2; /* 0: chunks of a word */
   d->thr = er_st.threads + (uint64_t)d->id * ER_THR_WORDS;
   er_domain_publish(d, 1);
 }
 
-/* Advances head until the words up to `end` fit in the ring; `pad` words
- * of padding precede the new event.  Returns 1 when the padding itself
- * had to be given up (the padding and the event together are longer than
- * the ring), in which case the caller does not write it. */
-int er_evict(struct er_domain *d, uint64_t end, uint64_t pad) {
-  uint64_t size = d->mask + 1;
-  uint64_t head = d->head, evicted = d->evicted;
+/* Marks (internal.h, ER_CHUNKS): the event or padding about to be
+ * written at `pos` is one when it is the first to start in a chunk. */
+static void take_mark(struct er_domain *d, uint64_t pos) {
+  if (pos < d->mark_at) return;
+  if (d->mk_n == ER_MARKS) {
+    /* Cannot happen (see ER_MARKS); were it to, losing the oldest mark
+     * only makes a later eviction free more. */
+    d->mk_first = (d->mk_first + 1) % ER_MARKS;
+    d->mk_n--;
+  }
+  struct er_mark *m = &d->marks[(d->mk_first + d->mk_n) % ER_MARKS];
+  m->pos = pos;
+  m->count = d->written;
+  d->mk_n++;
+  d->mark_at = (pos | d->chunk_mask) + 1;
+}
+
+/* Advances head so that the words up to `end` fit in the ring, to the
+ * first mark at or after end - size, or, when there is none, past
+ * everything written; `pad` words of padding precede the new event.
+ * Returns 1 when the padding itself had to be given up (the padding and
+ * the event together are longer than the ring), in which case the caller
+ * does not write it. */
+static int evict(struct er_domain *d, uint64_t end, uint64_t pad) {
+  uint64_t size = d->mask + 1, need = end - size;
+  uint64_t head, evicted;
   int skip_pad = 0;
-  /* Free the room needed plus a slack, so that a full ring walks and
-   * publishes evictions once per few dozen events, not on every one. */
-  uint64_t want = end + ER_EVICT_SLACK(size);
-  /* Once the ring is full every event pays for this walk over the one it
-   * evicts, so the loop keeps the domain's words in locals and counts an
-   * event with one test: padding is the one header whose user bit and
-   * type bits are all 0. */
-  const uint64_t *ring = d->ring;
-  const uint64_t mask = d->mask, tail = d->tail;
-  _Static_assert(ER_EV_INTERNAL == 0, "padding's type is 0");
-  const uint64_t counted = ER_HDR(0, 1, 0xf, 0);
-  while (want - head > size) {
-    if (head == tail) {
-      /* Everything written is gone.  If the padding still does not fit,
-       * start the ring again after where the padding would have been. */
-      if (end - head > size) {
-        head = tail + pad;
-        skip_pad = 1;
-      }
-      break;
+  while (d->mk_n && d->marks[d->mk_first].pos < need) {
+    d->mk_first = (d->mk_first + 1) % ER_MARKS;
+    d->mk_n--;
+  }
+  if (d->mk_n) {
+    /* Popped too: head never comes back to it. */
+    const struct er_mark *m = &d->marks[d->mk_first];
+    head = m->pos;
+    evicted = m->count;
+    d->mk_first = (d->mk_first + 1) % ER_MARKS;
+    d->mk_n--;
+  } else {
+    /* Everything written is gone.  If the padding still does not fit,
+     * start the ring again after where the padding would have been. */
+    head = d->tail;
+    evicted = d->written;
+    if (end - head > size) {
+      head += pad;
+      skip_pad = 1;
     }
-    uint64_t h = ring[head & mask];
-    unsigned len = ER_HDR_LEN(h);
-    if (ER_UNLIKELY(len == 0 || head + len > tail)) {
-      /* Our own ring was changed behind our back (the file is writable by
-       * its owner).  Give up its contents rather than walk garbage. */
-      head = tail;
-      evicted = d->written;
-      continue;
-    }
-    evicted += (h & counted) != 0;
-    head += len;
   }
   d->head = head;
   d->evicted = evicted;
@@ -433,4 +448,26 @@ int er_evict(struct er_domain *d, uint64_t end, uint64_t pad) {
    * (stores are not reordered with stores). */
   er_fence_release();
   return skip_pad;
+}
+
+uint64_t *er_make_room(struct er_domain *d, unsigned len) {
+  uint64_t size = d->mask + 1, tail = d->tail;
+  uint64_t idx = tail & d->mask;
+  uint64_t pad = idx + len > size ? size - idx : 0;
+  uint64_t end = tail + pad + len;
+  int skip_pad = 0;
+  if (end - d->head > size) skip_pad = evict(d, end, pad);
+  if (pad) {
+    if (!skip_pad) {
+      take_mark(d, tail);
+      er_store_rlx(&d->ring[idx], ER_HDR(pad, 0, 0, 0));
+    }
+    tail += pad;
+    d->tail = tail;
+    idx = 0;
+  }
+  take_mark(d, tail);
+  uint64_t room = d->head + size;
+  d->limit = d->mark_at < room ? d->mark_at : room;
+  return &d->ring[idx];
 }

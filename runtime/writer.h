@@ -40,7 +40,10 @@ static inline uint64_t er_stamp(struct er_domain *d) {
 /* ------------------------------------------------------------------ */
 /* Reserving and publishing words (see ring.c for the overwrite policy). */
 
-ER_HIDDEN int er_evict(struct er_domain *d, uint64_t end, uint64_t pad);
+/* The whole of reserving (ring.c): pads to the ring's end, evicts a batch
+ * and takes a mark as needed, and returns room for `len` (at most the
+ * ring's size) contiguous words at the tail. */
+ER_HIDDEN uint64_t *er_make_room(struct er_domain *d, unsigned len);
 
 /* Counts an event the domain could not write in its ring's DROPPED word.
  * Called inside a probe that saw the world open, on a domain with a
@@ -57,27 +60,14 @@ static inline void er_count_dropped(struct er_domain *d) {
  * onto itself; OCaml 5 has no answer for that case either, so it is
  * settled here, once, for every kind of event. */
 static inline uint64_t *er_reserve(struct er_domain *d, unsigned len) {
-  uint64_t size = d->mask + 1;
-  if (ER_UNLIKELY(len > size)) {
+  if (ER_UNLIKELY(len > d->mask + 1)) {
     er_count_dropped(d);
     return NULL;
   }
   uint64_t tail = d->tail;
-  uint64_t idx = tail & d->mask;
-  uint64_t pad = idx + len > size ? size - idx : 0;
-  uint64_t end = tail + pad + len;
-  int skip_pad = 0;
-  if (ER_UNLIKELY(end - d->head > size)) skip_pad = er_evict(d, end, pad);
-  if (ER_UNLIKELY(pad)) {
-    if (!skip_pad) er_store_rlx(&d->ring[idx], ER_HDR(pad, 0, 0, 0));
-    d->tail = tail + pad;
-    idx = 0;
-  }
-  return &d->ring[idx];
+  if (ER_LIKELY(tail + len <= d->limit)) return &d->ring[tail & d->mask];
+  return er_make_room(d, len);
 }
-
-/* The room evicted beyond what an event needs (ring.c, er_evict()). */
-#define ER_EVICT_SLACK(size) ((size) / 64 < 256 ? (size) / 64 : 256)
 
 /* Publishes the `len` words written at the tail as one event.  The
  * domain's words are read once into locals: the stores into the mapping
@@ -135,10 +125,11 @@ er_emit_fast(enum er_origin origin, unsigned type, unsigned id,
   struct er_domain *d = er_tls_self;
   if (ER_UNLIKELY(!d) || ER_UNLIKELY(!er_enter_fast(d))) return 0;
   const unsigned len = 2 + n;
-  uint64_t tail = d->tail, size = d->mask + 1;
-  uint64_t idx = tail & d->mask;
-  if (ER_UNLIKELY(idx + len > size) ||
-      ER_UNLIKELY(tail + len - d->head > size)) {
+  /* Room before the limit (see er_domain.limit): no padding, no
+   * eviction, no mark; an event longer than the ring fails this too,
+   * and so does a domain without a ring (limit 0). */
+  uint64_t tail = d->tail;
+  if (ER_UNLIKELY(tail + len > d->limit)) {
     er_leave(d);
     return 0;
   }
@@ -153,7 +144,7 @@ er_emit_fast(enum er_origin origin, unsigned type, unsigned id,
   /* Never before the domain's last timestamp, as er_stamp() does. */
   if (ER_UNLIKELY(t < d->last_ts)) t = d->last_ts;
   d->last_ts = t;
-  uint64_t *ev = &d->ring[idx];
+  uint64_t *ev = &d->ring[tail & d->mask];
   er_store_rlx(&ev[0], ER_HDR(len, origin, type, id));
   er_store_rlx(&ev[1], t);
   for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
