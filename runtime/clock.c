@@ -81,7 +81,10 @@ static void sample(uint64_t *tsc, uint64_t *ns) {
 static uint64_t rate(uint64_t tsc1, uint64_t ns1, uint64_t tsc2,
                      uint64_t ns2) {
   if (tsc2 <= tsc1 || ns2 <= ns1) return 0;
-  return (uint64_t)(((unsigned __int128)(ns2 - ns1) << 32) / (tsc2 - tsc1));
+  unsigned __int128 m = ((unsigned __int128)(ns2 - ns1) << 32) / (tsc2 - tsc1);
+  /* Below ER_MULT_LIMIT, or no set (clock_gettime() stays): a TSC of
+   * under 62.5 MHz, which no clocksource "tsc" runs at. */
+  return m < ER_MULT_LIMIT ? (uint64_t)m : 0;
 }
 
 /* Publishes a set (clock.h, "Reading a set").  Called with recal_busy

@@ -84,6 +84,12 @@
  * used before it is measured again. */
 #define ER_RECAL_CYCLES (UINT64_C(1) << 28)
 
+/* Sets have mult below this (clock.c, rate()), so that er_now_fast()
+ * multiplies d <= ER_RECAL_CYCLES by it in 64 bits. */
+#define ER_MULT_LIMIT (UINT64_C(1) << 36)
+_Static_assert(ER_RECAL_CYCLES <= UINT64_C(1) << 28,
+               "d * mult must fit in 64 bits");
+
 /* How long the first calibration measures the rate: two milliseconds
  * give it to a few parts in a million; the first recalibration, a tenth
  * of a second later, refines it. */
@@ -147,7 +153,9 @@ static inline __attribute__((always_inline)) int er_now_fast(uint64_t *out) {
   er_compiler_barrier();
   uint64_t d = __rdtsc() - tsc0;
   if (ER_UNLIKELY(d > ER_RECAL_CYCLES)) return 0;
-  *out = ns0 + (uint64_t)(((unsigned __int128)d * mult) >> 32);
+  /* d <= 2^28 and mult < 2^36 (ER_MULT_LIMIT): the product fits in 64
+   * bits, one multiply and one shift, not a 128-bit product. */
+  *out = ns0 + ((d * mult) >> 32);
   return 1;
 #else
   (void)out;

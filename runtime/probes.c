@@ -54,8 +54,11 @@ void eventring__runtime(unsigned type, unsigned id) {
     drop_bad_event();
     return;
   }
-  if (ER_LIKELY(er_emit_fast(ER_FROM_RUNTIME, type, id, NULL, 0))) return;
-  runtime_slow(type, id);
+  /* The whole way gets the type and id back from the header word, so
+   * that the fast path keeps one register for them across the clock. */
+  uint64_t hdr = ER_HDR(2, ER_FROM_RUNTIME, type, id);
+  if (ER_LIKELY(er_emit_fast_hdr(hdr, NULL, 0))) return;
+  runtime_slow(ER_HDR_TYPE(hdr), ER_HDR_ID(hdr));
 }
 
 void eventring__runtime1(unsigned type, unsigned id, uint64_t value) {
@@ -64,8 +67,9 @@ void eventring__runtime1(unsigned type, unsigned id, uint64_t value) {
     drop_bad_event();
     return;
   }
-  if (ER_LIKELY(er_emit_fast(ER_FROM_RUNTIME, type, id, &value, 1))) return;
-  runtime1_slow(type, id, value);
+  uint64_t hdr = ER_HDR(3, ER_FROM_RUNTIME, type, id);
+  if (ER_LIKELY(er_emit_fast_hdr(hdr, &value, 1))) return;
+  runtime1_slow(ER_HDR_TYPE(hdr), ER_HDR_ID(hdr), value);
 }
 
 void eventring__user(unsigned type, int id, int64_t value) {
@@ -78,11 +82,12 @@ void eventring__user(unsigned type, int id, int64_t value) {
   }
   uint64_t v = (uint64_t)value;
   /* Two copies, each with a constant payload size. */
-  int done = type == ER_UEV_INT
-                 ? er_emit_fast(ER_FROM_USER, ER_UEV_INT, (unsigned)id, &v, 1)
-                 : er_emit_fast(ER_FROM_USER, type, (unsigned)id, NULL, 0);
+  uint64_t hdr = ER_HDR(type == ER_UEV_INT ? 3 : 2, ER_FROM_USER, type,
+                        (unsigned)id);
+  int done = type == ER_UEV_INT ? er_emit_fast_hdr(hdr, &v, 1)
+                                : er_emit_fast_hdr(hdr, NULL, 0);
   if (ER_LIKELY(done)) return;
-  user_slow(type, (unsigned)id, v);
+  user_slow(ER_HDR_TYPE(hdr), ER_HDR_ID(hdr), v);
 }
 
 /* A custom event: its bytes, padded to whole words, the last byte of the

@@ -274,7 +274,7 @@ static inline void er_leave(struct er_domain *d) {
  * tests, so that the probe that inlines it keeps its fast path free of
  * register saves. */
 static inline __attribute__((always_inline)) int
-er_enter_fast(struct er_domain *d) {
+er_enter_fast_at(struct er_domain *d, int need_ring) {
   if (ER_UNLIKELY(er_iload_rlx(&d->in_probe))) return 0;
   er_istore_rlx(&d->in_probe, 1);
   /* Keeps the compiler from moving the load below above the store; the
@@ -283,13 +283,18 @@ er_enter_fast(struct er_domain *d) {
   /* The one flag test (see THE FLAG WORD); acquire, pairing with the
    * release stores of eventring__on that let probes in. */
   if (ER_LIKELY(er_iload_acq(&eventring__on) == ER_ON_OPEN) &&
-      ER_LIKELY(d->ring != NULL) &&
+      ER_LIKELY(!need_ring || d->ring != NULL) &&
       ER_LIKELY(!er_iload_rlx(&d->spawn_pending))) {
     (void)ER_HOOK(ER_HOOK_INSIDE_PROBE);
     return 1;
   }
   er_leave(d);
   return 0;
+}
+
+static inline __attribute__((always_inline)) int
+er_enter_fast(struct er_domain *d) {
+  return er_enter_fast_at(d, 1);
 }
 
 /* Enters a probe on `d`, the calling thread's domain.  Returns d, or NULL

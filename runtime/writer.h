@@ -72,9 +72,11 @@ static inline uint64_t *er_reserve(struct er_domain *d, unsigned len) {
 /* Publishes the `len` words written at the tail as one event.  The
  * domain's words are read once into locals: the stores into the mapping
  * could alias them as far as the compiler knows. */
-static inline void er_commit(struct er_domain *d, unsigned len) {
+static inline void er_commit_at(struct er_domain *d, uint64_t tail,
+                                unsigned len) {
   uint64_t *hdr = d->hdr;
-  uint64_t tail = d->tail + len, written = d->written + 1;
+  uint64_t written = d->written + 1;
+  tail += len;
   d->tail = tail;
   d->written = written;
   /* WRITTEN before TAIL: a reader that loads TAIL (acquire) then WRITTEN
@@ -83,6 +85,10 @@ static inline void er_commit(struct er_domain *d, unsigned len) {
   /* Publishes the event's words; pairs with the reader's acquire load of
    * ring_tail. */
   er_store_rel(&hdr[ER_RING_TAIL], tail);
+}
+
+static inline void er_commit(struct er_domain *d, unsigned len) {
+  er_commit_at(d, d->tail, len);
 }
 
 /* The header's user bit: whose numbering `id` is in. */
@@ -120,10 +126,10 @@ er_emit(enum er_when when, enum er_origin origin, unsigned type, unsigned id,
  * ring's end (an event longer than the ring fails this too) and without
  * passing head + size. */
 static inline __attribute__((always_inline)) int
-er_emit_fast(enum er_origin origin, unsigned type, unsigned id,
-             const uint64_t *payload, unsigned n) {
+er_emit_fast_hdr(uint64_t hdr, const uint64_t *payload, unsigned n) {
   struct er_domain *d = er_tls_self;
-  if (ER_UNLIKELY(!d) || ER_UNLIKELY(!er_enter_fast(d))) return 0;
+  /* No test of d->ring: without a ring the limit is 0 (below). */
+  if (ER_UNLIKELY(!d) || ER_UNLIKELY(!er_enter_fast_at(d, 0))) return 0;
   const unsigned len = 2 + n;
   /* Room before the limit (see er_domain.limit): no padding, no
    * eviction, no mark; an event longer than the ring fails this too,
@@ -145,12 +151,20 @@ er_emit_fast(enum er_origin origin, unsigned type, unsigned id,
   if (ER_UNLIKELY(t < d->last_ts)) t = d->last_ts;
   d->last_ts = t;
   uint64_t *ev = &d->ring[tail & d->mask];
-  er_store_rlx(&ev[0], ER_HDR(len, origin, type, id));
+  er_store_rlx(&ev[0], hdr);
   er_store_rlx(&ev[1], t);
   for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
-  er_commit(d, len);
+  /* The tail loaded above: the stores into the mapping could alias
+   * d->tail as far as the compiler knows, which would reload it. */
+  er_commit_at(d, tail, len);
   er_leave(d);
   return 1;
+}
+
+static inline __attribute__((always_inline)) int
+er_emit_fast(enum er_origin origin, unsigned type, unsigned id,
+             const uint64_t *payload, unsigned n) {
+  return er_emit_fast_hdr(ER_HDR(2 + n, origin, type, id), payload, n);
 }
 
 /* A lifecycle event of a control operation, whose caller holds
