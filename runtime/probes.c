@@ -82,12 +82,16 @@ void eventring__user(unsigned type, int id, int64_t value) {
   }
   uint64_t v = (uint64_t)value;
   /* Two copies, each with a constant payload size. */
-  uint64_t hdr = ER_HDR(type == ER_UEV_INT ? 3 : 2, ER_FROM_USER, type,
-                        (unsigned)id);
-  int done = type == ER_UEV_INT ? er_emit_fast_hdr(hdr, &v, 1)
-                                : er_emit_fast_hdr(hdr, NULL, 0);
-  if (ER_LIKELY(done)) return;
-  user_slow(ER_HDR_TYPE(hdr), ER_HDR_ID(hdr), v);
+  if (type == ER_UEV_INT) {
+    uint64_t hdr = ER_HDR(3, ER_FROM_USER, ER_UEV_INT, (unsigned)id);
+    if (ER_LIKELY(er_emit_fast_hdr(hdr, &v, 1))) return;
+    user_slow(ER_UEV_INT, ER_HDR_ID(hdr), v);
+  } else {
+    /* No value: the whole way does not need it either. */
+    uint64_t hdr = ER_HDR(2, ER_FROM_USER, type, (unsigned)id);
+    if (ER_LIKELY(er_emit_fast_hdr(hdr, NULL, 0))) return;
+    user_slow(ER_HDR_TYPE(hdr), ER_HDR_ID(hdr), 0);
+  }
 }
 
 /* A custom event: its bytes, padded to whole words, the last byte of the

@@ -139,6 +139,11 @@ er_emit_fast_hdr(uint64_t hdr, const uint64_t *payload, unsigned n) {
     er_leave(d);
     return 0;
   }
+  /* With a payload, the event's address is taken before the clock and
+   * the tail loaded again after it (below), so that the fast path needs
+   * no more than the caller-saved registers across rdtsc, and saves
+   * none.  Without one, both stay in registers. */
+  uint64_t *ev = n ? &d->ring[tail & d->mask] : NULL;
   /* The clock's usual case only (clock.h): whatever needs a call -- no
    * TSC set yet, a recalibration due -- goes the whole way, so that this
    * path makes no call and saves no register.  Nothing is stored yet. */
@@ -150,13 +155,15 @@ er_emit_fast_hdr(uint64_t hdr, const uint64_t *payload, unsigned n) {
   /* Never before the domain's last timestamp, as er_stamp() does. */
   if (ER_UNLIKELY(t < d->last_ts)) t = d->last_ts;
   d->last_ts = t;
-  uint64_t *ev = &d->ring[tail & d->mask];
+  if (n == 0) ev = &d->ring[tail & d->mask];
   er_store_rlx(&ev[0], hdr);
   er_store_rlx(&ev[1], t);
   for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
-  /* The tail loaded above: the stores into the mapping could alias
-   * d->tail as far as the compiler knows, which would reload it. */
-  er_commit_at(d, tail, len);
+  /* Without a payload, the tail loaded above: the stores into the
+   * mapping could alias d->tail as far as the compiler knows, which
+   * would reload it. */
+  if (n) er_commit(d, len);
+  else er_commit_at(d, tail, len);
   er_leave(d);
   return 1;
 }
