@@ -5,7 +5,8 @@
  * of this is inlined: enter the domain (stw.h), take a timestamp, reserve
  * words, store them, publish the tail, leave.
  *
- * Each entry point has two copies of it.  er_emit_fast() handles the
+ * Each entry point has two copies of it.  er_emit_fast() (or
+ * er_emit_fast_hdr(), given the header word) handles the
  * usual event -- entered with one flag test, room in the ring without
  * padding or eviction -- and nothing else: it makes no call but the
  * clock's (a recalibration every tenth of a second), so the compiler
@@ -123,8 +124,10 @@ er_emit(enum er_when when, enum er_origin origin, unsigned type, unsigned id,
  * and left nothing entered, when the caller must call er_emit() instead
  * (see the top of this file).  The tests are the ones er_enter() and
  * er_reserve() make, in one piece: room for `2 + n` words before the
- * ring's end (an event longer than the ring fails this too) and without
- * passing head + size. */
+ * domain's limit (er_domain.limit: before the ring's end, head + size
+ * and the next mark; an event longer than the ring fails this too).
+ * `hdr` is the event's header word (ER_HDR(2 + n, ...)), which the
+ * caller can decode for the whole path (er_emit_fast() builds it). */
 static inline __attribute__((always_inline)) int
 er_emit_fast_hdr(uint64_t hdr, const uint64_t *payload, unsigned n) {
   struct er_domain *d = er_tls_self;
