@@ -91,6 +91,8 @@ static __thread sigset_t mask_before_fork
 static void fork_prepare(void) {
   block_signals(&mask_before_fork);
   er_lock();
+  /* A watcher just created may not run yet (the start does not wait). */
+  er_remote_wait_up();
 }
 
 static void fork_parent(void) {

@@ -355,6 +355,7 @@ ER_HIDDEN void er_cmdline_rewrite_locked(void);
  * lock cannot deadlock. */
 ER_HIDDEN void er_remote_start(uint64_t *ext);
 ER_HIDDEN void er_remote_stop(void);
+ER_HIDDEN void er_remote_wait_up(void);
 ER_HIDDEN void er_remote_after_fork(void);
 
 /* consumer.c: what a ring file's metadata header (`meta`, the first 8

@@ -169,7 +169,8 @@ ER_HIDDEN void er_readers_hold_locked(int held);
 enum er_remote_point {
   ER_POINT_STOP_ENTERED, /* eventring_stop(), before it takes the lock */
   ER_POINT_TAKEN,        /* the watcher took a request, not yet applied */
-  ER_POINT_POSTED        /* a controller posted a request, not yet waiting */
+  ER_POINT_POSTED,       /* a controller posted a request, not yet waiting */
+  ER_POINT_WATCHER_RUNS  /* the watcher's first instant, before it reads */
 };
 #ifdef ER_REMOTE_TEST
 void er_remote_test_point(enum er_remote_point p);

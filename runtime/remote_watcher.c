@@ -76,8 +76,10 @@ static void *watch(void *arg) {
   uint64_t *ext = arg;
   int *req = er_ctl_word(ext, ER_EXT_CTL_REQ);
   int *ack = er_ctl_word(ext, ER_EXT_CTL_ACK);
-  int seen = er_iload_acq(req);
-  er_istore_rel(ack, seen);
+  ER_REMOTE_POINT(ER_POINT_WATCHER_RUNS);
+  /* The starter answered every request before ours (er_remote_start):
+   * one posted since, before this thread first ran, is served below. */
+  int seen = er_iload_acq(ack);
   er_istore_rel(&watcher_up, 1);
   int holders = 0;
   while (!er_iload_acq(&watcher_quit)) {
@@ -142,12 +144,14 @@ void er_remote_start(uint64_t *ext) {
   pthread_attr_init(&attr);
   pthread_attr_setstacksize(&attr, 64 * 1024);
   er_istore_rlx(&watcher_up, 0);
+  /* What the watcher has seen, set here rather than when the thread
+   * first runs: the start returns without waiting for it (a wait that
+   * cost the caller tens of microseconds, milliseconds on a busy
+   * machine), and a controller may post a request as soon as the
+   * WATCHER word below says 1; the thread serves it when it runs. */
+  int *req = er_ctl_word(ext, ER_EXT_CTL_REQ);
+  er_istore_rel(er_ctl_word(ext, ER_EXT_CTL_ACK), er_iload_acq(req));
   if (pthread_create(&watcher, &attr, watch, ext) == 0) {
-    /* Return only once the thread runs: a fork() right after the start
-     * must not catch it half-created (its creation takes locks, e.g. a
-     * sanitizer's allocator's, that the child would inherit held). */
-    for (int i = 0; i < 100000 && !er_iload_acq(&watcher_up); i++)
-      sched_yield();
     watcher_running = 1;
     watched = ext;
     er_istore_rel(er_ctl_word(ext, ER_EXT_CTL_WATCHER), 1);
@@ -159,8 +163,18 @@ void er_remote_start(uint64_t *ext) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
+void er_remote_wait_up(void) {
+  /* A fork() must not catch the watcher half-created: its creation
+   * takes locks (e.g. a sanitizer's allocator's) that the child would
+   * inherit held.  It takes no lock of ours on the way to watcher_up. */
+  if (!watcher_running) return;
+  for (int i = 0; i < 100000 && !er_iload_acq(&watcher_up); i++)
+    sched_yield();
+}
+
 void er_remote_stop(void) {
   if (!watcher_running) return;
+  er_remote_wait_up();
   er_istore_rel(er_ctl_word(watched, ER_EXT_CTL_WATCHER), 0);
   er_istore_rel(&watcher_quit, 1);
   /* A request of nothing, so that a watcher about to sleep does not. */
