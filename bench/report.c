@@ -377,8 +377,9 @@ static void targets(const char *dir) {
   row("14", "untraced: the library adds <= 64 KiB of RSS",
       jfig(jget(rss, "rss_delta_kib")), 64, "KiB", 0,
       "bench_rss rss_delta_kib",
-      "fixed by issue 14; the figure compares with the same program "
-      "without the library in this run (VmRSS %s KiB; with it: %s KiB; "
+      "fixed by issue 14; linked as users link (pkg-config, dynamic), "
+      "against the same program without the library in this run (VmRSS "
+      "%s KiB; with it: %s KiB; "
       "anonymous memory added: %s KiB)",
       q(without, 0), q(with, 0), q(jfig(jget(rss, "rss_anon_delta_kib")), 0));
   row("14", "eventring_start() <= 300 us", jfig(jget(start, "start_us")),

@@ -39,8 +39,8 @@ static __thread uint64_t noslot_epoch
  * and costs nothing, in a thread that takes no slot.  exit_key_made is 0
  * when the key could not be made: slots are then not given back at a
  * thread's exit. */
-static pthread_key_t exit_key;
-static int exit_key_made;
+static pthread_key_t exit_key __attribute__((section(".data")));
+static int exit_key_made __attribute__((section(".data")));
 
 static void on_thread_exit(void *p) {
   /* Runs at thread exit, while the thread's TLS is still there. */

@@ -70,9 +70,16 @@ static void arm(void) {
 
 void er_arm(void) { pthread_once(&arm_once, arm); }
 
+/* The variable's name, in .data rather than .rodata: the data segment's
+ * pages are in memory once the loader has relocated the library, while
+ * nothing else of a program that never traces reads the read-only data
+ * segment, whose pages would otherwise all be mapped for this one string
+ * (the kernel maps the pages around a fault).  See bench/bench_rss.c. */
+static char start_var[] = "OCAML_RUNTIME_EVENTS_START";
+
 __attribute__((constructor)) static void er_init(void) {
 #ifndef EVENTRING_DISABLED
-  const char *start = secure_getenv("OCAML_RUNTIME_EVENTS_START");
+  const char *start = secure_getenv(start_var);
   if (start) {
     /* "paused": armed, paying only the paused probe cost until resumed
      * (eventring_resume() or `eventring resume PID` from outside). */

@@ -245,6 +245,82 @@ check "cc prog.c \$(pkg-config --cflags --libs eventring), traced run" \
 check "cc prog_i.c \$(pkg-config --cflags --libs eventring-i), traced run" \
   with_module eventring-i "$tmp/prog_i.c" "$tmp/prog_i" 1
 
+# A program that never traces: its probes and the library's constructors
+# leave the library's read-only data segment and the pages of its bss
+# (but the one the loader clears beside .data) without a page in memory
+# (issue 22: the constructor's string used to map the whole segment, the
+# exit key a page of bss).  Present pages are read from /proc/self/pagemap.
+cat >"$tmp/untraced.c" <<'EOF'
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <link.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <eventring.h>
+
+static int fd, bad;
+
+static int present(uintptr_t lo, uintptr_t hi, const char *what) {
+  int n = 0;
+  for (uintptr_t a = lo; a < hi; a += 4096) {
+    uint64_t e = 0;
+    if (pread(fd, &e, 8, (off_t)(a / 4096 * 8)) != 8) return -1;
+    if (e >> 63) n++;
+  }
+  printf("%s: %d of %lu pages present\n", what, n,
+         (unsigned long)((hi - lo) / 4096));
+  return n;
+}
+
+static int each(struct dl_phdr_info *info, size_t size, void *data) {
+  (void)size, (void)data;
+  if (!strstr(info->dlpi_name, "libeventring.so")) return 0;
+  for (int i = 0; i < info->dlpi_phnum; i++) {
+    const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+    if (p->p_type != PT_LOAD) continue;
+    uintptr_t start = info->dlpi_addr + p->p_vaddr;
+    uintptr_t file_end = (start + p->p_filesz + 4095) / 4096 * 4096;
+    uintptr_t end = (start + p->p_memsz + 4095) / 4096 * 4096;
+    if (p->p_flags == PF_R && p->p_offset != 0 &&
+        present(start / 4096 * 4096, end, "read-only data") != 0)
+      bad = 1;
+    if ((p->p_flags & PF_W) && end > file_end &&
+        present(file_end, end, "bss") != 0)
+      bad = 1;
+  }
+  return 1;
+}
+
+int main(void) {
+  for (int i = 0; i < 1000; i++) {
+    eventring_begin(EVENTRING_PHASE_MINOR);
+    eventring_end(EVENTRING_PHASE_MINOR);
+  }
+  fd = open("/proc/self/pagemap", O_RDONLY);
+  if (fd < 0 || dl_iterate_phdr(each, NULL) != 1) return 2;
+  return bad;
+}
+EOF
+untraced_pages() {
+  if ! $CC -o "$tmp/untraced" "$tmp/untraced.c" \
+       $($PKG_CONFIG --cflags --libs eventring); then
+    echo "    cannot build untraced.c against eventring"
+    return 1
+  fi
+  env -u OCAML_RUNTIME_EVENTS_START LD_LIBRARY_PATH="$libdir" \
+    "$tmp/untraced" >"$tmp/untraced.out"
+  rc=$?
+  sed 's/^/    /' "$tmp/untraced.out"
+  return $rc
+}
+# Sanitizers register and poison globals from a constructor of their own.
+if [ -z "$SAN_FLAGS" ] && [ "$TRACING" = yes ]; then
+  check "an untraced dynamic program maps no page of rodata or bss" \
+    untraced_pages
+fi
+
 # Static linking goes through Libs.private (-pthread, -latomic_ops).
 static_link() {
   if ! $CC $SAN_FLAGS -o "$tmp/prog_static" "$tmp/prog.c" \
