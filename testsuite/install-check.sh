@@ -107,6 +107,19 @@ soname_is() {
         sed -n 's/.*(SONAME).*\[\(.*\)\].*/\1/p')
   [ "$got" = "$2" ] || { echo "    $1: soname '$got', expected '$2'"; return 1; }
 }
+# Where configure found packed relative relocations, both libraries use
+# them (DT_RELR): the segment every program's loader reads stays small.
+packed_relocs() {
+  for so in "$libdir/libeventring.so.$major" "$libdir/libeventring_i.so.$major"; do
+    LC_ALL=C readelf -d "$so" 2>/dev/null | grep -q '(RELR)' ||
+      { echo "    $so: no DT_RELR: relative relocations are not packed"; return 1; }
+  done
+}
+if grep -q '^SO_RELR_LDFLAGS = .' Makefile; then
+  check "libeventring.so and libeventring_i.so pack relative relocations" \
+    packed_relocs
+fi
+
 check "soname libeventring.so.$major" \
   soname_is "$libdir/libeventring.so.$version" "libeventring.so.$major"
 check "soname libeventring_i.so.$major" \
