@@ -27,6 +27,8 @@ static uint64_t *watched;   /* the extension block it serves */
 static int watcher_quit;
 /* Atomic: the watcher is running. */
 static int watcher_up;
+/* The REQ value the starter answered (er_remote_start); atomic. */
+static int watcher_seen;
 
 /* Takes er_st.lock as er_lock() does, counted as a control path, and
  * returns 0 (er_unlock() gives it back); or returns 1 without it once the
@@ -79,8 +81,17 @@ static void *watch(void *arg) {
   ER_REMOTE_POINT(ER_POINT_WATCHER_RUNS);
   /* The starter answered every request before ours (er_remote_start):
    * one posted since, before this thread first ran, is served below. */
-  int seen = er_iload_acq(ack);
+  int seen = er_iload_acq(&watcher_seen);
   er_istore_rel(&watcher_up, 1);
+  /* The first sleep begins without a load from the file, as it did when
+   * the start waited for this thread: a file its owner cut meanwhile is
+   * then touched (and repaired, sigbus.c) no sooner than a sleep begun
+   * before the cut would have ended, ER_WATCH_RENEW_MS, rather than by
+   * this thread at whatever instant it first runs.  The kernel compares
+   * REQ with `seen` itself: a request already posted ends it at once. */
+  struct timespec first = {ER_WATCH_RENEW_MS / 1000, 0};
+  if (er_futex(req, FUTEX_WAIT, seen, &first) < 0 && errno == EFAULT)
+    er_futex(&watcher_quit, FUTEX_WAIT, 0, &first);
   int holders = 0;
   while (!er_iload_acq(&watcher_quit)) {
     int v = er_iload_acq(req);
@@ -150,7 +161,9 @@ void er_remote_start(uint64_t *ext) {
    * machine), and a controller may post a request as soon as the
    * WATCHER word below says 1; the thread serves it when it runs. */
   int *req = er_ctl_word(ext, ER_EXT_CTL_REQ);
-  er_istore_rel(er_ctl_word(ext, ER_EXT_CTL_ACK), er_iload_acq(req));
+  int seen = er_iload_acq(req);
+  er_istore_rel(&watcher_seen, seen);
+  er_istore_rel(er_ctl_word(ext, ER_EXT_CTL_ACK), seen);
   if (pthread_create(&watcher, &attr, watch, ext) == 0) {
     watcher_running = 1;
     watched = ext;
@@ -177,6 +190,8 @@ void er_remote_stop(void) {
   er_remote_wait_up();
   er_istore_rel(er_ctl_word(watched, ER_EXT_CTL_WATCHER), 0);
   er_istore_rel(&watcher_quit, 1);
+  /* Ends the wait of a watcher whose file was cut before it first ran. */
+  er_futex(&watcher_quit, FUTEX_WAKE, INT_MAX, NULL);
   /* A request of nothing, so that a watcher about to sleep does not. */
   er_post_request(er_ctl_word(watched, ER_EXT_CTL_REQ), 0);
   pthread_join(watcher, NULL);
