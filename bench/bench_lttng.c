@@ -10,7 +10,8 @@
  * is calibrated to run for about 70 ms.
  *
  * Output: a table on stdout; JSON to the file EVENTRING_BENCH_OUT names.
- * The exit status reports errors only, never slowness.
+ * Each run is at SCHED_FIFO where allowed, as bench_probes.c's (benchlib's
+ * bl_fifo()).  The exit status reports errors only, never slowness.
  */
 #define LTTNG_UST_TRACEPOINT_CREATE_PROBES
 #define LTTNG_UST_TRACEPOINT_DEFINE
@@ -18,6 +19,7 @@
 
 #include <errno.h>
 #include <stdint.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -120,6 +122,7 @@ static int run_one(const char *name) {
   for (int i = 0; i < N_OPS; i++)
     if (strcmp(ops[i].name, name) == 0) op = &ops[i];
   if (op == NULL) return 2;
+  (void)bl_fifo(); /* as bench_probes.c's runs, for the same comparison */
   alarm(CHILD_TIMEOUT_S);
   if (op->start) {
     if (mkdtemp(dir) == NULL) return 2;
@@ -175,9 +178,15 @@ static int driver(const char *argv0) {
   }
   for (int i = 0; i < N_OPS; i++) bl_summarize(&s[i]);
   bl_cpu_model(cpu, sizeof cpu);
+  const char *sched = "normal (other load may preempt the runs)";
+  if (bl_fifo()) {
+    struct sched_param sp0 = {.sched_priority = 0};
+    sched = "SCHED_FIFO (other load cannot preempt the runs)";
+    sched_setscheduler(0, SCHED_OTHER, &sp0);
+  }
   printf("LTTng-UST against eventring: ns per operation, median of %d runs "
          "(each a new\nprocess), min and max; LTTng channel in overwrite "
-         "mode\ncpu: %s\n\n", runs, cpu);
+         "mode\ncpu: %s\nscheduling: %s\n\n", runs, cpu, sched);
   printf("%-34s %9s %9s %9s %9s\n", "operation", "median", "min", "max",
          "x clock");
   for (int i = 0; i < N_OPS; i++)

@@ -327,15 +327,6 @@ static void reader_stop(struct reader *r, pthread_t th) {
 /* ---------------------------------------------------------------- */
 /* One run, in its own process: prints the ns per operation.         */
 
-/* Puts the calling process at SCHED_FIFO when allowed and not turned off
- * (see the top of this file).  Returns 1 when it is there. */
-static int try_fifo(void) {
-  const char *e = getenv("EVENTRING_BENCH_FIFO");
-  if (e && strcmp(e, "0") == 0) return 0;
-  struct sched_param sp = {.sched_priority = 10};
-  return sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
-}
-
 static int run_one(const char *opname, const char *statename) {
   const struct op *op = find_op(opname);
   int st = find_state(statename);
@@ -351,7 +342,7 @@ static int run_one(const char *opname, const char *statename) {
   }
   /* A hung run must not hang `make bench`. */
   alarm(CHILD_TIMEOUT_S);
-  (void)try_fifo();
+  (void)bl_fifo();
 
   /* The user events are registered in every state, as a program would at
    * start-up, so that the active state writes to valid ids. */
@@ -544,7 +535,7 @@ static int driver(const char *argv0) {
   bl_cpu_model(cpu, sizeof cpu);
   const char *sched = "normal (other load may preempt the runs)";
   struct sched_param sp0 = {.sched_priority = 0};
-  if (try_fifo()) {
+  if (bl_fifo()) {
     sched = "SCHED_FIFO (other load cannot preempt the runs)";
     sched_setscheduler(0, SCHED_OTHER, &sp0);
   }

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <libgen.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -231,4 +232,11 @@ int bl_json_close(const char *prog, FILE *out) {
   }
   printf("\nfigures written to %s\n", path);
   return 0;
+}
+
+int bl_fifo(void) {
+  const char *e = getenv("EVENTRING_BENCH_FIFO");
+  if (e && strcmp(e, "0") == 0) return 0;
+  struct sched_param sp = {.sched_priority = 10};
+  return sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
 }

@@ -56,6 +56,11 @@ void bl_add(struct bl_stat *s, double v);
 void bl_summarize(struct bl_stat *s);
 
 /* The CPU's model name from /proc/cpuinfo, "unknown" without it. */
+/* Puts the calling process at SCHED_FIFO (priority 10) when the system
+ * allows it and EVENTRING_BENCH_FIFO is not 0, so that other load on the
+ * machine cannot preempt a timed loop.  Returns 1 when it is there. */
+int bl_fifo(void);
+
 void bl_cpu_model(char *out, size_t len);
 
 /* Writes `s` as a JSON string (our strings hold no control characters). */
