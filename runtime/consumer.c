@@ -1092,6 +1092,100 @@ dispatch_run(const eventring_callbacks *cb, char *const *names, void *data,
   return p;
 }
 
+/* The callbacks a run calls when the poll has none of that kind: calling
+ * one costs a poll that lacks it a call, and saves every other poll a
+ * test per event. */
+static int no_phase(void *data, int domain, uint64_t ts, int phase) {
+  (void)data, (void)domain, (void)ts, (void)phase;
+  return 1;
+}
+static int no_counter(void *data, int domain, uint64_t ts, int counter,
+                      uint64_t value) {
+  (void)data, (void)domain, (void)ts, (void)counter, (void)value;
+  return 1;
+}
+
+/* The two passes in one, for a poll with callbacks: delivers the run that
+ * starts at `p` and ends before `end`, each event checked as scan_run()
+ * checks it -- its header's zero bits, its length for its kind, its id
+ * against the file's tables -- before its callback is called.  The
+ * caller keeps the poll's limit by the choice of `end` (`end` - `p`
+ * words hold at most half as many events).  The loop stops FAST_MAX_LEN
+ * words before `end`, so that every event it takes fits; the last words
+ * are deliver()'s.  Stops before the first event that fails a check
+ * (deliver() decodes it), before a user event whose name is not read yet
+ * (*why = RUN_NAME), or after the event whose callback asked to stop
+ * (*why = RUN_STOP); the number delivered in *count.  One pass saves
+ * scan_run()'s loads and tests of each header: with a callback per event,
+ * the calls bound the loop, not the load of the next header.  Not
+ * inlined, for the registers. */
+static __attribute__((noinline)) const uint64_t *
+check_dispatch_run(const eventring_cursor *c, const eventring_callbacks *cb,
+                   void *data, int domain, const uint64_t *p,
+                   const uint64_t *end, uint64_t *count, int *why) {
+  _Static_assert((ER_EV_BEGIN & 1) == 0 && ER_EV_END == (ER_EV_BEGIN | 1),
+                 "begin and end differ in the type's low bit");
+  const struct fast_kind *const fast = c->fast;
+  const eventring_phase_fn phase[2] = {
+      cb->runtime_begin ? cb->runtime_begin : no_phase,
+      cb->runtime_end ? cb->runtime_end : no_phase};
+  const eventring_counter_fn on_counter =
+      cb->runtime_counter ? cb->runtime_counter : no_counter;
+  uint64_t n = 0;
+  if (end - p < FAST_MAX_LEN) {
+    *count = 0;
+    return p;
+  }
+  const uint64_t *const last = end - FAST_MAX_LEN;
+  while (p <= last) {
+    const uint64_t h = p[0];
+    if (h & HDR_ZERO_BITS) break;
+    const uint32_t top = TOP(h);
+    const unsigned key = KEY(h);
+    if (top - fast[key].base >= fast[key].lim) break;
+    const int id = (int)(top & 0x1fff);
+    int go;
+    if (key == RUNTIME(ER_EV_COUNTER)) {
+      go = on_counter(data, domain, p[1], id, p[2]);
+      p += 3;
+    } else if (ER_LIKELY(key < USER(0))) { /* begin or end */
+      go = phase[key & 1](data, domain, p[1], id);
+      p += 2;
+    } else { /* the user kinds of set_fast_kinds() */
+      const char *name = c->user_names ? c->user_names[id] : NULL;
+      if (!name) {
+        *why = RUN_NAME;
+        break;
+      }
+      go = 1;
+      switch (ER_HDR_TYPE(h)) {
+      case ER_UEV_UNIT:
+        if (cb->user_unit) go = cb->user_unit(data, domain, p[1], id, name);
+        p += 2;
+        break;
+      case ER_UEV_INT:
+        if (cb->user_int)
+          go = cb->user_int(data, domain, p[1], id, name, (int64_t)p[2]);
+        p += 3;
+        break;
+      default: /* ER_UEV_SPAN_BEGIN, ER_UEV_SPAN_END */
+        if (cb->user_span)
+          go = cb->user_span(data, domain, p[1], id, name,
+                             ER_HDR_TYPE(h) == ER_UEV_SPAN_END);
+        p += 2;
+        break;
+      }
+    }
+    n++;
+    if (ER_UNLIKELY(!go)) {
+      *why = RUN_STOP;
+      break;
+    }
+  }
+  *count = n;
+  return p;
+}
+
 /* The number of events of a checked run [p, end). */
 static uint64_t run_events(const uint64_t *p, const uint64_t *end) {
   uint64_t n = 0;
@@ -1414,7 +1508,32 @@ read_ring(struct poll_state *ps, int domain) {
          * when there is one; not when the event here is one the run
          * left to deliver(). */
         uint64_t count, any_user;
-        uint64_t run_end = one_by_one ? off
+        /* With callbacks, checked and delivered in one pass, over at
+         * most twice as many words as the poll may still deliver events
+         * (an event of a run has 2 words or more); it stops where
+         * deliver() takes over. */
+        const int one_pass = any_cb && !one_by_one;
+        if (one_pass) {
+          int why = 0;
+          uint64_t run_lim = seg_end;
+          if ((max - delivered) < (seg_end - off) / 2)
+            run_lim = off + 2 * (uint64_t)(max - delivered);
+          const uint64_t *q =
+              check_dispatch_run(c, ps->cb, ps->data, domain, buf + off,
+                                 buf + run_lim, &count, &why);
+          if (q != buf + off) {
+            pos += (uint64_t)(q - buf) - off;
+            off = (uint64_t)(q - buf);
+            events += count;
+            delivered += count;
+            if (why == RUN_STOP) ps->stop = 1;
+            if (delivered >= max || ps->stop) goto next_copy;
+            if (off >= seg_end) continue;
+          }
+          /* The event at off is one for deliver(). */
+        }
+        uint64_t run_end = one_by_one || one_pass
+                           ? off
                            : scan_run(c, buf, off, seg_end, max - delivered,
                                       &count, &any_user);
         if (run_end != off) {

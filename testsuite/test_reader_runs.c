@@ -304,12 +304,56 @@ START_TEST(test_malformed_in_run) {
 }
 END_TEST
 
+/* A poll with some callbacks unset: the events without one are read
+ * and counted, never delivered, and the others are delivered in order,
+ * in polls of any size. */
+START_TEST(test_some_callbacks) {
+  char path[PATH_MAX];
+  write_file(path, sizeof path);
+  reference(path);
+  struct rec want;
+  memset(&want, 0, sizeof want);
+  for (size_t i = 0; i < ref.n; i++)
+    if (ref.ev[i].kind == 'c' || ref.ev[i].kind == 'e' ||
+        ref.ev[i].kind == 'i')
+      want.ev[want.n++] = ref.ev[i];
+  ck_assert_uint_eq(want.n, 4 * (size_t)SLICES);
+  static const size_t maxes[] = {0, 1, 2, 7, 100};
+  for (size_t k = 0; k < sizeof maxes / sizeof maxes[0]; k++) {
+    eventring_cursor *c;
+    ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+    eventring_callbacks *cb = eventring_callbacks_create();
+    ck_assert_ptr_nonnull(cb);
+    eventring_callbacks_set_runtime_end(cb, on_end);
+    eventring_callbacks_set_runtime_counter(cb, on_counter);
+    eventring_callbacks_set_user_int(cb, on_int);
+    memset(&got, 0, sizeof got);
+    size_t total = 0;
+    int r;
+    for (int polls = 0; (r = eventring_cursor_poll(c, cb, &got, maxes[k])) > 0;
+         polls++) {
+      ck_assert_int_lt(polls, 100000);
+      if (maxes[k]) ck_assert_int_le(r, (int)maxes[k]);
+      /* No limit and no callback that stops: one poll reads it all. */
+      else ck_assert_int_eq(r, (int)ref.n);
+      total += (size_t)r;
+    }
+    ck_assert_int_eq(r, 0);
+    ck_assert_uint_eq(total, ref.n);
+    same(&want, &got);
+    eventring_callbacks_free(cb);
+    eventring_cursor_free(c);
+  }
+}
+END_TEST
+
 static TCase *tc_runs(void) {
   TCase *tc = er_tcase("runs");
   tcase_add_test(tc, test_stop_anywhere);
   tcase_add_test(tc, test_limit_anywhere);
   tcase_add_test(tc, test_stray_bit_in_run);
   tcase_add_test(tc, test_malformed_in_run);
+  tcase_add_test(tc, test_some_callbacks);
   return tc;
 }
 
