@@ -18,9 +18,11 @@
  *      reported lost, counted exactly from the reloaded pair.
  *   4. Decode the copy, checking every header, and deliver: runs of
  *      events of a fixed length (runtime phases and counters, user
- *      units, ints and spans) in two passes, one that checks a run's
- *      headers and one that delivers it without checks; any other event
- *      one at a time.
+ *      units, ints and spans) in one pass that checks each event just
+ *      before its callback (check_dispatch_run), or, in a poll with no
+ *      callbacks, in a pass that checks the run (scan_run) and one that
+ *      delivers what it must (user names) without checks; any other
+ *      event one at a time.
  *
  * The file is never trusted.  Every value is loaded once into a local and
  * checked before use: the metadata and the extension block against the
@@ -908,8 +910,10 @@ static int lost(struct poll_state *ps, int domain, uint64_t n) {
  * of such events in the copy, checking each header -- its zero bits, its
  * length for its kind, its id against the file's tables, its end within
  * the segment -- with one branch per event; the second (dispatch_run)
- * delivers the run without checking anything again.  An event of any
- * other kind, or a bad one, ends the run and is decoded by deliver().
+ * delivers the run without checking anything again.  A poll with
+ * callbacks makes both in one pass instead (check_dispatch_run).  An event
+ * of any other kind, or a bad one, ends the run and is decoded by
+ * deliver().
  *
  * A runtime header's 28 bits above the zero bits are its length (10),
  * user bit (1), type (4) and id (13): the run's kinds are those whose
