@@ -1029,6 +1029,38 @@ scan_run(const eventring_cursor *c, const uint64_t *buf, uint64_t off,
   return off;
 }
 
+/* Delivers the user event of a fixed length (unit, int, span) at *p,
+ * whose header the caller has checked and whose name it has, to its
+ * callback if set, and moves *p past it.  Returns the callback's answer
+ * (1 without one).  The one home of these kinds' delivery for the two
+ * run loops below; deliver() decodes the rest. */
+static inline __attribute__((always_inline)) int
+user_fixed(const eventring_callbacks *cb, void *data, int domain,
+           const uint64_t **pp, int id, const char *name) {
+  const uint64_t *p = *pp;
+  const unsigned type = ER_HDR_TYPE(p[0]);
+  int go = 1;
+  /* Loaded here, not before the loops: user events are the fewer. */
+  switch (type) {
+  case ER_UEV_UNIT:
+    if (cb->user_unit) go = cb->user_unit(data, domain, p[1], id, name);
+    *pp = p + 2;
+    break;
+  case ER_UEV_INT:
+    if (cb->user_int)
+      go = cb->user_int(data, domain, p[1], id, name, (int64_t)p[2]);
+    *pp = p + 3;
+    break;
+  default: /* ER_UEV_SPAN_BEGIN, ER_UEV_SPAN_END */
+    if (cb->user_span)
+      go = cb->user_span(data, domain, p[1], id, name,
+                         type == ER_UEV_SPAN_END);
+    *pp = p + 2;
+    break;
+  }
+  return go;
+}
+
 /* The second pass: delivers the run [p, end) that scan_run() checked.
  * The callbacks and their argument are copied into locals first: the
  * compiler must assume that a call through a pointer may store anywhere,
@@ -1069,24 +1101,7 @@ dispatch_run(const eventring_callbacks *cb, char *const *names, void *data,
         *why = RUN_NAME;
         return p;
       }
-      /* Loaded here, not before the loop: user events are the fewer. */
-      switch (ER_HDR_TYPE(h)) {
-      case ER_UEV_UNIT:
-        if (cb->user_unit) go = cb->user_unit(data, domain, p[1], id, name);
-        p += 2;
-        break;
-      case ER_UEV_INT:
-        if (cb->user_int)
-          go = cb->user_int(data, domain, p[1], id, name, (int64_t)p[2]);
-        p += 3;
-        break;
-      default: /* ER_UEV_SPAN_BEGIN, ER_UEV_SPAN_END */
-        if (cb->user_span)
-          go = cb->user_span(data, domain, p[1], id, name,
-                             ER_HDR_TYPE(h) == ER_UEV_SPAN_END);
-        p += 2;
-        break;
-      }
+      go = user_fixed(cb, data, domain, &p, id, name);
     }
     if (ER_UNLIKELY(!go)) {
       *why = RUN_STOP;
@@ -1161,24 +1176,7 @@ check_dispatch_run(const eventring_cursor *c, const eventring_callbacks *cb,
         *why = RUN_NAME;
         break;
       }
-      go = 1;
-      switch (ER_HDR_TYPE(h)) {
-      case ER_UEV_UNIT:
-        if (cb->user_unit) go = cb->user_unit(data, domain, p[1], id, name);
-        p += 2;
-        break;
-      case ER_UEV_INT:
-        if (cb->user_int)
-          go = cb->user_int(data, domain, p[1], id, name, (int64_t)p[2]);
-        p += 3;
-        break;
-      default: /* ER_UEV_SPAN_BEGIN, ER_UEV_SPAN_END */
-        if (cb->user_span)
-          go = cb->user_span(data, domain, p[1], id, name,
-                             ER_HDR_TYPE(h) == ER_UEV_SPAN_END);
-        p += 2;
-        break;
-      }
+      go = user_fixed(cb, data, domain, &p, id, name);
     }
     n++;
     if (ER_UNLIKELY(!go)) {
