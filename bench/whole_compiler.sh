@@ -46,44 +46,12 @@ took() { # STEP: says how long STEP took since the previous one
   step_t=$t
 }
 
-# Unpacking, as build-aux/ocaml-runtime does: Debian's patches first.
-rm -rf "$work/tree" "$work/x" "$work/y" "$work/prefix"
-if [ -d "$src" ]; then
-  cp -R "$src" "$work/tree"
-  rm -rf "$work/tree/.git"
-else
-  mkdir "$work/x"
-  case $src in
-  *.tar.gz|*.tgz) tar xzf "$src" -C "$work/x" ;;
-  *.tar.xz) tar xJf "$src" -C "$work/x" ;;
-  *) tar xf "$src" -C "$work/x" ;;
-  esac
-  orig=$(find "$work/x" -maxdepth 2 -name 'ocaml_*.orig.tar.*' | head -n 1)
-  debpatches=
-  top=$work/x
-  if [ -n "$orig" ]; then
-    debpatches=$(dirname "$orig")/debian-patches
-    mkdir "$work/y"
-    tar xf "$orig" -C "$work/y"
-    top=$work/y
-  fi
-  v=$(find "$top" -maxdepth 2 -name VERSION | head -n 1)
-  [ -n "$v" ] || die "$src holds no OCaml source tree (no VERSION file)"
-  mv "$(dirname "$v")" "$work/tree"
-  if [ -n "$debpatches" ] && [ -f "$debpatches/series" ]; then
-    n=0
-    while read -r p; do
-      case $p in ''|'#'*) continue ;; esac
-      patch -d "$work/tree" -p1 -s < "$debpatches/$p" ||
-        die "Debian's patch $p does not apply to $src"
-      n=$((n + 1))
-    done < "$debpatches/series"
-    echo "whole_compiler: applied $n of Debian's patches"
-  fi
-  rm -rf "$work/x" "$work/y"
-fi
+# Unpacking as build-aux/ocaml-runtime does (build-aux/ocaml-unpack):
+# Debian's patches first.
+rm -rf "$work/tree" "$work/prefix"
+sh "$(dirname "$patchdir")/build-aux/ocaml-unpack" "$src" "$work/tree" ||
+  die "cannot unpack $src"
 tree=$work/tree
-[ -f "$tree/VERSION" ] || die "$src is not an OCaml source tree (no VERSION file)"
 version=$(head -n 1 "$tree/VERSION" | sed 's/[+~].*//')
 series=$patchdir/ocaml-$version
 [ -d "$series" ] || die "no patch series for OCaml $version in $patchdir"

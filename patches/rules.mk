@@ -22,7 +22,7 @@ OCAML_RT_LIBS = libasmrun_er.a libasmrun_eri.a libcamlrun_er.a \
 	libcamlrun_eri.a
 # What `make install` adds to the package: the variants, once built.
 OCAML_RT_INSTALL = $(wildcard $(addprefix $(OCAML_RT)/,$(OCAML_RT_LIBS)))
-OCAML_RT_INPUTS = $(srcdir)/build-aux/ocaml-runtime \
+OCAML_RT_INPUTS = $(srcdir)/build-aux/ocaml-runtime $(srcdir)/build-aux/ocaml-unpack \
 	$(wildcard $(srcdir)/patches/ocaml-*/*.patch)
 
 .PHONY: ocaml-runtime ocaml-runtime-auto ocaml-runtime-clean

@@ -54,33 +54,12 @@ fi
 
 # unpack SRC DIR: the OCaml tree of SRC (a directory, a tarball, or
 # Debian's ocaml-source tarball, whose own patches are applied) into
-# DIR/tree.  Fails, saying why, when SRC holds no OCaml tree.
+# DIR/tree, by build-aux/ocaml-unpack.  Fails, saying why, when SRC holds
+# no OCaml tree.
 unpack() {
-  local src=$1 d=$2 top orig deb= cand p
-  mkdir -p "$d/x"
-  if [ -d "$src" ]; then
-    tar -C "$src" --exclude=.git -cf - . | tar -C "$d/x" -xf - || return 1
-  else
-    tar -xf "$src" -C "$d/x" || return 1
-  fi
-  top=$d/x
-  orig=$(find "$d/x" -maxdepth 2 -name 'ocaml_*.orig.tar.*' | head -n 1)
-  if [ -n "$orig" ]; then
-    deb=$(dirname "$orig")/debian-patches
-    mkdir "$d/y" && tar -xf "$orig" -C "$d/y" || return 1
-    top=$d/y
-  fi
-  for cand in "$top" "$top"/*; do
-    if [ -f "$cand/VERSION" ]; then mv "$cand" "$d/tree"; break; fi
-  done
-  [ -f "$d/tree/VERSION" ] || { echo "    $src holds no OCaml tree"; return 1; }
-  if [ -n "$deb" ]; then
-    while read -r p; do
-      case $p in '' | '#'*) continue ;; esac
-      patch -d "$d/tree" -p1 -s --no-backup-if-mismatch <"$deb/$p" ||
-        { echo "    Debian's $p does not apply"; return 1; }
-    done <"$deb/series"
-  fi
+  local msg
+  mkdir -p "$2" && msg=$(sh "$srcdir/build-aux/ocaml-unpack" "$1" "$2/tree" 2>&1) ||
+    { echo "    $msg"; return 1; }
 }
 
 # series_applies TREE SERIES LABEL: each patch of SERIES, in order, with
