@@ -4,8 +4,9 @@
  * standard output that ends quietly on a closed pipe, the one-line error
  * messages (usage errors from getopt too), OCaml-style escaping and the
  * one escaping of names and other text that files supply; duration.c:
- * the clock of the events and the parser of durations.  It includes no
- * other layer of tools/.
+ * the clock of the events and the parser of durations; runcmd.c:
+ * commands run beside the tool (watch --exec).  It includes no other
+ * layer of tools/.
  *
  * Exit statuses are the same for every subcommand: 0 success,
  * TOOL_EXIT_INPUT for a file that cannot be read or is malformed (and for
@@ -229,5 +230,73 @@ int tool_parse_duration(const char *s, uint64_t *ns, char *why, size_t size);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t tool_now_ns(void);
+
+/* ================================================================== */
+/* runcmd.c                                                             */
+/* ================================================================== */
+
+/* A command line template, split into words without a shell (runcmd.c
+ * says how quotes work): `n` words, then NULL. */
+struct tool_cmdline {
+  char **words;
+  int n;
+};
+
+/* Splits `tmpl` into `c`.  Returns 0, or -1 with the reason in `why` (no
+ * command, a quote left open). */
+int tool_cmdline_parse(const char *tmpl, struct tool_cmdline *c, char *why,
+                       size_t size);
+void tool_cmdline_free(struct tool_cmdline *c);
+
+/* The argument vector of `c` for `arg`: every "{}" of every word replaced
+ * by `arg` as it is.  NULL when out of memory; free it with
+ * tool_cmdline_argv_free(). */
+char **tool_cmdline_argv(const struct tool_cmdline *c, const char *arg);
+void tool_cmdline_argv_free(char **argv);
+
+/* The most commands tool_run_setup() lets run at once. */
+#define TOOL_RUN_MAX 64
+
+/* How a command ended: `status` as waitpid() gives it (-1 when another
+ * reaper took it without telling us), `timed_out` when it had been sent
+ * SIGTERM for its timeout. */
+struct tool_run_end {
+  pid_t pid;
+  void *tag;
+  int status;
+  int timed_out;
+  uint64_t duration_ns;
+};
+typedef void (*tool_run_done_fn)(void *arg, const struct tool_run_end *e);
+
+/* Runs at most `max` (1 to TOOL_RUN_MAX) commands at once, each for at
+ * most `timeout_ns` (0: no limit) before SIGTERM to its process group
+ * and, two seconds later, SIGKILL; `done` is called (from
+ * tool_run_poll) when one ends.  One set of jobs per process. */
+void tool_run_setup(int max, uint64_t timeout_ns, tool_run_done_fn done,
+                    void *arg);
+
+/* Starts `argv` (argv[0] looked up in PATH) in a process group of its
+ * own, standard input /dev/null, standard output onto standard error;
+ * `tag` comes back in its tool_run_end.  Returns 0 with its pid in *pid,
+ * -EAGAIN when `max` are running, or a negated errno when it could not
+ * be started (ENOENT: no such program). */
+int tool_run_start(char *const argv[], void *tag, pid_t *pid);
+
+/* Reaps the commands that ended (calling `done` for each), sends the
+ * signals of the timeouts due; never blocks.  Returns how many are still
+ * running. */
+int tool_run_poll(void);
+
+/* tool_run_poll() until none is running: at most the longest timeout
+ * left, plus the grace before SIGKILL. */
+void tool_run_wait(void);
+
+/* The number of commands running. */
+int tool_run_running(void);
+
+/* For a reaper of every child (waitpid(-1)): hands the status of `pid`
+ * to its job.  Returns 1 when `pid` was one of ours, else 0. */
+int tool_run_reaped(pid_t pid, int status);
 
 #endif /* EVENTRING_TOOLS_BASE_H */
