@@ -917,17 +917,12 @@ static void close_window(struct target *t) {
     unlink(events);
   }
   const char *rule = w->cond->kind == C_SIGNAL ? "SIGUSR1" : w->cond->text;
-  if (e || !traced) {
-    char why[160];
-    if (e)
-      snprintf(why, sizeof why, "%s",
-               e == -EFBIG ? tool_strerror(EFBIG) : eventring_strerror(e));
-    else
-      snprintf(why, sizeof why, "eventring trace failed");
-    if (e)
-      eventlog_text(&L, "watch: snapshot of %s (pid %ld) for %s: %s%s%s",
-                    t->program, (long)t->pid, w->cond->text,
-                    fd >= 0 ? path : "", fd >= 0 ? ": " : "", why);
+  if (e) {
+    const char *why =
+        e == -EFBIG ? tool_strerror(EFBIG) : eventring_strerror(e);
+    eventlog_text(&L, "watch: snapshot of %s (pid %ld) for %s: %s%s%s",
+                  t->program, (long)t->pid, w->cond->text,
+                  fd >= 0 ? path : "", fd >= 0 ? ": " : "", why);
     W.failed = 1;
     eventlog_begin(&L, "snapshot_failed");
     if (fd >= 0) eventlog_str(&L, "snapshot", path);
@@ -946,19 +941,22 @@ static void close_window(struct target *t) {
                   path, rule, *w->measured ? ": " : "", w->measured,
                   t->program[0] ? t->program : "unknown", (long)t->pid,
                   st.events, st.domains, st.lost, extra);
-    eventlog_begin(&L, "snapshot");
+    /* A trace that could not be made is no file for a log or an
+     * action. */
+    eventlog_begin(&L, traced ? "snapshot" : "snapshot_failed");
     eventlog_str(&L, "snapshot", path);
     eventlog_str(&L, "format", format_names[O.format]);
     eventlog_str(&L, "rule", rule);
     eventlog_str(&L, "reason", reason_name[w->cond->kind]);
     eventlog_str(&L, "measured", w->measured);
+    if (!traced) eventlog_str(&L, "error", "eventring trace failed");
     eventlog_int(&L, "triggers", (int64_t)w->triggers);
     eventlog_int(&L, "events", (int64_t)st.events);
     eventlog_int(&L, "domains", st.domains);
     eventlog_int(&L, "lost", (int64_t)st.lost);
     log_process(t);
     eventlog_end(&L);
-    if (A.on) run_action(t, path);
+    if (A.on && traced) run_action(t, path);
   }
   t->wins = w->next;
   free(w->lost);
