@@ -395,6 +395,35 @@ START_TEST(test_exec_reads_on) {
 }
 END_TEST
 
+/* --exec-max 1: while the first snapshot's command runs (until the third
+ * snapshot exists, at most 20 s), the next two get none, and say so. */
+START_TEST(test_exec_max) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  char dir[64], out[PATH_MAX], cmd[2 * PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  snprintf(out, sizeof out, "%s/out", dir);
+  ck_assert_int_eq(mkdir(out, 0700), 0);
+  snprintf(cmd, sizeof cmd, "sh -c 'i=0; while [ $(ls \"$1\" | grep -c "
+           "\"[.]events$\") -lt 3 ]; do i=$((i + 1)); [ $i -lt 1000 ] || "
+           "exit 9; sleep 0.02; done' sh '%s'", out);
+  const char *opts[] = {"--when", "event:app.slow", "--before", "10ms",
+                        "--after", "5ms", "--every", "1ms", "-o", out,
+                        "--exec", cmd, "--exec-max", "1", NULL};
+  struct er_run r = run_watch(dir, opts, storm3);
+  ck_assert_msg(er_exit_code(&r, "eventring watch") == 0, "%s", r.err);
+  ck_assert_msg(er_count_entries(out, ".events") == 3, "%s", r.err);
+  struct er_lines skipped =
+      exec_paths(r.err, ": skipped, --exec-max 1 command still running\n");
+  ck_assert_msg(skipped.n == 2, "%zu skipped: %s", skipped.n, r.err);
+  ck_assert_msg(strstr(r.err, "eventring: watch: --exec: 1 run, 0 failed "
+                       "(0 timed out), 2 skipped\n"), "%s", r.err);
+  er_lines_free(&skipped);
+  er_rmdir(out);
+  er_run_free(&r);
+}
+END_TEST
+
 /* ------------------------------------------------------------------ */
 /* A log that cannot be opened.                                          */
 
@@ -419,6 +448,7 @@ static TCase *tc_exec(void) {
   tcase_add_loop_test(tc, test_exec_failures, 0, 3);
   tcase_add_loop_test(tc, test_exec_timeout, 0, 2);
   tcase_add_test(tc, test_exec_reads_on);
+  tcase_add_test(tc, test_exec_max);
   tcase_add_test(tc, test_exec_bad_log);
   return tc;
 }

@@ -537,8 +537,9 @@ static void run_action(const struct target *t, const char *path) {
   }
   if (e == -EAGAIN) {
     A.skipped++;
-    eventlog_text(&L, "watch: --exec for %s: skipped (%d commands running, "
-                  "--exec-max)", path, A.max);
+    eventlog_text(&L, "watch: --exec for %s: skipped, --exec-max %d "
+                  "command%s still running", path, A.max,
+                  A.max == 1 ? "" : "s");
     log_action("action_skipped", a, 0);
     eventlog_int(&L, "running", A.max);
   } else {
