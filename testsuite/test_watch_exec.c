@@ -1,4 +1,4 @@
-/* Tests eventring watch's actions and log: --exec gets each complete snapshot's path intact, its failures and timeouts are logged and counted, the recorder reads on while it runs; --log-format json lines with --label. */
+/* Tests eventring watch's actions and log: --exec gets each complete snapshot's path intact, its failures and timeouts are logged and counted, at most --exec-max run, the recorder reads on while one runs; --log-format json lines with --label. */
 #include <errno.h>
 #include <regex.h>
 #include <signal.h>
