@@ -7,7 +7,8 @@
  *   diff.c     `eventring diff`, two runs compared;
  *   report.c   `eventring report`, an HTML page of charts;
  *   metrics.c  `eventring metrics`, a Prometheus exporter that
- *              metrics_http.c serves;
+ *              metrics_http.c serves and metrics_dir.c feeds with the
+ *              files of a directory;
  *   snapshot.c `eventring snapshot`, what the rings hold now (it runs
  *              ctf.c's or trace.c's subcommand on the file it writes);
  *   watch.c    `eventring watch`, the windows around triggers;
@@ -72,5 +73,26 @@ struct metrics_http *metrics_http_start(int fd, double header_timeout_s,
 
 /* Stops the server and frees it; NULL is ignored. */
 void metrics_http_stop(struct metrics_http *h);
+
+/* ================================================================== */
+/* metrics_dir.c                                                        */
+/* ================================================================== */
+
+#include <pthread.h>
+
+/* The exporter's series and the lock that the reader, the server and
+ * the pusher share (metrics.c's). */
+struct metrics_state {
+  pthread_mutex_t lock;
+  struct metrics_set set; /* set.targets under lock */
+  int numbering;          /* EVENTRING_NUMBERING_* of the cursors */
+};
+
+/* Follows every ring file of `dir` into `m` until a signal comes (each
+ * event through `cb`, whose data is the file's target); a file's series
+ * stay `keep_ns` after it is gone.  Returns 128 + the signal, or the exit
+ * status of a directory that cannot be read. */
+int metrics_follow_dir(struct metrics_state *m, const char *dir,
+                       uint64_t keep_ns, const eventring_callbacks *cb);
 
 #endif /* EVENTRING_TOOLS_CMD_H */

@@ -6,7 +6,9 @@
  *   bars.c             a distribution in power-of-two bins, and its bar
  *                      chart on a terminal;
  *   eventlog.c         a log of what a long-running subcommand does, as
- *                      text lines or one JSON object a line.
+ *                      text lines or one JSON object a line;
+ *   exposition.c       the series of `eventring metrics` in Prometheus's
+ *                      text exposition format.
  * It builds on analysis/ and the layers below.
  */
 #ifndef EVENTRING_TOOLS_RENDER_H
@@ -284,5 +286,11 @@ void eventlog_int(struct eventlog *l, const char *key, int64_t value);
 /* Nanoseconds as seconds, with nine decimals. */
 void eventlog_seconds(struct eventlog *l, const char *key, uint64_t ns);
 void eventlog_end(struct eventlog *l);
+/* exposition.c                                                         */
+/* ================================================================== */
+
+/* Writes the series of `set` to `o` in Prometheus's text exposition
+ * format, version 0.0.4 (the page of a scrape). */
+void exposition_write(FILE *o, const struct metrics_set *set);
 
 #endif /* EVENTRING_TOOLS_RENDER_H */
