@@ -738,11 +738,25 @@ struct metrics_label {
   const char *value;
 };
 
-/* The targets, and the labels every series gets before its own. */
+/* What the pusher of remote write counts (cmd/metrics_push.c), in
+ * samples but for `failed`; written and read with __atomic builtins,
+ * since the pusher's threads update them while a listing reads them. */
+struct metrics_push_stats {
+  uint64_t collected; /* put in a request, to be sent */
+  uint64_t sent;      /* accepted by the receiver */
+  uint64_t dropped;   /* did not fit in the queue (the receiver was away) */
+  uint64_t rejected;  /* refused by the receiver (a 4xx status) */
+  uint64_t queued;    /* waiting to be sent, now */
+  uint64_t failed;    /* requests that failed and were tried again */
+};
+
+/* The targets, the labels every series gets before its own (host, the
+ * operator's), and the pusher's counts to list, or NULL. */
 struct metrics_set {
   struct metrics_target *targets;
   const struct metrics_label *common;
   int ncommon;
+  const struct metrics_push_stats *push;
 };
 
 /* A target reading cursor `c` (ours to free when `own`) of process
@@ -822,5 +836,11 @@ double metrics_sample_value(const struct metrics_sample *s);
  * names come from files). */
 void metrics_utf8(const char *s, void (*put)(void *arg, const char *p,
                                               size_t n), void *arg);
+
+/* Whether `name` may be a label an operator adds to every series:
+ * [a-zA-Z_][a-zA-Z0-9_]*, not starting with __ (Prometheus's) and not
+ * one that series have already (pid, program, domain, event, phase,
+ * le); `host` may be, and replaces the host's name. */
+int metrics_label_name_ok(const char *name);
 
 #endif /* EVENTRING_TOOLS_ANALYSIS_H */

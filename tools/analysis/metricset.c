@@ -41,6 +41,7 @@
  * value; ends without a begin are ignored.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -449,8 +450,13 @@ void metrics_utf8(const char *s, void (*put)(void *arg, const char *p,
 double metrics_sample_value(const struct metrics_sample *s) {
   switch (s->kind) {
   case METRICS_INT: return (double)s->i;
-  case METRICS_SECONDS:
-    return (double)(s->u / 1000000000u) + (double)(s->u % 1000000000u) / 1e9;
+  case METRICS_SECONDS: {
+    /* As a scrape's parser reads the text: one rounding, not two. */
+    char text[48];
+    snprintf(text, sizeof text, "%" PRIu64 ".%09" PRIu64,
+             s->u / 1000000000u, s->u % 1000000000u);
+    return strtod(text, NULL);
+  }
   default: return (double)s->u;
   }
 }
@@ -736,6 +742,55 @@ static void put_per_target(const struct metrics_set *set,
   }
 }
 
+/* The pusher's own families, with the common labels `l`. */
+static void list_push(const struct metrics_push_stats *p,
+                      const struct labels *l, const struct metrics_sink *o) {
+  static const struct {
+    const char *name, *type, *help;
+    size_t offset;
+  } fams[] = {
+      {"eventring_remote_write_samples_total", "counter",
+       "Samples collected for remote write.",
+       offsetof(struct metrics_push_stats, collected)},
+      {"eventring_remote_write_sent_samples_total", "counter",
+       "Samples the remote-write receiver accepted.",
+       offsetof(struct metrics_push_stats, sent)},
+      {"eventring_remote_write_dropped_samples_total", "counter",
+       "Samples dropped because the queue was full while the receiver "
+       "stayed away.",
+       offsetof(struct metrics_push_stats, dropped)},
+      {"eventring_remote_write_rejected_samples_total", "counter",
+       "Samples the remote-write receiver refused (a 4xx status).",
+       offsetof(struct metrics_push_stats, rejected)},
+      {"eventring_remote_write_queued_samples", "gauge",
+       "Samples waiting to be sent.",
+       offsetof(struct metrics_push_stats, queued)},
+      {"eventring_remote_write_failed_requests_total", "counter",
+       "Remote-write requests that failed and were tried again.",
+       offsetof(struct metrics_push_stats, failed)},
+  };
+  for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+    const uint64_t *v =
+        (const uint64_t *)((const char *)p + fams[i].offset);
+    put_family(o, fams[i].name, fams[i].type, fams[i].help);
+    put_value(o, fams[i].name, l, METRICS_UINT,
+              __atomic_load_n(v, __ATOMIC_RELAXED), 0);
+  }
+}
+
+int metrics_label_name_ok(const char *name) {
+  static const char *const taken[] = {"pid",   "program", "domain",
+                                      "event", "phase",   "le"};
+  if (!*name || (name[0] >= '0' && name[0] <= '9') ||
+      !strncmp(name, "__", 2) ||
+      strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                   "0123456789_") != strlen(name))
+    return 0;
+  for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
+    if (!strcmp(name, taken[i])) return 0;
+  return 1;
+}
+
 void metrics_list(const struct metrics_set *set,
                   const struct metrics_sink *o) {
   const struct metrics_target *t;
@@ -750,6 +805,7 @@ void metrics_list(const struct metrics_set *set,
   put_family(o, "eventring_rings", "gauge",
              "Ring files this exporter is reading.");
   put_value(o, "eventring_rings", &l, METRICS_UINT, (uint64_t)ntargets, 0);
+  if (set->push) list_push(set->push, &l, o);
   labels_end(&l);
 
   put_family(o, "eventring_events_read_total", "counter",

@@ -5,8 +5,8 @@
  * messages (usage errors from getopt too), OCaml-style escaping and the
  * one escaping of names and other text that files supply; duration.c:
  * the clock of the events and the parser of durations; runcmd.c:
- * commands run beside the tool (watch --exec).  It includes no other
- * layer of tools/.
+ * commands run beside the tool (watch --exec); httpclient.c: a POST to
+ * an http:// URL with a deadline.  It includes no other layer of tools/.
  *
  * Exit statuses are the same for every subcommand: 0 success,
  * TOOL_EXIT_INPUT for a file that cannot be read or is malformed (and for
@@ -298,5 +298,28 @@ int tool_run_running(void);
 /* For a reaper of every child (waitpid(-1)): hands the status of `pid`
  * to its job.  Returns 1 when `pid` was one of ours, else 0. */
 int tool_run_reaped(pid_t pid, int status);
+
+/* ================================================================== */
+/* httpclient.c                                                         */
+/* ================================================================== */
+
+/* An http:// URL, split. */
+struct tool_http_url {
+  char host[256]; /* without the brackets of an IPv6 address */
+  char port[8];
+  char path[1024]; /* with its query, "/" when the URL has none */
+};
+
+/* Splits `url` (http://HOST[:PORT][/PATH], HOST a name, an IPv4 address
+ * or [IPv6]).  Returns 0, or -1 when it is not such a URL. */
+int tool_http_url_parse(const char *url, struct tool_http_url *u);
+
+/* POSTs `len` bytes of `body` to `u` with the extra `headers` (each line
+ * ending in \r\n, or NULL), connecting, sending and reading the status
+ * line within `timeout_ns`.  Returns the response's status, or -1 with
+ * a reason in `err` (cannot connect, timed out, no response). */
+int tool_http_post(const struct tool_http_url *u, const char *headers,
+                   const void *body, size_t len, uint64_t timeout_ns,
+                   char *err, size_t err_size);
 
 #endif /* EVENTRING_TOOLS_BASE_H */

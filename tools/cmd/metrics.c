@@ -34,20 +34,41 @@
 #include "cmd/cmd.h"
 
 #define HELP_REF "eventring metrics --help"
+/* The defaults of --push-interval, --push-timeout and --queue-size. */
+#define PUSH_INTERVAL_NS 15000000000ULL
+#define PUSH_TIMEOUT_NS 10000000000ULL
+#define QUEUE_SAMPLES 100000
 
 static void help(void) {
   printf(
-      "Usage: eventring metrics --listen ADDR:PORT --pid PID [--dir DIR]\n"
-      "   or: eventring metrics --listen ADDR:PORT --dir DIR\n"
-      "   or: eventring metrics --listen ADDR:PORT -- COMMAND [ARG]...\n"
+      "Usage: eventring metrics OUTPUT --pid PID [--dir DIR]\n"
+      "   or: eventring metrics OUTPUT --dir DIR\n"
+      "   or: eventring metrics OUTPUT -- COMMAND [ARG]...\n"
+      "where OUTPUT is --listen ADDR:PORT, --remote-write URL or both.\n"
       "Serve the events of running processes (a COMMAND's whole process\n"
       "tree) as Prometheus metrics on\n"
-      "http://ADDR:PORT/metrics: GC pause and phase time histograms, the\n"
+      "http://ADDR:PORT/metrics, or push them to a Prometheus remote-write\n"
+      "receiver: GC pause and phase time histograms, the\n"
       "runtime counters, user events, lost and read events.\n"
       "\n"
       "Options:\n"
       "  --listen ADDR:PORT  the address to serve on, e.g. 127.0.0.1:9464\n"
       "                      or [::1]:9464 (port 0: any free port)\n"
+      "  --remote-write URL  push the same series every --push-interval to\n"
+      "                      a remote-write receiver, e.g. http://prom:9090"
+      "/api/v1/write\n"
+      "  --push-interval DURATION\n"
+      "                      how often the series are pushed (default 15s)\n"
+      "  --push-timeout DURATION\n"
+      "                      the longest a push request may take "
+      "(default 10s)\n"
+      "  --queue-size N      samples kept while the receiver is away "
+      "(default\n"
+      "                      100000); what does not fit is dropped and "
+      "counted\n"
+      "  --label NAME=VALUE  a label every series gets, scraped or pushed\n"
+      "                      (repeatable; host=NAME replaces the host's "
+      "name)\n"
       "  --pid PID           follow the ring file of process PID until it "
       "exits\n"
       "  --dir DIR           with --pid: where that file is; alone: follow\n"
@@ -71,7 +92,9 @@ static void help(void) {
       "Runs until the process (or COMMAND) exits, or with --dir alone until\n"
       "interrupted.  Exit status: 0 success (COMMAND's status when one is "
       "run),\n"
-      "1 unreadable input or no libmicrohttpd, 2 bad usage.\n");
+      "1 unreadable input or no libmicrohttpd, 2 bad usage.\n"
+      "Every series has the labels host (this machine's name), pid and\n"
+      "program, and those given with --label.\n");
 }
 
 #ifndef EVENTRING_HAVE_MICROHTTPD
@@ -232,9 +255,73 @@ static void render_locked(FILE *o, void *arg) {
 }
 
 /* ------------------------------------------------------------------ */
+/* The labels of every series: host, then --label's in their order.     */
+
+#define MAX_LABELS 32
+static struct metrics_label labels[MAX_LABELS];
+static int nlabels;
+static char hostname[256];
+
+static void labels_reset(void) {
+  if (gethostname(hostname, sizeof hostname) != 0) hostname[0] = '\0';
+  hostname[sizeof hostname - 1] = '\0';
+  labels[0] = (struct metrics_label){"host", hostname};
+  nlabels = 1;
+}
+
+/* --label NAME=VALUE (`arg` stays valid: it is argv's).  Returns -1, or
+ * the exit status of a usage error. */
+static int label_add(char *arg) {
+  char *eq = strchr(arg, '=');
+  if (!eq)
+    return tool_usage_error(HELP_REF, "invalid --label '%s' (NAME=VALUE)",
+                            arg);
+  *eq = '\0';
+  const char *name = arg, *value = eq + 1;
+  for (int i = 1; i < nlabels; i++)
+    if (!strcmp(labels[i].name, name)) {
+      int rc = tool_usage_error(HELP_REF, "--label %s given twice", name);
+      *eq = '=';
+      return rc;
+    }
+  if (!metrics_label_name_ok(name)) {
+    int rc = tool_usage_error(HELP_REF, "invalid --label name '%s' "
+                              "([a-zA-Z_][a-zA-Z0-9_]*, not "
+                              "starting with __ and none of pid, program, "
+                              "domain, event, phase, le)", name);
+    *eq = '=';
+    return rc;
+  }
+  if (!strcmp(name, "host")) {
+    labels[0].value = value;
+  } else {
+    if (nlabels == MAX_LABELS)
+      return tool_usage_error(HELP_REF, "too many --label (at most %d)",
+                              MAX_LABELS - 1);
+    labels[nlabels++] = (struct metrics_label){name, value};
+  }
+  return -1;
+}
+
+/* A host whose name is unknown has no host label. */
+static void labels_finish(void) {
+  if (!labels[0].value[0]) {
+    memmove(labels, labels + 1, (size_t)(nlabels - 1) * sizeof *labels);
+    nlabels--;
+  }
+}
 
 int tool_metrics(int argc, char **argv) {
-  enum { OPT_LISTEN = TOOL_OPT_OWN, OPT_KEEP, OPT_HEADER_TIMEOUT };
+  enum {
+    OPT_LISTEN = TOOL_OPT_OWN,
+    OPT_KEEP,
+    OPT_HEADER_TIMEOUT,
+    OPT_REMOTE_WRITE,
+    OPT_PUSH_INTERVAL,
+    OPT_PUSH_TIMEOUT,
+    OPT_QUEUE_SIZE,
+    OPT_LABEL
+  };
   /* The source options but --follow, which is always on. */
   static const struct option longopts[] = {
       {"listen", required_argument, NULL, OPT_LISTEN},
@@ -242,6 +329,11 @@ int tool_metrics(int argc, char **argv) {
       {"pid", required_argument, NULL, TOOL_OPT_PID},
       {"keep", required_argument, NULL, OPT_KEEP},
       {"header-timeout", required_argument, NULL, OPT_HEADER_TIMEOUT},
+      {"remote-write", required_argument, NULL, OPT_REMOTE_WRITE},
+      {"push-interval", required_argument, NULL, OPT_PUSH_INTERVAL},
+      {"push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT},
+      {"queue-size", required_argument, NULL, OPT_QUEUE_SIZE},
+      {"label", required_argument, NULL, OPT_LABEL},
       {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},
       {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},
       {"help", no_argument, NULL, 'h'},
@@ -250,12 +342,44 @@ int tool_metrics(int argc, char **argv) {
   };
   struct tool_source src;
   memset(&src, 0, sizeof src);
-  const char *listen_arg = NULL;
+  const char *listen_arg = NULL, *push_url = NULL;
   double keep_s = 60, header_s = METRICS_HEADER_TIMEOUT;
+  uint64_t push_ns = PUSH_INTERVAL_NS, push_timeout_ns = PUSH_TIMEOUT_NS;
+  uint64_t queue_size = QUEUE_SAMPLES;
+  struct tool_http_url url;
   int c;
+  labels_reset();
   while ((c = tool_getopt(argc, argv, ":h", longopts)) != -1) {
     if (c == OPT_LISTEN) {
       listen_arg = optarg;
+    } else if (c == OPT_REMOTE_WRITE) {
+      push_url = optarg;
+      if (tool_http_url_parse(optarg, &url) < 0)
+        return tool_usage_error(HELP_REF, "invalid --remote-write '%s' "
+                                "(http://HOST[:PORT]/PATH, e.g. "
+                                "http://127.0.0.1:9090/api/v1/write; for "
+                                "https, a local proxy)",
+                                optarg);
+    } else if (c == OPT_PUSH_INTERVAL || c == OPT_PUSH_TIMEOUT) {
+      char why[128];
+      uint64_t *ns = c == OPT_PUSH_INTERVAL ? &push_ns : &push_timeout_ns;
+      if (tool_parse_duration(optarg, ns, why, sizeof why) < 0 || *ns < 1000000)
+        return tool_usage_error(HELP_REF, "invalid --%s '%s' (%s)",
+                                c == OPT_PUSH_INTERVAL ? "push-interval"
+                                                       : "push-timeout",
+                                optarg, *ns < 1000000 ? "1ms at least" : why);
+    } else if (c == OPT_QUEUE_SIZE) {
+      char *end;
+      errno = 0;
+      unsigned long long q = strtoull(optarg, &end, 10);
+      if (end == optarg || *end || errno || optarg[0] == '-' || q < 1 ||
+          q > (1ULL << 40))
+        return tool_usage_error(HELP_REF, "invalid --queue-size '%s' "
+                                "(samples, 1 at least)", optarg);
+      queue_size = q;
+    } else if (c == OPT_LABEL) {
+      int rc = label_add(optarg);
+      if (rc >= 0) return rc;
     } else if (c == OPT_KEEP) {
       char *end;
       errno = 0;
@@ -277,8 +401,17 @@ int tool_metrics(int argc, char **argv) {
       if (rc >= 0) return rc;
     }
   }
-  if (!listen_arg)
-    return tool_usage_error(HELP_REF, "--listen ADDR:PORT is required");
+  if (!listen_arg && !push_url)
+    return tool_usage_error(HELP_REF, "--listen ADDR:PORT or --remote-write "
+                            "URL is required");
+#ifndef EVENTRING_HAVE_REMOTE_WRITE
+  if (push_url) {
+    tool_error("metrics: this eventring was built without remote write "
+               "(Debian: protobuf-c-compiler, libprotobuf-c-dev and "
+               "libsnappy-dev; install them, configure and build again)");
+    return TOOL_EXIT_INPUT;
+  }
+#endif
   if (optind < argc)
     return tool_usage_error(HELP_REF, "unexpected argument '%s' (ring files "
                             "are followed with --pid or --dir)",
@@ -300,11 +433,17 @@ int tool_metrics(int argc, char **argv) {
   }
   M.numbering = tool_source_numbering(&src);
 
+  labels_finish();
+  M.set.common = labels;
+  M.set.ncommon = nlabels;
+
   /* Listen first: a port in use is reported before a command is run. */
-  int usage;
+  int usage = 0;
   char shown[INET6_ADDRSTRLEN + 16];
-  int fd = metrics_http_listen(listen_arg, &usage, shown, sizeof shown);
-  if (fd < 0) {
+  int fd = listen_arg ? metrics_http_listen(listen_arg, &usage, shown,
+                                            sizeof shown)
+                      : -1;
+  if (listen_arg && fd < 0) {
     if (usage)
       return tool_usage_error(HELP_REF, "invalid --listen '%s' (ADDR:PORT, "
                               "e.g. 127.0.0.1:9464 or [::1]:9464)",
@@ -314,12 +453,13 @@ int tool_metrics(int argc, char **argv) {
 
   eventring_callbacks *cb = make_callbacks();
   if (!cb) {
-    close(fd);
+    if (fd >= 0) close(fd);
     tool_error("out of memory");
     return TOOL_EXIT_INPUT;
   }
   int rc;
   struct metrics_http *server = NULL;
+  struct metrics_push *push = NULL;
   if (!dir_mode) {
     /* --pid or a command: source.c opens it (and says what is wrong); a
      * command with every process of its tree, as stats reads it. */
@@ -341,23 +481,44 @@ int tool_metrics(int argc, char **argv) {
     }
     M.set.targets = t;
   }
-  server = metrics_http_start(fd, header_s, render_locked, NULL);
-  if (!server) {
-    tool_error("metrics: cannot start the HTTP server on %s", shown);
-    rc = TOOL_EXIT_INPUT;
-    if (!dir_mode) tool_source_close(&src);
-    goto done;
+  if (push_url) {
+#ifdef EVENTRING_HAVE_REMOTE_WRITE
+    push = metrics_push_start(&M, push_url, &url, push_ns, push_timeout_ns,
+                              queue_size);
+#endif
+    if (!push) {
+      tool_error("metrics: cannot start pushing to %s", push_url);
+      rc = TOOL_EXIT_INPUT;
+      if (!dir_mode) tool_source_close(&src);
+      goto done;
+    }
+    tool_error("pushing metrics to %s every %g s", push_url,
+               (double)push_ns / 1e9);
   }
-  fd = -1; /* the server's now */
-  tool_error("serving metrics on http://%s/metrics", shown);
+  if (listen_arg) {
+    server = metrics_http_start(fd, header_s, render_locked, NULL);
+    if (!server) {
+      tool_error("metrics: cannot start the HTTP server on %s", shown);
+      rc = TOOL_EXIT_INPUT;
+      metrics_push_stop(push);
+      push = NULL;
+      if (!dir_mode) tool_source_close(&src);
+      goto done;
+    }
+    fd = -1; /* the server's now */
+    tool_error("serving metrics on http://%s/metrics", shown);
+  }
 
   if (dir_mode) {
     rc = metrics_follow_dir(&M, src.dir, (uint64_t)(keep_s * 1e9), cb);
   } else {
     rc = tool_source_read(&src, cb, tree ? NULL : M.set.targets);
-    /* The server stops before the cursor goes. */
+    /* The server and the pusher (its last push) stop before the cursor
+     * goes. */
     metrics_http_stop(server);
     server = NULL;
+    metrics_push_stop(push);
+    push = NULL;
     tool_source_close(&src);
     tree = NULL;
     free(by_proc);
@@ -365,6 +526,7 @@ int tool_metrics(int argc, char **argv) {
 
 done:
   if (server) metrics_http_stop(server);
+  metrics_push_stop(push);
   if (fd >= 0) close(fd);
   while (M.set.targets) {
     struct metrics_target *t = M.set.targets;

@@ -8,7 +8,8 @@
  *   eventlog.c         a log of what a long-running subcommand does, as
  *                      text lines or one JSON object a line;
  *   exposition.c       the series of `eventring metrics` in Prometheus's
- *                      text exposition format.
+ *                      text exposition format;
+ *   remotewrite.c      the same series as a remote-write request.
  * It builds on analysis/ and the layers below.
  */
 #ifndef EVENTRING_TOOLS_RENDER_H
@@ -292,5 +293,17 @@ void eventlog_end(struct eventlog *l);
 /* Writes the series of `set` to `o` in Prometheus's text exposition
  * format, version 0.0.4 (the page of a scrape). */
 void exposition_write(FILE *o, const struct metrics_set *set);
+
+/* ================================================================== */
+/* remotewrite.c (built with EVENTRING_HAVE_REMOTE_WRITE)               */
+/* ================================================================== */
+
+/* The series of `set`, each with one sample at `ts_ms` (milliseconds
+ * since the epoch), as the body of a Prometheus remote-write 1.0
+ * request: a protobuf WriteRequest, snappy-compressed.  Returns 0 with
+ * *body (malloc'd), its *len and the *nsamples it holds, or -1 when out
+ * of memory. */
+int remote_write_encode(const struct metrics_set *set, int64_t ts_ms,
+                        char **body, size_t *len, size_t *nsamples);
 
 #endif /* EVENTRING_TOOLS_RENDER_H */
