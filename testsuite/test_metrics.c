@@ -86,8 +86,10 @@ static struct er_pipe_proc start_exporter(char *const args[], const char *log,
     FILE *f = fopen(log, "r");
     char line[512];
     while (f && fgets(line, sizeof line, f)) {
-      const char *s = strstr(line, "http://127.0.0.1:");
-      if (s) *port = atoi(s + strlen("http://127.0.0.1:"));
+      /* Not the line of --remote-write's URL, printed before. */
+      static const char serving[] = "serving metrics on http://127.0.0.1:";
+      const char *s = strstr(line, serving);
+      if (s) *port = atoi(s + strlen(serving));
     }
     if (f) fclose(f);
     int st;
@@ -980,6 +982,9 @@ END_TEST
 /* ------------------------------------------------------------------ */
 /* Remote write, into the real Prometheus's receiver.                   */
 
+static void promtool_check(const char *promtool, const char *dir,
+                           const char *body);
+
 /* Starts Prometheus on 127.0.0.1:pport with `cfg` and storage `data`,
  * logging to `plog`, as a remote-write receiver when `receiver`, and
  * waits (bounded) until its API answers. */
@@ -1235,19 +1240,26 @@ static double stored_samples(int pport) {
   return n;
 }
 
-/* Once the queue is empty and the count of samples sent holds still
- * across a query of Prometheus: Prometheus holds exactly the samples
- * the exporter says were sent, and none was lost.  Returns that count. */
+/* Once the queue is empty and the exporter's counts hold still across a
+ * query of Prometheus: Prometheus holds exactly the samples the exporter
+ * says were sent, and every sample collected was sent, or counted as
+ * dropped or rejected.  Returns the samples sent. */
 static double check_all_arrived(int port, int pport) {
   double end = er_now() + ER_RUN_TIMEOUT;
   for (;;) {
+    double c1 = scraped(port, RW_COLLECTED RW_LAB);
     double s1 = scraped(port, RW_SENT RW_LAB);
     double q = scraped(port, RW_QUEUED RW_LAB);
+    double d = scraped(port, RW_DROPPED RW_LAB);
+    double r = scraped(port, "eventring_remote_write_rejected_samples_total");
     double p = stored_samples(pport);
     double s2 = scraped(port, RW_SENT RW_LAB);
-    if (q == 0 && s1 == s2 && s1 > 0) {
+    double c2 = scraped(port, RW_COLLECTED RW_LAB);
+    if (q == 0 && s1 == s2 && c1 == c2 && s1 > 0) {
       ck_assert_msg(p == s1, "Prometheus holds %g samples, %g were sent", p,
                     s1);
+      ck_assert_msg(c1 == s1 + d + r, "%g samples collected, %g sent, %g "
+                    "dropped, %g rejected", c1, s1, d, r);
       return s1;
     }
     ck_assert_msg(er_now() < end, "the queue did not empty (%g queued)", q);
@@ -1260,8 +1272,10 @@ static double check_all_arrived(int port, int pport) {
  * and comes back, and nothing was lost. */
 START_TEST(test_remote_write) {
   if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
-  const char *prom = find_program("prometheus");
-  if (!prom) ER_SKIP("prometheus is not installed (Debian: prometheus)");
+  const char *found = find_program("prometheus");
+  if (!found) ER_SKIP("prometheus is not installed (Debian: prometheus)");
+  char prom[PATH_MAX];
+  snprintf(prom, sizeof prom, "%s", found); /* find_program's is static */
   const char *dir = er_tmpdir();
   char d[64], log[128], plog[128], cfg[128], data[128], url[128];
   snprintf(d, sizeof d, "%s", dir);
@@ -1277,14 +1291,14 @@ START_TEST(test_remote_write) {
   snprintf(plog, sizeof plog, "%s/prometheus.log", d);
   struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, 1);
 
-  /* A writer done with its rounds, pushed every 0.3 s. */
+  /* A writer done with its rounds, pushed every 0.5 s. */
   struct er_pipe_proc w = start_writer(d, NULL);
   char pid[16];
   snprintf(pid, sizeof pid, "%ld", (long)w.pid);
   snprintf(url, sizeof url, "http://127.0.0.1:%d/api/v1/write", pport);
   common_labels = ",env=\"test\"";
   char *args[] = {"--pid", pid, "--dir", d, "--remote-write", url,
-                  "--push-interval", "300ms", "--push-timeout", "5s",
+                  "--push-interval", "500ms", "--push-timeout", "5s",
                   "--label", "env=test", NULL};
   int port;
   struct er_pipe_proc e = start_exporter(args, log, &port, 0);
@@ -1325,6 +1339,14 @@ START_TEST(test_remote_write) {
   ck_assert_msg(query(pport, q, &v, why, sizeof why), "%s: %s", q, why);
   ck_assert_double_eq(v, 4242);
   ck_assert_double_eq(scraped(port, RW_DROPPED RW_LAB), 0);
+  /* With the labels of a fleet, the exposition is one Prometheus's linter
+   * accepts. */
+  found = find_program("promtool");
+  if (found) {
+    char *raw = scrape_raw(port);
+    promtool_check(found, d, raw);
+    free(raw);
+  }
 
   /* The receiver goes away: pushes fail (counted by the exporter) and
    * queue up; it comes back on the same port and storage, and every
@@ -1393,7 +1415,7 @@ START_TEST(test_remote_write_queue) {
    * no longer changes then). */
   char qs[32] = "1000000";
   char *args[] = {"--pid", pid, "--dir", d, "--remote-write", url,
-                  "--push-interval", "100ms", "--queue-size", qs,
+                  "--push-interval", "500ms", "--queue-size", qs,
                   "--label", "env=test", NULL};
   int port;
   struct er_pipe_proc e = start_exporter(args, log, &port, 0);
