@@ -871,20 +871,62 @@ static int query(int port, const char *expr, double *v, char *resp,
   return ok;
 }
 
-START_TEST(test_prometheus) {
-  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
-  const char *prom = find_program("prometheus");
-  if (!prom) ER_SKIP("prometheus is not installed (Debian: prometheus)");
-  const char *dir = er_tmpdir();
+/* The files of a test with Prometheus: a temporary directory `d` for
+ * the ring files, logs and configuration, and a storage directory of
+ * Prometheus's own (it makes subdirectories: removed by the test). */
+struct prom_files {
+  char prom[PATH_MAX]; /* the prometheus program */
   char d[64], log[128], plog[128], cfg[128], data[128];
-  snprintf(d, sizeof d, "%s", dir);
-  snprintf(log, sizeof log, "%s/exporter.log", d);
-  snprintf(plog, sizeof plog, "%s/prometheus.log", d);
-  snprintf(cfg, sizeof cfg, "%s/prometheus.yml", d);
-  /* The storage gets subdirectories: a directory of its own, removed
-   * below. */
-  snprintf(data, sizeof data, "/tmp/eventring-prom-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(data));
+};
+
+/* Makes the files, or returns why the test is skipped. */
+static const char *prom_files_make(struct prom_files *f) {
+  if (!progs_dir() || !tool_path()) return "EVENTRING_TEST_PROGS/TOOL unset";
+  const char *prom = find_program("prometheus");
+  if (!prom) return "prometheus is not installed (Debian: prometheus)";
+  snprintf(f->prom, sizeof f->prom, "%s", prom);
+  snprintf(f->d, sizeof f->d, "%s", er_tmpdir());
+  snprintf(f->log, sizeof f->log, "%s/exporter.log", f->d);
+  snprintf(f->plog, sizeof f->plog, "%s/prometheus.log", f->d);
+  snprintf(f->cfg, sizeof f->cfg, "%s/prometheus.yml", f->d);
+  snprintf(f->data, sizeof f->data, "/tmp/eventring-prom-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(f->data));
+  return NULL;
+}
+
+/* Starts Prometheus on 127.0.0.1:pport with `cfg` and storage `data`,
+ * logging to `plog`, as a remote-write receiver when `receiver`, and
+ * waits (bounded) until its API answers. */
+static struct er_pipe_proc start_prometheus(const char *prom, const char *cfg,
+                                            const char *data, int pport,
+                                            const char *plog, int receiver) {
+  static char a_cfg[200], a_data[200], a_listen[64];
+  snprintf(a_cfg, sizeof a_cfg, "--config.file=%s", cfg);
+  snprintf(a_data, sizeof a_data, "--storage.tsdb.path=%s", data);
+  snprintf(a_listen, sizeof a_listen, "--web.listen-address=127.0.0.1:%d",
+           pport);
+  char *pargv[] = {(char *)prom, a_cfg, a_data, a_listen, "--log.level=warn",
+                   receiver ? "--web.enable-remote-write-receiver" : NULL,
+                   NULL};
+  struct er_pipe_proc p = er_pipe_start(pargv, NULL, plog);
+  double v, end = er_now() + 40;
+  while (!query(pport, "vector(1)", &v, NULL, 0)) {
+    int st;
+    ck_assert_msg(waitpid(p.pid, &st, WNOHANG) == 0,
+                  "prometheus exited (see %s)", plog);
+    ck_assert_msg(er_now() < end, "prometheus did not answer (see %s)", plog);
+    er_sleep_ms(100);
+  }
+  return p;
+}
+
+START_TEST(test_prometheus) {
+  struct prom_files pf;
+  const char *skip = prom_files_make(&pf);
+  if (skip) ER_SKIP(skip);
+  const char *prom = pf.prom;
+  char *d = pf.d, *log = pf.log, *plog = pf.plog, *cfg = pf.cfg;
+  char *data = pf.data;
 
   /* A writer that goes on pausing while Prometheus scrapes, so that the
    * rate() of its histogram is defined. */
@@ -908,14 +950,7 @@ START_TEST(test_prometheus) {
           port);
   fclose(f);
   int pport = free_port();
-  char a_cfg[200], a_data[200], a_listen[64];
-  snprintf(a_cfg, sizeof a_cfg, "--config.file=%s", cfg);
-  snprintf(a_data, sizeof a_data, "--storage.tsdb.path=%s", data);
-  snprintf(a_listen, sizeof a_listen, "--web.listen-address=127.0.0.1:%d",
-           pport);
-  char *pargv[] = {(char *)prom, a_cfg, a_data, a_listen, "--log.level=warn",
-                   NULL};
-  struct er_pipe_proc p = er_pipe_start(pargv, NULL, plog);
+  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, 0);
 
   /* Until Prometheus has scraped the exporter successfully and the
    * histogram has moved between two scrapes (bounded). */
@@ -985,30 +1020,13 @@ END_TEST
 static void promtool_check(const char *promtool, const char *dir,
                            const char *body);
 
-/* Starts Prometheus on 127.0.0.1:pport with `cfg` and storage `data`,
- * logging to `plog`, as a remote-write receiver when `receiver`, and
- * waits (bounded) until its API answers. */
-static struct er_pipe_proc start_prometheus(const char *prom, const char *cfg,
-                                            const char *data, int pport,
-                                            const char *plog, int receiver) {
-  static char a_cfg[200], a_data[200], a_listen[64];
-  snprintf(a_cfg, sizeof a_cfg, "--config.file=%s", cfg);
-  snprintf(a_data, sizeof a_data, "--storage.tsdb.path=%s", data);
-  snprintf(a_listen, sizeof a_listen, "--web.listen-address=127.0.0.1:%d",
-           pport);
-  char *pargv[] = {(char *)prom, a_cfg, a_data, a_listen, "--log.level=warn",
-                   receiver ? "--web.enable-remote-write-receiver" : NULL,
-                   NULL};
-  struct er_pipe_proc p = er_pipe_start(pargv, NULL, plog);
-  double v, end = er_now() + 40;
-  while (!query(pport, "vector(1)", &v, NULL, 0)) {
-    int st;
-    ck_assert_msg(waitpid(p.pid, &st, WNOHANG) == 0,
-                  "prometheus exited (see %s)", plog);
-    ck_assert_msg(er_now() < end, "prometheus did not answer (see %s)", plog);
-    er_sleep_ms(100);
-  }
-  return p;
+/* A configuration for a Prometheus that only receives (it scrapes
+ * nothing). */
+static void remote_write_config(const char *cfg) {
+  FILE *f = fopen(cfg, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("global:\n  scrape_interval: 1m\n", f);
+  fclose(f);
 }
 
 /* A set of series: "name\1label=value\1..." (labels sorted, values
@@ -1271,24 +1289,14 @@ static double check_all_arrived(int port, int pport) {
  * values are those of the file; then the receiver goes away for a while
  * and comes back, and nothing was lost. */
 START_TEST(test_remote_write) {
-  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
-  const char *found = find_program("prometheus");
-  if (!found) ER_SKIP("prometheus is not installed (Debian: prometheus)");
-  char prom[PATH_MAX];
-  snprintf(prom, sizeof prom, "%s", found); /* find_program's is static */
-  const char *dir = er_tmpdir();
-  char d[64], log[128], plog[128], cfg[128], data[128], url[128];
-  snprintf(d, sizeof d, "%s", dir);
-  snprintf(log, sizeof log, "%s/exporter.log", d);
-  snprintf(cfg, sizeof cfg, "%s/prometheus.yml", d);
-  snprintf(data, sizeof data, "/tmp/eventring-prom-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(data));
-  FILE *f = fopen(cfg, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs("global:\n  scrape_interval: 1m\n", f); /* it scrapes nothing */
-  fclose(f);
+  struct prom_files pf;
+  const char *skip = prom_files_make(&pf);
+  if (skip) ER_SKIP(skip);
+  const char *prom = pf.prom, *found;
+  char *d = pf.d, *log = pf.log, *plog = pf.plog, *cfg = pf.cfg;
+  char *data = pf.data, url[128];
+  remote_write_config(cfg);
   int pport = free_port();
-  snprintf(plog, sizeof plog, "%s/prometheus.log", d);
   struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, 1);
 
   /* A writer done with its rounds, pushed every 0.5 s. */
@@ -1359,7 +1367,7 @@ START_TEST(test_remote_write) {
   scrape_at_least(port, RW_FAILED RW_LAB, failed + 3);
   ck_assert_double_gt(scrape_at_least(port, RW_QUEUED RW_LAB, queued0 + 1),
                       0);
-  snprintf(plog, sizeof plog, "%s/prometheus-again.log", d);
+  snprintf(pf.plog, sizeof pf.plog, "%s/prometheus-again.log", d);
   p = start_prometheus(prom, cfg, data, pport, plog, 1);
   double sent = check_all_arrived(port, pport);
   ck_assert_double_eq(scraped(port, RW_DROPPED RW_LAB), 0);
@@ -1387,21 +1395,13 @@ static int sample_lines(const char *body) {
 /* A queue too small for the receiver's absence: what does not fit is
  * dropped and counted, exactly; what fits arrives when it comes. */
 START_TEST(test_remote_write_queue) {
-  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
-  const char *prom = find_program("prometheus");
-  if (!prom) ER_SKIP("prometheus is not installed (Debian: prometheus)");
-  const char *dir = er_tmpdir();
-  char d[64], log[128], plog[128], cfg[128], data[128], url[128];
-  snprintf(d, sizeof d, "%s", dir);
-  snprintf(log, sizeof log, "%s/exporter.log", d);
-  snprintf(plog, sizeof plog, "%s/prometheus.log", d);
-  snprintf(cfg, sizeof cfg, "%s/prometheus.yml", d);
-  snprintf(data, sizeof data, "/tmp/eventring-prom-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(data));
-  FILE *f = fopen(cfg, "w");
-  ck_assert_ptr_nonnull(f);
-  fputs("global:\n  scrape_interval: 1m\n", f);
-  fclose(f);
+  struct prom_files pf;
+  const char *skip = prom_files_make(&pf);
+  if (skip) ER_SKIP(skip);
+  const char *prom = pf.prom;
+  char *d = pf.d, *log = pf.log, *plog = pf.plog, *cfg = pf.cfg;
+  char *data = pf.data, url[128];
+  remote_write_config(cfg);
   /* Nothing listens there yet. */
   int pport = free_port();
   snprintf(url, sizeof url, "http://127.0.0.1:%d/api/v1/write", pport);
@@ -1429,7 +1429,7 @@ START_TEST(test_remote_write_queue) {
   /* Room for two pushes, not three. */
   int queue = 2 * n + n / 2;
   snprintf(qs, sizeof qs, "%d", queue);
-  snprintf(log, sizeof log, "%s/exporter-again.log", d);
+  snprintf(pf.log, sizeof pf.log, "%s/exporter-again.log", d);
   e = start_exporter(args, log, &port, 0);
   body = scrape_rounds(port, w.pid);
   ck_assert_int_eq(sample_lines(body), n);

@@ -6,7 +6,8 @@
  * one escaping of names and other text that files supply; duration.c:
  * the clock of the events and the parser of durations; runcmd.c:
  * commands run beside the tool (watch --exec); httpclient.c: a POST to
- * an http:// URL with a deadline.  It includes no other layer of tools/.
+ * an http:// URL with a deadline; threads.c: what helper threads start
+ * with.  It includes no other layer of tools/.
  *
  * Exit statuses are the same for every subcommand: 0 success,
  * TOOL_EXIT_INPUT for a file that cannot be read or is malformed (and for
@@ -321,5 +322,22 @@ int tool_http_url_parse(const char *url, struct tool_http_url *u);
 int tool_http_post(const struct tool_http_url *u, const char *headers,
                    const void *body, size_t len, uint64_t timeout_ns,
                    char *err, size_t err_size);
+
+/* ================================================================== */
+/* threads.c                                                            */
+/* ================================================================== */
+
+#include <pthread.h>
+#include <signal.h>
+
+/* Initialises `c` to time its waits on CLOCK_MONOTONIC, the clock of
+ * tool_now_ns(). */
+void tool_cond_init_monotonic(pthread_cond_t *c);
+
+/* Blocks SIGINT, SIGTERM and SIGHUP in the calling thread, the previous
+ * mask going to `old`: threads created until the caller restores it
+ * (pthread_sigmask(SIG_SETMASK, old, NULL)) leave those signals to the
+ * thread that reads, whose sleep they cut short. */
+void tool_block_stop_signals(sigset_t *old);
 
 #endif /* EVENTRING_TOOLS_BASE_H */

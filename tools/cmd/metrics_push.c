@@ -248,21 +248,13 @@ struct metrics_push *metrics_push_start(struct metrics_state *m,
   p->timeout_ns = timeout_ns;
   p->queue_max = queue_samples;
   pthread_mutex_init(&p->lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* as tool_now_ns() */
-  pthread_cond_init(&p->wake, &ca);
-  pthread_condattr_destroy(&ca);
+  tool_cond_init_monotonic(&p->wake);
   pthread_mutex_lock(&m->lock);
   m->set.push = &p->stats;
   pthread_mutex_unlock(&m->lock);
   /* The threads leave SIGINT, SIGTERM and SIGHUP to the reader. */
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
+  sigset_t old;
+  tool_block_stop_signals(&old);
   p->sender_started = pthread_create(&p->sender, NULL, sender, p) == 0;
   p->collector_started =
       p->sender_started && pthread_create(&p->collector, NULL, collector,
