@@ -92,7 +92,8 @@ static void help(void) {
       "Runs until the process (or COMMAND) exits, or with --dir alone until\n"
       "interrupted.  Exit status: 0 success (COMMAND's status when one is "
       "run),\n"
-      "1 unreadable input or no libmicrohttpd, 2 bad usage.\n"
+      "1 unreadable input, no libmicrohttpd or (--remote-write) no remote\n"
+      "write in this build, 2 bad usage.\n"
       "Every series has the labels host (this machine's name), pid and\n"
       "program, and those given with --label.\n");
 }

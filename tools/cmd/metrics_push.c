@@ -288,4 +288,10 @@ void metrics_push_stop(struct metrics_push *p) {
   free(p);
 }
 
+#elif defined(EVENTRING_HAVE_MICROHTTPD)
+
+/* Without remote write, metrics.c refuses --remote-write and never has a
+ * pusher to stop. */
+void metrics_push_stop(struct metrics_push *p) { (void)p; }
+
 #endif
