@@ -150,11 +150,12 @@ struct er_state {
   pid_t pid;
 };
 
+/* The process's tracing state (state.c), as `struct er_state` says. */
 extern ER_HIDDEN struct er_state er_st;
-/* In bss, untouched until a thread takes a slot (domain.c): a process
+/* In bss, untouched until a thread takes a slot (state.c): a process
  * that never traces keeps it unallocated. */
 extern ER_HIDDEN struct er_domain er_domains[ER_DOMAINS_LIMIT];
-/* The calling thread's slot, or NULL (domain.c).  initial-exec: one load
+/* The calling thread's slot, or NULL (state.c).  initial-exec: one load
  * from the thread pointer, no call to __tls_get_addr, even in the shared
  * library. */
 extern ER_HIDDEN __thread struct er_domain *er_tls_self

@@ -115,6 +115,9 @@ static inline uint64_t *er_lease_word(uint64_t *ext, int i) {
   return &ext[ER_EXT_WORDS + i];
 }
 
+/* futex(2) on `word`, a control word of a shared file mapping.  Returns
+ * the system call's result: -1 with errno set on failure (EFAULT for a
+ * page the file's owner cut, ETIMEDOUT, EAGAIN). */
 static inline long er_futex(int *word, int op, int val,
                             const struct timespec *ts) {
   /* No FUTEX_PRIVATE_FLAG: the word is in a shared file mapping and the

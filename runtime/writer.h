@@ -88,6 +88,7 @@ static inline void er_commit_at(struct er_domain *d, uint64_t tail,
   er_store_rel(&hdr[ER_RING_TAIL], tail);
 }
 
+/* er_commit_at() at the domain's tail. */
 static inline void er_commit(struct er_domain *d, unsigned len) {
   er_commit_at(d, d->tail, len);
 }
@@ -179,6 +180,8 @@ er_emit_fast_hdr(uint64_t hdr, const uint64_t *payload, unsigned n) {
   return 1;
 }
 
+/* er_emit_fast_hdr() with the header built from `origin`, `type`, `id`
+ * and `n`. */
 static inline __attribute__((always_inline)) int
 er_emit_fast(enum er_origin origin, unsigned type, unsigned id,
              const uint64_t *payload, unsigned n) {
