@@ -87,17 +87,9 @@ done
 
 tmp=$(mktemp -d) || exit 1
 trap 'rm -rf "$tmp"' EXIT
-# "symbol file type" of every definition, "symbol file" of every use.
-for b in "${files[@]}"; do
-  "$NM" -g --defined-only "$builddir/runtime/$b.o" |
-    awk -v f="$b" 'NF == 3 { print $3, f, $2 }'
-done | sort -k1,1 > "$tmp/defs"
-for b in "${files[@]}"; do
-  "$NM" -u "$builddir/runtime/$b.o" | awk -v f="$b" '{ print $NF, f }'
-done | sort -k1,1 > "$tmp/uses"
+. "$(dirname "$0")/layers_lib.sh"
 # "user definer symbol type", one line per reference between two files.
-join "$tmp/uses" "$tmp/defs" | awk '$2 != $3 { print $2, $3, $1, $4 }' |
-  sort > "$tmp/refs"
+layers_refs "$tmp/refs" "$builddir/runtime" "${files[@]}"
 [ -s "$tmp/refs" ] && ok "$(wc -l < "$tmp/refs") references between files" ||
   bad "no reference between the files of runtime/ (nm found nothing?)"
 
@@ -129,19 +121,8 @@ while read -r user definer sym type; do
 done < "$tmp/refs"
 [ $up -eq 0 ] && ok "no file uses a symbol of a higher layer"
 
-# No cycle among the files: tsort names the files of a loop.
-sort -u "$tmp/edges" -o "$tmp/edges"
-if tsort "$tmp/edges" > /dev/null 2> "$tmp/loop"; then
-  ok "the files' references form no cycle"
-else
-  grep -v 'input contains' "$tmp/loop" | sed 's/^tsort: //' | sort -u \
-    > "$tmp/inloop"
-  bad "the files' references form a cycle through: $(tr '\n' ' ' \
-    < "$tmp/inloop")"
-  awk 'NR == FNR { in_loop[$1] = 1; next }
-       ($1 in in_loop) && ($2 in in_loop) { print "    " $1 " -> " $2 }' \
-    "$tmp/inloop" "$tmp/edges"
-fi
+# No cycle among the files (anchors aside): tsort names those of a loop.
+layers_no_cycle "$tmp/edges"
 
 echo "runtime layers: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]
