@@ -15,11 +15,14 @@
 #include "stw.h"
 #include "writer.h"
 
-/* The flag the inlined probes test (eventring.h; stw.h, the flag word).
+/* The flag the inlined probes test (eventring.h; stw.h, THE FLAG WORD).
  * Stored only here, under the lock; loaded by the inlined test with no
  * ordering, because it only decides whether to go and look, and inside
- * the probe with acquire order. */
-int eventring__on;
+ * the probe with acquire order.  In .data, whose pages a process has in
+ * memory from its start (the loader clears the one beside bss, the
+ * constructors write the exit key): an untraced probe reads it, and must
+ * not bring a page of bss in (testsuite/install-check.sh). */
+int eventring__on __attribute__((section(".data")));
 
 int er_need_fence;
 #ifdef ER_TEST_HOOKS
