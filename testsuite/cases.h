@@ -35,4 +35,12 @@ static inline void er_add_cases(TCase *tc, const TTest *test,
   er_add_cases((tc), (test), &(table)[0].name,                           \
                sizeof(table) / sizeof((table)[0]), sizeof((table)[0]))
 
+/* Adds the START_TESTs `tests` (NULL-terminated) to `tc`. */
+static inline void er_add_tests(TCase *tc, const TTest *const *tests) {
+  for (; *tests; tests++) _tcase_add_test(tc, *tests, 0, 0, 0, 1);
+}
+
+#define ER_ADD_TESTS(tc, ...)                                             \
+  er_add_tests((tc), (const TTest *const[]){__VA_ARGS__, NULL})
+
 #endif

@@ -102,6 +102,16 @@ enum said {
 #define COUNTER(d, ts, id, v) {'C', d, ts, id, v}
 #define STW_MINOR(ts, leader, minor) {'M', 0, ts, leader, minor}
 
+/* The numberings and how they were decided, short. */
+#define N50 EVENTRING_NUMBERING_OCAML50
+#define N53 EVENTRING_NUMBERING_OCAML53
+#define GUESSED EVENTRING_NUMBERING_GUESSED
+#define INFERRED EVENTRING_NUMBERING_INFERRED
+#define HEAP_WORDS EVENTRING_COUNTER_MAJOR_HEAP_WORDS
+/* What dump of a stop-the-world minor collection shows. */
+#define STW_SHOWN                                                       \
+  {"kind=runtime_begin name=stw_leader ", "kind=runtime_begin name=minor "}
+
 static const struct infer_case {
   const char *name;
   struct step steps[8]; /* up to the first op 0 */
@@ -110,81 +120,56 @@ static const struct infer_case {
   const char *shows[2]; /* in dump's listing, when not NULL */
   const char *choose;   /* an option that silences the warning */
 } infer_cases[] = {
-    /* Thin evidence: a guess, and one warning. */
-    /* Only counters: no phase at all; it is still read. */
-    {.name = "only_counters",
-     .steps = {START, COUNTER(0, 2000, CT_MINOR_PROMOTED, 7),
-               COUNTER(0, 2100, CT_MINOR_ALLOCATED, 9)},
-     .numbering = EVENTRING_NUMBERING_OCAML53,
-     .basis = EVENTRING_NUMBERING_GUESSED,
-     .said = WARNED,
-     .shows = {"name=minor_promoted value=7", "name=minor_allocated value=9"}},
+    /* Thin evidence: a guess, and one warning.  Only counters: no phase
+     * at all; it is still read. */
+    {"only_counters",
+     {START, COUNTER(0, 2000, CT_MINOR_PROMOTED, 7),
+      COUNTER(0, 2100, CT_MINOR_ALLOCATED, 9)},
+     N53, GUESSED, WARNED,
+     {"name=minor_promoted value=7", "name=minor_allocated value=9"}, NULL},
     /* One begin/end pair of a phase both numberings allow there (major,
      * id 6 in both, outside any stop-the-world section); choosing
      * silences it. */
-    {.name = "one_neutral_pair",
-     .steps = {START, BEGIN(0, 2000, P_MAJOR), END(0, 2100, P_MAJOR)},
-     .numbering = EVENTRING_NUMBERING_OCAML53,
-     .basis = EVENTRING_NUMBERING_GUESSED,
-     .said = WARNED,
-     .shows = {"kind=runtime_begin name=major "},
-     .choose = "--ocaml53"},
+    {"one_neutral_pair",
+     {START, BEGIN(0, 2000, P_MAJOR), END(0, 2100, P_MAJOR)}, N53, GUESSED,
+     WARNED, {"kind=runtime_begin name=major ", NULL}, "--ocaml53"},
     /* After lost events nothing is known of what was open before: a
      * minor collection with no stop-the-world section around it may sit
      * in one begun before the loss, so it rules nothing out. */
-    {.name = "unknown_context_is_no_evidence",
-     .steps = {SKIP(0, 5000), BEGIN(0, 2000, P53_MINOR),
-               END(0, 2100, P53_MINOR)},
-     .numbering = EVENTRING_NUMBERING_OCAML53,
-     .basis = EVENTRING_NUMBERING_GUESSED},
-    /* Decisive evidence: read so by the API and by the tool, no warning. */
-    /* stw_leader { minor } in 5.0-5.2's ids reads under 5.3+ as a minor
-     * step (minor_leave_barrier) outside any stop-the-world section. */
-    {.name = "impossible_under_53",
-     .steps = {START, STW_MINOR(2000, P50_STW_LEADER, P50_MINOR)},
-     .numbering = EVENTRING_NUMBERING_OCAML50,
-     .basis = EVENTRING_NUMBERING_INFERRED,
-     .said = SILENT,
-     .shows = {"kind=runtime_begin name=stw_leader ",
-               "kind=runtime_begin name=minor "}},
-    /* And the other way: 5.3's stw_leader (35) is 5.0's
+    {"unknown_context_is_no_evidence",
+     {SKIP(0, 5000), BEGIN(0, 2000, P53_MINOR), END(0, 2100, P53_MINOR)},
+     N53, GUESSED, NOT_RUN, {NULL, NULL}, NULL},
+    /* Decisive evidence, read so by the API and by the tool, no warning:
+     * stw_leader { minor } in 5.0-5.2's ids reads under 5.3+ as a minor
+     * step (minor_leave_barrier) outside any stop-the-world section ... */
+    {"impossible_under_53", {START, STW_MINOR(2000, P50_STW_LEADER, P50_MINOR)},
+     N50, INFERRED, SILENT, STW_SHOWN, NULL},
+    /* ... and the other way: 5.3's stw_leader (35) is 5.0's
      * minor_remembered_set. */
-    {.name = "impossible_under_50",
-     .steps = {START, STW_MINOR(2000, P53_STW_LEADER, P53_MINOR)},
-     .numbering = EVENTRING_NUMBERING_OCAML53,
-     .basis = EVENTRING_NUMBERING_INFERRED,
-     .said = SILENT,
-     .shows = {"kind=runtime_begin name=stw_leader ",
-               "kind=runtime_begin name=minor "}},
+    {"impossible_under_50", {START, STW_MINOR(2000, P53_STW_LEADER, P53_MINOR)},
+     N53, INFERRED, SILENT, STW_SHOWN, NULL},
     /* Ids that only 5.3+ has: a counter from 17 on, a phase from 44 on
      * (48, empty_minor). */
-    {.name = "ids_beyond_50_counter",
-     .steps = {COUNTER(0, 2000, EVENTRING_COUNTER_MAJOR_HEAP_WORDS, 1)},
-     .numbering = EVENTRING_NUMBERING_OCAML53,
-     .basis = EVENTRING_NUMBERING_INFERRED},
-    {.name = "ids_beyond_50_phase",
-     .steps = {BEGIN(1, 2000, 48)},
-     .numbering = EVENTRING_NUMBERING_OCAML53,
-     .basis = EVENTRING_NUMBERING_INFERRED},
+    {"ids_beyond_50_counter", {COUNTER(0, 2000, HEAP_WORDS, 1)}, N53, INFERRED,
+     NOT_RUN, {NULL, NULL}, NULL},
+    {"ids_beyond_50_phase", {BEGIN(1, 2000, 48)}, N53, INFERRED, NOT_RUN,
+     {NULL, NULL}, NULL},
     /* A stop-the-world section nested in another is impossible even where
      * the nesting below is unknown (after a loss): ids 34 { 35 } are
      * 5.0's minor_finalizers_admin { minor_remembered_set }, fine inside a
      * minor collection begun before the loss, and 5.3's stw_handler {
      * stw_leader }, which no runtime does. */
-    {.name = "nested_stw_after_loss",
-     .steps = {SKIP(0, 5000), BEGIN(0, 2000, 34), BEGIN(0, 2010, 35),
-               END(0, 2020, 35), END(0, 2030, 34)},
-     .numbering = EVENTRING_NUMBERING_OCAML50,
-     .basis = EVENTRING_NUMBERING_INFERRED},
+    {"nested_stw_after_loss",
+     {SKIP(0, 5000), BEGIN(0, 2000, 34), BEGIN(0, 2010, 35), END(0, 2020, 35),
+      END(0, 2030, 34)},
+     N50, INFERRED, NOT_RUN, {NULL, NULL}, NULL},
     /* Evidence against both: the numbering with less, and the tool says
      * the events fit neither. */
-    {.name = "conflicting",
-     .steps = {START, STW_MINOR(2000, P50_STW_LEADER, P50_MINOR),
-               STW_MINOR(3000, P50_STW_LEADER, P50_MINOR),
-               COUNTER(0, 4000, EVENTRING_COUNTER_MAJOR_HEAP_WORDS, 1)},
-     .numbering = EVENTRING_NUMBERING_OCAML50,
-     .basis = EVENTRING_NUMBERING_CONFLICTING,
-     .said = CONFLICTED},
+    {"conflicting",
+     {START, STW_MINOR(2000, P50_STW_LEADER, P50_MINOR),
+      STW_MINOR(3000, P50_STW_LEADER, P50_MINOR),
+      COUNTER(0, 4000, HEAP_WORDS, 1)},
+     N50, EVENTRING_NUMBERING_CONFLICTING, CONFLICTED, {NULL, NULL}, NULL},
 };
 
 /* Writes the file of `steps` to `path`. */
@@ -437,11 +422,9 @@ static TCase *tc_infer(void) {
 
 static TCase *tc_force(void) {
   TCase *tc = er_tcase("force");
-  tcase_add_test(tc, test_api_force);
-  tcase_add_test(tc, test_own_file);
+  ER_ADD_TESTS(tc, test_api_force, test_own_file);
   tcase_add_loop_test(tc, test_vectors_no_option, 0, ER_NVECTORS);
-  tcase_add_test(tc, test_ocaml53_forces);
-  tcase_add_test(tc, test_both_options);
+  ER_ADD_TESTS(tc, test_ocaml53_forces, test_both_options);
   return tc;
 }
 

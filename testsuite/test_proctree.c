@@ -794,11 +794,8 @@ static TCase *tc_tree(void) {
 
 static TCase *tc_reports(void) {
   TCase *tc = er_tcase("reports");
-  tcase_add_test(tc, test_stats_latency_per_process);
-  tcase_add_test(tc, test_files_and_dir);
-  tcase_add_test(tc, test_trace_tree);
-  tcase_add_test(tc, test_ctf_several);
-  tcase_add_test(tc, test_follow_dir);
+  ER_ADD_TESTS(tc, test_stats_latency_per_process, test_files_and_dir,
+               test_trace_tree, test_ctf_several, test_follow_dir);
   return tc;
 }
 
