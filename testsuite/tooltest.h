@@ -1,0 +1,25 @@
+/* tooltest.h -- what the tests of the eventring command share beyond
+ * testlib.h: traced runs of the helper programs whose ring files the
+ * command then reads.
+ *
+ * Like testlib.h, everything here fails the running test on an error the
+ * test did not ask about.
+ */
+#ifndef EVENTRING_TEST_TOOLTEST_H
+#define EVENTRING_TEST_TOOLTEST_H
+
+#include <sys/types.h>
+
+#include "testlib.h"
+
+/* Runs the helper program `name` (EVENTRING_TEST_PROGS/`name`) with `args`
+ * (NULL-terminated, without argv[0]; NULL for none) and `env` (one
+ * "NAME=VALUE" or NULL), its ring file kept (OCAML_RUNTIME_EVENTS_PRESERVE
+ * is set in the test's environment) in `dir`, the directory the test's
+ * OCAML_RUNTIME_EVENTS_DIR names (er_tmpdir()).  Fails unless it exits 0
+ * within ER_RUN_TIMEOUT.  Writes the path of its ring file to `path`
+ * (PATH_MAX bytes) when `path` is not NULL and returns its pid. */
+pid_t er_trace_prog(const char *dir, const char *name,
+                    const char *const *args, const char *env, char *path);
+
+#endif
