@@ -35,6 +35,17 @@ static inline void er_add_cases(TCase *tc, const TTest *test,
   er_add_cases((tc), (test), &(table)[0].name,                           \
                sizeof(table) / sizeof((table)[0]), sizeof((table)[0]))
 
+/* main() of a test file whose tests are the rows of `table`, run by the
+ * START_TEST `test` in one test case named `tcase`; `suite` as for
+ * ER_TEST_MAIN. */
+#define ER_CASES_MAIN(suite, tcase, test, table)                          \
+  static TCase *er_cases_tcase(void) {                                    \
+    TCase *tc = er_tcase(tcase);                                          \
+    ER_ADD_CASES(tc, test, table);                                        \
+    return tc;                                                            \
+  }                                                                       \
+  ER_TEST_MAIN(suite, er_cases_tcase)
+
 /* Adds the START_TESTs `tests` (NULL-terminated) to `tc`. */
 static inline void er_add_tests(TCase *tc, const TTest *const *tests) {
   for (; *tests; tests++) _tcase_add_test(tc, *tests, 0, 0, 0, 1);

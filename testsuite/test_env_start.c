@@ -209,10 +209,4 @@ START_TEST(test_env_case) {
 }
 END_TEST
 
-static TCase *tc_env(void) {
-  TCase *tc = er_tcase("env_start");
-  ER_ADD_CASES(tc, test_env_case, env_cases);
-  return tc;
-}
-
-ER_TEST_MAIN("env_start", tc_env)
+ER_CASES_MAIN("env_start", "env_start", test_env_case, env_cases)
