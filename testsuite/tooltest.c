@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "harness.h"
 
@@ -24,4 +25,18 @@ pid_t er_trace_prog(const char *dir, const char *name,
   er_run_free(&r);
   if (path) er_ring_path_for(path, PATH_MAX, dir, pid);
   return pid;
+}
+
+int64_t er_parse_wall(const char *s) {
+  struct tm tm = {0};
+  long long ns;
+  int n = 0;
+  ck_assert_msg(sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%9lldZ%n", &tm.tm_year,
+                       &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                       &tm.tm_sec, &ns, &n) == 7 &&
+                    s[n] == 0 && n == 30,
+                "not an ISO 8601 UTC time with nanoseconds: %s", s);
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return (int64_t)timegm(&tm) * 1000000000 + ns;
 }

@@ -8,6 +8,7 @@
 #ifndef EVENTRING_TEST_TOOLTEST_H
 #define EVENTRING_TEST_TOOLTEST_H
 
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "testlib.h"
@@ -21,5 +22,10 @@
  * (PATH_MAX bytes) when `path` is not NULL and returns its pid. */
 pid_t er_trace_prog(const char *dir, const char *name,
                     const char *const *args, const char *env, char *path);
+
+/* An ISO 8601 UTC time with nanoseconds ("2026-01-02T03:04:05.123456789Z",
+ * as `eventring dump --time=wall` and the traces print it), as
+ * nanoseconds since the epoch; fails the test on any other text. */
+int64_t er_parse_wall(const char *s);
 
 #endif
