@@ -61,6 +61,18 @@ static __attribute__((unused)) void craft_init(struct craft *c) {
   }
 }
 
+/* craft_init(), for a file NAME.events in a fresh directory of the test
+ * (er_tmpdir()), whose path goes to `path` (PATH_MAX bytes).  Returns the
+ * directory. */
+static __attribute__((unused)) const char *craft_new(struct craft *c,
+                                                     char *path,
+                                                     const char *name) {
+  const char *dir = er_tmpdir();
+  snprintf(path, PATH_MAX, "%s/%s.events", dir, name);
+  craft_init(c);
+  return dir;
+}
+
 static __attribute__((unused)) void craft_free(struct craft *c) {
   for (int d = 0; d < CRAFT_DOMAINS; d++) free(c->ring[d]);
 }

@@ -262,11 +262,9 @@ END_TEST
  * or without --domain 0, merged or not, and with an event filter. */
 START_TEST(test_origin_ignores_filters) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/origin.events", dir);
   struct craft c;
-  craft_init(&c);
+  const char *dir = craft_new(&c, path, "origin");
   craft_begin(&c, 0, 1000050000, PH_MINOR);
   craft_end(&c, 0, 1000060000, PH_MINOR);
   craft_begin(&c, 1, 1000000000, PH_MINOR);

@@ -71,11 +71,9 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
  * a phase nested in it, and outliers on domain 1 (1 ns, 1 s, an hour). */
 START_TEST(test_known_distribution) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/known.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "known");
   size_t n = 10000 + 3;
   uint64_t *v = malloc(n * sizeof *v);
   for (size_t i = 0; i < 10000; i++) v[i] = (i + 1) * 1000;
@@ -121,11 +119,9 @@ END_TEST
 /* Only outermost phases are pauses, however deep the nesting. */
 START_TEST(test_nested) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/nested.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "nested");
   uint64_t ts = 5000;
   /* major_slice (100 us) > major_mark > minor > minor_local_roots. */
   craft_begin(&c, 0, ts, PH_MAJOR_SLICE);
@@ -155,11 +151,9 @@ END_TEST
  * open at the end (unfinished). */
 START_TEST(test_start_cut) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/cut.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "cut");
   craft_skip(&c, 0, 1000);
   uint64_t ts = 10000;
   craft_begin(&c, 0, ts, PH_MINOR_LOCAL_ROOTS);
@@ -373,11 +367,9 @@ END_TEST
 /* A file with no pause at all. */
 START_TEST(test_empty) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/empty.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "empty");
   craft_lifecycle(&c, 0, 100, EVENTRING_LIFECYCLE_RING_START, 1);
   craft_write(&c, path);
   craft_free(&c);
@@ -544,11 +536,9 @@ END_TEST
  * bug), and the pauses after it are counted whole. */
 START_TEST(test_since_cuts) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/since.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "since");
   /* 0 .. 1 ms: a pause of 1 ms with a nested phase; --since 500us lands
    * inside both. */
   craft_begin(&c, 0, 1000000, PH_MINOR);
@@ -598,11 +588,9 @@ END_TEST
  * program, is another; --per-phase counts each phase. */
 START_TEST(test_merged) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/merged.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "merged");
   craft_user_name(&c, 0, "app.tick");
   /* 1: minor 100 us, major_slice 87 ns later for 50 us: one pause of
    * 150.087 us. */

@@ -79,11 +79,9 @@ static void check_against_dump(const char *path, const char *extra,
  * alloc event, a lost start. */
 START_TEST(test_crafted) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/crafted.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "crafted");
   craft_user_name(&c, 0, "s.int");
   craft_user_name(&c, 1, "s.unit");
   /* Domain 0: 100 pauses of 10 us, each with 2.5 us of
