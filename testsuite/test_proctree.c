@@ -16,6 +16,7 @@
 #include "cases.h"
 #include "harness.h"
 #include "testlib.h"
+#include "tooltest.h"
 
 #define NEED_ALL()                                                         \
   do {                                                                     \
@@ -663,20 +664,6 @@ START_TEST(test_follow_dir) {
 }
 END_TEST
 
-/* babeltrace2 from PATH, or NULL. */
-static const char *babeltrace_path(void) {
-  static char found[PATH_MAX];
-  const char *path = getenv("PATH");
-  if (!path) path = "/usr/bin:/bin";
-  while (*path) {
-    size_t n = strcspn(path, ":");
-    snprintf(found, sizeof found, "%.*s/babeltrace2", (int)n, path);
-    if (n > 0 && access(found, X_OK) == 0) return found;
-    path += n + (path[n] == ':');
-  }
-  return NULL;
-}
-
 /* ctf with several processes: a CTF trace per process in OUTDIR/PID,
  * whose clocks share one UUID, so that babeltrace2 reads them as one
  * trace, every event of every process in time order. */
@@ -718,8 +705,8 @@ START_TEST(test_ctf_several) {
       free(text);
     }
     ck_assert_str_eq(clock[0], clock[1]);
-    if (!babeltrace_path()) continue;
-    r = er_run(dir, babeltrace_path(),
+    if (!er_babeltrace_path()) continue;
+    r = er_run(dir, er_babeltrace_path(),
                (const char *[]){"--clock-cycles", "--no-delta", out, NULL},
                NULL, 0);
     ck_assert_int_eq(er_exit_code(&r, "babeltrace2"), 0);

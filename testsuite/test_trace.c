@@ -53,6 +53,7 @@
 #endif
 
 #include "eventring.h"
+#include "cases.h"
 #include "harness.h"
 #include "testlib.h"
 
@@ -1372,12 +1373,8 @@ static TCase *tc_vectors(void) {
 
 static TCase *tc_own(void) {
   TCase *tc = er_tcase("own files");
-  tcase_add_test(tc, test_own_file);
-  tcase_add_test(tc, test_names);
-  tcase_add_test(tc, test_live_gap);
-  tcase_add_test(tc, test_interrupt);
-  tcase_add_test(tc, test_spawn);
-  tcase_add_test(tc, test_zero_events);
+  ER_ADD_TESTS(tc, test_own_file, test_names, test_live_gap, test_interrupt,
+               test_spawn, test_zero_events);
   return tc;
 }
 

@@ -3,8 +3,10 @@
 
 #include <limits.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "harness.h"
 
@@ -39,4 +41,17 @@ int64_t er_parse_wall(const char *s) {
   tm.tm_year -= 1900;
   tm.tm_mon -= 1;
   return (int64_t)timegm(&tm) * 1000000000 + ns;
+}
+
+const char *er_babeltrace_path(void) {
+  static char found[PATH_MAX];
+  const char *path = getenv("PATH");
+  if (!path) path = "/usr/bin:/bin";
+  while (*path) {
+    size_t n = strcspn(path, ":");
+    snprintf(found, sizeof found, "%.*s/babeltrace2", (int)n, path);
+    if (n > 0 && access(found, X_OK) == 0) return found;
+    path += n + (path[n] == ':');
+  }
+  return NULL;
 }

@@ -28,4 +28,8 @@ pid_t er_trace_prog(const char *dir, const char *name,
  * nanoseconds since the epoch; fails the test on any other text. */
 int64_t er_parse_wall(const char *s);
 
+/* babeltrace2 from PATH (/usr/bin:/bin when PATH is unset), or NULL.
+ * Static storage. */
+const char *er_babeltrace_path(void);
+
 #endif
