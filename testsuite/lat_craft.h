@@ -289,6 +289,23 @@ static __attribute__((unused)) uint64_t json_u64(const char *from, const char *k
   return v;
 }
 
+/* Checks the counts `spec` names ("cut=1 unmatched_ends=0 ...": keys and
+ * values, separated by spaces) against the tool's JSON at `from`; the
+ * failure names the key. */
+static __attribute__((unused)) void json_counts(const char *from,
+                                                const char *spec) {
+  char key[64];
+  unsigned long long want;
+  int n;
+  while (sscanf(spec, " %63[^=]=%llu%n", key, &want, &n) == 2) {
+    uint64_t got = json_u64(from, key);
+    ck_assert_msg(got == want, "\"%s\": %llu, want %llu", key,
+                  (unsigned long long)got, want);
+    spec += n;
+  }
+  ck_assert_msg(*spec == '\0', "bad count spec at: %s", spec);
+}
+
 static __attribute__((unused)) double json_double(const char *from, const char *key) {
   const char *p = json_at(from, key);
   char *end;

@@ -95,10 +95,7 @@ START_TEST(test_known_distribution) {
 
   struct lat_run r = latency_json(path, NULL);
   check_report(r.out, v, n);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
+  json_counts(r.out, "cut=0 unfinished=0 unmatched_ends=0 lost=0");
   lat_run_free(&r);
 
   /* The text report has the same numbers, in readable units. */
@@ -173,9 +170,7 @@ START_TEST(test_start_cut) {
   struct lat_run r = latency_json(path, NULL);
   uint64_t v[] = {10000, 20000, 30000, 40000};
   check_report(r.out, v, 4);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 1);
-  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 1);
+  json_counts(r.out, "cut=1 unmatched_ends=1 unfinished=1");
   /* Overwritten before the file was read: the window's start. */
   ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
   ck_assert_uint_eq(json_u64(r.out, "before_window"), 1000);
@@ -263,9 +258,7 @@ START_TEST(test_markers) {
 
   struct lat_run r = latency_json(path, NULL);
   check_report(r.out, v, 5);
-  ck_assert_uint_eq(json_u64(r.out, "markers"), 7);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
+  json_counts(r.out, "markers=7 unmatched_ends=0 unfinished=0");
   lat_run_free(&r);
 
   r = latency_json(path50, "--ocaml50");
@@ -278,9 +271,7 @@ START_TEST(test_markers) {
    * shortest 10 ns), and 24, the major slices, reads as
    * major_gc_phase_change: markers are told by name. */
   r = latency_json(path50, NULL);
-  ck_assert_uint_eq(json_u64(r.out, "pauses"), 10);
-  ck_assert_uint_eq(json_u64(r.out, "markers"), 2);
-  ck_assert_uint_eq(json_u64(r.out, "min_ns"), 10);
+  json_counts(r.out, "pauses=10 markers=2 min_ns=10");
   lat_run_free(&r);
 
   const char *text[] = {"latency", "--per-phase", path, NULL};
@@ -356,10 +347,7 @@ START_TEST(test_gap) {
   lat_assert_ok(&r);
   uint64_t v[] = {5000, 7000};
   check_report(r.out, v, 2);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "lost"), 64);
+  json_counts(r.out, "cut=1 unmatched_ends=0 unfinished=0 lost=64");
   lat_run_free(&r);
 }
 END_TEST
@@ -455,9 +443,7 @@ START_TEST(test_c_program) {
   ck_assert_msg(strstr(r.out, "\"view\": \"program\""), "%s", r.out);
   ck_assert_uint_eq(json_u64(r.out, "pauses") + json_u64(r.out, "merged"),
                     320);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
+  json_counts(r.out, "cut=0 unfinished=0 lost=0");
   ck_assert_msg(strstr(r.out, "\"lost_unit\": \"events\""), "%s", r.out);
   lat_run_free(&r);
 }
@@ -498,9 +484,7 @@ START_TEST(test_since_real) {
                         path,      NULL};
   struct lat_run r = lat_run_tool(args);
   lat_assert_ok(&r);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "pauses"), 319);
+  json_counts(r.out, "cut=1 unmatched_ends=0 pauses=319");
   lat_run_free(&r);
 }
 END_TEST
@@ -555,9 +539,7 @@ START_TEST(test_since_cuts) {
   lat_assert_ok(&r);
   uint64_t v[] = {10000, 20000};
   check_report(r.out, v, 2);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
+  json_counts(r.out, "cut=1 unmatched_ends=0 lost=0");
   lat_run_free(&r);
 
   const char *phase[] = {"latency", "--json", "--since", "500us", "--phase",
@@ -566,18 +548,14 @@ START_TEST(test_since_cuts) {
   lat_assert_ok(&r);
   const char *m = strstr(r.out, "\"name\": \"minor\"");
   ck_assert_msg(m != NULL, "%s", r.out);
-  ck_assert_uint_eq(json_u64(m, "count"), 2);
-  ck_assert_uint_eq(json_u64(m, "cut"), 1);
-  ck_assert_uint_eq(json_u64(m, "unmatched_ends"), 0);
+  json_counts(m, "count=2 cut=1 unmatched_ends=0");
   lat_run_free(&r);
 
   const char *stats[] = {"stats", "--json", "--since", "500us", path, NULL};
   r = lat_run_tool(stats);
   lat_assert_ok(&r);
   const char *gc = json_at(r.out, "gc");
-  ck_assert_uint_eq(json_u64(gc, "pauses"), 2);
-  ck_assert_uint_eq(json_u64(gc, "cut"), 1);
-  ck_assert_uint_eq(json_u64(gc, "unmatched_ends"), 0);
+  json_counts(gc, "pauses=2 cut=1 unmatched_ends=0");
   lat_run_free(&r);
 }
 END_TEST

@@ -142,9 +142,7 @@ START_TEST(test_crafted) {
   ck_assert_uint_eq(phase_field(j, "major_slice", "max_ns"), 1000000);
   const char *mp = json_named(j, "counters", "minor_promoted");
   ck_assert_ptr_nonnull(mp);
-  ck_assert_uint_eq(json_u64(mp, "last"), 77);
-  ck_assert_uint_eq(json_u64(mp, "samples"), 101);
-  ck_assert_uint_eq(json_u64(mp, "domain"), 1);
+  json_counts(mp, "last=77 samples=101 domain=1");
   const char *ma = json_named(j, "counters", "minor_allocated");
   ck_assert_ptr_nonnull(ma);
   ck_assert_uint_eq(json_u64(ma, "last"), 5);
