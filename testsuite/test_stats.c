@@ -6,6 +6,7 @@
 
 #include "harness.h"
 #include "lat_craft.h"
+#include "tooltest.h"
 
 static struct lat_run stats_json(const char *path, const char *extra) {
   const char *args[] = {"stats", "--json", path, extra, NULL};
@@ -213,33 +214,15 @@ START_TEST(test_ocaml5_vectors) {
 }
 END_TEST
 
-/* Runs a helper program with the test's environment; fails unless it
- * exits 0.  Returns its pid. */
-static pid_t run_prog(const char *name, const char *arg) {
-  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
-  char prog[PATH_MAX];
-  snprintf(prog, sizeof prog, "%s/%s", progs, name);
-  char *argv[] = {prog, (char *)arg, NULL};
-  FILE *out, *err;
-  pid_t pid = lat_start(argv, &out, &err);
-  struct lat_run p = lat_finish(pid, out, err);
-  ck_assert_msg(p.status == 0, "%s: status %d, %s", name, p.status, p.err);
-  lat_run_free(&p);
-  return pid;
-}
-
 /* A C program, its ring small enough to wrap: lost events are exact
  * event counts, read + lost is every event written. */
 START_TEST(test_c_program_wrapped) {
   ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_PROGS"))
     ER_SKIP("EVENTRING_TEST_PROGS is not set");
-  const char *dir = er_tmpdir();
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  setenv("OCAMLRUNPARAM", "e=10", 1);
-  pid_t pid = run_prog("lat_phases", "40");
   char path[PATH_MAX];
-  er_ring_path_for(path, sizeof path, dir, pid);
+  er_trace_prog(er_tmpdir(), "lat_phases", (const char *[]){"40", NULL},
+                "OCAMLRUNPARAM=e=10", path);
   struct lat_run r = stats_json(path, NULL);
   const char *ev = json_at(r.out, "events");
   ck_assert_msg(strstr(ev, "\"lost_unit\": \"events\""), "%s", ev);
@@ -273,11 +256,8 @@ START_TEST(test_c_program) {
   ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_PROGS"))
     ER_SKIP("EVENTRING_TEST_PROGS is not set");
-  const char *dir = er_tmpdir();
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  pid_t pid = run_prog("lat_phases", NULL);
   char path[PATH_MAX];
-  er_ring_path_for(path, sizeof path, dir, pid);
+  er_trace_prog(er_tmpdir(), "lat_phases", NULL, NULL, path);
   struct lat_run r = stats_json(path, NULL);
   const char *j = r.out;
   ck_assert_uint_eq(phase_field(j, "minor", "count"), 300);
@@ -304,13 +284,9 @@ START_TEST(test_alloc_totals) {
   ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_PROGS"))
     ER_SKIP("EVENTRING_TEST_PROGS is not set");
-  const char *dir = er_tmpdir();
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  setenv("OCAML_RUNTIME_EVENTS_START", "1", 1);
-  pid_t pid = run_prog("i_lat_alloc", NULL);
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
   char path[PATH_MAX];
-  er_ring_path_for(path, sizeof path, dir, pid);
+  er_trace_prog(er_tmpdir(), "i_lat_alloc", NULL,
+                "OCAML_RUNTIME_EVENTS_START=1", path);
   struct lat_run r = stats_json(path, NULL);
   const char *al = json_at(r.out, "alloc");
   ck_assert_uint_eq(json_u64(al, "events"), 3);
