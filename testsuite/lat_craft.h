@@ -202,6 +202,24 @@ static __attribute__((unused)) void craft_write(const struct craft *c, const cha
   close(fd);
 }
 
+/* Writes two crafted files, a.events and b.events, in a fresh directory
+ * of the test (their paths go to `a` and `b`, PATH_MAX bytes each), the
+ * events of file f (0 for a, 1 for b) by `fill`.  Returns the directory. */
+static __attribute__((unused)) const char *craft_pair(
+    char *a, char *b, void (*fill)(struct craft *c, int f)) {
+  const char *dir = er_tmpdir();
+  snprintf(a, PATH_MAX, "%s/a.events", dir);
+  snprintf(b, PATH_MAX, "%s/b.events", dir);
+  for (int f = 0; f < 2; f++) {
+    struct craft c;
+    craft_init(&c);
+    fill(&c, f);
+    craft_write(&c, f ? b : a);
+    craft_free(&c);
+  }
+  return dir;
+}
+
 /* Rewrites domain `d`'s ring words and then the ring headers of the file
  * at `path`, as a writer would publish new events (and a new head). */
 static __attribute__((unused)) void craft_update(const struct craft *c, const char *path, int d) {

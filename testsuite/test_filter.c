@@ -242,24 +242,19 @@ START_TEST(test_merge) {
 }
 END_TEST
 
+/* a at even microseconds, b at odd ones. */
+static void fill_interleaved(struct craft *c, int f) {
+  craft_user_name(c, 0, f ? "b" : "a");
+  for (int i = 0; i < 20; i++)
+    craft_user_int(c, i % 2, T0 + (uint64_t)(2 * i + f) * 1000, 0, i);
+}
+
 /* dump --merge of two files: one list in time order across processes,
  * each line tagged with its process; a filter applies to both. */
 START_TEST(test_merge_processes) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char a[PATH_MAX], b[PATH_MAX];
-  snprintf(a, sizeof a, "%s/a.events", dir);
-  snprintf(b, sizeof b, "%s/b.events", dir);
-  for (int f = 0; f < 2; f++) {
-    struct craft c;
-    craft_init(&c);
-    craft_user_name(&c, 0, f ? "b" : "a");
-    /* a at even microseconds, b at odd ones. */
-    for (int i = 0; i < 20; i++)
-      craft_user_int(&c, i % 2, T0 + (uint64_t)(2 * i + f) * 1000, 0, i);
-    craft_write(&c, f ? b : a);
-    craft_free(&c);
-  }
+  craft_pair(a, b, fill_interleaved);
   const char *a1[] = {"dump", "--time=raw", "--merge", a, b, NULL};
   struct lat_run r = run(a1);
   ck_assert_int_eq(count_lines(r.out, " ts="), 40);

@@ -152,26 +152,21 @@ START_TEST(test_known_durations) {
 }
 END_TEST
 
+/* a: 10 spans "req" of 1000 ns; b: 30 of 5000 ns. */
+static void fill_req_spans(struct craft *c, int f) {
+  craft_user_name(c, 0, "req");
+  for (int i = 0; i < (f ? 30 : 10); i++) {
+    span_begin(c, 0, 100000 * (uint64_t)(i + 1), 0);
+    span_end(c, 0, 100000 * (uint64_t)(i + 1) + (f ? 5000 : 1000), 0);
+  }
+}
+
 /* Two files: stats and latency --span in total (the histograms added
  * up, no domain rows) and per process. */
 START_TEST(test_two_processes) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char a[PATH_MAX], b[PATH_MAX];
-  snprintf(a, sizeof a, "%s/a.events", dir);
-  snprintf(b, sizeof b, "%s/b.events", dir);
-  for (int f = 0; f < 2; f++) {
-    struct craft c;
-    craft_init(&c);
-    craft_user_name(&c, 0, "req");
-    /* a: 10 spans of 1000 ns; b: 30 spans of 5000 ns. */
-    for (int i = 0; i < (f ? 30 : 10); i++) {
-      span_begin(&c, 0, 100000 * (uint64_t)(i + 1), 0);
-      span_end(&c, 0, 100000 * (uint64_t)(i + 1) + (f ? 5000 : 1000), 0);
-    }
-    craft_write(&c, f ? b : a);
-    craft_free(&c);
-  }
+  craft_pair(a, b, fill_req_spans);
   const char *args[] = {"stats", "--json", a, b, NULL};
   struct lat_run r = lat_run_tool(args);
   lat_assert_ok(&r);
