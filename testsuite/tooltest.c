@@ -55,3 +55,17 @@ const char *er_babeltrace_path(void) {
   }
   return NULL;
 }
+
+struct er_pipe_proc er_start_ready(const char *name) {
+  const char *prog = er_prog_path(name);
+  ck_assert_msg(prog != NULL, "no helper program %s", name);
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s", prog);
+  struct er_pipe_proc live = er_pipe_start((char *const[]){p, NULL}, NULL,
+                                           NULL);
+  char line[64];
+  ck_assert_msg(er_read_line(live.out, line, sizeof line, ER_RUN_TIMEOUT) ==
+                    0,
+                "%s printed no line", name);
+  return live;
+}

@@ -23,6 +23,12 @@
 pid_t er_trace_prog(const char *dir, const char *name,
                     const char *const *args, const char *env, char *path);
 
+/* Starts the helper program `name` untraced (er_pipe_start(), its
+ * stdin and stdout on pipes) and waits, at most ER_RUN_TIMEOUT, for the
+ * first line it prints (mon_loop's "ready ..."); fails the test when
+ * there is none. */
+struct er_pipe_proc er_start_ready(const char *name);
+
 /* An ISO 8601 UTC time with nanoseconds ("2026-01-02T03:04:05.123456789Z",
  * as `eventring dump --time=wall` and the traces print it), as
  * nanoseconds since the epoch; fails the test on any other text. */
