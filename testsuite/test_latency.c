@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "harness.h"
 #include "lat_craft.h"
 #include "tooltest.h"
@@ -395,31 +396,29 @@ static void expected_pauses(const char *expected, uint64_t *count,
   for (int d = 0; d < 16; d++) *open += depth[d] > 0;
 }
 
-START_TEST(test_ocaml5_vectors) {
+/* One run per OCaml 5 vector, named after it. */
+START_TEST(test_ocaml5_vector) {
+  const char *name = er_vectors[_i];
   ER_NEED_TOOL();
   const char *data = er_env_dir("EVENTRING_TEST_DATA");
   if (!data) ER_SKIP("EVENTRING_TEST_DATA is not set");
-  const char *dir = er_tmpdir();
-  const char *const *names = er_vectors;
-  for (size_t i = 0; i < ER_NVECTORS; i++) {
-    char file[PATH_MAX], exp[PATH_MAX];
-    ck_assert(er_unpack_vector(dir, names[i], file));
-    snprintf(exp, sizeof exp, "%s/%s.expected", data, names[i]);
-    uint64_t count, open;
-    expected_pauses(exp, &count, &open);
-    int is52 = er_vector_ocaml50(names[i]);
-    struct lat_run r = latency_json(file, is52 ? "--ocaml50" : NULL);
-    ck_assert_msg(json_u64(r.out, "pauses") == count,
-                  "%s: %" PRIu64 " pauses, OCaml's reading has %" PRIu64,
-                  names[i], json_u64(r.out, "pauses"), count);
-    ck_assert_uint_eq(json_u64(r.out, "unfinished"), open);
-    if (count) {
-      uint64_t lo = json_u64(r.out, "min_ns"), hi = json_u64(r.out, "max_ns");
-      ck_assert(lo > 0 && lo <= hi);
-    }
-    lat_run_free(&r);
-    unlink(file);
+  char file[PATH_MAX], exp[PATH_MAX];
+  ck_assert(er_unpack_vector(er_tmpdir(), name, file));
+  snprintf(exp, sizeof exp, "%s/%s.expected", data, name);
+  uint64_t count, open;
+  expected_pauses(exp, &count, &open);
+  int is52 = er_vector_ocaml50(name);
+  struct lat_run r = latency_json(file, is52 ? "--ocaml50" : NULL);
+  ck_assert_msg(json_u64(r.out, "pauses") == count,
+                "%s: %" PRIu64 " pauses, OCaml's reading has %" PRIu64,
+                name, json_u64(r.out, "pauses"), count);
+  ck_assert_uint_eq(json_u64(r.out, "unfinished"), open);
+  if (count) {
+    uint64_t lo = json_u64(r.out, "min_ns"), hi = json_u64(r.out, "max_ns");
+    ck_assert(lo > 0 && lo <= hi);
   }
+  lat_run_free(&r);
+  unlink(file);
 }
 END_TEST
 
@@ -653,7 +652,8 @@ static TCase *tc_crafted(void) {
 
 static TCase *tc_real(void) {
   TCase *tc = er_tcase("real");
-  tcase_add_test(tc, test_ocaml5_vectors);
+  er_add_cases(tc, test_ocaml5_vector, er_vectors, ER_NVECTORS,
+               sizeof er_vectors[0]);
   tcase_add_test(tc, test_c_program);
   tcase_add_test(tc, test_since_real);
   tcase_add_test(tc, test_usage);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases.h"
 #include "harness.h"
 #include "lat_craft.h"
 #include "tooltest.h"
@@ -178,39 +179,37 @@ START_TEST(test_crafted) {
 }
 END_TEST
 
-START_TEST(test_ocaml5_vectors) {
+/* One run per OCaml 5 vector, named after it. */
+START_TEST(test_ocaml5_vector) {
+  const char *name = er_vectors[_i];
   ER_NEED_TOOL();
   const char *data = er_env_dir("EVENTRING_TEST_DATA");
   if (!data) ER_SKIP("EVENTRING_TEST_DATA is not set");
-  const char *dir = er_tmpdir();
-  const char *const *names = er_vectors;
-  for (size_t i = 0; i < ER_NVECTORS; i++) {
-    char file[PATH_MAX];
-    ck_assert(er_unpack_vector(dir, names[i], file));
-    const char *opt = er_vector_ocaml50(names[i]) ? "--ocaml50" : NULL;
-    struct lat_run r = stats_json(file, opt);
-    check_against_dump(file, opt, r.out);
-    if (strstr(names[i], "wrapped")) {
-      /* A preserved file read after its writer ended: its ring had
-       * wrapped over 14002 words, none of them lost by this reader. */
-      ck_assert_uint_eq(json_u64(json_at(r.out, "events"), "lost"), 0);
-      ck_assert_uint_eq(
-          json_u64(json_at(r.out, "events"), "before_window"), 14002);
-    }
-    if (strstr(names[i], "multidomain")) {
-      /* The vectors' domains 0 .. 3 each spent time in GC. */
-      const char *gc = json_at(r.out, "gc");
-      for (int d = 0; d < 4; d++) {
-        char key[32];
-        snprintf(key, sizeof key, "{\"domain\": %d, \"pauses\": ", d);
-        const char *p = strstr(gc, key);
-        ck_assert_msg(p != NULL, "no domain %d in %s", d, gc);
-        ck_assert_uint_gt(strtoull(p + strlen(key), NULL, 10), 0);
-      }
-    }
-    lat_run_free(&r);
-    unlink(file);
+  char file[PATH_MAX];
+  ck_assert(er_unpack_vector(er_tmpdir(), name, file));
+  const char *opt = er_vector_ocaml50(name) ? "--ocaml50" : NULL;
+  struct lat_run r = stats_json(file, opt);
+  check_against_dump(file, opt, r.out);
+  if (strstr(name, "wrapped")) {
+    /* A preserved file read after its writer ended: its ring had
+     * wrapped over 14002 words, none of them lost by this reader. */
+    ck_assert_uint_eq(json_u64(json_at(r.out, "events"), "lost"), 0);
+    ck_assert_uint_eq(
+        json_u64(json_at(r.out, "events"), "before_window"), 14002);
   }
+  if (strstr(name, "multidomain")) {
+    /* The vectors' domains 0 .. 3 each spent time in GC. */
+    const char *gc = json_at(r.out, "gc");
+    for (int d = 0; d < 4; d++) {
+      char key[32];
+      snprintf(key, sizeof key, "{\"domain\": %d, \"pauses\": ", d);
+      const char *p = strstr(gc, key);
+      ck_assert_msg(p != NULL, "no domain %d in %s", d, gc);
+      ck_assert_uint_gt(strtoull(p + strlen(key), NULL, 10), 0);
+    }
+  }
+  lat_run_free(&r);
+  unlink(file);
 }
 END_TEST
 
@@ -420,7 +419,8 @@ static TCase *tc_stats(void) {
   tcase_add_test(tc, test_crafted);
   tcase_add_test(tc, test_share_over_lifetimes);
   tcase_add_test(tc, test_share_in_tree);
-  tcase_add_test(tc, test_ocaml5_vectors);
+  er_add_cases(tc, test_ocaml5_vector, er_vectors, ER_NVECTORS,
+               sizeof er_vectors[0]);
   tcase_add_test(tc, test_c_program);
   tcase_add_test(tc, test_c_program_wrapped);
   tcase_add_test(tc, test_alloc_totals);
