@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "difftest.h"
+#include "cases.h"
 #include "harness.h"
 #include "lat_craft.h"
 
@@ -546,36 +547,35 @@ static void assert_unchanged(const char *what, const char *out) {
  * its own stats --json is unchanged everywhere and marked nowhere, with
  * the test run on every row both sides have durations for. */
 START_TEST(test_ocaml5_vectors) {
+  const char *name = er_vectors[_i];
   ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_DATA"))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
   const char *dir = er_tmpdir();
-  for (size_t i = 0; i < ER_NVECTORS; i++) {
-    char file[PATH_MAX], json[PATH_MAX + 8];
-    ck_assert(er_unpack_vector(dir, er_vectors[i], file));
-    snprintf(json, sizeof json, "%s.json", file);
-    const char *opt = er_vector_ocaml50(er_vectors[i]) ? "--ocaml50"
-                                                       : "--ocaml53";
-    const char *st[] = {"stats", "--json", opt, "-o", json, file, NULL};
-    struct lat_run r = lat_run_tool(st);
-    lat_assert_ok(&r);
-    lat_run_free(&r);
-    r = diff(file, file, "--json", opt);
-    lat_assert_ok(&r);
-    assert_unchanged(er_vectors[i], r.out);
-    if (!strstr(er_vectors[i], "wrapped"))
-      ck_assert_msg(strstr(r.out, "\"p_value\": 1"), "%s", r.out);
-    lat_run_free(&r);
-    r = diff(json, file, "--json", opt);
-    lat_assert_ok(&r);
-    assert_unchanged(er_vectors[i], r.out);
-    ck_assert_msg(!strstr(r.out, "\"test\": null") ||
-                      strstr(r.out, "\"count\": 0"),
-                  "a row without its test: %s", r.out);
-    lat_run_free(&r);
-    unlink(file);
-    unlink(json);
-  }
+  char file[PATH_MAX], json[PATH_MAX + 8];
+  ck_assert(er_unpack_vector(dir, name, file));
+  snprintf(json, sizeof json, "%s.json", file);
+  const char *opt = er_vector_ocaml50(name) ? "--ocaml50"
+                                                     : "--ocaml53";
+  const char *st[] = {"stats", "--json", opt, "-o", json, file, NULL};
+  struct lat_run r = lat_run_tool(st);
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  r = diff(file, file, "--json", opt);
+  lat_assert_ok(&r);
+  assert_unchanged(name, r.out);
+  if (!strstr(name, "wrapped"))
+    ck_assert_msg(strstr(r.out, "\"p_value\": 1"), "%s", r.out);
+  lat_run_free(&r);
+  r = diff(json, file, "--json", opt);
+  lat_assert_ok(&r);
+  assert_unchanged(name, r.out);
+  ck_assert_msg(!strstr(r.out, "\"test\": null") ||
+                    strstr(r.out, "\"count\": 0"),
+                "a row without its test: %s", r.out);
+  lat_run_free(&r);
+  unlink(file);
+  unlink(json);
 }
 END_TEST
 
@@ -634,7 +634,8 @@ static TCase *tc_diff(void) {
   tcase_add_test(tc, test_bad_inputs);
   tcase_add_test(tc, test_lost_named);
   tcase_add_test(tc, test_tail_change);
-  tcase_add_test(tc, test_ocaml5_vectors);
+  er_add_cases(tc, test_ocaml5_vectors, er_vectors, ER_NVECTORS,
+               sizeof er_vectors[0]);
   tcase_add_test(tc, test_filters);
   return tc;
 }

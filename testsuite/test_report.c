@@ -228,17 +228,16 @@ static int compare(const char *file, const char *extra, const char *html) {
 }
 
 START_TEST(test_vectors) {
+  const char *name = er_vectors[_i];
   ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_DATA")) ER_SKIP("EVENTRING_TEST_DATA is not set");
   const char *dir = er_tmpdir();
-  for (size_t i = 0; i < ER_NVECTORS; i++) {
-    char file[PATH_MAX], html[PATH_MAX];
-    ck_assert(er_unpack_vector(dir, er_vectors[i], file));
-    snprintf(html, sizeof html, "%s/%s.html", dir, er_vectors[i]);
-    compare(file, er_vector_ocaml50(er_vectors[i]) ? "--ocaml50" : NULL,
-            html);
-    unlink(file);
-  }
+  char file[PATH_MAX], html[PATH_MAX];
+  ck_assert(er_unpack_vector(dir, name, file));
+  snprintf(html, sizeof html, "%s/%s.html", dir, name);
+  compare(file, er_vector_ocaml50(name) ? "--ocaml50" : NULL,
+          html);
+  unlink(file);
 }
 END_TEST
 
@@ -666,7 +665,8 @@ END_TEST
 
 static TCase *tc_numbers(void) {
   TCase *tc = er_tcase("numbers");
-  tcase_add_test(tc, test_vectors);
+  er_add_cases(tc, test_vectors, er_vectors, ER_NVECTORS,
+               sizeof er_vectors[0]);
   tcase_add_test(tc, test_c_program);
   ER_ADD_CASES(tc, test_crafted_case, crafted_cases);
   tcase_add_test(tc, test_several);
