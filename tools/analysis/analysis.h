@@ -901,6 +901,9 @@ void rules_free(struct rules *rs);
  * (1 for the first byte) in `err`, `size` bytes, or "out of memory". */
 int rules_add(struct rules *rs, const char *text, char *err, size_t size);
 int rules_count(const struct rules *rs);
+/* Whether a rule of `rs` is on runtime phases by name (phase:NAME), so
+ * that a caller may skip naming the phases when none is. */
+int rules_on_phases(const struct rules *rs);
 /* Rule `i` as written. */
 const char *rules_text(const struct rules *rs, int i);
 /* One word for snapshot names: the simple condition's kind (pause,

@@ -93,6 +93,7 @@ struct rule {
 struct rules {
   struct rule **v;
   int n;
+  int users, phases; /* conditions on user events, on runtime phases */
 };
 
 /* ------------------------------------------------------------------ */
@@ -558,11 +559,18 @@ int rules_add(struct rules *rs, const char *text, char *err, size_t size) {
     return -1;
   }
   r->root = root;
+  for (int k = 0; k < r->natoms; k++) {
+    enum src s = r->atom[k].src;
+    rs->users |= s == S_SPAN || s == S_INT || s == S_EVENT;
+    rs->phases |= s == S_PHASE;
+  }
   rs->v[rs->n++] = r;
   return 0;
 }
 
 int rules_count(const struct rules *rs) { return rs->n; }
+
+int rules_on_phases(const struct rules *rs) { return rs->phases; }
 
 const char *rules_text(const struct rules *rs, int i) {
   return rs->v[i]->text;
@@ -1097,17 +1105,21 @@ void rules_phase(struct rules_eval *e, int domain, const char *name,
 void rules_user(struct rules_eval *e, int domain, uint64_t ts,
                 enum rules_user_kind kind, const char *name, int64_t value) {
   rules_time(e, domain, ts);
-  char m[128], buf[32];
+  if (!e->rs->users) return;
+  /* What an instant measured, written when one holds (not per event). */
+  char m[128] = "", buf[32];
+#define USER_MEASURED()                                                  \
+  (m[0] ? m                                                              \
+   : kind == RULES_INT                                                   \
+       ? (snprintf(m, sizeof m, "%" PRId64 " (domain %d)", value, domain), \
+          m)                                                             \
+       : (snprintf(m, sizeof m, "domain %d", domain), m))
   if (kind != RULES_SPAN_END) {
-    if (kind == RULES_INT)
-      snprintf(m, sizeof m, "%" PRId64 " (domain %d)", value, domain);
-    else
-      snprintf(m, sizeof m, "domain %d", domain);
     FOR_SOURCE(e, S_EVENT, name, i, k, a) {
       if (a->fn != F_INSTANT)
         agg_record(e->st[i].agg[k], ts, 0, 1);
       else
-        instant(e, i, k, domain, ts, ts, m);
+        instant(e, i, k, domain, ts, ts, USER_MEASURED());
     }
   }
   if (kind == RULES_INT) {
@@ -1115,9 +1127,10 @@ void rules_user(struct rules_eval *e, int domain, uint64_t ts,
       if (a->fn != F_INSTANT)
         agg_record(e->st[i].agg[k], ts, value, 1);
       else if (value > a->value)
-        instant(e, i, k, domain, ts, ts, m);
+        instant(e, i, k, domain, ts, ts, USER_MEASURED());
     }
   }
+#undef USER_MEASURED
   if ((kind == RULES_SPAN_BEGIN || kind == RULES_SPAN_END) && domain >= 0 &&
       domain < e->ndomains) {
     FOR_SOURCE(e, S_SPAN, name, i, k, a) {

@@ -910,7 +910,9 @@ static void on_pause(void *arg, int domain, uint64_t duration) {
 
 static void check_phase(struct target *t, int d, int phase, uint64_t start,
                         uint64_t ts) {
-  const char *name = eventring_cursor_phase_name(t->cursor, phase);
+  const char *name = rules_on_phases(O.rules)
+                         ? eventring_cursor_phase_name(t->cursor, phase)
+                         : NULL;
   if (name) rules_phase(t->rules, d, name, ts, start);
 }
 
