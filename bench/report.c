@@ -1,5 +1,6 @@
 /* report.c -- the TARGETS table of `make bench`: every target of issues
- * 6, 14, 19, 20, 21, 22 and 24 beside the figure measured in this run and its limit.
+ * 6, 14, 19, 20, 21, 22 and 24 beside the figure measured in this run and
+ * its limit.
  *
  * Usage: bench/report DIR, where DIR holds the results-NAME.json files
  * the benchmarks wrote.  It prints the table, the count of targets met,
@@ -529,8 +530,8 @@ static void fmtnum(char *buf, size_t len, double v, int d) {
 
 static void print_table(void) {
   int count[3] = {0, 0, 0};
-  printf("TARGETS (issues 6, 14, 19, 20, 21, 22 and 24): each figure of this run against "
-         "its limit\n\n");
+  printf("TARGETS (issues 6, 14, 19, 20, 21, 22 and 24): each figure of "
+         "this run against its limit\n\n");
   printf("%2s %-5s %-44s %9s %9s %-5s %s\n", "#", "issue", "target",
          "measured", "limit", "unit", "verdict");
   for (int i = 0; i < nrows; i++) {
