@@ -50,7 +50,8 @@ static size_t index_of(uint64_t v) { return layout_index(v, HIST_SUB_BITS); }
 static uint64_t midpoint_of(size_t i) { return layout_mid(i, HIST_SUB_BITS); }
 
 size_t hist_layout_buckets(unsigned sub_bits) {
-  return ((size_t)1 << sub_bits) + (64 - sub_bits) * ((size_t)1 << (sub_bits - 1));
+  return ((size_t)1 << sub_bits) +
+         (64 - sub_bits) * ((size_t)1 << (sub_bits - 1));
 }
 
 size_t hist_layout_index(uint64_t v, unsigned sub_bits) {

@@ -10,10 +10,12 @@
  * private directory, followed as --dir follows one, until the tree ends),
  * and when a condition holds (a GC pause, a phase or a user span longer
  * than a duration, a user int above a value, a named user event, lost
- * events, or SIGUSR1 to the watcher) writes the window around it -- every
- * domain's events from --before ahead of the trigger to --after past it
- * -- as a compact ring file (runtime/snapshot.h, the writer of `eventring
- * snapshot`), or as a trace made from that file by `eventring trace`.
+ * events, a rule over windows of them -- analysis/rules.c parses and
+ * evaluates every --when, fed here -- or SIGUSR1 to the watcher) writes
+ * the window around it -- every domain's events from --before ahead of
+ * the trigger to --after past it -- as a compact ring file
+ * (runtime/snapshot.h, the writer of `eventring snapshot`), or as a trace
+ * made from that file by `eventring trace`.
  *
  * Memory.  The rings of a busy process turn over in a fraction of a
  * second, so the watcher keeps the recent past itself: each domain has a
