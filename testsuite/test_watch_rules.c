@@ -1,4 +1,4 @@
-/* Tests eventring watch's rules on real programs (progs/rule_writer): a burst of retries counted over a window, a span slowdown seen by a percentile, a quiet stretch held `for` a duration, and/or; each snapshot's trigger mark at a slice boundary in trace time with what was measured; a bad rule refused with its column; a rule whose event never came named at the end. */
+/* Tests eventring watch's rules on real programs (progs/rule_writer): a burst of retries counted over a window, a span slowdown seen by a percentile, pauses by gc_share, a quiet stretch held `for` a duration, and/or; each snapshot's trigger mark at a slice boundary in trace time with what was measured; a bad rule refused with its column; a rule whose event never came named at the end. */
 #include <glob.h>
 #include <inttypes.h>
 #include <stdint.h>
@@ -221,6 +221,54 @@ START_TEST(test_span_slowdown) {
 }
 END_TEST
 
+/* The share of [from, to) that the pauses (outermost major_slice phases
+ * of domain 0) ended before `to` spent in it, in per cent. */
+static double gc_share_between(const struct watched *w, uint64_t from,
+                               uint64_t to) {
+  uint64_t begun = 0, in = 0;
+  for (size_t i = 0; i < w->dump.n; i++) {
+    const char *l = w->dump.v[i];
+    if (strncmp(l, "domain=0 ", 9) || !strstr(l, " name=major_slice"))
+      continue;
+    uint64_t ts = er_field(l, "ts");
+    if (strstr(l, " kind=runtime_begin ")) {
+      begun = ts;
+    } else if (strstr(l, " kind=runtime_end ") && begun && ts < to) {
+      uint64_t a = begun > from ? begun : from;
+      if (ts > a) in += ts - a;
+      begun = 0;
+    }
+  }
+  return 100.0 * (double)in / (double)(to - from);
+}
+
+/* Pauses of 20 ms every 40 ms: half the time in GC, and gc_share over
+ * 200 ms passes 30 % at a boundary of its 10 ms slices, where the
+ * pauses' own timestamps say it did (to the tenth of a per cent
+ * printed), and not at the boundary before. */
+START_TEST(test_gc_share) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  const char *rule = "gc_share(200ms) > 30%";
+  const char *steps[] = {"tick", "50", "gc", "10", "20", "20", "tick", "50",
+                         NULL};
+  struct watched w = watch(rule, "gc_share", steps);
+  char measured[128];
+  uint64_t at = mark(&w, rule, measured, sizeof measured);
+  const uint64_t slice = 10 * MS;
+  ck_assert_uint_eq(at % slice, 0);
+  char *end;
+  double v = strtod(measured, &end);
+  ck_assert_str_eq(end, "%");
+  double want = gc_share_between(&w, at - 200 * MS, at);
+  ck_assert_msg(want > 30 && v > 30 && v - want < 0.051 && want - v < 0.051,
+                "measured %s, the pauses say %.3f%%", measured, want);
+  ck_assert_msg(gc_share_between(&w, at - slice - 200 * MS, at - slice) <= 30,
+                "above 30%% at the boundary before");
+  watched_free(&w);
+}
+END_TEST
+
 /* No retry for 200 ms, held: not in the gaps of 100 ms, only in the
  * last stretch, at least 250 ms after the last retry (its window of
  * 50 ms, then the 200 ms). */
@@ -331,6 +379,7 @@ static TCase *tc_rules(void) {
   TCase *tc = er_tcase("rules");
   tcase_add_test(tc, test_count_burst);
   tcase_add_test(tc, test_span_slowdown);
+  tcase_add_test(tc, test_gc_share);
   tcase_add_test(tc, test_for_quiet);
   tcase_add_test(tc, test_and_or);
   tcase_add_test(tc, test_bad_rule);

@@ -12,6 +12,8 @@
  *   retry N        N user units "app.retry" back to back (a burst)
  *   span N US      N user spans "http.request" of US microseconds each
  *                  (busy: each lasts at least that long in trace time)
+ *   gc N MS GAP    N runtime phases major_slice (GC pauses) of MS ms each,
+ *                  with GAP ms of ticks after each
  *
  * Tracing is started unless the environment started it.  Exit status 0,
  * 2 for bad arguments, 3 when tracing could not start. */
@@ -71,6 +73,14 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "span") && i + 2 < argc) {
       long n = atol(argv[++i]);
       span(n, atol(argv[++i]));
+    } else if (!strcmp(argv[i], "gc") && i + 3 < argc) {
+      long n = atol(argv[++i]), ms = atol(argv[++i]), gap = atol(argv[++i]);
+      for (long k = 0; k < n; k++) {
+        eventring_begin(EVENTRING_PHASE_MAJOR_SLICE);
+        sleep_until(now_ns() + (uint64_t)ms * 1000000u);
+        eventring_end(EVENTRING_PHASE_MAJOR_SLICE);
+        tick(gap);
+      }
     } else {
       fprintf(stderr, "rule_writer: bad step '%s'\n", argv[i]);
       return 2;
