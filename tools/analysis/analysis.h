@@ -852,6 +852,8 @@ void metrics_utf8(const char *s, void (*put)(void *arg, const char *p,
  * one that series have already (pid, program, domain, event, phase,
  * le); `host` may be, and replaces the host's name. */
 int metrics_label_name_ok(const char *name);
+
+/* ================================================================== */
 /* rules.c                                                              */
 /* ================================================================== */
 
