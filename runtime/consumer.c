@@ -104,6 +104,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "layout.h"
 #include "wallclock.h"
 #include "numbering.h"
 #include "sigbus.h"
@@ -111,8 +112,6 @@
 /* Words copied out of a ring per batch: enough to amortise the fence and
  * the reload of head, small enough to stay in L2. */
 #define CHUNK 16384
-#define MAX_DOMAINS_READ 65536
-#define MAX_RING_LOG2 32
 
 /* No ring position can exceed 2^60 words: a writer storing one word per
  * nanosecond, faster than any probe, takes 36 years to get there.  A
@@ -256,18 +255,6 @@ SETTER(window, eventring_window_fn)
 /* ------------------------------------------------------------------ */
 /* Opening.                                                             */
 
-static int is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
-
-/* a + b * c <= limit, without overflow; stores a + b * c in *out. */
-static int fits(uint64_t a, uint64_t b, uint64_t c, uint64_t limit,
-                uint64_t *out) {
-  uint64_t p, s;
-  if (__builtin_mul_overflow(b, c, &p) || __builtin_add_overflow(a, p, &s))
-    return 0;
-  if (out) *out = s;
-  return s <= limit;
-}
-
 static uint64_t load(const void *p) { return er_load_rlx((uint64_t *)p); }
 
 /* Relaxed: the store in poll_guarded() is one-way, and either value reads
@@ -327,59 +314,44 @@ static int get_acq(const eventring_cursor *c, uint64_t off, uint64_t *w) {
   return e;
 }
 
-/* The command line and the thread entries that follow the program name
- * at `at` (ER_EXT_FLAG_THREADS): the line copied into c->cmdline, the
- * entries' offset kept for eventring_cursor_slot_thread(), when they fit in
- * the block.  Returns 0 or a negative error from get(). */
-static int read_threads_part(eventring_cursor *c, const uint64_t *x,
-                             uint64_t at) {
-  uint64_t line_end, end;
-  if (!(x[ER_EXT_FLAGS] & ER_EXT_FLAG_THREADS) ||
-      !fits(at, 1, ER_EXT_CMDLINE_BYTES, c->headers_off, &line_end) ||
-      !fits(line_end, c->max_domains, ER_EXT_THREAD_BYTES, c->headers_off,
-            &end) ||
-      end > ER_META_WORDS * 8 + x[ER_EXT_SIZE])
-    return 0;
+/* The command line and the thread entries (ER_EXT_FLAG_THREADS) where
+ * the layout `l` places them: the line copied into c->cmdline, the
+ * entries' offset kept for eventring_cursor_slot_thread().  Returns 0 or a
+ * negative error from get(). */
+static int read_threads_part(eventring_cursor *c, const struct er_layout *l) {
+  if (!l->cmdline_off) return 0;
   char line[ER_EXT_CMDLINE_BYTES];
-  int e = get(c, at, line, sizeof line);
+  int e = get(c, l->cmdline_off, line, sizeof line);
   if (e) return e;
   if (!memchr(line, 0, sizeof line)) return 0;
   if (!(c->cmdline = strdup(line))) return -ENOMEM;
-  c->threads_off = line_end;
+  c->threads_off = l->threads_off;
   return 0;
 }
 
 /* The program name that follows the name tables (ER_EXT_FLAG_PROGRAM),
  * copied into c->program when it is there and well formed; a name that
- * is not is ignored, as nothing else depends on it.  `x` is the block's
- * fixed part.  Returns 0 or a negative error from get(). */
-static int read_program(eventring_cursor *c, const uint64_t *x) {
-  if (!(x[ER_EXT_FLAGS] & ER_EXT_FLAG_PROGRAM)) return 0;
-  uint64_t n = x[ER_EXT_N_PHASES] + x[ER_EXT_N_COUNTERS] +
-               x[ER_EXT_N_LIFECYCLE];
-  uint64_t at, end;
-  if (!fits(x[ER_EXT_NAMES_OFFSET], n, x[ER_EXT_NAME_SLOT], UINT64_MAX, &at) ||
-      !fits(at, 1, ER_EXT_PROGRAM_BYTES, c->headers_off, &end) ||
-      end > ER_META_WORDS * 8 + x[ER_EXT_SIZE])
-    return 0;
+ * is not is ignored, as nothing else depends on it, and so are the
+ * command line and the thread entries after it.  Returns 0 or a negative
+ * error from get(). */
+static int read_program(eventring_cursor *c, const struct er_layout *l) {
+  if (!l->program_off) return 0;
   char name[ER_EXT_PROGRAM_BYTES];
-  int e = get(c, at, name, sizeof name);
+  int e = get(c, l->program_off, name, sizeof name);
   if (e) return e;
   if (!memchr(name, 0, sizeof name)) return 0;
   if (!(c->program = strdup(name))) return -ENOMEM;
-  /* The wall clock words, when there, lie between (ring_format.h). */
-  if (x[ER_EXT_FLAGS] & ER_EXT_FLAG_WALLCLOCK) end += ER_EXT_WALL_WORDS * 8;
-  return read_threads_part(c, x, end);
+  return read_threads_part(c, l);
 }
 
-/* Reads the extension block, if there is one, and copies its name tables
- * and program name.  Returns 0, EVENTRING_E_CORRUPT when the block is
- * there but bad, or an error from get(). */
-static int read_ext(eventring_cursor *c, uint64_t size) {
-  uint64_t ext_off = ER_META_WORDS * 8;
-  if (c->headers_off < ext_off + ER_EXT_WORDS * 8) return 0;
+/* Reads the extension block, if there is one, whose place `l` (from
+ * er_layout_meta()) gives, and copies its name tables and program name.
+ * Returns 0, EVENTRING_E_CORRUPT when the block is there but bad, or an
+ * error from get(). */
+static int read_ext(eventring_cursor *c, struct er_layout *l, uint64_t size) {
+  if (c->headers_off < ER_EXT_OFFSET + ER_EXT_WORDS * 8) return 0;
   uint64_t x[ER_EXT_WORDS];
-  int e = get(c, ext_off, x, sizeof x);
+  int e = get(c, ER_EXT_OFFSET, x, sizeof x);
   if (e) return e;
   if (x[ER_EXT_MAGIC_W] != ER_EXT_MAGIC) return 0;
   if (x[ER_EXT_VERSION_W] != ER_EXT_VERSION) return EVENTRING_E_VERSION;
@@ -388,17 +360,12 @@ static int read_ext(eventring_cursor *c, uint64_t size) {
    * us read them from the next domain's header, or past the last. */
   if (c->hdr_bytes < OUR_HEADER_BYTES) return EVENTRING_E_CORRUPT;
   c->writer_pid = x[ER_EXT_PID] <= INT_MAX ? (pid_t)x[ER_EXT_PID] : 0;
-  uint64_t ext_end, names_end;
-  uint64_t np = x[ER_EXT_N_PHASES], nc = x[ER_EXT_N_COUNTERS];
-  uint64_t nl = x[ER_EXT_N_LIFECYCLE], slot = x[ER_EXT_NAME_SLOT];
-  if (!fits(ext_off, 1, x[ER_EXT_SIZE], c->headers_off, &ext_end) ||
-      x[ER_EXT_SIZE] > size || np > 8192 || nc > 8192 || nl > 8192 ||
-      slot < 2 || slot > 256 ||
-      !fits(x[ER_EXT_NAMES_OFFSET], np + nc + nl, slot, ext_end, &names_end) ||
-      x[ER_EXT_NAMES_OFFSET] < ext_off + ER_EXT_WORDS * 8 ||
-      (x[ER_EXT_PHASE_NUMBERING] != ER_PHASES_OCAML53 &&
-       x[ER_EXT_PHASE_NUMBERING] != ER_PHASES_OCAML50))
+  if ((e = er_layout_ext(l, x, size)) != 0) return e;
+  if (x[ER_EXT_PHASE_NUMBERING] != ER_PHASES_OCAML53 &&
+      x[ER_EXT_PHASE_NUMBERING] != ER_PHASES_OCAML50)
     return EVENTRING_E_CORRUPT;
+  uint64_t np = x[ER_EXT_N_PHASES], nc = x[ER_EXT_N_COUNTERS];
+  uint64_t slot = l->name_bytes;
   c->ours = 1;
   c->numbering = (int)x[ER_EXT_PHASE_NUMBERING];
   c->n_phases = (unsigned)np;
@@ -407,61 +374,12 @@ static int read_ext(eventring_cursor *c, uint64_t size) {
   size_t bytes = (size_t)((np + nc) * slot);
   c->ext_names = malloc(bytes ? bytes : 1);
   if (!c->ext_names) return -ENOMEM;
-  if (bytes && (e = get(c, x[ER_EXT_NAMES_OFFSET], c->ext_names, bytes)) != 0)
+  if (bytes && (e = get(c, l->names_off, c->ext_names, bytes)) != 0)
     return e;
   for (uint64_t i = 0; i < np + nc; i++)
     if (!memchr(c->ext_names + i * slot, 0, slot)) return EVENTRING_E_CORRUPT;
-  c->wall_off = er_wall_offset(x, c->headers_off);
-  return read_program(c, x);
-}
-
-/* The most a writer leaves between the ring headers and the rings, and
- * between the rings and the name slots: eventring aligns the rings to a
- * page (64 KiB at most), OCaml 5 leaves nothing. */
-#define MAX_GAP 65536
-
-/* Whether the metadata words 1-7 describe a layout a writer could have
- * made, whatever the file's size: a text file, an executable or zeros do
- * not, a ring file of another version most likely does.  The gaps are
- * bounded so that a header whose offsets are wild is not taken for that
- * of a truncated file. */
-static int meta_plausible(const uint64_t *m) {
-  uint64_t headers_end, rings_end;
-  return m[ER_META_MAX_DOMAINS] >= 1 &&
-         m[ER_META_MAX_DOMAINS] <= MAX_DOMAINS_READ &&
-         m[ER_META_RING_HEADER_SIZE] >= ER_RING_HEADER_MIN_BYTES &&
-         m[ER_META_RING_HEADER_SIZE] % 8 == 0 &&
-         m[ER_META_RING_HEADER_SIZE] <= 4096 &&
-         is_pow2(m[ER_META_RING_SIZE_ELEMENTS]) &&
-         m[ER_META_RING_SIZE_ELEMENTS] >= 2 &&
-         m[ER_META_RING_SIZE_ELEMENTS] <= (UINT64_C(1) << MAX_RING_LOG2) &&
-         m[ER_META_RING_SIZE_BYTES] == m[ER_META_RING_SIZE_ELEMENTS] * 8 &&
-         m[ER_META_HEADERS_OFFSET] >= 64 && m[ER_META_HEADERS_OFFSET] % 8 == 0 &&
-         m[ER_META_DATA_OFFSET] % 8 == 0 &&
-         m[ER_META_CUSTOM_EVENTS_OFFSET] % 8 == 0 &&
-         fits(m[ER_META_HEADERS_OFFSET], m[ER_META_MAX_DOMAINS],
-              m[ER_META_RING_HEADER_SIZE], m[ER_META_DATA_OFFSET],
-              &headers_end) &&
-         m[ER_META_DATA_OFFSET] - headers_end <= MAX_GAP &&
-         fits(m[ER_META_DATA_OFFSET], m[ER_META_MAX_DOMAINS],
-              m[ER_META_RING_SIZE_BYTES], m[ER_META_CUSTOM_EVENTS_OFFSET],
-              &rings_end) &&
-         m[ER_META_CUSTOM_EVENTS_OFFSET] - rings_end <= MAX_GAP;
-}
-
-int er_check_meta(const uint64_t *meta, uint64_t size) {
-  if (size < ER_META_WORDS * 8)
-    return size >= 8 && meta[ER_META_VERSION] == ER_FORMAT_VERSION
-               ? EVENTRING_E_TRUNCATED
-               : EVENTRING_E_NOTRINGFILE;
-  int plausible = meta_plausible(meta);
-  if (meta[ER_META_VERSION] != ER_FORMAT_VERSION)
-    return plausible ? EVENTRING_E_VERSION : EVENTRING_E_NOTRINGFILE;
-  if (!plausible) return EVENTRING_E_CORRUPT;
-  if (!fits(meta[ER_META_CUSTOM_EVENTS_OFFSET], ER_NAME_SLOTS,
-            ER_NAME_SLOT_BYTES, size, NULL))
-    return EVENTRING_E_TRUNCATED;
-  return 0;
+  c->wall_off = l->wall_off;
+  return read_program(c, l);
 }
 
 static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size);
@@ -549,19 +467,19 @@ static int open_fd(eventring_cursor **out, int fd, enum open_as as) {
  * for the file descriptor, which the caller closes. */
 static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size) {
   uint64_t meta[ER_META_WORDS];
+  struct er_layout l;
   int err = get(c, 0, meta, sizeof meta);
-  /* er_check_meta() has checked every value copied below. */
-  if (!err) err = er_check_meta(meta, size);
+  if (!err) err = er_layout_meta(&l, meta, size);
   if (err) goto fail;
-  c->max_domains = meta[ER_META_MAX_DOMAINS];
-  c->hdr_bytes = meta[ER_META_RING_HEADER_SIZE];
-  c->ring_bytes = meta[ER_META_RING_SIZE_BYTES];
-  c->ring_words = meta[ER_META_RING_SIZE_ELEMENTS];
-  c->headers_off = meta[ER_META_HEADERS_OFFSET];
-  c->data_off = meta[ER_META_DATA_OFFSET];
-  c->custom_off = meta[ER_META_CUSTOM_EVENTS_OFFSET];
+  c->max_domains = l.max_domains;
+  c->hdr_bytes = l.hdr_bytes;
+  c->ring_bytes = l.ring_bytes;
+  c->ring_words = l.ring_words;
+  c->headers_off = l.headers_off;
+  c->data_off = l.data_off;
+  c->custom_off = l.custom_off;
   c->numbering = ER_PHASES_OCAML53;
-  if ((err = read_ext(c, size)) != 0) goto fail;
+  if ((err = read_ext(c, &l, size)) != 0) goto fail;
   c->rings = calloc((size_t)c->max_domains, sizeof *c->rings);
   c->buf_words = c->ring_words < CHUNK ? c->ring_words : CHUNK;
   c->buf = malloc(c->buf_words * sizeof *c->buf);

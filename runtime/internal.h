@@ -236,18 +236,27 @@ struct er_ext_desc {
                                 (ts, wall), then the latest (wallclock.h) */
   const char *program;
   const char *cmdline;       /* with ER_EXT_FLAG_THREADS in flags */
-  unsigned threads;          /* thread entries, with ER_EXT_FLAG_THREADS */
-  const uint64_t *thread_entries; /* their words, or NULL for zeros */
+  const uint64_t *thread_entries; /* with ER_EXT_FLAG_THREADS: one entry
+                                     per domain slot, or NULL for zeros */
   const char *const *tables[3];
   unsigned counts[3];
 };
-/* The bytes the block takes, names included. */
-ER_HIDDEN uint64_t er_ext_bytes(const struct er_ext_desc *d);
-/* Where the thread entries begin, in bytes from the block's start. */
-ER_HIDDEN uint64_t er_ext_threads_offset(const struct er_ext_desc *d);
-/* Writes every word of the block at `x` (zeroed, er_ext_bytes() long)
- * except the magic, which the caller stores last. */
-ER_HIDDEN void er_ext_fill(uint64_t *x, const struct er_ext_desc *d);
+/* Plans the layout (layout.h) of a file of `max_domains` rings of
+ * `ring_words` words aligned to `data_align`, whose block holds what `d`
+ * says.  Returns 0 or -EOVERFLOW. */
+struct er_layout;
+ER_HIDDEN int er_ext_layout(struct er_layout *l, const struct er_ext_desc *d,
+                            uint64_t max_domains, uint64_t ring_words,
+                            uint64_t data_align);
+/* Writes every word of the block at `x` (zeroed, l->ext_bytes long), `l`
+ * being er_ext_layout()'s plan for `d`, except the magic, which the
+ * caller stores last. */
+ER_HIDDEN void er_ext_fill(uint64_t *x, const struct er_ext_desc *d,
+                           const struct er_layout *l);
+/* The layout of this process's file, decoded from its words (layout.h);
+ * under the lock.  Returns 0, EVENTRING_E_NOTSTARTED without a file, or
+ * er_layout_meta()'s and er_layout_ext()'s errors. */
+ER_HIDDEN int er_file_layout(struct er_layout *l);
 /* What er_file_drop() does besides closing the descriptor. */
 enum {
   ER_FILE_UNMAP = 1,  /* only when the world stopped (stw.h) */
@@ -433,7 +442,7 @@ ER_HIDDEN void er_remote_stop(void);
 ER_HIDDEN void er_remote_wait_up(void);
 ER_HIDDEN void er_remote_after_fork(void);
 
-/* consumer.c: what a ring file's metadata header (`meta`, the first 8
+/* layout.c: what a ring file's metadata header (`meta`, the first 8
  * words, zero-padded when the file is shorter) must be, for the cursor and
  * remote control alike.  `size` is the file's size.  Returns 0 for a
  * version 1 header whose layout fits in the file, EVENTRING_E_NOTRINGFILE

@@ -43,6 +43,7 @@
 #include <unistd.h>
 
 #include "fsize.h"
+#include "layout.h"
 #include "sigbus.h"
 #include "starttime.h"
 #include "wallclock.h"
@@ -106,60 +107,47 @@ static int has_program(const struct er_ext_desc *d) {
   return d->program || (d->flags & ER_EXT_FLAG_THREADS);
 }
 
-uint64_t er_ext_threads_offset(const struct er_ext_desc *d) {
+int er_ext_layout(struct er_layout *l, const struct er_ext_desc *d,
+                  uint64_t max_domains, uint64_t ring_words,
+                  uint64_t data_align) {
   uint64_t n_names = (uint64_t)d->counts[0] + d->counts[1] + d->counts[2];
-  return ER_EXT_WORDS * 8 + n_names * ER_EXT_NAME_BYTES +
-         (d->flags & ER_EXT_FLAG_LEASES ? ER_EXT_LEASE_SLOTS * 8 : 0) +
-         (has_program(d) ? ER_EXT_PROGRAM_BYTES : 0) +
-         (d->flags & ER_EXT_FLAG_WALLCLOCK ? ER_EXT_WALL_WORDS * 8 : 0) +
-         (d->flags & ER_EXT_FLAG_THREADS ? ER_EXT_CMDLINE_BYTES : 0);
+  return er_layout_plan(l,
+                        d->flags | (has_program(d) ? ER_EXT_FLAG_PROGRAM : 0),
+                        n_names, max_domains, ring_words, data_align);
 }
 
-uint64_t er_ext_bytes(const struct er_ext_desc *d) {
-  return er_ext_threads_offset(d) +
-         (d->flags & ER_EXT_FLAG_THREADS
-              ? (uint64_t)d->threads * ER_EXT_THREAD_BYTES
-              : 0) +
-         (d->flags & ER_EXT_FLAG_START_TIME ? 8 : 0);
-}
-
-void er_ext_fill(uint64_t *x, const struct er_ext_desc *d) {
+void er_ext_fill(uint64_t *x, const struct er_ext_desc *d,
+                 const struct er_layout *l) {
+  unsigned char *block = (unsigned char *)x - ER_EXT_OFFSET;
   x[ER_EXT_VERSION_W] = ER_EXT_VERSION;
-  x[ER_EXT_SIZE] = er_ext_bytes(d);
+  x[ER_EXT_SIZE] = l->ext_bytes;
   x[ER_EXT_PHASE_NUMBERING] = (uint64_t)d->numbering;
-  x[ER_EXT_FLAGS] = d->flags | (has_program(d) ? ER_EXT_FLAG_PROGRAM : 0);
+  x[ER_EXT_FLAGS] = l->flags;
   x[ER_EXT_PID] = (uint64_t)d->pid;
   x[ER_EXT_DROPPED] = d->dropped;
-  /* The lease words, when there are any, lie between the fixed part and
-   * the names (ring_format.h); they start at 0, no holder. */
-  unsigned leases = d->flags & ER_EXT_FLAG_LEASES ? ER_EXT_LEASE_SLOTS : 0;
-  x[ER_EXT_NAMES_OFFSET] = ER_META_WORDS * 8 + (ER_EXT_WORDS + leases) * 8;
+  /* The lease words, when there are any, start at 0: no holder. */
+  x[ER_EXT_NAMES_OFFSET] = l->names_off;
   x[ER_EXT_N_PHASES] = d->counts[0];
   x[ER_EXT_N_COUNTERS] = d->counts[1];
   x[ER_EXT_N_LIFECYCLE] = d->counts[2];
   x[ER_EXT_NAME_SLOT] = ER_EXT_NAME_BYTES;
-  unsigned char *names = (unsigned char *)(x + ER_EXT_WORDS + leases);
+  unsigned char *names = block + l->names_off;
   for (int t = 0; t < 3; t++)
     for (unsigned i = 0; i < d->counts[t]; i++, names += ER_EXT_NAME_BYTES)
       put_name(names, ER_EXT_NAME_BYTES, d->tables[t][i] ? d->tables[t][i] : "");
-  if (has_program(d)) {
-    put_name(names, ER_EXT_PROGRAM_BYTES, d->program ? d->program : "");
-    names += ER_EXT_PROGRAM_BYTES;
-  }
-  if (d->flags & ER_EXT_FLAG_WALLCLOCK) {
-    er_wall_fill((uint64_t *)names, d->wall);
-    names += ER_EXT_WALL_WORDS * 8;
-  }
-  if (d->flags & ER_EXT_FLAG_THREADS) {
-    put_name(names, ER_EXT_CMDLINE_BYTES, d->cmdline ? d->cmdline : "");
-    /* Entries not given stay zero: never held. */
-    if (d->thread_entries)
-      memcpy((unsigned char *)x + er_ext_threads_offset(d), d->thread_entries,
-             (size_t)d->threads * ER_EXT_THREAD_BYTES);
-  }
-  /* The start time is the block's last word, wherever the rest ends. */
-  if (d->flags & ER_EXT_FLAG_START_TIME)
-    x[er_ext_bytes(d) / 8 - 1] = d->start_time;
+  if (l->program_off)
+    put_name(block + l->program_off, ER_EXT_PROGRAM_BYTES,
+             d->program ? d->program : "");
+  if (l->wall_off) er_wall_fill((uint64_t *)(block + l->wall_off), d->wall);
+  if (l->cmdline_off)
+    put_name(block + l->cmdline_off, ER_EXT_CMDLINE_BYTES,
+             d->cmdline ? d->cmdline : "");
+  /* Entries not given stay zero: never held. */
+  if (l->threads_off && d->thread_entries)
+    memcpy(block + l->threads_off, d->thread_entries,
+           (size_t)l->max_domains * ER_EXT_THREAD_BYTES);
+  if (l->start_time_off)
+    memcpy(block + l->start_time_off, &d->start_time, 8);
 }
 
 /* Puts the complete file `fresh` in place of the one at `path` whose
@@ -200,7 +188,6 @@ int er_file_create(const char *dir, const struct er_params *params) {
       .pid = getpid(),
       .program = er_program_name(),
       .cmdline = cmdline,
-      .threads = max_domains,
       .tables = {eventring__phase_names_53, eventring__counter_names,
                  eventring__lifecycle_names},
       .counts = {eventring__n_phases_53, eventring__n_counters,
@@ -210,13 +197,10 @@ int er_file_create(const char *dir, const struct er_params *params) {
   if (params->preserve) desc.flags |= ER_EXT_FLAG_PRESERVED;
   desc.flags |= ER_EXT_FLAG_WALLCLOCK;
   er_wall_start(desc.wall);
-  uint64_t ext_bytes = er_ext_bytes(&desc);
-  uint64_t ring_words = UINT64_C(1) << log2;
-  uint64_t headers_off = round_up(ER_META_WORDS * 8 + ext_bytes, 64);
-  uint64_t data_off =
-      round_up(headers_off + (uint64_t)max_domains * ER_RING_HEADER_BYTES, PAGE);
-  uint64_t custom_off = data_off + (uint64_t)max_domains * ring_words * 8;
-  uint64_t size = custom_off + (uint64_t)ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
+  struct er_layout l;
+  if (er_ext_layout(&l, &desc, max_domains, UINT64_C(1) << log2, PAGE) != 0)
+    return -EFBIG;
+  uint64_t size = l.file_bytes;
 
   /* Refused before it exists (fsize.h); a limit lowered later is checked
    * again by each reservation (reserve()). */
@@ -257,7 +241,7 @@ int er_file_create(const char *dir, const struct er_params *params) {
   }
   er_st.fd = fd;
   er_st.map_bytes = size;
-  if ((err = reserve(0, data_off)) != 0) {
+  if ((err = reserve(0, l.data_off)) != 0) {
     err = -err;
     goto fail;
   }
@@ -275,17 +259,17 @@ int er_file_create(const char *dir, const struct er_params *params) {
   er_sigbus_guard(map, size, fd, er_st.path);
   (void)ER_HOOK(ER_HOOK_FILE_MAPPED);
 
-  uint64_t *x = (uint64_t *)((unsigned char *)map + ER_META_WORDS * 8);
-  er_ext_fill(x, &desc);
+  uint64_t *x = (uint64_t *)((unsigned char *)map + ER_EXT_OFFSET);
+  er_ext_fill(x, &desc, &l);
 
   uint64_t *m = map;
   m[ER_META_MAX_DOMAINS] = max_domains;
   m[ER_META_RING_HEADER_SIZE] = ER_RING_HEADER_BYTES;
-  m[ER_META_RING_SIZE_BYTES] = ring_words * 8;
-  m[ER_META_RING_SIZE_ELEMENTS] = ring_words;
-  m[ER_META_HEADERS_OFFSET] = headers_off;
-  m[ER_META_DATA_OFFSET] = data_off;
-  m[ER_META_CUSTOM_EVENTS_OFFSET] = custom_off;
+  m[ER_META_RING_SIZE_BYTES] = l.ring_bytes;
+  m[ER_META_RING_SIZE_ELEMENTS] = l.ring_words;
+  m[ER_META_HEADERS_OFFSET] = l.headers_off;
+  m[ER_META_DATA_OFFSET] = l.data_off;
+  m[ER_META_CUSTOM_EVENTS_OFFSET] = l.custom_off;
   /* The magic and the version go last, each with release order: a reader
    * polling a file being created sees either no version or a complete
    * header behind it. */
@@ -299,8 +283,8 @@ int er_file_create(const char *dir, const struct er_params *params) {
   er_st.map = map;
   er_st.meta = m;
   er_st.ext = x;
-  er_wall_file(x);
-  er_st.threads = (uint64_t *)((unsigned char *)x + er_ext_threads_offset(&desc));
+  er_wall_file(l.wall_off);
+  er_st.threads = (uint64_t *)((unsigned char *)map + l.threads_off);
   er_st.max_domains = max_domains;
   er_st.ring_log2 = log2;
   er_st.pid = getpid();
@@ -319,6 +303,12 @@ fail:
   er_st.fd = -1;
   er_st.map_bytes = 0;
   return err;
+}
+
+int er_file_layout(struct er_layout *l) {
+  if (!er_st.map) return EVENTRING_E_NOTSTARTED;
+  int e = er_layout_meta(l, er_st.meta, er_st.map_bytes);
+  return e ? e : er_layout_ext(l, er_st.ext, er_st.map_bytes);
 }
 
 void er_file_drop(unsigned what) {

@@ -16,7 +16,8 @@
  * The file's layout (ring_format.h; doc/FORMAT.md, "Compact files"):
  *
  *   0                      metadata header
- *   64                     extension block (ring.c's er_ext_fill)
+ *   64                     extension block (ring.c's er_ext_fill; the
+ *                          offsets are layout.h's plan)
  *   headers_offset         one 256-byte header per ring
  *   data_offset            the rings, 2^k words each
  *   custom_events_offset   the 8192 user event name slots
@@ -45,6 +46,7 @@
 
 #include "fsize.h"
 #include "internal.h"
+#include "layout.h"
 #include "snapshot.h"
 
 #define MAX_DOMAINS 65536 /* as many as a reader accepts */
@@ -526,10 +528,6 @@ long er_snap_read_cursor(struct er_snap *s, eventring_cursor *c) {
 /* ------------------------------------------------------------------ */
 /* Writing.                                                             */
 
-static uint64_t round_up(uint64_t x, uint64_t to) {
-  return (x + to - 1) / to * to;
-}
-
 struct out {
   int fd;
   int seekable; /* a regular file: zeros become a hole */
@@ -597,7 +595,6 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
       .pid = s->pid,
       .program = s->program,
       .cmdline = s->cmdline,
-      .threads = n_rings,
       .thread_entries = entries,
       .tables = {(const char *const *)s->names[0],
                  (const char *const *)s->names[1],
@@ -607,12 +604,15 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
     desc.flags |= ER_EXT_FLAG_WALLCLOCK;
     memcpy(desc.wall, s->wall, sizeof desc.wall);
   }
-  uint64_t ext_bytes = er_ext_bytes(&desc);
-  uint64_t headers_off = round_up(ER_META_WORDS * 8 + ext_bytes, 64);
-  uint64_t data_off =
-      round_up(headers_off + (uint64_t)n_rings * ER_RING_HEADER_BYTES, 64);
-  uint64_t custom_off = data_off + (uint64_t)n_rings * ring_bytes;
-  uint64_t size = custom_off + (uint64_t)ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
+  /* The rings on a 64-byte boundary only: a compact file is written, not
+   * mapped by a writer. */
+  struct er_layout l;
+  if (er_ext_layout(&l, &desc, n_rings, ring_words, 64) != 0) {
+    free(entries);
+    return -EFBIG;
+  }
+  uint64_t headers_off = l.headers_off, data_off = l.data_off;
+  uint64_t size = l.file_bytes;
 
   /* Everything before the rings, built in memory. */
   unsigned char *front = calloc(1, (size_t)data_off);
@@ -628,9 +628,9 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
   m[ER_META_RING_SIZE_ELEMENTS] = ring_words;
   m[ER_META_HEADERS_OFFSET] = headers_off;
   m[ER_META_DATA_OFFSET] = data_off;
-  m[ER_META_CUSTOM_EVENTS_OFFSET] = custom_off;
-  uint64_t *x = (uint64_t *)(front + ER_META_WORDS * 8);
-  er_ext_fill(x, &desc);
+  m[ER_META_CUSTOM_EVENTS_OFFSET] = l.custom_off;
+  uint64_t *x = (uint64_t *)(front + ER_EXT_OFFSET);
+  er_ext_fill(x, &desc, &l);
   free(entries);
   x[ER_EXT_MAGIC_W] = ER_EXT_MAGIC;
   for (unsigned d = 0; d < s->used; d++) {

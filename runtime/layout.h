@@ -1,0 +1,94 @@
+/* layout.h -- where each section of a ring file lies: the one codec of the
+ * layout whose words ring_format.h names (doc/FORMAT.md, "Layout" and
+ * "The extension block").
+ *
+ * The writers (ring.c's file, snapshot.c's compact files) plan a layout
+ * from what the file is to hold: er_layout_plan().  The readers (the
+ * consumer, the writer looking at its own block, remote control, the
+ * tools) decode it from the header words: er_layout_meta(), then
+ * er_layout_ext().  Either way the answer is a struct er_layout whose
+ * offsets are bytes from the file's start, every sum and product checked
+ * for overflow.  Pure functions of their arguments: no state, no I/O,
+ * async-signal-safe.
+ */
+#ifndef EVENTRING_LAYOUT_H
+#define EVENTRING_LAYOUT_H
+
+#include <stdint.h>
+
+#include "eventring.h"
+#include "ring_format.h"
+
+#ifndef ER_HIDDEN
+#define ER_HIDDEN __attribute__((visibility("hidden")))
+#endif
+
+/* The byte offset of the extension block: it follows the metadata. */
+#define ER_EXT_OFFSET (ER_META_WORDS * 8)
+
+/* The most domains a reader accepts (and a compact file may hold). */
+#define ER_LAYOUT_MAX_DOMAINS 65536
+/* The largest ring a reader accepts: 2^32 words. */
+#define ER_LAYOUT_MAX_RING_LOG2 32
+/* The most a writer leaves between the ring headers and the rings, and
+ * between the rings and the name slots: eventring aligns the rings to a
+ * page (64 KiB at most), OCaml 5 leaves nothing. */
+#define ER_LAYOUT_MAX_GAP 65536
+/* The largest name table a block may declare, and its slots' bounds. */
+#define ER_LAYOUT_MAX_NAMES 8192
+#define ER_LAYOUT_MIN_NAME_SLOT 2
+#define ER_LAYOUT_MAX_NAME_SLOT 256
+
+struct er_layout {
+  /* The metadata header (ER_META_*). */
+  uint64_t max_domains, hdr_bytes, ring_bytes, ring_words;
+  uint64_t headers_off, data_off, custom_off;
+  uint64_t file_bytes; /* where the user event name slots end */
+  /* The extension block; ext_bytes is 0 when there is none (or before
+   * er_layout_ext()).  A section's offset is 0 when the block lacks it,
+   * or when the block's words would put it outside the block. */
+  uint64_t ext_bytes;  /* ER_EXT_SIZE: the block's bytes from ER_EXT_OFFSET */
+  uint64_t flags;      /* ER_EXT_FLAGS */
+  uint64_t leases_off; /* ER_EXT_LEASE_SLOTS words */
+  uint64_t names_off;  /* n_names slots of name_bytes */
+  uint64_t n_names, name_bytes;
+  uint64_t program_off; /* ER_EXT_PROGRAM_BYTES */
+  uint64_t wall_off;    /* ER_EXT_WALL_WORDS words, 8-byte aligned */
+  uint64_t cmdline_off; /* ER_EXT_CMDLINE_BYTES; only with program_off */
+  uint64_t threads_off; /* max_domains entries of ER_EXT_THREAD_BYTES */
+  uint64_t start_time_off; /* the block's last word */
+};
+
+/* Plans a file of `max_domains` rings of `ring_words` words whose block
+ * has the sections `flags` (ER_EXT_FLAG_*, ER_EXT_FLAG_PROGRAM included
+ * when it has a program name) and `n_names` name slots of
+ * ER_EXT_NAME_BYTES: the block's sections in the order ring_format.h
+ * gives, the ring headers (ER_RING_HEADER_BYTES each) on a 64-byte
+ * boundary after it, the rings on a `data_align` boundary (a power of
+ * two, at most 65536), then the name slots.  Returns 0, -EINVAL for
+ * another `data_align`, or -EOVERFLOW when the file's size would not fit
+ * in 64 bits. */
+ER_HIDDEN int er_layout_plan(struct er_layout *l, uint64_t flags,
+                             uint64_t n_names, uint64_t max_domains,
+                             uint64_t ring_words, uint64_t data_align);
+
+/* Decodes the metadata header `meta` (the first 8 words, zero-padded when
+ * the file is shorter) of a file of `size` bytes into the metadata part
+ * of *l (the rest zeroed).  Returns 0 for a version 1 header whose layout
+ * fits in the file, EVENTRING_E_NOTRINGFILE when the words do not look
+ * like a ring file's header at all, EVENTRING_E_VERSION when they do but
+ * with another version, EVENTRING_E_TRUNCATED when the file is shorter
+ * than the header says, or EVENTRING_E_CORRUPT. */
+ER_HIDDEN int er_layout_meta(struct er_layout *l, const uint64_t *meta,
+                             uint64_t size);
+
+/* Decodes the extension block whose ER_EXT_WORDS fixed words are `x`
+ * (its magic and version already checked) into *l, whose metadata part
+ * er_layout_meta() filled, for a file of `size` bytes.  Returns 0, or
+ * EVENTRING_E_CORRUPT when the block or its name tables do not fit
+ * between the metadata and the ring headers; optional sections that do
+ * not fit are left out (offset 0). */
+ER_HIDDEN int er_layout_ext(struct er_layout *l, const uint64_t *x,
+                            uint64_t size);
+
+#endif /* EVENTRING_LAYOUT_H */
