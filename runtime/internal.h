@@ -40,7 +40,7 @@
 /* Largest apparent (sparse) file: d is lowered to stay under it. */
 #define ER_MAX_FILE_BYTES (UINT64_C(64) << 30)
 
-/* Eviction in batches (ring.c, er_make_room()): a ring of 2^e words is cut
+/* Eviction in batches (evict.c, er_make_room()): a ring of 2^e words is cut
  * into ER_CHUNKS chunks (2^e / ER_CHUNKS words each, or 1 word for rings
  * of fewer words), and eviction frees whole chunks.  A chunk's mark lives
  * from when it is written until head passes it: at most ER_CHUNKS + 1 at
@@ -65,7 +65,7 @@ struct er_domain {
   /* An event of n words goes at the tail with no padding, no eviction
    * and no mark to take when tail + n <= limit: the smaller of mark_at
    * and head + ring size (0 while there is no ring), updated whenever
-   * either moves (ring.c, er_make_room()). */
+   * either moves (evict.c, er_make_room()). */
   uint64_t limit;
   uint64_t written;    /* events before tail */
   uint64_t last_ts;    /* the last timestamp written (never go back) */
@@ -78,7 +78,7 @@ struct er_domain {
   uint64_t evicted;    /* events before head */
   uint64_t seq;        /* the PSEQ word's value: moves of head */
   uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
-  /* Eviction in batches (ring.c): the ring is cut into ER_CHUNKS chunks
+  /* Eviction in batches (evict.c): the ring is cut into ER_CHUNKS chunks
    * of chunk_mask + 1 words, and the first event (or padding) that
    * starts at or after each chunk's start is a mark, whose position and
    * count of events before it are kept in marks[], oldest first
@@ -223,36 +223,7 @@ ER_HIDDEN int er_file_open_new(const char *path);
  * (or a negated errno value) after closing `fd`: a descriptor the library
  * keeps must never be the host's stdin, stdout or stderr. */
 ER_HIDDEN int er_fd_above_std(int fd);
-/* What an extension block holds besides its magic (ring_format.h): the
- * name tables (phases, counters, lifecycle kinds; a NULL name is written
- * empty), the writer's pid and, unless NULL, its program name. */
-struct er_ext_desc {
-  int numbering;             /* ER_PHASES_OCAML53 or _OCAML50 */
-  uint64_t flags;            /* ER_EXT_FLAG_* other than _PROGRAM */
-  pid_t pid;
-  uint64_t dropped;          /* the ER_EXT_DROPPED word */
-  uint64_t start_time;       /* with ER_EXT_FLAG_START_TIME in flags */
-  uint64_t wall[4];          /* with ER_EXT_FLAG_WALLCLOCK: the start pair
-                                (ts, wall), then the latest (wallclock.h) */
-  const char *program;
-  const char *cmdline;       /* with ER_EXT_FLAG_THREADS in flags */
-  const uint64_t *thread_entries; /* with ER_EXT_FLAG_THREADS: one entry
-                                     per domain slot, or NULL for zeros */
-  const char *const *tables[3];
-  unsigned counts[3];
-};
-/* Plans the layout (layout.h) of a file of `max_domains` rings of
- * `ring_words` words aligned to `data_align`, whose block holds what `d`
- * says.  Returns 0 or -EOVERFLOW. */
 struct er_layout;
-ER_HIDDEN int er_ext_layout(struct er_layout *l, const struct er_ext_desc *d,
-                            uint64_t max_domains, uint64_t ring_words,
-                            uint64_t data_align);
-/* Writes every word of the block at `x` (zeroed, l->ext_bytes long), `l`
- * being er_ext_layout()'s plan for `d`, except the magic, which the
- * caller stores last. */
-ER_HIDDEN void er_ext_fill(uint64_t *x, const struct er_ext_desc *d,
-                           const struct er_layout *l);
 /* The layout of this process's file, decoded from its words (layout.h);
  * under the lock.  Returns 0, EVENTRING_E_NOTSTARTED without a file, or
  * er_layout_meta()'s and er_layout_ext()'s errors. */
@@ -481,7 +452,7 @@ extern int (*er_test_hook)(enum er_hook);
 #define ER_HOOK(h) 0
 #endif
 
-/* consumer.c: a cursor on a ring file image in memory (for the fuzzer). */
+/* consumer_open.c: a cursor on a ring file image in memory (for the fuzzer). */
 ER_HIDDEN int er_cursor_open_image(eventring_cursor **out, const void *bytes,
                                    size_t len);
 

@@ -21,6 +21,7 @@
  * fixed part or name tables do not fit is an error.
  */
 #include <errno.h>
+#include <string.h>
 
 #include "layout.h"
 
@@ -217,4 +218,75 @@ int er_layout_ext(struct er_layout *l, const uint64_t *x, uint64_t size) {
 int er_check_meta(const uint64_t *meta, uint64_t size) {
   struct er_layout l;
   return er_layout_meta(&l, meta, size);
+}
+
+/* ------------------------------------------------------------------ */
+/* Encoding a block.                                                    */
+
+void er_put_name(unsigned char *slot, size_t slot_bytes, const char *name) {
+  size_t n = strnlen(name, slot_bytes - 1);
+  memcpy(slot, name, n);
+  memset(slot + n, 0, slot_bytes - n);
+}
+
+void er_wall_fill(uint64_t *w, const uint64_t pairs[4]) {
+  w[ER_WALL_START_TS] = pairs[0];
+  w[ER_WALL_START_WALL] = pairs[1];
+  /* Generation 1, slot 1; slot 0 holds the same pair, so that even a
+   * reader that ignores the generation reads a sensible one. */
+  for (int j = 0; j < 2; j++) {
+    w[ER_WALL_SLOTS + 2 * j] = pairs[2];
+    w[ER_WALL_SLOTS + 2 * j + 1] = pairs[3];
+  }
+  w[ER_WALL_GEN] = 1;
+}
+
+/* Whether the block holds a program name: the thread entries come after
+ * one, empty when the writer gave none. */
+static int has_program(const struct er_ext_desc *d) {
+  return d->program || (d->flags & ER_EXT_FLAG_THREADS);
+}
+
+int er_ext_layout(struct er_layout *l, const struct er_ext_desc *d,
+                  uint64_t max_domains, uint64_t ring_words,
+                  uint64_t data_align) {
+  uint64_t n_names = (uint64_t)d->counts[0] + d->counts[1] + d->counts[2];
+  return er_layout_plan(l,
+                        d->flags | (has_program(d) ? ER_EXT_FLAG_PROGRAM : 0),
+                        n_names, max_domains, ring_words, data_align);
+}
+
+void er_ext_fill(uint64_t *x, const struct er_ext_desc *d,
+                 const struct er_layout *l) {
+  unsigned char *block = (unsigned char *)x - ER_EXT_OFFSET;
+  x[ER_EXT_VERSION_W] = ER_EXT_VERSION;
+  x[ER_EXT_SIZE] = l->ext_bytes;
+  x[ER_EXT_PHASE_NUMBERING] = (uint64_t)d->numbering;
+  x[ER_EXT_FLAGS] = l->flags;
+  x[ER_EXT_PID] = (uint64_t)d->pid;
+  x[ER_EXT_DROPPED] = d->dropped;
+  /* The lease words, when there are any, start at 0: no holder. */
+  x[ER_EXT_NAMES_OFFSET] = l->names_off;
+  x[ER_EXT_N_PHASES] = d->counts[0];
+  x[ER_EXT_N_COUNTERS] = d->counts[1];
+  x[ER_EXT_N_LIFECYCLE] = d->counts[2];
+  x[ER_EXT_NAME_SLOT] = ER_EXT_NAME_BYTES;
+  unsigned char *names = block + l->names_off;
+  for (int t = 0; t < 3; t++)
+    for (unsigned i = 0; i < d->counts[t]; i++, names += ER_EXT_NAME_BYTES)
+      er_put_name(names, ER_EXT_NAME_BYTES,
+                  d->tables[t][i] ? d->tables[t][i] : "");
+  if (l->program_off)
+    er_put_name(block + l->program_off, ER_EXT_PROGRAM_BYTES,
+             d->program ? d->program : "");
+  if (l->wall_off) er_wall_fill((uint64_t *)(block + l->wall_off), d->wall);
+  if (l->cmdline_off)
+    er_put_name(block + l->cmdline_off, ER_EXT_CMDLINE_BYTES,
+             d->cmdline ? d->cmdline : "");
+  /* Entries not given stay zero: never held. */
+  if (l->threads_off && d->thread_entries)
+    memcpy(block + l->threads_off, d->thread_entries,
+           (size_t)l->max_domains * ER_EXT_THREAD_BYTES);
+  if (l->start_time_off)
+    memcpy(block + l->start_time_off, &d->start_time, 8);
 }

@@ -14,7 +14,9 @@
 #ifndef EVENTRING_LAYOUT_H
 #define EVENTRING_LAYOUT_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "eventring.h"
 #include "ring_format.h"
@@ -90,5 +92,43 @@ ER_HIDDEN int er_layout_meta(struct er_layout *l, const uint64_t *meta,
  * not fit are left out (offset 0). */
 ER_HIDDEN int er_layout_ext(struct er_layout *l, const uint64_t *x,
                             uint64_t size);
+
+/* What an extension block holds besides its magic (ring_format.h): the
+ * name tables (phases, counters, lifecycle kinds; a NULL name is written
+ * empty), the writer's pid and, unless NULL, its program name. */
+struct er_ext_desc {
+  int numbering;             /* ER_PHASES_OCAML53 or _OCAML50 */
+  uint64_t flags;            /* ER_EXT_FLAG_* other than _PROGRAM */
+  pid_t pid;
+  uint64_t dropped;          /* the ER_EXT_DROPPED word */
+  uint64_t start_time;       /* with ER_EXT_FLAG_START_TIME in flags */
+  uint64_t wall[4];          /* with ER_EXT_FLAG_WALLCLOCK: the start pair
+                                (ts, wall), then the latest (wallclock.h) */
+  const char *program;
+  const char *cmdline;       /* with ER_EXT_FLAG_THREADS in flags */
+  const uint64_t *thread_entries; /* with ER_EXT_FLAG_THREADS: one entry
+                                     per domain slot, or NULL for zeros */
+  const char *const *tables[3];
+  unsigned counts[3];
+};
+/* Plans the layout of a file of `max_domains` rings of
+ * `ring_words` words aligned to `data_align`, whose block holds what `d`
+ * says.  Returns 0 or -EOVERFLOW. */
+ER_HIDDEN int er_ext_layout(struct er_layout *l, const struct er_ext_desc *d,
+                            uint64_t max_domains, uint64_t ring_words,
+                            uint64_t data_align);
+/* Writes every word of the block at `x` (zeroed, l->ext_bytes long), `l`
+ * being er_ext_layout()'s plan for `d`, except the magic, which the
+ * caller stores last. */
+ER_HIDDEN void er_ext_fill(uint64_t *x, const struct er_ext_desc *d,
+                           const struct er_layout *l);
+/* Copies the string `name` into the `slot_bytes` bytes at `slot`, cut to
+ * leave a NUL, zero-padded: a name slot of the file. */
+ER_HIDDEN void er_put_name(unsigned char *slot, size_t slot_bytes,
+                           const char *name);
+/* Writes the ER_EXT_WALL_WORDS words of a block being made at `w`: the
+ * start pair of `pairs` (wallclock.h) and the latest in its slot, one
+ * published. */
+ER_HIDDEN void er_wall_fill(uint64_t *w, const uint64_t pairs[4]);
 
 #endif /* EVENTRING_LAYOUT_H */

@@ -1,4 +1,4 @@
-/* ring.c -- the ring file, and the writer's out-of-line eviction.
+/* ring.c -- the ring file: made, bound to the domains, dropped.
  *
  * The file (format version 1, see doc/FORMAT.md and ring_format.h):
  *
@@ -14,24 +14,7 @@
  * reserved with posix_fallocate() before the first store, so that a full
  * disk is an error we report rather than a SIGBUS in the host.
  *
- * Overwrite policy: a flight recorder.  Each domain's ring has exactly one
- * writer, the thread holding the slot.  When a new event does not fit, the
- * writer advances ring_head past the oldest whole events, in batches: the
- * ring is cut into ER_CHUNKS (32) chunks, the first event or padding to
- * start in each chunk is a mark, whose position and count of events before
- * it the writer keeps (internal.h), and head goes to the first mark at or
- * after where the event needs it, so a ring that keeps wrapping moves head
- * once per chunk, without reading a word of the ring.  The ring so holds
- * up to a chunk (1/32 of it) and one event less history than it could.  The writer
- * publishes the new head, and only then overwrites the words; a reader
- * that copied an event and then finds ring_head beyond it knows the copy
- * may be torn.  The owner keeps its own copies of head, tail and the
- * counts, so the write path never loads a shared word.
- *
- * Stores into the ring are relaxed atomics: on x86-64 and AArch64 they are
- * the plain stores a memcpy would do, and they let concurrent readers in
- * the same process read without a data race.  The inline write path is in
- * writer.h; when the mapping may be unmapped is stw.h's to say.
+ * Each domain's ring is filled by its writer (writer.h, evict.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,13 +50,6 @@ static int reserve(uint64_t off, uint64_t len) {
   return posix_fallocate(er_st.fd, (off_t)start, (off_t)(end - start));
 }
 
-static void put_name(unsigned char *slot, size_t slot_bytes,
-                     const char *name) {
-  size_t n = strnlen(name, slot_bytes - 1);
-  memcpy(slot, name, n);
-  memset(slot + n, 0, slot_bytes - n);
-}
-
 int er_file_path(char *buf, size_t size, const char *dir, pid_t pid) {
   if (!dir) dir = secure_getenv("OCAML_RUNTIME_EVENTS_DIR");
   if (!dir || !*dir) dir = ".";
@@ -99,55 +75,6 @@ int er_fd_above_std(int fd) {
   int err = errno;
   close(fd);
   return high < 0 ? -err : high;
-}
-
-/* Whether the block holds a program name: the thread entries come after
- * one, empty when the writer gave none. */
-static int has_program(const struct er_ext_desc *d) {
-  return d->program || (d->flags & ER_EXT_FLAG_THREADS);
-}
-
-int er_ext_layout(struct er_layout *l, const struct er_ext_desc *d,
-                  uint64_t max_domains, uint64_t ring_words,
-                  uint64_t data_align) {
-  uint64_t n_names = (uint64_t)d->counts[0] + d->counts[1] + d->counts[2];
-  return er_layout_plan(l,
-                        d->flags | (has_program(d) ? ER_EXT_FLAG_PROGRAM : 0),
-                        n_names, max_domains, ring_words, data_align);
-}
-
-void er_ext_fill(uint64_t *x, const struct er_ext_desc *d,
-                 const struct er_layout *l) {
-  unsigned char *block = (unsigned char *)x - ER_EXT_OFFSET;
-  x[ER_EXT_VERSION_W] = ER_EXT_VERSION;
-  x[ER_EXT_SIZE] = l->ext_bytes;
-  x[ER_EXT_PHASE_NUMBERING] = (uint64_t)d->numbering;
-  x[ER_EXT_FLAGS] = l->flags;
-  x[ER_EXT_PID] = (uint64_t)d->pid;
-  x[ER_EXT_DROPPED] = d->dropped;
-  /* The lease words, when there are any, start at 0: no holder. */
-  x[ER_EXT_NAMES_OFFSET] = l->names_off;
-  x[ER_EXT_N_PHASES] = d->counts[0];
-  x[ER_EXT_N_COUNTERS] = d->counts[1];
-  x[ER_EXT_N_LIFECYCLE] = d->counts[2];
-  x[ER_EXT_NAME_SLOT] = ER_EXT_NAME_BYTES;
-  unsigned char *names = block + l->names_off;
-  for (int t = 0; t < 3; t++)
-    for (unsigned i = 0; i < d->counts[t]; i++, names += ER_EXT_NAME_BYTES)
-      put_name(names, ER_EXT_NAME_BYTES, d->tables[t][i] ? d->tables[t][i] : "");
-  if (l->program_off)
-    put_name(block + l->program_off, ER_EXT_PROGRAM_BYTES,
-             d->program ? d->program : "");
-  if (l->wall_off) er_wall_fill((uint64_t *)(block + l->wall_off), d->wall);
-  if (l->cmdline_off)
-    put_name(block + l->cmdline_off, ER_EXT_CMDLINE_BYTES,
-             d->cmdline ? d->cmdline : "");
-  /* Entries not given stay zero: never held. */
-  if (l->threads_off && d->thread_entries)
-    memcpy(block + l->threads_off, d->thread_entries,
-           (size_t)l->max_domains * ER_EXT_THREAD_BYTES);
-  if (l->start_time_off)
-    memcpy(block + l->start_time_off, &d->start_time, 8);
 }
 
 /* Puts the complete file `fresh` in place of the one at `path` whose
@@ -338,7 +265,7 @@ void er_file_write_name(int id, const char *name) {
     }
     return;
   }
-  put_name(er_st.map + off, ER_NAME_SLOT_BYTES, name);
+  er_put_name(er_st.map + off, ER_NAME_SLOT_BYTES, name);
 }
 
 int er_domain_bind_file(struct er_domain *d) {
@@ -367,97 +294,4 @@ int er_domain_bind_file(struct er_domain *d) {
   d->chunk_mask = d->mask >> ER_CHUNKS_LOG2; /* 0: chunks of a word */
   d->thr = er_st.threads + (uint64_t)d->id * ER_THR_WORDS;
   return 1;
-}
-
-/* Marks (internal.h, ER_CHUNKS): the event or padding about to be
- * written at `pos` is one when it is the first to start in a chunk. */
-static void take_mark(struct er_domain *d, uint64_t pos) {
-  if (pos < d->mark_at) return;
-  if (d->mk_n == ER_MARKS) {
-    /* Cannot happen (see ER_MARKS); were it to, losing the oldest mark
-     * only makes a later eviction free more. */
-    d->mk_first = (d->mk_first + 1) % ER_MARKS;
-    d->mk_n--;
-  }
-  struct er_mark *m = &d->marks[(d->mk_first + d->mk_n) % ER_MARKS];
-  m->pos = pos;
-  m->count = d->written;
-  d->mk_n++;
-  d->mark_at = (pos | d->chunk_mask) + 1;
-}
-
-/* Advances head so that the words up to `end` fit in the ring, to the
- * first mark at or after end - size, or, when there is none, past
- * everything written; `pad` words of padding precede the new event.
- * Returns 1 when the padding itself had to be given up (the padding and
- * the event together are longer than the ring), in which case the caller
- * does not write it. */
-static int evict(struct er_domain *d, uint64_t end, uint64_t pad) {
-  uint64_t size = d->mask + 1, need = end - size;
-  uint64_t head, evicted;
-  int skip_pad = 0;
-  while (d->mk_n && d->marks[d->mk_first].pos < need) {
-    d->mk_first = (d->mk_first + 1) % ER_MARKS;
-    d->mk_n--;
-  }
-  if (d->mk_n) {
-    /* Popped too: head never comes back to it. */
-    const struct er_mark *m = &d->marks[d->mk_first];
-    head = m->pos;
-    evicted = m->count;
-    d->mk_first = (d->mk_first + 1) % ER_MARKS;
-    d->mk_n--;
-  } else {
-    /* Everything written is gone.  If the padding still does not fit,
-     * start the ring again after where the padding would have been. */
-    head = d->tail;
-    evicted = d->written;
-    if (end - head > size) {
-      head += pad;
-      skip_pad = 1;
-    }
-  }
-  d->head = head;
-  d->evicted = evicted;
-  /* Publish head and evicted as a pair in the next slot, then its number,
-   * then head itself for OCaml's readers (see ring_format.h).  Each store
-   * is a release: a reader that sees a slot rewritten also sees the PSEQ
-   * stored before it, and so knows the slot is no longer the one it
-   * asked for. */
-  uint64_t k = ++d->seq;
-  uint64_t *pair = &d->hdr[ER_RING_PAIRS + 2 * (k % ER_RING_NPAIRS)];
-  er_store_rel(&pair[0], head);
-  er_store_rel(&pair[1], evicted);
-  er_store_rel(&d->hdr[ER_RING_PSEQ], k);
-  (void)ER_HOOK(ER_HOOK_PAIR_PUBLISHED);
-  er_store_rel(&d->hdr[ER_RING_HEAD], head);
-  /* The new head must be visible before any of the words it frees is
-   * overwritten: a reader checks head after copying an event to detect a
-   * torn copy.  Pairs with the reader's acquire fence between its copy
-   * and its second load of the pair.  On x86-64 this emits no instruction
-   * (stores are not reordered with stores). */
-  er_fence_release();
-  return skip_pad;
-}
-
-uint64_t *er_make_room(struct er_domain *d, unsigned len) {
-  uint64_t size = d->mask + 1, tail = d->tail;
-  uint64_t idx = tail & d->mask;
-  uint64_t pad = idx + len > size ? size - idx : 0;
-  uint64_t end = tail + pad + len;
-  int skip_pad = 0;
-  if (end - d->head > size) skip_pad = evict(d, end, pad);
-  if (pad) {
-    if (!skip_pad) {
-      take_mark(d, tail);
-      er_store_rlx(&d->ring[idx], ER_HDR(pad, 0, 0, 0));
-    }
-    tail += pad;
-    d->tail = tail;
-    idx = 0;
-  }
-  take_mark(d, tail);
-  uint64_t room = d->head + size;
-  d->limit = d->mark_at < room ? d->mark_at : room;
-  return &d->ring[idx];
 }

@@ -97,18 +97,6 @@ void er_wall_start(uint64_t pairs[4]) {
   pairs[3] = pairs[1];
 }
 
-void er_wall_fill(uint64_t *w, const uint64_t pairs[4]) {
-  w[ER_WALL_START_TS] = pairs[0];
-  w[ER_WALL_START_WALL] = pairs[1];
-  /* Generation 1, slot 1; slot 0 holds the same pair, so that even a
-   * reader that ignores the generation reads a sensible one. */
-  for (int j = 0; j < 2; j++) {
-    w[ER_WALL_SLOTS + 2 * j] = pairs[2];
-    w[ER_WALL_SLOTS + 2 * j + 1] = pairs[3];
-  }
-  w[ER_WALL_GEN] = 1;
-}
-
 void er_wall_file(uint64_t wall_off) {
   if (wall_off) er_store_rlx(&wall_word, (wall_off - ER_EXT_OFFSET) / 8);
 }

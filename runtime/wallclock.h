@@ -17,10 +17,6 @@
  * latest wall; the latest is the start); under er_st.lock. */
 ER_HIDDEN void er_wall_start(uint64_t pairs[4]);
 
-/* Writes the ER_EXT_WALL_WORDS words of a block being made at `w`: the
- * start pair of `pairs` and the latest in its slot, one published. */
-ER_HIDDEN void er_wall_fill(uint64_t *w, const uint64_t pairs[4]);
-
 /* Remembers where the wall words lie in the blocks of this process: at
  * byte `wall_off` of the file (layout.h; 0: none), as planned for the
  * file just made (ring.c). */
