@@ -11,7 +11,7 @@
  * a crafted file there, or truncates it.  The consumer's objects in
  * libeventring.a are then not linked (this file defines their symbols). */
 #define ER_CONSUMER_TEST 1
-#include "../runtime/consumer.c"
+#include "../runtime/consumer_poll.c"
 
 #include <sys/wait.h>
 
