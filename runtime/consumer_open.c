@@ -26,35 +26,33 @@
 
 static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size);
 
-/* The command line and the thread entries (ER_EXT_FLAG_THREADS) where
- * the layout `l` places them: the line copied into c->cmdline, the
- * entries' offset kept for eventring_cursor_slot_thread().  Returns 0 or a
- * negative error from get(). */
-static int read_threads_part(eventring_cursor *c,
-                             const struct er_layout *l) {
-  if (!l->cmdline_off) return 0;
-  char line[ER_EXT_CMDLINE_BYTES];
-  int e = get(c, l->cmdline_off, line, sizeof line);
+/* The string of the `bytes` bytes (at most 256) at `off` into a copy at
+ * *out.  Returns 1, 0 when they hold no NUL (*out untouched), or a
+ * negative error from get() or -ENOMEM. */
+static int read_string(const eventring_cursor *c, uint64_t off, size_t bytes,
+                       char **out) {
+  char s[256];
+  int e = get(c, off, s, bytes);
   if (e) return e;
-  if (!memchr(line, 0, sizeof line)) return 0;
-  if (!(c->cmdline = strdup(line))) return -ENOMEM;
-  c->threads_off = l->threads_off;
-  return 0;
+  if (!memchr(s, 0, bytes)) return 0;
+  return (*out = strdup(s)) ? 1 : -ENOMEM;
 }
 
 /* The program name that follows the name tables (ER_EXT_FLAG_PROGRAM),
- * copied into c->program when it is there and well formed; a name that
- * is not is ignored, as nothing else depends on it, and so are the
- * command line and the thread entries after it.  Returns 0 or a negative
- * error from get(). */
+ * copied into c->program when it is there and well formed, then the
+ * command line and the thread entries (ER_EXT_FLAG_THREADS): the line
+ * copied into c->cmdline, the entries' offset kept for
+ * eventring_cursor_slot_thread().  A name or a line that is not well
+ * formed is ignored, as nothing else depends on it, and so is what
+ * follows it.  Returns 0 or a negative error from get(). */
 static int read_program(eventring_cursor *c, const struct er_layout *l) {
   if (!l->program_off) return 0;
-  char name[ER_EXT_PROGRAM_BYTES];
-  int e = get(c, l->program_off, name, sizeof name);
-  if (e) return e;
-  if (!memchr(name, 0, sizeof name)) return 0;
-  if (!(c->program = strdup(name))) return -ENOMEM;
-  return read_threads_part(c, l);
+  int e = read_string(c, l->program_off, ER_EXT_PROGRAM_BYTES, &c->program);
+  if (e <= 0 || !l->cmdline_off) return e;
+  e = read_string(c, l->cmdline_off, ER_EXT_CMDLINE_BYTES, &c->cmdline);
+  if (e <= 0) return e;
+  c->threads_off = l->threads_off;
+  return 0;
 }
 
 /* Reads the extension block, if there is one, whose place `l` (from

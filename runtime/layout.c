@@ -55,13 +55,10 @@ static int is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
 int er_layout_plan(struct er_layout *l, uint64_t flags, uint64_t n_names,
                    uint64_t max_domains, uint64_t ring_words,
                    uint64_t data_align) {
-  *l = (struct er_layout){0};
-  l->max_domains = max_domains;
-  l->hdr_bytes = ER_RING_HEADER_BYTES;
-  l->ring_words = ring_words;
-  l->flags = flags;
-  l->n_names = n_names;
-  l->name_bytes = ER_EXT_NAME_BYTES;
+  *l = (struct er_layout){.max_domains = max_domains,
+                          .hdr_bytes = ER_RING_HEADER_BYTES,
+                          .ring_words = ring_words, .flags = flags,
+                          .n_names = n_names, .name_bytes = ER_EXT_NAME_BYTES};
   uint64_t at = ER_EXT_OFFSET + ER_EXT_WORDS * 8;
   if (flags & ER_EXT_FLAG_LEASES) {
     l->leases_off = at;

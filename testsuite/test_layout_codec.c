@@ -183,17 +183,13 @@ END_TEST
 /* ---- Metadata headers refused. */
 
 /* A good header: 2 domains of 2^10 words, eventring's layout. */
-static void good_meta(uint64_t *m) {
-  memset(m, 0, ER_META_WORDS * 8);
-  m[ER_META_VERSION] = 1;
-  m[ER_META_MAX_DOMAINS] = 2;
-  m[ER_META_RING_HEADER_SIZE] = 256;
-  m[ER_META_RING_SIZE_BYTES] = 8192;
-  m[ER_META_RING_SIZE_ELEMENTS] = 1024;
-  m[ER_META_HEADERS_OFFSET] = 1024;
-  m[ER_META_DATA_OFFSET] = 4096;
-  m[ER_META_CUSTOM_EVENTS_OFFSET] = 4096 + 2 * 8192;
-}
+static const uint64_t good_words[ER_META_WORDS] = {
+    [ER_META_VERSION] = 1,          [ER_META_MAX_DOMAINS] = 2,
+    [ER_META_RING_HEADER_SIZE] = 256, [ER_META_RING_SIZE_BYTES] = 8192,
+    [ER_META_RING_SIZE_ELEMENTS] = 1024, [ER_META_HEADERS_OFFSET] = 1024,
+    [ER_META_DATA_OFFSET] = 4096,
+    [ER_META_CUSTOM_EVENTS_OFFSET] = 4096 + 2 * 8192};
+static void good_meta(uint64_t *m) { memcpy(m, good_words, sizeof good_words); }
 #define GOOD_SIZE (4096 + 2 * 8192 + 8192 * 128)
 
 static const struct meta_case {
