@@ -48,7 +48,7 @@ static int read_string(const eventring_cursor *c, uint64_t off, size_t bytes,
 static int read_program(eventring_cursor *c, const struct er_layout *l) {
   if (!l->program_off) return 0;
   int e = read_string(c, l->program_off, ER_EXT_PROGRAM_BYTES, &c->program);
-  if (e <= 0 || !l->cmdline_off) return e;
+  if (e <= 0 || !l->cmdline_off) return e < 0 ? e : 0;
   e = read_string(c, l->cmdline_off, ER_EXT_CMDLINE_BYTES, &c->cmdline);
   if (e <= 0) return e;
   c->threads_off = l->threads_off;

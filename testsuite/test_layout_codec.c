@@ -121,6 +121,29 @@ START_TEST(test_plan_decodes_alike) {
   if (plan.wall_off)
     ck_assert_uint_eq(m[plan.wall_off / 8 + ER_WALL_GEN], 1);
   if (plan.start_time_off) ck_assert_uint_eq(m[plan.start_time_off / 8], 77);
+
+  /* A cursor opens the whole file and finds the sections' contents. */
+  if (plan.file_bytes <= (UINT64_C(64) << 20)) {
+    uint64_t *whole = calloc(1, (size_t)plan.file_bytes);
+    ck_assert_ptr_nonnull(whole);
+    memcpy(whole, m, (size_t)plan.data_off);
+    eventring_cursor *c;
+    ck_assert_int_eq(er_cursor_open_image(&c, whole, (size_t)plan.file_bytes),
+                     0);
+    const char *prog = eventring_cursor_program(c);
+    if (plan.program_off) ck_assert_str_eq(prog, t->program ? "prog" : "");
+    else ck_assert_ptr_null(prog);
+    const char *line = eventring_cursor_cmdline(c);
+    if (plan.cmdline_off) ck_assert_str_eq(line, "prog --flag");
+    else ck_assert_ptr_null(line);
+    eventring_wallclock w;
+    ck_assert_int_eq(eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START,
+                                                &w),
+                     plan.wall_off ? 0 : EVENTRING_E_NOWALLCLOCK);
+    ck_assert_int_eq(eventring_cursor_writer_pid(c), 42);
+    eventring_cursor_free(c);
+    free(whole);
+  }
   free(m);
 }
 END_TEST
