@@ -41,7 +41,9 @@ void eventring__set_program(const char *name) {
    * name when they open the file; one that opens it while this runs may
    * get a mixed name, once. */
   struct er_layout l;
-  if (er_file_layout(&l) == 0 && l.program_off) {
+  if (er_st.map &&
+      er_layout_read(&l, er_st.meta, er_st.ext, er_st.map_bytes) == 0 &&
+      l.program_off) {
     unsigned char *at = er_st.map + l.program_off;
     memset(at, 0, ER_EXT_PROGRAM_BYTES);
     memcpy(at, program, strlen(program));
@@ -87,7 +89,10 @@ void er_cmdline_text(char *buf, size_t size, int env_asks) {
 
 void er_cmdline_rewrite_locked(void) {
   struct er_layout l;
-  if (er_file_layout(&l) != 0 || !l.cmdline_off) return; /* no live file */
+  if (!er_st.map || /* no live file */
+      er_layout_read(&l, er_st.meta, er_st.ext, er_st.map_bytes) != 0 ||
+      !l.cmdline_off)
+    return;
   char text[ER_EXT_CMDLINE_BYTES];
   er_cmdline_text(text, sizeof text, env_asked);
   /* Readers copy the line when they open the file; one that opens it

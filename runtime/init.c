@@ -16,7 +16,6 @@
 #include <string.h>
 
 #include "internal.h"
-#include "layout.h"
 
 /* What state.c's anchor refers to: a program that uses the state gets
  * this object, its constructors and its destructor. */

@@ -223,11 +223,6 @@ ER_HIDDEN int er_file_open_new(const char *path);
  * (or a negated errno value) after closing `fd`: a descriptor the library
  * keeps must never be the host's stdin, stdout or stderr. */
 ER_HIDDEN int er_fd_above_std(int fd);
-struct er_layout;
-/* The layout of this process's file, decoded from its words (layout.h);
- * under the lock.  Returns 0, EVENTRING_E_NOTSTARTED without a file, or
- * er_layout_meta()'s and er_layout_ext()'s errors. */
-ER_HIDDEN int er_file_layout(struct er_layout *l);
 /* What er_file_drop() does besides closing the descriptor. */
 enum {
   ER_FILE_UNMAP = 1,  /* only when the world stopped (stw.h) */

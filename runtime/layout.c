@@ -212,6 +212,12 @@ int er_layout_ext(struct er_layout *l, const uint64_t *x, uint64_t size) {
   return 0;
 }
 
+int er_layout_read(struct er_layout *l, const uint64_t *meta,
+                   const uint64_t *x, uint64_t size) {
+  int e = er_layout_meta(l, meta, size);
+  return e ? e : er_layout_ext(l, x, size);
+}
+
 int er_check_meta(const uint64_t *meta, uint64_t size) {
   struct er_layout l;
   return er_layout_meta(&l, meta, size);

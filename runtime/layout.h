@@ -61,6 +61,13 @@ struct er_layout {
   uint64_t start_time_off; /* the block's last word */
 };
 
+/* Decodes the layout of a whole file of `size` bytes whose metadata header
+ * is `meta` and whose extension block's fixed words are `x` (magic and
+ * version checked by the caller): er_layout_meta(), then er_layout_ext().
+ * Returns 0 or their errors. */
+ER_HIDDEN int er_layout_read(struct er_layout *l, const uint64_t *meta,
+                             const uint64_t *x, uint64_t size);
+
 /* Plans a file of `max_domains` rings of `ring_words` words whose block
  * has the sections `flags` (ER_EXT_FLAG_*, ER_EXT_FLAG_PROGRAM included
  * when it has a program name) and `n_names` name slots of

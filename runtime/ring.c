@@ -232,12 +232,6 @@ fail:
   return err;
 }
 
-int er_file_layout(struct er_layout *l) {
-  if (!er_st.map) return EVENTRING_E_NOTSTARTED;
-  int e = er_layout_meta(l, er_st.meta, er_st.map_bytes);
-  return e ? e : er_layout_ext(l, er_st.ext, er_st.map_bytes);
-}
-
 void er_file_drop(unsigned what) {
   /* Without ER_FILE_UNMAP the mapping is forgotten but stays: a probe may
    * still write into it (stw.h). */
