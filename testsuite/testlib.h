@@ -94,6 +94,12 @@ pid_t er_spawn(char *const argv[], int in_fd, int out_fd, int err_fd,
  * the wait status, or -1 on timeout. */
 int er_wait_for(pid_t pid, double seconds);
 
+/* Stops process `pid` with SIGSTOP and waits (at most ER_RUN_TIMEOUT)
+ * until every thread of it is stopped: kill() returns before a thread
+ * running on another CPU has taken the signal, and a test that needs a
+ * process that cannot answer must not race with its last steps. */
+void er_stop(pid_t pid);
+
 /* Waits (at most ER_RUN_TIMEOUT) until process `pid` has `path` open,
  * so that what the test does to the file next cannot race with the
  * opening; fails the test when `pid` ends first. */
