@@ -337,6 +337,67 @@ static void zeros(struct out *o, uint64_t n) {
   put(o, z, (size_t)n);
 }
 
+/* The extension block `s` gets with the thread entries `entries` (NULL:
+ * none). */
+static void describe(const struct er_snap *s, const uint64_t *entries,
+                     struct er_ext_desc *desc) {
+  memset(desc, 0, sizeof *desc);
+  desc->numbering = s->numbering;
+  desc->flags = entries ? ER_EXT_FLAG_THREADS : 0;
+  desc->pid = s->pid;
+  desc->program = s->program;
+  desc->cmdline = s->cmdline;
+  desc->thread_entries = entries;
+  desc->tables[0] = (const char *const *)s->names[0];
+  desc->tables[1] = (const char *const *)s->names[1];
+  desc->tables[2] = eventring__lifecycle_names;
+  desc->counts[0] = s->counts[0];
+  desc->counts[1] = s->counts[1];
+  desc->counts[2] = eventring__n_lifecycle;
+  if (s->has_wall) {
+    desc->flags |= ER_EXT_FLAG_WALLCLOCK;
+    memcpy(desc->wall, s->wall, sizeof desc->wall);
+  }
+}
+
+/* The words of each ring of a file whose fullest ring holds `most`: the
+ * smallest power of two that holds them, 2 at least (the smallest ring
+ * a reader accepts). */
+static uint64_t ring_words_for(uint64_t most) {
+  uint64_t words = 2;
+  while (words < most) words *= 2;
+  return words;
+}
+
+/* The layout of the file: the rings on a 64-byte boundary only (a
+ * compact file is written, not mapped by a writer).  0, or -1 when it
+ * overflows. */
+static int lay_out(const struct er_ext_desc *desc, unsigned n_rings,
+                   uint64_t ring_words, struct er_layout *l) {
+  return er_ext_layout(l, desc, n_rings, ring_words, 64);
+}
+
+uint64_t er_snap_bytes(const struct er_snap *s, int domain, unsigned words) {
+  unsigned used = s->used;
+  if (words && domain >= 0 && (unsigned)domain >= used)
+    used = (unsigned)domain + 1;
+  unsigned n_rings = used ? used : 1;
+  uint64_t most = 0;
+  for (unsigned d = 0; d < used; d++) {
+    uint64_t n = d < s->used ? s->rings[d].n : 0;
+    if (words && (int)d == domain) n += words;
+    if (n > most) most = n;
+  }
+  struct er_ext_desc desc;
+  /* Only the presence of the entries counts for the size. */
+  static const uint64_t some_entries[1];
+  describe(s, s->threads || s->cmdline ? some_entries : NULL, &desc);
+  struct er_layout l;
+  if (lay_out(&desc, n_rings, ring_words_for(most), &l) != 0)
+    return UINT64_MAX;
+  return l.file_bytes;
+}
+
 int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
   unsigned n_rings = s->used ? s->used : 1;
   uint64_t most = 0, events = 0, lost = 0, before = 0, from = 0, to = 0;
@@ -351,9 +412,7 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
     before += r->before;
     domains += r->events || r->lost || r->before;
   }
-  /* 2 words: the smallest ring a reader accepts. */
-  uint64_t ring_words = 2;
-  while (ring_words < most) ring_words *= 2;
+  uint64_t ring_words = ring_words_for(most);
   uint64_t ring_bytes = ring_words * 8;
 
   /* The holders of the copied slots, as thread entries (ring_format.h). */
@@ -368,25 +427,10 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
       memcpy(&e[ER_THR_NAME], s->threads[d].name, ER_EXT_THREAD_NAME_BYTES);
     }
   }
-  struct er_ext_desc desc = {
-      .numbering = s->numbering,
-      .flags = entries ? ER_EXT_FLAG_THREADS : 0,
-      .pid = s->pid,
-      .program = s->program,
-      .cmdline = s->cmdline,
-      .thread_entries = entries,
-      .tables = {(const char *const *)s->names[0],
-                 (const char *const *)s->names[1],
-                 eventring__lifecycle_names},
-      .counts = {s->counts[0], s->counts[1], eventring__n_lifecycle}};
-  if (s->has_wall) {
-    desc.flags |= ER_EXT_FLAG_WALLCLOCK;
-    memcpy(desc.wall, s->wall, sizeof desc.wall);
-  }
-  /* The rings on a 64-byte boundary only: a compact file is written, not
-   * mapped by a writer. */
+  struct er_ext_desc desc;
+  describe(s, entries, &desc);
   struct er_layout l;
-  if (er_ext_layout(&l, &desc, n_rings, ring_words, 64) != 0) {
+  if (lay_out(&desc, n_rings, ring_words, &l) != 0) {
     free(entries);
     return -EFBIG;
   }

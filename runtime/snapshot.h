@@ -137,6 +137,13 @@ struct er_snap_stats {
   uint64_t bytes;    /* the file's size */
 };
 
+/* The size er_snap_write() would give the file now, or, with `words`
+ * > 0, once `words` more words were added to the ring of `domain`: for a
+ * writer that bounds its files' size.  Names and writer given later may
+ * change it. */
+ER_SNAP_HIDDEN uint64_t er_snap_bytes(const struct er_snap *s, int domain,
+                                      unsigned words);
+
 /* Writes the compact file into `fd`, from its current offset on, in one
  * pass (so a pipe will do); a regular file gets holes instead of runs of
  * zeros (the empty name slots), and is truncated to the file's size.
