@@ -240,21 +240,6 @@ static int parse_cond(const char *arg) {
   return 0;
 }
 
-/* A size: a number of bytes, or with K, M or G.  Returns 0 or -1. */
-static int parse_size(const char *s, uint64_t *bytes) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s || errno || *s == '-') return -1;
-  unsigned shift = 0;
-  if (*end == 'K' || *end == 'k') shift = 10, end++;
-  else if (*end == 'M' || *end == 'm') shift = 20, end++;
-  else if (*end == 'G' || *end == 'g') shift = 30, end++;
-  if (*end || v > (UINT64_MAX >> (shift + 4))) return -1;
-  *bytes = (uint64_t)v << shift;
-  return 0;
-}
-
 /* ------------------------------------------------------------------ */
 /* State.                                                               */
 
@@ -1388,7 +1373,7 @@ static int watch(int argc, char **argv) {
                                 "or json)", optarg);
       O.format = (enum format)i;
     } else if (c == OPT_MAX_MEMORY) {
-      if (parse_size(optarg, &max_memory) || max_memory < (1u << 20))
+      if (tool_parse_size(optarg, &max_memory) || max_memory < (1u << 20))
         return tool_usage_error(HELP_REF, "invalid --max-memory '%s' (a size "
                                 "of at least 1M, e.g. 64M)", optarg);
     } else if (c == OPT_EXEC) {
