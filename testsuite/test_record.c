@@ -185,6 +185,23 @@ START_TEST(test_rotate_size) {
   ck_assert_uint_eq(summary_count(r.err, "file"), s.files);
   ck_assert_uint_eq(summary_count(r.err, "events,"), s.total);
   er_run_free(&r);
+
+  /* The directory read whole, its files in the order of their names:
+   * every value once, in order. */
+  const char *args[] = {"dump", out, NULL};
+  r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "dump DIR") == 0, "dump DIR: %s", r.err);
+  struct er_lines l = er_lines_split(r.out);
+  uint64_t expect = 1;
+  for (size_t i = 0; i < l.n; i++)
+    if (strstr(l.v[i], "kind=user_int name=rec.n ")) {
+      ck_assert_uint_eq(er_field(l.v[i], "value"), expect);
+      expect++;
+    }
+  ck_assert_uint_eq(expect, 100001);
+  ck_assert_uint_eq(er_field(l.v[l.n - 1], "processes"), s.files);
+  er_lines_free(&l);
+  er_run_free(&r);
   er_rmdir(dir);
 }
 END_TEST

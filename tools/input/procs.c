@@ -423,6 +423,45 @@ static int open_files(struct tool_source *src, int nargs, char **args,
   return TOOL_EXIT_OK;
 }
 
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tool_procs_dir_files(const char *dir, char ***out, int *n) {
+  *out = NULL;
+  *n = 0;
+  DIR *d = opendir(dir);
+  if (!d) {
+    tool_error("%s: %s", dir, strerror(errno));
+    return TOOL_EXIT_INPUT;
+  }
+  struct dirent *e;
+  int cap = 0;
+  while ((e = readdir(d)) != NULL) {
+    size_t len = strlen(e->d_name);
+    if (e->d_name[0] == '.' || len <= 7 ||
+        strcmp(e->d_name + len - 7, ".events"))
+      continue;
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 64;
+      char **v = realloc(*out, (size_t)cap * sizeof *v);
+      if (!v) goto oom;
+      *out = v;
+    }
+    char *path = malloc(strlen(dir) + len + 2);
+    if (!path) goto oom;
+    sprintf(path, "%s/%s", dir, e->d_name);
+    (*out)[(*n)++] = path;
+  }
+  closedir(d);
+  if (*n) qsort(*out, (size_t)*n, sizeof **out, by_name);
+  return TOOL_EXIT_OK;
+oom:
+  closedir(d);
+  tool_error("out of memory");
+  return TOOL_EXIT_INPUT;
+}
+
 int tool_procs_open(struct tool_source *src, int nargs, char **args,
                     const char *help) {
   int rc;
