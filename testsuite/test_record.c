@@ -428,6 +428,7 @@ START_TEST(test_bad_usage) {
       {{"record", "-o", "o", "--pid", "1", "extra", NULL}, 2,
        "unexpected argument 'extra'"},
       {{"record", "-o", "file", "--pid", "1", NULL}, 1, "file"},
+      {{"record", "-o", "o", "--pid", "999999999", NULL}, 1, "999999999"},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     struct er_run r = er_run_tool(dir, cases[i].args, 0);

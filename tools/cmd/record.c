@@ -37,9 +37,11 @@
  * a ring had overwritten before the recorder first looked is the
  * window's start in the first file, no loss (as for a snapshot).
  *
- * Files.  PROGRAM-PID-SEQ-TIME.events, SEQ the segment's number for that
- * process (from 000001) and TIME when its first event was read, UTC to
- * the millisecond: a process's files sort in the order of their events.
+ * Files.  PROGRAM-PID-SEQ-TIME.events, SEQ the file's number in the run
+ * (from 000001, every process counting together, so that the images of
+ * one pid never take one another's names) and TIME when its first event
+ * was read, UTC to the millisecond: a process's files sort in the order
+ * of their events.
  * Each is written under a hidden temporary name (.PROGRAM-PID-SEQ.tmp)
  * and then linked to its name, which is never overwritten: a reader never
  * sees half a file.  Past --keep N files or --max-size bytes (every file
@@ -132,7 +134,6 @@ static struct {
 struct rec {
   const struct tool_proc *proc; /* whose; NULL before its first event */
   struct er_snap *snap;         /* NULL: none open */
-  unsigned seq;                 /* the last file's */
   uint64_t events;              /* in the open segment */
   uint64_t lost;
   uint64_t lo, hi;              /* its least and greatest timestamps */
@@ -152,6 +153,8 @@ static struct {
   struct written *files;
   size_t nfiles, cap, first; /* files[first .. nfiles) are kept */
   uint64_t total_bytes;      /* of those kept */
+  unsigned seq; /* the last file's, for every process: a pid's programs
+                   (an exec) never take one another's names */
   uint64_t written, removed, events, lost;
   int failed; /* a file could not be written (reported) */
   int err;    /* an error that ends the reading (-ENOMEM) */
@@ -239,7 +242,7 @@ static int close_segment(struct rec *rc) {
     er_snap_free(s);
     return e;
   }
-  rc->seq++;
+  unsigned seq = ++R.seq;
   char prog[64], stamp[32], tmp[PATH_MAX], final[PATH_MAX];
   er_snap_file_part(p->name, prog, sizeof prog);
   struct tm tm;
@@ -248,9 +251,9 @@ static int close_segment(struct rec *rc) {
   snprintf(stamp + n, sizeof stamp - n, ".%03ldZ",
            rc->began.tv_nsec / 1000000);
   int l1 = snprintf(final, sizeof final, "%s/%s-%ld-%0*u-%s.events", O.out,
-                    prog, (long)p->pid, SEQ_DIGITS, rc->seq, stamp);
+                    prog, (long)p->pid, SEQ_DIGITS, seq, stamp);
   int l2 = snprintf(tmp, sizeof tmp, "%s/.%s-%ld-%0*u.tmp", O.out, prog,
-                    (long)p->pid, SEQ_DIGITS, rc->seq);
+                    (long)p->pid, SEQ_DIGITS, seq);
   struct er_snap_stats st;
   memset(&st, 0, sizeof st);
   int r = l1 >= (int)sizeof final || l2 >= (int)sizeof tmp
