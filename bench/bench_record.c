@@ -205,11 +205,7 @@ static int driver(const char *argv0, const char *tool) {
     fprintf(o, "{\n  \"runs\": %d,\n  \"run_ms\": %d,\n  \"rate_per_ms\": %d,"
             "\n  \"cpu\": ", runs, RUN_MS, RATE_PER_MS);
     bl_json_str(o, cpu);
-    for (int i = 0; i < N_F; i++) {
-      fprintf(o, ",\n  \"%s\": {", key[i]);
-      bl_json_stat(o, &s[i]);
-      fprintf(o, "}");
-    }
+    bl_json_figures(o, key, s, N_F);
     fprintf(o, "\n}\n");
     if (bl_json_close("bench_record", o) < 0) errors++;
   }

@@ -13,33 +13,6 @@
 #define MS 1000000ULL
 #define MIB (1024ULL * 1024)
 
-/* The files a recording left in `dir` ending in `suffix`, sorted by name
- * (which is their order in time). */
-static struct er_lines files_in(const char *dir, const char *suffix) {
-  struct er_lines l = {0};
-  DIR *d = opendir(dir);
-  ck_assert_ptr_nonnull(d);
-  struct dirent *e;
-  size_t sn = strlen(suffix);
-  while ((e = readdir(d)) != NULL) {
-    size_t n = strlen(e->d_name);
-    if (n >= sn && !strcmp(e->d_name + n - sn, suffix) &&
-        strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-      char p[PATH_MAX];
-      snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-      er_lines_push(&l, p, strlen(p));
-    }
-  }
-  closedir(d);
-  for (size_t i = 1; i < l.n; i++)
-    for (size_t j = i; j > 0 && strcmp(l.v[j - 1], l.v[j]) > 0; j--) {
-      char *t = l.v[j];
-      l.v[j] = l.v[j - 1];
-      l.v[j - 1] = t;
-    }
-  return l;
-}
-
 /* What one file holds, as `eventring dump FILE` shows it. */
 struct file_seen {
   uint64_t values, first, last; /* rec.n events, their first and last */
@@ -97,11 +70,11 @@ static void read_one(const char *dir, const char *file, struct file_seen *f) {
 static struct series read_series(const char *dir, const char *out) {
   struct series s;
   memset(&s, 0, sizeof s);
-  struct er_lines tmp = files_in(out, ".tmp");
+  struct er_lines tmp = er_entries(out, ".tmp");
   ck_assert_msg(tmp.n == 0, "a temporary file is left: %s",
                 tmp.n ? tmp.v[0] : "");
   er_lines_free(&tmp);
-  struct er_lines l = files_in(out, ".events");
+  struct er_lines l = er_entries(out, ".events");
   for (size_t i = 0; i < l.n; i++) {
     struct file_seen f;
     read_one(dir, l.v[i], &f);
@@ -123,25 +96,25 @@ static struct series read_series(const char *dir, const char *out) {
   return s;
 }
 
-/* Runs `eventring record -o DIR/out ARGS... -- numbered N EXTRA...` with
- * `env`, to its end; returns its run. */
+/* Runs `eventring record -o DIR/out OPTS... -- numbered PROG...` with
+ * `env` to its end, which must be a success; returns its run, the
+ * output directory's path in `out` (PATH_MAX bytes). */
 static struct er_run record_cmd(const char *dir, const char *env,
                                 const char *const *opts,
-                                const char *const *prog) {
+                                const char *const *prog, char *out) {
   const char *args[32];
   int n = 0;
-  char out[PATH_MAX];
-  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(out, PATH_MAX, "%s/out", dir);
   args[n++] = "record";
   args[n++] = "-o";
-  args[n++] = strdup(out);
+  args[n++] = out;
   for (; *opts; opts++) args[n++] = *opts;
   args[n++] = "--";
   args[n++] = er_prog_path("numbered");
   for (; *prog; prog++) args[n++] = *prog;
   args[n] = NULL;
   struct er_run r = er_run(dir, er_tool_path(), args, env, 0);
-  free((char *)args[2]);
+  ck_assert_msg(er_exit_code(&r, "record") == 0, "record: %s", r.err);
   return r;
 }
 
@@ -171,10 +144,8 @@ START_TEST(test_rotate_size) {
   const char *dir = er_tmpdir();
   const char *opts[] = {"--rotate", "2M", NULL};
   const char *prog[] = {"100000", NULL};
-  struct er_run r = record_cmd(dir, "OCAMLRUNPARAM=e=22", opts, prog);
-  ck_assert_msg(er_exit_code(&r, "record") == 0, "record: %s", r.err);
   char out[PATH_MAX];
-  snprintf(out, sizeof out, "%s/out", dir);
+  struct er_run r = record_cmd(dir, "OCAMLRUNPARAM=e=22", opts, prog, out);
   struct series s = read_series(dir, out);
   ck_assert_uint_le(s.max_bytes, 2 * MIB);
   /* 100000 ints of 3 words are 2.4 MB: more than one file holds. */
@@ -214,10 +185,8 @@ START_TEST(test_rotate_time) {
   const char *dir = er_tmpdir();
   const char *opts[] = {"--rotate", "50ms", NULL};
   const char *prog[] = {"2000", "--span", "300", NULL};
-  struct er_run r = record_cmd(dir, NULL, opts, prog);
-  ck_assert_msg(er_exit_code(&r, "record") == 0, "record: %s", r.err);
   char out[PATH_MAX];
-  snprintf(out, sizeof out, "%s/out", dir);
+  struct er_run r = record_cmd(dir, NULL, opts, prog, out);
   struct series s = read_series(dir, out);
   ck_assert_uint_le(s.max_span, 50 * MS);
   ck_assert_uint_ge(s.files, 2);
@@ -233,14 +202,12 @@ END_TEST
 START_TEST(test_caps) {
   need();
   const char *dir = er_tmpdir();
-  char out[PATH_MAX];
-  snprintf(out, sizeof out, "%s/out", dir);
   const char *keep[] = {"--rotate", "2M", "--keep", "3", NULL};
   const char *max[] = {"--rotate", "2M", "--max-size", "4M", NULL};
   const char *const *opts = _i ? max : keep;
   const char *prog[] = {"200000", NULL};
-  struct er_run r = record_cmd(dir, "OCAMLRUNPARAM=e=22", opts, prog);
-  ck_assert_msg(er_exit_code(&r, "record") == 0, "record: %s", r.err);
+  char out[PATH_MAX];
+  struct er_run r = record_cmd(dir, "OCAMLRUNPARAM=e=22", opts, prog, out);
   struct series s = read_series(dir, out);
   uint64_t written = summary_count(r.err, "file");
   uint64_t removed = summary_count(r.err, "removed");
@@ -361,12 +328,10 @@ START_TEST(test_ocaml5_reads_each) {
   const char *dir = er_tmpdir();
   const char *opts[] = {"--rotate", "2M", NULL};
   const char *prog[] = {"50000", NULL};
-  struct er_run r = record_cmd(dir, "OCAMLRUNPARAM=e=22", opts, prog);
-  ck_assert_msg(er_exit_code(&r, "record") == 0, "record: %s", r.err);
-  er_run_free(&r);
   char out[PATH_MAX];
-  snprintf(out, sizeof out, "%s/out", dir);
-  struct er_lines l = files_in(out, ".events");
+  struct er_run r = record_cmd(dir, "OCAMLRUNPARAM=e=22", opts, prog, out);
+  er_run_free(&r);
+  struct er_lines l = er_entries(out, ".events");
   ck_assert_uint_ge(l.n, 2);
   uint64_t values = 0;
   for (size_t i = 0; i < l.n; i++) {

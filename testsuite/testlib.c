@@ -417,6 +417,30 @@ int er_count_entries(const char *dir, const char *suffix) {
   return n;
 }
 
+static int by_string(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct er_lines er_entries(const char *dir, const char *suffix) {
+  struct er_lines l = {0};
+  DIR *d = opendir(dir);
+  ck_assert_msg(d != NULL, "%s: %s", dir, strerror(errno));
+  size_t sl = strlen(suffix);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t k = strlen(e->d_name);
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || k < sl ||
+        strcmp(e->d_name + k - sl, suffix))
+      continue;
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    er_lines_push(&l, p, strlen(p));
+  }
+  closedir(d);
+  if (l.n) qsort(l.v, l.n, sizeof *l.v, by_string);
+  return l;
+}
+
 void er_gunzip(const char *gz, const char *path) {
   char cmd[3 * PATH_MAX];
   snprintf(cmd, sizeof cmd, "gzip -dc '%s' > '%s'", gz, path);

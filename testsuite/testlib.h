@@ -249,6 +249,10 @@ struct er_lines er_lines_starting(const struct er_lines *all,
 
 void er_lines_free(struct er_lines *l);
 
+/* The paths (`dir`/NAME) of the entries of `dir` whose name ends in
+ * `suffix` ("" for every entry but . and ..), sorted by name. */
+struct er_lines er_entries(const char *dir, const char *suffix);
+
 /* Nonzero when `line` is the ring_stop event of a `dump` listing. */
 int er_is_ring_stop(const char *line);
 
