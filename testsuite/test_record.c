@@ -197,6 +197,48 @@ START_TEST(test_rotate_time) {
 }
 END_TEST
 
+/* Read late, the events of a program that is done rotate as they are
+ * read: each file still names the user events it holds. */
+START_TEST(test_rotate_late) {
+  need();
+  const char *dir = er_tmpdir();
+  char hold[PATH_MAX], out[PATH_MAX], env_dir[PATH_MAX + 32];
+  snprintf(hold, sizeof hold, "%s/hold", dir);
+  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(env_dir, sizeof env_dir, "OCAML_RUNTIME_EVENTS_DIR=%s", dir);
+  char *const pargv[] = {(char *)er_prog_path("numbered"), "3", "--span",
+                         "400", "--hold", hold, NULL};
+  char *const penv[] = {env_dir, NULL};
+  struct er_pipe_proc p = er_pipe_start(pargv, penv, NULL);
+  char line[64];
+  ck_assert_int_eq(er_read_line(p.out, line, sizeof line, ER_RUN_TIMEOUT), 0);
+  ck_assert_str_eq(line, "wrote 3");
+  char pid[32];
+  snprintf(pid, sizeof pid, "%ld", (long)p.pid);
+  const char *args[] = {"record", "-o",  out,     "--rotate", "100ms",
+                        "--pid",  pid,   "--dir", dir,        NULL};
+  char outp[PATH_MAX], errp[PATH_MAX];
+  pid_t rec = er_start_tool(dir, args, 0, outp, errp);
+  /* One file per event, 200 ms apart: the first two closed as the next
+   * is read, the third once the clock is past it. */
+  double end = er_now() + ER_RUN_TIMEOUT;
+  while ((access(out, F_OK) != 0 || er_count_entries(out, ".events") < 3) &&
+         er_now() < end)
+    er_sleep_ms(5);
+  er_write_text(hold, "", 1);
+  ck_assert_int_eq(er_pipe_finish(&p, ER_RUN_TIMEOUT), 0);
+  struct er_run r = er_finish(rec, outp, errp, ER_RUN_TIMEOUT);
+  ck_assert_msg(er_exit_code(&r, "record") == 0, "record: %s", r.err);
+  struct series s = read_series(dir, out);
+  ck_assert_uint_ge(s.files, 3);
+  ck_assert_uint_eq(s.values, 3);
+  ck_assert_uint_eq(s.last, 3);
+  ck_assert_uint_le(s.max_span, 100 * MS);
+  er_run_free(&r);
+  er_rmdir(dir);
+}
+END_TEST
+
 /* --keep N: the newest N files, the last events among them; --max-size:
  * the newest files that fit. */
 START_TEST(test_caps) {
@@ -412,6 +454,7 @@ static TCase *tc_rotation(void) {
   TCase *tc = er_tcase("rotation");
   tcase_add_test(tc, test_rotate_size);
   tcase_add_test(tc, test_rotate_time);
+  tcase_add_test(tc, test_rotate_late);
   tcase_add_loop_test(tc, test_caps, 0, 2);
   return tc;
 }

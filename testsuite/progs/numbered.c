@@ -1,7 +1,7 @@
 /* numbered -- a traced program that writes a known count of numbered
  * events, for test_record and bench_record.
  *
- *   numbered N [--first K --go FILE] [--span MS] [--rate K]
+ *   numbered N [--first K --go FILE] [--span MS] [--rate K] [--hold FILE]
  *
  * writes the user int "rec.n" with the values 1 .. N (N 0: on until
  * SIGTERM, which ends it at once: exit status 0), and nothing else of its
@@ -12,6 +12,7 @@
  *              the events' clock: event i is written at or after
  *              start + MS * (i - 1) / (N - 1), so the first and the last
  *              are at least MS apart however the program is scheduled
+ *   --hold FILE  once done, print "wrote N" and wait until FILE exists
  *   --rate K   write K events per millisecond of CLOCK_MONOTONIC (a
  *              steady load; with N 0, until SIGTERM)
  * At the end it prints "wrote N" on stdout, N the last value written.
@@ -51,12 +52,14 @@ static void until_ns(uint64_t t) {
 int main(int argc, char **argv) {
   if (argc < 2) return 2;
   uint64_t n = strtoull(argv[1], NULL, 10), span_ms = 0, rate = 0, first = 0;
-  const char *go = NULL;
+  const char *go = NULL, *hold = NULL;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!strcmp(argv[i], "--go"))
       go = argv[i + 1];
     else if (!strcmp(argv[i], "--span"))
       span_ms = strtoull(argv[i + 1], NULL, 10);
+    else if (!strcmp(argv[i], "--hold"))
+      hold = argv[i + 1];
     else if (!strcmp(argv[i], "--first"))
       first = strtoull(argv[i + 1], NULL, 10);
     else if (!strcmp(argv[i], "--rate"))
@@ -87,5 +90,7 @@ int main(int argc, char **argv) {
     eventring_write_int(id, (int64_t)i);
   }
   printf("wrote %llu\n", (unsigned long long)(i - 1));
+  fflush(stdout);
+  while (hold && access(hold, F_OK) != 0 && !stop) usleep(1000);
   return 0;
 }

@@ -156,6 +156,10 @@ static struct {
   unsigned seq; /* the last file's, for every process: a pid's programs
                    (an exec) never take one another's names */
   uint64_t written, removed, events, lost;
+  /* The name the encoder gave for the event it delivers next (id -1:
+   * none): a rotation before that event gives it to the new file too. */
+  int name_id;
+  char name[EVENTRING_MAX_NAME + 1];
   int failed; /* a file could not be written (reported) */
   int err;    /* an error that ends the reading (-ENOMEM) */
 } R;
@@ -332,9 +336,14 @@ static int sink_event(void *arg, int domain, const uint64_t *ev,
   struct rec *rc = current();
   if (!rc) return -ENOMEM;
   uint64_t ts = ev[1];
-  int e = full(rc, domain, ts, len) ? close_segment(rc) : 0;
+  int rotate = full(rc, domain, ts, len);
+  int e = rotate ? close_segment(rc) : 0;
   struct er_snap *s = e ? NULL : segment(rc);
   if (!s) return e ? e : -ENOMEM;
+  if (rotate && R.name_id >= 0 &&
+      (e = er_snap_user_name(s, R.name_id, R.name)) != 0)
+    return e;
+  R.name_id = -1;
   if ((e = er_snap_event(s, domain, ev, len)) != 0) return e;
   if (!rc->events || ts < rc->lo) rc->lo = ts;
   if (!rc->events || ts > rc->hi) rc->hi = ts;
@@ -346,7 +355,10 @@ static int sink_user_name(void *arg, int id, const char *name) {
   (void)arg;
   struct rec *rc = current();
   struct er_snap *s = rc ? segment(rc) : NULL;
-  return s ? er_snap_user_name(s, id, name) : -ENOMEM;
+  if (!s) return -ENOMEM;
+  R.name_id = id;
+  snprintf(R.name, sizeof R.name, "%s", name ? name : "");
+  return er_snap_user_name(s, id, name);
 }
 
 static int sink_lost(void *arg, int domain, uint64_t count) {
@@ -442,6 +454,7 @@ int tool_record(int argc, char **argv) {
   memset(&src, 0, sizeof src);
   memset(&O, 0, sizeof O);
   memset(&R, 0, sizeof R);
+  R.name_id = -1;
   O.rotate_bytes = DEFAULT_ROTATE_BYTES;
   int c, rc;
   while ((c = tool_getopt(argc, argv, ":ho:", longopts)) != -1) {
