@@ -124,6 +124,53 @@ static void need(void) {
   if (er_tracing_off()) ER_SKIP("built without tracing");
 }
 
+/* A numbered program and its recorder by --pid. */
+struct pid_run {
+  struct er_pipe_proc prog;
+  pid_t rec;
+  char out[PATH_MAX], outp[PATH_MAX], errp[PATH_MAX], flag[PATH_MAX];
+};
+
+/* Starts `numbered N OPTS... FLAG` (FLAG: `dir`/flag, the argument of
+ * the last of OPTS) writing its ring file in `dir` with `env` (or NULL)
+ * added, waits for its first line, which must be `line`, then starts
+ * `eventring record -o DIR/out --rotate ROTATE --pid PID`. */
+static void start_pid_run(struct pid_run *r, const char *dir, const char *n,
+                          const char *const *opts, const char *env,
+                          const char *line, const char *rotate) {
+  char env_dir[PATH_MAX + 32];
+  snprintf(r->flag, sizeof r->flag, "%s/flag", dir);
+  snprintf(r->out, sizeof r->out, "%s/out", dir);
+  snprintf(env_dir, sizeof env_dir, "OCAML_RUNTIME_EVENTS_DIR=%s", dir);
+  ck_assert_int_eq(mkdir(r->out, 0777), 0);
+  char *pargv[16];
+  int k = 0;
+  pargv[k++] = (char *)er_prog_path("numbered");
+  pargv[k++] = (char *)n;
+  for (; *opts; opts++) pargv[k++] = (char *)*opts;
+  pargv[k++] = r->flag;
+  pargv[k] = NULL;
+  char *const penv[] = {env_dir, (char *)env, NULL};
+  r->prog = er_pipe_start(pargv, penv, NULL);
+  char got[64];
+  ck_assert_int_eq(er_read_line(r->prog.out, got, sizeof got, ER_RUN_TIMEOUT),
+                   0);
+  ck_assert_str_eq(got, line);
+  char pid[32];
+  snprintf(pid, sizeof pid, "%ld", (long)r->prog.pid);
+  const char *args[] = {"record", "-o",  r->out,  "--rotate", rotate,
+                        "--pid",  pid,   "--dir", dir,        NULL};
+  r->rec = er_start_tool(dir, args, 0, r->outp, r->errp);
+}
+
+/* Waits (at most ER_RUN_TIMEOUT) until `out` holds `n` ring files. */
+static void wait_files(const char *out, int n) {
+  double end = er_now() + ER_RUN_TIMEOUT;
+  while (er_count_entries(out, ".events") < n && er_now() < end)
+    er_sleep_ms(5);
+  ck_assert_int_ge(er_count_entries(out, ".events"), n);
+}
+
 /* The count in the final line "... N files written ... (R removed". */
 static uint64_t summary_count(const char *err, const char *key) {
   const char *p = strstr(err, "eventring: record: ");
@@ -202,34 +249,17 @@ END_TEST
 START_TEST(test_rotate_late) {
   need();
   const char *dir = er_tmpdir();
-  char hold[PATH_MAX], out[PATH_MAX], env_dir[PATH_MAX + 32];
-  snprintf(hold, sizeof hold, "%s/hold", dir);
-  snprintf(out, sizeof out, "%s/out", dir);
-  snprintf(env_dir, sizeof env_dir, "OCAML_RUNTIME_EVENTS_DIR=%s", dir);
-  char *const pargv[] = {(char *)er_prog_path("numbered"), "3", "--span",
-                         "400", "--hold", hold, NULL};
-  char *const penv[] = {env_dir, NULL};
-  struct er_pipe_proc p = er_pipe_start(pargv, penv, NULL);
-  char line[64];
-  ck_assert_int_eq(er_read_line(p.out, line, sizeof line, ER_RUN_TIMEOUT), 0);
-  ck_assert_str_eq(line, "wrote 3");
-  char pid[32];
-  snprintf(pid, sizeof pid, "%ld", (long)p.pid);
-  const char *args[] = {"record", "-o",  out,     "--rotate", "100ms",
-                        "--pid",  pid,   "--dir", dir,        NULL};
-  char outp[PATH_MAX], errp[PATH_MAX];
-  pid_t rec = er_start_tool(dir, args, 0, outp, errp);
+  struct pid_run pr;
+  static const char *const opts[] = {"--span", "400", "--hold", NULL};
+  start_pid_run(&pr, dir, "3", opts, NULL, "wrote 3", "100ms");
   /* One file per event, 200 ms apart: the first two closed as the next
    * is read, the third once the clock is past it. */
-  double end = er_now() + ER_RUN_TIMEOUT;
-  while ((access(out, F_OK) != 0 || er_count_entries(out, ".events") < 3) &&
-         er_now() < end)
-    er_sleep_ms(5);
-  er_write_text(hold, "", 1);
-  ck_assert_int_eq(er_pipe_finish(&p, ER_RUN_TIMEOUT), 0);
-  struct er_run r = er_finish(rec, outp, errp, ER_RUN_TIMEOUT);
+  wait_files(pr.out, 3);
+  er_write_text(pr.flag, "", 1);
+  ck_assert_int_eq(er_pipe_finish(&pr.prog, ER_RUN_TIMEOUT), 0);
+  struct er_run r = er_finish(pr.rec, pr.outp, pr.errp, ER_RUN_TIMEOUT);
   ck_assert_msg(er_exit_code(&r, "record") == 0, "record: %s", r.err);
-  struct series s = read_series(dir, out);
+  struct series s = read_series(dir, pr.out);
   ck_assert_uint_ge(s.files, 3);
   ck_assert_uint_eq(s.values, 3);
   ck_assert_uint_eq(s.last, 3);
@@ -277,40 +307,26 @@ END_TEST
 START_TEST(test_lost_exact) {
   need();
   const char *dir = er_tmpdir();
-  char go[PATH_MAX], out[PATH_MAX], env_dir[PATH_MAX + 32];
-  snprintf(go, sizeof go, "%s/go", dir);
-  snprintf(out, sizeof out, "%s/out", dir);
-  snprintf(env_dir, sizeof env_dir, "OCAML_RUNTIME_EVENTS_DIR=%s", dir);
-  ck_assert_int_eq(mkdir(out, 0777), 0);
-  char *const pargv[] = {(char *)er_prog_path("numbered"), "20000",
-                         "--first", "10", "--go", go, NULL};
+  struct pid_run pr;
+  static const char *const opts[] = {"--first", "10", "--go", NULL};
   /* A ring of 1024 words: 341 ints. */
-  char *const penv[] = {env_dir, "OCAMLRUNPARAM=e=10", NULL};
-  struct er_pipe_proc p = er_pipe_start(pargv, penv, NULL);
-  char line[64];
-  ck_assert_int_eq(er_read_line(p.out, line, sizeof line, ER_RUN_TIMEOUT), 0);
-  ck_assert_str_eq(line, "ready");
-  char pid[32];
-  snprintf(pid, sizeof pid, "%ld", (long)p.pid);
-  const char *args[] = {"record", "-o",  out,      "--rotate", "1ms",
-                        "--pid",  pid,   "--dir",  dir,        NULL};
-  char outp[PATH_MAX], errp[PATH_MAX];
-  pid_t rec = er_start_tool(dir, args, 0, outp, errp);
+  start_pid_run(&pr, dir, "20000", opts, "OCAMLRUNPARAM=e=10", "ready",
+                "1ms");
   /* A file holds the first events: the recorder has read the ring once,
    * so what it loses from now on is lost, not a window's start. */
-  double end = er_now() + ER_RUN_TIMEOUT;
-  while (er_count_entries(out, ".events") == 0 && er_now() < end)
-    er_sleep_ms(5);
-  ck_assert_int_gt(er_count_entries(out, ".events"), 0);
+  wait_files(pr.out, 1);
+  pid_t rec = pr.rec;
   ck_assert_int_eq(kill(rec, SIGSTOP), 0);
-  er_write_text(go, "", 1);
-  ck_assert_int_eq(er_read_line(p.out, line, sizeof line, ER_RUN_TIMEOUT), 0);
+  er_write_text(pr.flag, "", 1);
+  char line[64];
+  ck_assert_int_eq(
+      er_read_line(pr.prog.out, line, sizeof line, ER_RUN_TIMEOUT), 0);
   ck_assert_str_eq(line, "wrote 20000");
-  ck_assert_int_eq(er_pipe_finish(&p, ER_RUN_TIMEOUT), 0);
+  ck_assert_int_eq(er_pipe_finish(&pr.prog, ER_RUN_TIMEOUT), 0);
   ck_assert_int_eq(kill(rec, SIGCONT), 0);
-  struct er_run r = er_finish(rec, outp, errp, ER_RUN_TIMEOUT);
+  struct er_run r = er_finish(rec, pr.outp, pr.errp, ER_RUN_TIMEOUT);
   ck_assert_msg(er_exit_code(&r, "record") == 0, "record: %s", r.err);
-  struct series s = read_series(dir, out);
+  struct series s = read_series(dir, pr.out);
   ck_assert_uint_gt(s.lost, 0);
   ck_assert_uint_eq(s.values + s.lost, 20000);
   ck_assert_uint_eq(s.last, 20000);
@@ -335,10 +351,7 @@ START_TEST(test_sigterm) {
   pid_t rec = er_start(dir, er_tool_path(), args, ER_FD_NULL,
                        "OCAMLRUNPARAM=e=22", 0, outp, errp);
   /* A first file written, the second under way. */
-  double end = er_now() + ER_RUN_TIMEOUT;
-  while (er_count_entries(out, ".events") == 0 && er_now() < end)
-    er_sleep_ms(5);
-  ck_assert_int_gt(er_count_entries(out, ".events"), 0);
+  wait_files(out, 1);
   ck_assert_int_eq(kill(rec, SIGTERM), 0);
   struct er_run r = er_finish(rec, outp, errp, ER_RUN_TIMEOUT);
   /* The command's status: it ends cleanly on SIGTERM. */
