@@ -316,6 +316,10 @@ struct target {
   int nlost_d;
   struct er_snap_encoder *enc;
   struct er_snap_sink sink;
+  /* Recorded files: the file's CLOCK_REALTIME less its timestamps, for
+   * the snapshots' names (has_wall 0: unknown, the watcher's clock). */
+  int64_t wall_off;
+  int has_wall;
 };
 
 static struct {
@@ -327,6 +331,7 @@ static struct {
   uint64_t prev_tick;
   int failed;      /* a snapshot could not be written */
   int tree;        /* following a command's tree (follow_dir) */
+  int files;       /* reading recorded files (read_files) */
   volatile sig_atomic_t usr1;
 } W;
 
@@ -577,7 +582,10 @@ static void drop_oldest(struct target *t, int d) {
 static void trim_age(struct target *t, int d) {
   struct dbuf *b = &t->d[d];
   uint64_t span = O.before + KEEP_SLACK_NS;
-  uint64_t keep = t->max_ts > span ? t->max_ts - span : 0;
+  /* A file's domains are read one after another: there, the age is the
+   * domain's own. */
+  uint64_t newest = W.files ? b->last_ts : t->max_ts;
+  uint64_t keep = newest > span ? newest - span : 0;
   for (const struct window *w = t->wins; w; w = w->next)
     if (w->start < keep) keep = w->start;
   while (b->head < b->tail && word_at(b, b->head + 1) < keep)
@@ -656,7 +664,9 @@ static void open_window(struct target *t, const struct cond *c, int domain,
   w->limit = at + (O.after ? O.after : 1) * EXTEND_AFTERS;
   w->cond = c;
   snprintf(w->measured, sizeof w->measured, "%s", measured);
-  w->wall = time(NULL);
+  /* From a file, when it fired by the file's wall clock. */
+  w->wall = t->has_wall ? (time_t)(((int64_t)at + t->wall_off) / 1000000000)
+                        : time(NULL);
   add_mark(w, c, domain, at, measured);
   struct window **tail = &t->wins;
   while (*tail) tail = &(*tail)->next;
@@ -1272,6 +1282,85 @@ static int follow_dir(const char *dir, struct tool_source *cmd) {
 }
 
 /* ------------------------------------------------------------------ */
+/* Recorded files.                                                      */
+
+/* Makes the file of cursor `c` the one target `t` reads now: its names,
+ * its wall clock. */
+static void target_file(struct target *t, eventring_cursor *c,
+                        const char *path) {
+  t->cursor = c;
+  snprintf(t->path, sizeof t->path, "%s", path);
+  t->has_wall = tool_wall_offset(c, &t->wall_off) == 0;
+}
+
+/* The stream of `t` has been read through: its windows are written. */
+static void end_stream(struct target *t) {
+  finish_target(t);
+  target_unlink(t);
+}
+
+/* Reads the files of `src` (a multi source, every file opened, in the
+ * order of the command line or of the names in a directory) to their
+ * end: the consecutive files of one process (the same writer's pid and
+ * program: `eventring record`'s rotated files) are one stream, its
+ * windows and rules carried from one file to the next.  Windows are
+ * written once events more than EVENT_CLOCK_SLACK_NS past their end
+ * have been read (the live rule for a clock that is not ours: here, no
+ * clock is), checked after each file, and at the end of the stream.
+ * Returns the exit status. */
+static int read_files(struct tool_source *src) {
+  struct target *t = NULL;
+  int rc = TOOL_EXIT_OK;
+  W.files = 1;
+  for (int i = 0; i < src->nprocs && rc == TOOL_EXIT_OK; i++) {
+    struct tool_proc *p = src->procs[i];
+    int r = p->cursor ? 0 : eventring_cursor_open_file(&p->cursor, p->path);
+    if (r < 0) {
+      char why[256];
+      tool_error("watch: %s: %s", p->path,
+                 tool_ring_error(p->path, r, why, sizeof why));
+      rc = TOOL_EXIT_INPUT;
+      break;
+    }
+    eventring_cursor *c = p->cursor;
+    eventring_cursor_set_numbering(c, O.numbering);
+    pid_t pid = eventring_cursor_writer_pid(c);
+    const char *prog = eventring_cursor_program(c);
+    if (!pid) pid = p->pid;
+    if (!prog || !*prog) prog = p->name;
+    if (t && (t->pid != pid || strcmp(t->program, prog))) {
+      end_stream(t);
+      t = NULL;
+    }
+    if (!t) {
+      if (!(t = target_new(c, 0, p->path, pid, prog))) {
+        tool_error("out of memory");
+        rc = TOOL_EXIT_INPUT;
+        break;
+      }
+      /* A file's losses are its own, not a ring's past. */
+      t->started = 1;
+    }
+    target_file(t, c, p->path);
+    while ((r = poll_target(t)) > 0 && !tool_signal_pending()) {
+    }
+    if (r < 0) {
+      tool_poll_error(p->path, r);
+      rc = TOOL_EXIT_INPUT;
+    }
+    if (tool_signal_pending()) rc = 128 + tool_signal_pending();
+    while (t->wins && t->max_ts > t->wins->end + EVENT_CLOCK_SLACK_NS)
+      close_window(t);
+    for (int d = 0; d < t->nd; d++) trim_age(t, d);
+    /* Read through: its descriptor for the next (the cursor still
+     * names what it read). */
+    eventring__cursor_release(c);
+  }
+  if (t) end_stream(t);
+  return rc;
+}
+
+/* ------------------------------------------------------------------ */
 
 /* What the options set up for the log and the actions, undone. */
 static void actions_free(void) {
@@ -1413,10 +1502,6 @@ static int watch(int argc, char **argv) {
   if (!O.nconds)
     return tool_usage_error(HELP_REF, "no condition given (--when COND, e.g. "
                             "--when 'pause>10ms')");
-  if (optind < argc)
-    return tool_usage_error(HELP_REF, "unexpected argument '%s' (processes "
-                            "are followed with --pid, --dir or -- COMMAND)",
-                            argv[optind]);
   if (!*O.out) return tool_usage_error(HELP_REF, "empty output directory");
   if (L.nlabels && !L.json)
     return tool_usage_error(HELP_REF, "--label: labels go into the JSON log "
@@ -1436,7 +1521,15 @@ static int watch(int argc, char **argv) {
   }
   if (A.on) tool_run_setup(A.max, A.timeout, action_done, NULL);
 
-  if (src.dir && !src.pid_arg) {
+  if (optind < argc) {
+    /* Recorded files (a directory: its *.events files), read through. */
+    src.multi = 1;
+    src.progress = -1;
+    rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
+    if (rc != TOOL_EXIT_OK) return rc;
+    rc = read_files(&src);
+    tool_source_close(&src);
+  } else if (src.dir && !src.pid_arg) {
     rc = follow_dir(src.dir, NULL);
   } else if (tool_source_command_given()) {
     /* Every process of the command's tree writes its file into the
