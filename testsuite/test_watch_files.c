@@ -1,0 +1,394 @@
+/* Tests eventring watch --when RULE FILE...: rules evaluated over recorded files (eventring record's rotated files, a directory of them, a snapshot), with the answers computed from the recording's own events -- the trigger's time and measured value for a count over a window, a `for` held across rotated files, and/or, a window spanning rotated files -- and the same triggers as the live run of the same events. */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "harness.h"
+#include "testlib.h"
+
+#define MS 1000000ULL
+/* The rules' slices (analysis/rules.c): aggregates are evaluated at the
+ * multiples of this in trace time. */
+#define SLICE (5 * MS)
+
+static const char *writer(void) {
+  const char *p = er_prog_path("rule_writer");
+  ck_assert_ptr_nonnull(p);
+  static char buf[PATH_MAX];
+  snprintf(buf, sizeof buf, "%s", p);
+  return buf;
+}
+
+/* `eventring record -o DIR/rec --rotate 100ms -- rule_writer STEPS...`
+ * into `rec` (PATH_MAX bytes); returns the number of files written. */
+static int record(const char *dir, const char *const *steps, char *rec) {
+  snprintf(rec, PATH_MAX, "%s/rec", dir);
+  const char *args[32] = {"record", "-o", rec, "--rotate", "100ms", "--",
+                          writer()};
+  size_t n = 7;
+  for (size_t i = 0; steps[i]; i++) args[n++] = steps[i];
+  args[n] = NULL;
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "eventring record") == 0, "%s", r.err);
+  er_run_free(&r);
+  return er_count_entries(rec, ".events");
+}
+
+/* The timestamps of the events of kind `kind` named `name` that
+ * `eventring dump --time=raw PATH` lists, into `ts` (at most `max`);
+ * returns how many there are. */
+static size_t dumped(const char *dir, const char *path, const char *kind,
+                     const char *name, uint64_t *ts, size_t max) {
+  const char *args[] = {"dump", "--time=raw", path, NULL};
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "eventring dump") == 0, "%s", r.err);
+  struct er_lines l = er_lines_split(r.out);
+  char k[64], nm[160];
+  snprintf(k, sizeof k, " kind=%s ", kind);
+  snprintf(nm, sizeof nm, " name=%s ", name);
+  size_t n = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    if (!strstr(l.v[i], k) || !strstr(l.v[i], nm)) continue;
+    if (n < max) ts[n] = er_field(l.v[i], "ts");
+    n++;
+  }
+  er_lines_free(&l);
+  er_run_free(&r);
+  return n;
+}
+
+/* A trigger as watch's JSON log gives it. */
+struct trig {
+  uint64_t ts;
+  char measured[160];
+  char outcome[16];
+};
+
+/* The string value of "key" in JSON line `line` into `buf`. */
+static void json_str(const char *line, const char *key, char *buf,
+                     size_t size) {
+  char k[64];
+  snprintf(k, sizeof k, "\"%s\":\"", key);
+  const char *p = strstr(line, k);
+  ck_assert_msg(p, "no %s in %s", key, line);
+  p += strlen(k);
+  snprintf(buf, size, "%.*s", (int)strcspn(p, "\""), p);
+}
+
+/* `watch --log-format json -o OUT OPTS... OPERAND` (OPTS: the --when and
+ * the rest), which must exit 0; its triggers into `t` (at most `max`),
+ * their number returned; its stderr into *err (to free) when `err`. */
+static size_t watch(const char *dir, const char *out,
+                    const char *const *opts, const char *operand,
+                    struct trig *t, size_t max, char **err) {
+  const char *args[32] = {"watch", "--log-format", "json", "-o", out};
+  size_t n = 5;
+  for (size_t i = 0; opts[i]; i++) args[n++] = opts[i];
+  args[n++] = operand;
+  args[n] = NULL;
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "eventring watch") == 0, "%s", r.err);
+  struct er_lines l = er_lines_split(r.err);
+  size_t k = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    if (!strstr(l.v[i], "\"event\":\"trigger\"")) continue;
+    ck_assert_uint_lt(k, max);
+    const char *p = strstr(l.v[i], "\"ts\":");
+    ck_assert_ptr_nonnull(p);
+    t[k].ts = strtoull(p + 5, NULL, 10);
+    json_str(l.v[i], "measured", t[k].measured, sizeof t[k].measured);
+    json_str(l.v[i], "outcome", t[k].outcome, sizeof t[k].outcome);
+    k++;
+  }
+  er_lines_free(&l);
+  if (err) {
+    *err = r.err;
+    r.err = NULL;
+  }
+  er_run_free(&r);
+  return k;
+}
+
+/* How many of `ts` (n of them) are in [lo, hi). */
+static size_t count_in(const uint64_t *ts, size_t n, uint64_t lo,
+                       uint64_t hi) {
+  size_t c = 0;
+  for (size_t i = 0; i < n; i++) c += ts[i] >= lo && ts[i] < hi;
+  return c;
+}
+
+/* Two bursts of retries in a recording rotated every 100 ms: `count >
+ * 100` over 100 ms fires once, at the first slice boundary where the
+ * retries of the 100 ms before it pass 100 -- computed here from the
+ * recording's own timestamps -- with that count as the value; and its
+ * snapshot (--before 1s) holds exactly the recording's ticks of its
+ * window, which spans every rotated file. */
+START_TEST(test_count_directory) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  char dir[64], rec[PATH_MAX], out[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  const char *steps[] = {"tick", "50",  "retry", "50",  "tick", "300",
+                         "retry", "150", "tick", "300", NULL};
+  int files = record(dir, steps, rec);
+  ck_assert_int_ge(files, 4);
+  static uint64_t retry[256], tick[4096];
+  size_t nr = dumped(dir, rec, "user_unit", "app.retry", retry, 256);
+  size_t nt = dumped(dir, rec, "user_int", "app.tick", tick, 4096);
+  ck_assert_uint_eq(nr, 200);
+  ck_assert_uint_lt(nt, 4096);
+  /* The known answer: the first boundary whose 100 ms hold > 100. */
+  uint64_t want = 0;
+  size_t want_n = 0;
+  for (uint64_t b = retry[0] / SLICE * SLICE + SLICE;
+       b <= retry[nr - 1] + 100 * MS + SLICE; b += SLICE) {
+    size_t c = count_in(retry, nr, b - 100 * MS, b);
+    if (c > 100) {
+      want = b, want_n = c;
+      break;
+    }
+  }
+  ck_assert_uint_ne(want, 0);
+
+  snprintf(out, sizeof out, "%s/out", dir);
+  ck_assert_int_eq(mkdir(out, 0700), 0);
+  const char *opts[] = {"--when", "count(event:app.retry, 100ms) > 100",
+                        "--before", "1s", "--after", "50ms", "--every",
+                        "1ns", NULL};
+  struct trig t[8];
+  char *err;
+  size_t k = watch(dir, out, opts, rec, t, 8, &err);
+  ck_assert_msg(k == 1, "%zu triggers: %s", k, err);
+  ck_assert_uint_eq(t[0].ts, want);
+  char m[32];
+  snprintf(m, sizeof m, "%zu", want_n);
+  ck_assert_str_eq(t[0].measured, m);
+  ck_assert_str_eq(t[0].outcome, "opened");
+  free(err);
+
+  /* The snapshot: the ticks of [want - 1s, want + 50ms], from every
+   * file (the recording began less than a second before). */
+  struct er_lines snaps = er_entries(out, "-count.events");
+  ck_assert_uint_eq(snaps.n, 1);
+  static uint64_t sticks[4096];
+  size_t ns = dumped(dir, snaps.v[0], "user_int", "app.tick", sticks, 4096);
+  ck_assert_uint_lt(tick[0], want - 300 * MS);
+  ck_assert_uint_eq(ns, count_in(tick, nt, want - 1000 * MS,
+                                 want + 50 * MS + 1));
+  ck_assert_uint_eq(sticks[0], tick[0]);
+  er_lines_free(&snaps);
+}
+END_TEST
+
+/* No retry for 200 ms, held: the recording is rotated every 100 ms, so
+ * only a `for` carried from file to file can hold that long.  It fires
+ * once, in the last quiet stretch, at the first boundary that ends
+ * 200 ms of boundaries without a retry in their 50 ms -- as computed
+ * from the recording -- whether the files are named one by one or by
+ * their directory. */
+START_TEST(test_for_across_files) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  char dir[64], rec[PATH_MAX], out[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  const char *steps[] = {"retry", "1",   "tick", "100", "retry", "1",
+                         "tick",  "100", "retry", "1",  "tick",  "400",
+                         NULL};
+  ck_assert_int_ge(record(dir, steps, rec), 5);
+  uint64_t retry[8], tick[1024];
+  size_t nr = dumped(dir, rec, "user_unit", "app.retry", retry, 8);
+  size_t nt = dumped(dir, rec, "user_int", "app.tick", tick, 1024);
+  ck_assert_uint_eq(nr, 3);
+  ck_assert_uint_lt(nt, 1024);
+  /* Quiet at b: no retry in [b - 50ms, b).  Held since the first
+   * boundary of a quiet run; fires at the first boundary 200 ms past
+   * it. */
+  uint64_t want = 0, since = 0;
+  int quiet_before = 0;
+  for (uint64_t b = retry[0] / SLICE * SLICE + SLICE; b <= tick[nt - 1];
+       b += SLICE) {
+    int quiet = count_in(retry, nr, b - 50 * MS, b) == 0;
+    if (quiet && !quiet_before) since = b;
+    quiet_before = quiet;
+    if (quiet && b >= since + 200 * MS) {
+      want = b;
+      break;
+    }
+  }
+  ck_assert_uint_ne(want, 0);
+  ck_assert_uint_gt(want, retry[2] + 250 * MS - SLICE);
+
+  const char *opts[] = {"--when", "count(event:app.retry, 50ms) < 1 for 200ms",
+                        "--before", "300ms", "--every", "1ns", NULL};
+  snprintf(out, sizeof out, "%s/out", dir);
+  ck_assert_int_eq(mkdir(out, 0700), 0);
+  struct trig t[8];
+  size_t k = watch(dir, out, opts, rec, t, 8, NULL);
+  ck_assert_uint_eq(k, 1);
+  ck_assert_uint_eq(t[0].ts, want);
+  ck_assert_str_eq(t[0].measured, "0");
+
+  /* The files named one by one, in order: the same. */
+  struct er_lines files = er_entries(rec, ".events");
+  const char *args[32] = {"watch", "--log-format", "json", "-o", out};
+  size_t n = 5;
+  for (size_t i = 0; opts[i]; i++) args[n++] = opts[i];
+  for (size_t i = 0; i < files.n && n < 31; i++) args[n++] = files.v[i];
+  args[n] = NULL;
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_int_eq(er_exit_code(&r, "eventring watch"), 0);
+  char ts[64];
+  snprintf(ts, sizeof ts, "\"ts\":%" PRIu64 ",", want);
+  ck_assert_msg(strstr(r.err, ts), "%s", r.err);
+  er_run_free(&r);
+  er_lines_free(&files);
+  /* Each file alone is too short for the rule. */
+  files = er_entries(rec, ".events");
+  for (size_t i = 0; i < files.n; i++) {
+    struct trig u[2];
+    ck_assert_uint_eq(watch(dir, out, opts, files.v[i], u, 2, NULL), 0);
+  }
+  er_lines_free(&files);
+}
+END_TEST
+
+/* and / or over a recording, with the values of each aggregate; the and
+ * whose span never came fires nothing and says so at the end. */
+START_TEST(test_and_or_file) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  char dir[64], rec[PATH_MAX], out[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  const char *steps[] = {"tick", "20", "retry", "150", "tick", "50", NULL};
+  ck_assert_int_ge(record(dir, steps, rec), 1);
+  uint64_t retry[256];
+  ck_assert_uint_eq(dumped(dir, rec, "user_unit", "app.retry", retry, 256),
+                    150);
+  uint64_t want = 0;
+  size_t want_n = 0;
+  for (uint64_t b = retry[0] / SLICE * SLICE + SLICE; !want; b += SLICE)
+    if ((want_n = count_in(retry, 150, b - 100 * MS, b)) > 100) want = b;
+  snprintf(out, sizeof out, "%s/out", dir);
+  ck_assert_int_eq(mkdir(out, 0700), 0);
+  const char *or_opts[] = {"--when",
+                           "count(event:app.retry, 100ms) > 100 or "
+                           "p99(span:http.request, 200ms) > 2ms",
+                           NULL};
+  struct trig t[4];
+  ck_assert_uint_eq(watch(dir, out, or_opts, rec, t, 4, NULL), 1);
+  ck_assert_uint_eq(t[0].ts, want);
+  char m[160];
+  snprintf(m, sizeof m, "count(event:app.retry, 100ms) = %zu, "
+           "p99(span:http.request, 200ms) = none", want_n);
+  ck_assert_str_eq(t[0].measured, m);
+  ck_assert_int_eq(er_count_entries(out, "-rule.events"), 1);
+
+  const char *and_opts[] = {"--when",
+                            "count(event:app.retry, 100ms) > 100 and "
+                            "p99(span:http.request, 200ms) > 2ms",
+                            NULL};
+  char *err;
+  ck_assert_uint_eq(watch(dir, out, and_opts, rec, t, 4, &err), 0);
+  ck_assert_msg(strstr(err, "\"event\":\"rule_never_evaluated\""), "%s", err);
+  ck_assert_msg(strstr(err, "\"snapshots\":0,"), "%s", err);
+  free(err);
+}
+END_TEST
+
+/* The live run and its recording give the same triggers: watch follows
+ * rule_writer live and keeps the whole run in one snapshot (--before
+ * longer than the run, every trigger extending the window to its end); watch on
+ * that snapshot then reports the same triggers, at the same times, with
+ * the same values. */
+START_TEST(test_live_equals_file) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  char dir[64], live[PATH_MAX], again[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  snprintf(live, sizeof live, "%s/live", dir);
+  snprintf(again, sizeof again, "%s/again", dir);
+  ck_assert_int_eq(mkdir(live, 0700), 0);
+  ck_assert_int_eq(mkdir(again, 0700), 0);
+  const char *args[] = {"watch", "--log-format", "json", "-o", live,
+                        "--when", "count(event:app.retry, 100ms) > 100",
+                        "--when", "pause>10ms",
+                        "--when", "p99(span:http.request, 100ms) > 2ms",
+                        "--before", "20s", "--every", "1ns", "--", writer(), "retry", "150", "tick", "150",
+                        "gc", "2", "12", "30", "span", "3", "3000", "tick",
+                        "50", NULL};
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "eventring watch") == 0, "%s", r.err);
+  struct er_lines l = er_lines_split(r.err), lt = {0};
+  for (size_t i = 0; i < l.n; i++)
+    if (strstr(l.v[i], "\"event\":\"trigger\""))
+      er_lines_push(&lt, strstr(l.v[i], "\"rule\""),
+                    strlen(strstr(l.v[i], "\"rule\"")));
+  er_lines_free(&l);
+  er_run_free(&r);
+  /* One for the retries, two pauses, the spans: at least four. */
+  ck_assert_uint_ge(lt.n, 4);
+  struct er_lines snaps = er_entries(live, ".events");
+  ck_assert_uint_eq(snaps.n, 1);
+  const char *opts[] = {"--when", "count(event:app.retry, 100ms) > 100",
+                        "--when", "pause>10ms",
+                        "--when", "p99(span:http.request, 100ms) > 2ms",
+                        "--before", "20s", "--every", "1ns", NULL};
+  struct trig t[16];
+  char *err;
+  size_t k = watch(dir, again, opts, snaps.v[0], t, 16, &err);
+  l = er_lines_split(err);
+  struct er_lines ft = {0};
+  for (size_t i = 0; i < l.n; i++)
+    if (strstr(l.v[i], "\"event\":\"trigger\""))
+      er_lines_push(&ft, strstr(l.v[i], "\"rule\""),
+                    strlen(strstr(l.v[i], "\"rule\"")));
+  ck_assert_uint_eq(k, ft.n);
+  er_lines_compare("triggers of the recording vs live", &ft, &lt, 0);
+  er_lines_free(&l);
+  er_lines_free(&ft);
+  er_lines_free(&lt);
+  er_lines_free(&snaps);
+  free(err);
+}
+END_TEST
+
+/* An operand that is no ring file is an input error (1); FILE and
+ * --pid together a usage error (2). */
+START_TEST(test_bad_input) {
+  ER_NEED_TOOL();
+  char dir[64], path[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  snprintf(path, sizeof path, "%s/not.events", dir);
+  er_write_text(path, "not a ring file\n", 1);
+  const char *args[] = {"watch", "--when", "pause>1ms", "-o", dir, path,
+                        NULL};
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_int_eq(er_exit_code(&r, "eventring watch"), 1);
+  ck_assert_msg(strstr(r.err, path), "%s", r.err);
+  er_run_free(&r);
+  const char *empty[] = {"watch", "--when", "pause>1ms", "-o", dir, dir,
+                         NULL};
+  r = er_run_tool(dir, empty, 0);
+  /* The directory's one *.events file is not a ring file either. */
+  ck_assert_int_eq(er_exit_code(&r, "eventring watch"), 1);
+  er_run_free(&r);
+  const char *both[] = {"watch", "--when", "pause>1ms", "-o", dir,
+                        "--pid", "1", path, NULL};
+  r = er_run_tool(dir, both, 0);
+  ck_assert_int_eq(er_exit_code(&r, "eventring watch"), 2);
+  er_run_free(&r);
+}
+END_TEST
+
+static TCase *tc_files(void) {
+  TCase *tc = er_tcase("files");
+  tcase_add_test(tc, test_count_directory);
+  tcase_add_test(tc, test_for_across_files);
+  tcase_add_test(tc, test_and_or_file);
+  tcase_add_test(tc, test_live_equals_file);
+  tcase_add_test(tc, test_bad_input);
+  return tc;
+}
+
+ER_TEST_MAIN("watch_files", tc_files)
