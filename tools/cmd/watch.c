@@ -3,6 +3,7 @@
  *   eventring watch --when COND [--when COND]... [OPTION]... --pid PID
  *   eventring watch --when COND [--when COND]... [OPTION]... --dir DIR
  *   eventring watch --when COND [--when COND]... [OPTION]... -- CMD ARGS...
+ *   eventring watch --when COND [--when COND]... [OPTION]... FILE...
  *
  * follows one process, every traced process whose ring file appears in a
  * directory (dirscan.c, as `metrics --dir` does), or a command it runs
@@ -15,7 +16,10 @@
  * the window around it -- every domain's events from --before ahead of
  * the trigger to --after past it -- as a compact ring file
  * (runtime/snapshot.h, the writer of `eventring snapshot`), or as a trace
- * made from that file by `eventring trace`.
+ * made from that file by `eventring trace`.  With FILE operands (a
+ * directory: its *.events files, as for dump) it reads recorded events
+ * to their end instead (read_files): the rules are in trace time, so the
+ * triggers are the live run's.
  *
  * Memory.  The rings of a busy process turn over in a fraction of a
  * second, so the watcher keeps the recent past itself: each domain has a
@@ -129,10 +133,13 @@ static void help(void) {
       "   or: eventring watch --when COND... [OPTION]... --dir DIR\n"
       "   or: eventring watch --when COND... [OPTION]... -- COMMAND "
       "[ARG]...\n"
+      "   or: eventring watch --when COND... [OPTION]... FILE...\n"
       "Follow a traced process (every one whose ring file appears in DIR, or\n"
       "COMMAND, run traced, with every process of its tree) and, each time\n"
       "a condition holds, write the events of every domain around that\n"
-      "moment to a snapshot file.\n"
+      "moment to a snapshot file.  FILEs (recorded files; a directory: its\n"
+      "*.events files) are read to their end, one process's files as one\n"
+      "stream.\n"
       "\n"
       "Conditions (DUR: a number and ns, us, ms or s, e.g. 10ms, 1.5s):\n"
       "  pause>DUR        a GC pause (an outermost runtime phase) longer "
@@ -193,9 +200,10 @@ static void help(void) {
       "  -h, --help       print this help and exit\n"
       "\n"
       "One line on standard error per snapshot.  Runs until the process (or\n"
-      "COMMAND) exits, or with --dir alone until interrupted.  Exit status: 0\n"
-      "(COMMAND's status when one is run), 1 unreadable input or unwritable\n"
-      "output, 2 bad usage.  See eventring(1).\n");
+      "COMMAND) exits, the FILEs are read, or with --dir alone until\n"
+      "interrupted.  Exit status: 0 (COMMAND's status when one is run),\n"
+      "1 unreadable input or unwritable output, 2 bad usage.  See\n"
+      "eventring(1).\n");
 }
 
 /* ------------------------------------------------------------------ */
