@@ -1,5 +1,4 @@
 /* Tests eventring watch --when RULE FILE...: rules evaluated over recorded files (eventring record's rotated files, a directory of them, a snapshot), with the answers computed from the recording's own events -- the trigger's time and measured value for a count over a window, a `for` held across rotated files, and/or, a window spanning rotated files -- and the same triggers as the live run of the same events. */
-#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,20 +11,21 @@
  * multiples of this in trace time. */
 #define SLICE (5 * MS)
 
-static const char *writer(void) {
+/* The path of progs/rule_writer, into `buf` (PATH_MAX bytes). */
+static const char *rule_writer(char *buf) {
   const char *p = er_prog_path("rule_writer");
   ck_assert_ptr_nonnull(p);
-  static char buf[PATH_MAX];
-  snprintf(buf, sizeof buf, "%s", p);
+  snprintf(buf, PATH_MAX, "%s", p);
   return buf;
 }
 
 /* `eventring record -o DIR/rec --rotate 100ms -- rule_writer STEPS...`
  * into `rec` (PATH_MAX bytes); returns the number of files written. */
 static int record(const char *dir, const char *const *steps, char *rec) {
+  char prog[PATH_MAX];
   snprintf(rec, PATH_MAX, "%s/rec", dir);
   const char *args[32] = {"record", "-o", rec, "--rotate", "100ms", "--",
-                          writer()};
+                          rule_writer(prog)};
   size_t n = 7;
   for (size_t i = 0; steps[i]; i++) args[n++] = steps[i];
   args[n] = NULL;
@@ -76,38 +76,72 @@ static void json_str(const char *line, const char *key, char *buf,
   snprintf(buf, size, "%.*s", (int)strcspn(p, "\""), p);
 }
 
-/* `watch --log-format json -o OUT OPTS... OPERAND` (OPTS: the --when and
- * the rest), which must exit 0; its triggers into `t` (at most `max`),
+/* What a run of watch logged: its triggers, their JSON lines from
+ * "rule" on (what the live run and a recording of it must share), and
+ * its standard error. */
+struct watched {
+  struct trig t[16];
+  size_t n;
+  struct er_lines lines;
+  char *err;
+};
+
+static void watched_free(struct watched *w) {
+  er_lines_free(&w->lines);
+  free(w->err);
+}
+
+/* `watch --log-format json -o OUT OPTS... OPERANDS...` (OPTS: the --when
+ * and the rest; OPERANDS: files, or -- and a command), which must exit
+ * 0. */
+static struct watched watch_ops(const char *dir, const char *out,
+                                const char *const *opts,
+                                const char *const *operands) {
+  const char *args[64] = {"watch", "--log-format", "json", "-o", out};
+  size_t n = 5;
+  for (size_t i = 0; opts[i]; i++) args[n++] = opts[i];
+  for (size_t i = 0; operands[i] && n < 63; i++) args[n++] = operands[i];
+  args[n] = NULL;
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "eventring watch") == 0, "%s", r.err);
+  struct watched w;
+  memset(&w, 0, sizeof w);
+  struct er_lines l = er_lines_split(r.err);
+  for (size_t i = 0; i < l.n; i++) {
+    if (!strstr(l.v[i], "\"event\":\"trigger\"")) continue;
+    ck_assert_uint_lt(w.n, 16);
+    const char *rule = strstr(l.v[i], "\"rule\"");
+    ck_assert_ptr_nonnull(rule);
+    er_lines_push(&w.lines, rule, strlen(rule));
+    struct trig *t = &w.t[w.n++];
+    const char *p = strstr(l.v[i], "\"ts\":");
+    ck_assert_ptr_nonnull(p);
+    t->ts = strtoull(p + 5, NULL, 10);
+    json_str(l.v[i], "measured", t->measured, sizeof t->measured);
+    json_str(l.v[i], "outcome", t->outcome, sizeof t->outcome);
+  }
+  er_lines_free(&l);
+  w.err = r.err;
+  r.err = NULL;
+  er_run_free(&r);
+  return w;
+}
+
+/* watch_ops() on one operand: its triggers into `t` (at most `max`),
  * their number returned; its stderr into *err (to free) when `err`. */
 static size_t watch(const char *dir, const char *out,
                     const char *const *opts, const char *operand,
                     struct trig *t, size_t max, char **err) {
-  const char *args[32] = {"watch", "--log-format", "json", "-o", out};
-  size_t n = 5;
-  for (size_t i = 0; opts[i]; i++) args[n++] = opts[i];
-  args[n++] = operand;
-  args[n] = NULL;
-  struct er_run r = er_run_tool(dir, args, 0);
-  ck_assert_msg(er_exit_code(&r, "eventring watch") == 0, "%s", r.err);
-  struct er_lines l = er_lines_split(r.err);
-  size_t k = 0;
-  for (size_t i = 0; i < l.n; i++) {
-    if (!strstr(l.v[i], "\"event\":\"trigger\"")) continue;
-    ck_assert_uint_lt(k, max);
-    const char *p = strstr(l.v[i], "\"ts\":");
-    ck_assert_ptr_nonnull(p);
-    t[k].ts = strtoull(p + 5, NULL, 10);
-    json_str(l.v[i], "measured", t[k].measured, sizeof t[k].measured);
-    json_str(l.v[i], "outcome", t[k].outcome, sizeof t[k].outcome);
-    k++;
-  }
-  er_lines_free(&l);
+  const char *operands[] = {operand, NULL};
+  struct watched w = watch_ops(dir, out, opts, operands);
+  ck_assert_msg(w.n <= max, "%zu triggers: %s", w.n, w.err);
+  memcpy(t, w.t, w.n * sizeof *t);
   if (err) {
-    *err = r.err;
-    r.err = NULL;
+    *err = w.err;
+    w.err = NULL;
   }
-  er_run_free(&r);
-  return k;
+  watched_free(&w);
+  return w.n;
 }
 
 /* How many of `ts` (n of them) are in [lo, hi). */
@@ -231,17 +265,14 @@ START_TEST(test_for_across_files) {
 
   /* The files named one by one, in order: the same. */
   struct er_lines files = er_entries(rec, ".events");
-  const char *args[32] = {"watch", "--log-format", "json", "-o", out};
-  size_t n = 5;
-  for (size_t i = 0; opts[i]; i++) args[n++] = opts[i];
-  for (size_t i = 0; i < files.n && n < 31; i++) args[n++] = files.v[i];
-  args[n] = NULL;
-  struct er_run r = er_run_tool(dir, args, 0);
-  ck_assert_int_eq(er_exit_code(&r, "eventring watch"), 0);
-  char ts[64];
-  snprintf(ts, sizeof ts, "\"ts\":%" PRIu64 ",", want);
-  ck_assert_msg(strstr(r.err, ts), "%s", r.err);
-  er_run_free(&r);
+  const char *named[32];
+  ck_assert_uint_lt(files.n, 32);
+  for (size_t i = 0; i <= files.n; i++)
+    named[i] = i < files.n ? files.v[i] : NULL;
+  struct watched one = watch_ops(dir, out, opts, named);
+  ck_assert_uint_eq(one.n, 1);
+  ck_assert_uint_eq(one.t[0].ts, want);
+  watched_free(&one);
   er_lines_free(&files);
   /* Each file alone is too short for the rule. */
   files = er_entries(rec, ".events");
@@ -298,58 +329,37 @@ END_TEST
 
 /* The live run and its recording give the same triggers: watch follows
  * rule_writer live and keeps the whole run in one snapshot (--before
- * longer than the run, every trigger extending the window to its end); watch on
- * that snapshot then reports the same triggers, at the same times, with
- * the same values. */
+ * longer than the run, every trigger extending the window to its end);
+ * watch on that snapshot then reports the same triggers, at the same
+ * times, with the same values and outcomes. */
 START_TEST(test_live_equals_file) {
   ER_NEED_TOOL();
   if (er_tracing_off()) ER_SKIP("tracing is compiled out");
-  char dir[64], live[PATH_MAX], again[PATH_MAX];
+  char dir[64], live[PATH_MAX], again[PATH_MAX], prog[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
   snprintf(live, sizeof live, "%s/live", dir);
   snprintf(again, sizeof again, "%s/again", dir);
   ck_assert_int_eq(mkdir(live, 0700), 0);
   ck_assert_int_eq(mkdir(again, 0700), 0);
-  const char *args[] = {"watch", "--log-format", "json", "-o", live,
-                        "--when", "count(event:app.retry, 100ms) > 100",
-                        "--when", "pause>10ms",
-                        "--when", "p99(span:http.request, 100ms) > 2ms",
-                        "--before", "20s", "--every", "1ns", "--", writer(), "retry", "150", "tick", "150",
-                        "gc", "2", "12", "30", "span", "3", "3000", "tick",
-                        "50", NULL};
-  struct er_run r = er_run_tool(dir, args, 0);
-  ck_assert_msg(er_exit_code(&r, "eventring watch") == 0, "%s", r.err);
-  struct er_lines l = er_lines_split(r.err), lt = {0};
-  for (size_t i = 0; i < l.n; i++)
-    if (strstr(l.v[i], "\"event\":\"trigger\""))
-      er_lines_push(&lt, strstr(l.v[i], "\"rule\""),
-                    strlen(strstr(l.v[i], "\"rule\"")));
-  er_lines_free(&l);
-  er_run_free(&r);
-  /* One for the retries, two pauses, the spans: at least four. */
-  ck_assert_uint_ge(lt.n, 4);
-  struct er_lines snaps = er_entries(live, ".events");
-  ck_assert_uint_eq(snaps.n, 1);
   const char *opts[] = {"--when", "count(event:app.retry, 100ms) > 100",
                         "--when", "pause>10ms",
                         "--when", "p99(span:http.request, 100ms) > 2ms",
                         "--before", "20s", "--every", "1ns", NULL};
-  struct trig t[16];
-  char *err;
-  size_t k = watch(dir, again, opts, snaps.v[0], t, 16, &err);
-  l = er_lines_split(err);
-  struct er_lines ft = {0};
-  for (size_t i = 0; i < l.n; i++)
-    if (strstr(l.v[i], "\"event\":\"trigger\""))
-      er_lines_push(&ft, strstr(l.v[i], "\"rule\""),
-                    strlen(strstr(l.v[i], "\"rule\"")));
-  ck_assert_uint_eq(k, ft.n);
-  er_lines_compare("triggers of the recording vs live", &ft, &lt, 0);
-  er_lines_free(&l);
-  er_lines_free(&ft);
-  er_lines_free(&lt);
+  const char *cmd[] = {"--", rule_writer(prog), "retry", "150", "tick",
+                       "150", "gc", "2", "12", "30", "span", "3", "3000",
+                       "tick", "50", NULL};
+  struct watched lw = watch_ops(dir, live, opts, cmd);
+  /* One for the retries, two pauses, the spans: at least four. */
+  ck_assert_msg(lw.n >= 4, "%s", lw.err);
+  struct er_lines snaps = er_entries(live, ".events");
+  ck_assert_uint_eq(snaps.n, 1);
+  const char *file[] = {snaps.v[0], NULL};
+  struct watched fw = watch_ops(dir, again, opts, file);
+  er_lines_compare("triggers of the recording vs live", &fw.lines,
+                   &lw.lines, 0);
+  watched_free(&lw);
+  watched_free(&fw);
   er_lines_free(&snaps);
-  free(err);
 }
 END_TEST
 

@@ -1,5 +1,5 @@
 /* rule_writer -- a traced program that makes the patterns of watch's
- * rules happen on request, for test_watch_rules.
+ * rules happen on request, for test_watch_rules and test_watch_files.
  *
  *   rule_writer STEP...
  *
