@@ -7,9 +7,9 @@
 #include "testlib.h"
 
 #define MS 1000000ULL
-/* The rules' slices (analysis/rules.c): aggregates are evaluated at the
- * multiples of this in trace time. */
-#define SLICE (5 * MS)
+/* The rules' slices (analysis/rules.c): an aggregate over a window is
+ * evaluated at the multiples of its twentieth in trace time. */
+#define SLICE(window) ((window) / 20)
 
 /* The path of progs/rule_writer, into `buf` (PATH_MAX bytes). */
 static const char *rule_writer(char *buf) {
@@ -175,8 +175,9 @@ START_TEST(test_count_directory) {
   /* The known answer: the first boundary whose 100 ms hold > 100. */
   uint64_t want = 0;
   size_t want_n = 0;
-  for (uint64_t b = retry[0] / SLICE * SLICE + SLICE;
-       b <= retry[nr - 1] + 100 * MS + SLICE; b += SLICE) {
+  const uint64_t slice = SLICE(100 * MS);
+  for (uint64_t b = retry[0] / slice * slice + slice;
+       b <= retry[nr - 1] + 100 * MS + slice; b += slice) {
     size_t c = count_in(retry, nr, b - 100 * MS, b);
     if (c > 100) {
       want = b, want_n = c;
@@ -240,8 +241,9 @@ START_TEST(test_for_across_files) {
    * it. */
   uint64_t want = 0, since = 0;
   int quiet_before = 0;
-  for (uint64_t b = retry[0] / SLICE * SLICE + SLICE; b <= tick[nt - 1];
-       b += SLICE) {
+  const uint64_t slice = SLICE(50 * MS);
+  for (uint64_t b = retry[0] / slice * slice + slice; b <= tick[nt - 1];
+       b += slice) {
     int quiet = count_in(retry, nr, b - 50 * MS, b) == 0;
     if (quiet && !quiet_before) since = b;
     quiet_before = quiet;
@@ -251,7 +253,7 @@ START_TEST(test_for_across_files) {
     }
   }
   ck_assert_uint_ne(want, 0);
-  ck_assert_uint_gt(want, retry[2] + 250 * MS - SLICE);
+  ck_assert_uint_gt(want, retry[2] + 250 * MS - slice);
 
   const char *opts[] = {"--when", "count(event:app.retry, 50ms) < 1 for 200ms",
                         "--before", "300ms", "--every", "1ns", NULL};
@@ -298,7 +300,8 @@ START_TEST(test_and_or_file) {
                     150);
   uint64_t want = 0;
   size_t want_n = 0;
-  for (uint64_t b = retry[0] / SLICE * SLICE + SLICE; !want; b += SLICE)
+  const uint64_t slice = SLICE(100 * MS);
+  for (uint64_t b = retry[0] / slice * slice + slice; !want; b += slice)
     if ((want_n = count_in(retry, 150, b - 100 * MS, b)) > 100) want = b;
   snprintf(out, sizeof out, "%s/out", dir);
   ck_assert_int_eq(mkdir(out, 0700), 0);
