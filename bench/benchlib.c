@@ -21,6 +21,21 @@ uint64_t bl_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+double bl_ns_per_op(uint64_t (*loop)(long n), double target_ns,
+                    uint64_t calib_ns) {
+  long n = 1024;
+  uint64_t t;
+  for (;;) {
+    t = loop(n);
+    if (t >= calib_ns || n > (1L << 40)) break;
+    n *= 2;
+  }
+  n = (long)((double)n * target_ns / (double)(t ? t : 1));
+  if (n < 1) n = 1;
+  t = loop(n);
+  return (double)t / (double)n;
+}
+
 void bl_self(const char *argv0, char *buf, size_t len) {
   ssize_t n = readlink("/proc/self/exe", buf, len - 1);
   if (n > 0)
