@@ -8,6 +8,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "rtlib.h"
 
 #define MAX_POLLS 1000000
 #define MAX_DOMS 4
@@ -158,10 +159,7 @@ static int on_life_spawn(void *data, int d, uint64_t ts, int kind, int64_t v,
 START_TEST(test_lost_quiescent) {
   char dir[64];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "e=10", 1), 0);
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
+  char *path = er_start_preserved("e=10");
   int id = eventring_register("lost.seq", EVENTRING_TYPE_INT);
   ck_assert_int_ge(id, 0);
 
@@ -273,10 +271,7 @@ static void *reader(void *arg) {
 START_TEST(test_lost_concurrent) {
   char dir[64];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "e=10", 1), 0);
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
+  char *path = er_start_preserved("e=10");
   int id = eventring_register("lost.seq", EVENTRING_TYPE_INT);
   ck_assert_int_ge(id, 0);
 

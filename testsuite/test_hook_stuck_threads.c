@@ -12,6 +12,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "ring_format.h"
+#include "rtlib.h"
 
 static __thread int stick_here; /* the hook this thread blocks in, + 1 */
 static sem_t stuck, release;
@@ -61,25 +62,6 @@ static pthread_t stick(enum er_hook where) {
   return th;
 }
 
-/* Stops tracing; returns what it printed. */
-static char *stop_saying(void) {
-  struct er_capture c;
-  er_stderr_begin(&c);
-  ck_assert_int_eq(eventring_stop(), 0);
-  return er_stderr_end(&c);
-}
-
-/* 1 when this process still maps the file at `path` (removed or not). */
-static int still_mapped(const char *path) {
-  FILE *m = fopen("/proc/self/maps", "r");
-  ck_assert_ptr_nonnull(m);
-  char line[PATH_MAX + 128];
-  int found = 0;
-  while (!found && fgets(line, sizeof line, m)) found = strstr(line, path) != NULL;
-  fclose(m);
-  return found;
-}
-
 START_TEST(test_retired_slot_not_waited_for_again) {
   /* Two slots: the main thread's and the stuck thread's. */
   setup("d=2");
@@ -87,10 +69,10 @@ START_TEST(test_retired_slot_not_waited_for_again) {
   char *path1 = strdup(eventring_path());
   pthread_t th = stick(ER_HOOK_INSIDE_PROBE);
 
-  char *said = stop_saying();
+  char *said = er_stop_saying();
   ck_assert_msg(strstr(said, "a thread stayed inside a probe") != NULL,
                 "first stop said: %s", said);
-  ck_assert(still_mapped(path1));
+  ck_assert(er_still_mapped(path1));
   free(said);
 
   /* The stuck thread's slot is retired; the next file's stop has nobody
@@ -99,9 +81,9 @@ START_TEST(test_retired_slot_not_waited_for_again) {
   ck_assert_int_eq(eventring_start(), 0);
   char *path2 = strdup(eventring_path());
   eventring_write_int(val_id, 2);
-  said = stop_saying();
+  said = er_stop_saying();
   ck_assert_msg(said[0] == '\0', "second stop waited again: %s", said);
-  ck_assert(!still_mapped(path2));
+  ck_assert(!er_still_mapped(path2));
   free(said);
 
   /* Released, the thread finishes its event in the first file, which
@@ -124,7 +106,7 @@ START_TEST(test_stuck_slotless_thread) {
   char *path1 = strdup(eventring_path());
   pthread_t th = stick(ER_HOOK_INSIDE_SLOTLESS);
 
-  char *said = stop_saying();
+  char *said = er_stop_saying();
   ck_assert_msg(strstr(said, "a thread stayed inside a probe") != NULL,
                 "first stop said: %s", said);
   free(said);
@@ -132,9 +114,9 @@ START_TEST(test_stuck_slotless_thread) {
   new_dir();
   ck_assert_int_eq(eventring_start(), 0);
   char *path2 = strdup(eventring_path());
-  said = stop_saying();
+  said = er_stop_saying();
   ck_assert_msg(said[0] == '\0', "second stop waited again: %s", said);
-  ck_assert(!still_mapped(path2));
+  ck_assert(!er_still_mapped(path2));
   free(said);
 
   /* Released after the file it saw is gone, the thread counts its drop
@@ -152,7 +134,7 @@ START_TEST(test_stuck_slotless_thread) {
   /* A third file's stop waits for nobody either. */
   new_dir();
   ck_assert_int_eq(eventring_start(), 0);
-  said = stop_saying();
+  said = er_stop_saying();
   ck_assert_msg(said[0] == '\0', "third stop: %s", said);
   free(said);
   free(path1);
@@ -165,7 +147,7 @@ START_TEST(test_stuck_slotless_thread_after_stop) {
   ck_assert_int_eq(eventring_start(), 0);
   char *path1 = strdup(eventring_path());
   pthread_t th = stick(ER_HOOK_INSIDE_SLOTLESS);
-  char *said = stop_saying();
+  char *said = er_stop_saying();
   ck_assert_msg(strstr(said, "a thread stayed inside a probe") != NULL,
                 "stop said: %s", said);
   free(said);

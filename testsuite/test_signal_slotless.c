@@ -19,6 +19,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "rtlib.h"
 
 /* The signal to raise at the armed point, on this thread only; 0 when
  * disarmed.  Each arming fires once. */
@@ -79,9 +80,7 @@ static void join_or_die(pthread_t th, const char *what) {
 
 static char *start_preserved(void) {
   er_tmpdir();
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  return strdup(eventring_path());
+  return er_start_preserved(NULL);
 }
 
 /* Stops tracing and returns the file's extension DROPPED word. */

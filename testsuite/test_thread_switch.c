@@ -15,10 +15,9 @@
 #include "harness.h"
 #include "ring_format.h"
 #include "ringfile.h"
+#include "rtlib.h"
 
-static pthread_mutex_t baton_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t baton_cond = PTHREAD_COND_INITIALIZER;
-static int turn; /* the step of the script being played */
+static struct er_baton baton = ER_BATON_INIT;
 static int seq_id;
 
 /* The script: at step i, thread script[i].who writes the value i (or,
@@ -41,38 +40,27 @@ static void play(int who) {
   ktid[who] = (uint64_t)syscall(SYS_gettid);
   for (int i = 0; i < NSTEPS; i++) {
     if (script[i].who != who) continue;
-    pthread_mutex_lock(&baton_lock);
-    while (turn != i) pthread_cond_wait(&baton_cond, &baton_lock);
+    er_baton_take(&baton, i);
     if (script[i].rename)
       ck_assert_int_eq(eventring_thread_name(script[i].rename), 0);
     eventring_write_int(seq_id, i);
-    turn++;
-    pthread_cond_broadcast(&baton_cond);
-    pthread_mutex_unlock(&baton_lock);
+    er_baton_pass(&baton);
   }
 }
 
 static void *worker(void *arg) {
   int who = (int)(long)arg;
-  ck_assert_int_eq(eventring_domain_join(0), 0);
-  eventring_thread_id(who * 10);
-  char name[16];
-  snprintf(name, sizeof name, "worker %d", who);
-  ck_assert_int_eq(eventring_thread_name(name), 0);
+  er_join0_worker(who);
   play(who);
   return NULL;
 }
 
 static char *start_joined(void) {
   er_tmpdir();
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
   seq_id = eventring_register("switch.seq", EVENTRING_TYPE_INT);
   ck_assert_int_ge(seq_id, 0);
   ck_assert_int_eq(eventring_domain_join(0), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
-  ck_assert_ptr_nonnull(path);
-  return path;
+  return er_start_preserved(NULL);
 }
 
 /* The marker's name, from its payload words (a custom-style padding). */

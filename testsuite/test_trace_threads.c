@@ -15,11 +15,10 @@
 
 #include "eventring.h"
 #include "harness.h"
+#include "rtlib.h"
 #include "testlib.h"
 
-static pthread_mutex_t baton_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t baton_cond = PTHREAD_COND_INITIALIZER;
-static int turn;
+static struct er_baton baton = ER_BATON_INIT;
 static int span_a, span_b, span_c, tick;
 
 /* Step i of the script: thread `who` writes `what` (a span's begin or
@@ -57,22 +56,15 @@ static void write_step(enum what w) {
 static void play(int who) {
   for (int i = 0; i < NSTEPS; i++) {
     if (script[i].who != who) continue;
-    pthread_mutex_lock(&baton_lock);
-    while (turn != i) pthread_cond_wait(&baton_cond, &baton_lock);
+    er_baton_take(&baton, i);
     write_step(script[i].what);
-    turn++;
-    pthread_cond_broadcast(&baton_cond);
-    pthread_mutex_unlock(&baton_lock);
+    er_baton_pass(&baton);
   }
 }
 
 static void *worker(void *arg) {
   int who = (int)(long)arg;
-  ck_assert_int_eq(eventring_domain_join(0), 0);
-  eventring_thread_id(who * 10);
-  char name[16];
-  snprintf(name, sizeof name, "worker %d", who);
-  ck_assert_int_eq(eventring_thread_name(name), 0);
+  er_join0_worker(who);
   play(who);
   return NULL;
 }
@@ -261,11 +253,11 @@ static void *ticker(void *arg) {
   ck_assert_int_eq(eventring_domain_join(0), 0);
   eventring_thread_id(10);
   ck_assert_int_eq(eventring_thread_name("ticker"), 0);
-  pthread_mutex_lock(&baton_lock);
+  pthread_mutex_lock(&baton.lock);
   /* 200 ticks of 3 words wrap a 64-word ring many times over: its own
    * marker is overwritten with the rest. */
   for (int i = 0; i < 200; i++) eventring_write_int(tick, i);
-  pthread_mutex_unlock(&baton_lock);
+  pthread_mutex_unlock(&baton.lock);
   return NULL;
 }
 
