@@ -1,11 +1,15 @@
 /* rtlib.c -- steps the runtime's C tests share (rtlib.h). */
 #include "rtlib.h"
 
+#include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "eventring.h"
 #include "harness.h"
@@ -61,4 +65,28 @@ void er_join0_worker(int who) {
   char name[16];
   snprintf(name, sizeof name, "worker %d", who);
   ck_assert_int_eq(eventring_thread_name(name), 0);
+}
+
+volatile char *er_cut_mapping(const char *dir) {
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s/other", dir);
+  int fd = open(p, O_RDWR | O_CREAT, 0600);
+  ck_assert_int_ge(fd, 0);
+  ck_assert_int_eq(ftruncate(fd, 4096), 0);
+  char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ck_assert_ptr_ne(m, MAP_FAILED);
+  close(fd);
+  ck_assert_int_eq(truncate(p, 0), 0);
+  return m;
+}
+
+void er_assert_sigbus_death(int status, const char *what) {
+  const char *san = getenv("EVENTRING_SANITIZER");
+  if (san && *san && strcmp(san, "none") != 0)
+    ck_assert_msg(WIFSIGNALED(status) ||
+                      (WIFEXITED(status) && WEXITSTATUS(status) == 66),
+                  "status 0x%x; %s", status, what);
+  else
+    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
+                  "status 0x%x (SIGBUS is %d); %s", status, SIGBUS, what);
 }

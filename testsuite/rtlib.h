@@ -47,6 +47,18 @@ void er_baton_pass(struct er_baton *b);
  * who * 10, thread name "worker <who>". */
 void er_join0_worker(int who);
 
+/* Maps a one-page file of its own, dir/other, cuts it to 0 bytes and
+ * returns the mapping: a store there raises a SIGBUS that is not about a
+ * ring file. */
+volatile char *er_cut_mapping(const char *dir);
+
+/* Asserts that the wait status `status` is a death by SIGBUS, as an
+ * untraced process's would be.  Under a sanitizer (EVENTRING_SANITIZER
+ * set and not "none") the handler before eventring's is the sanitizer's,
+ * which reports the fault and aborts (ASan) or exits 66 (TSan): there any
+ * signal or exit status 66 will do.  `what` ends the failure message. */
+void er_assert_sigbus_death(int status, const char *what);
+
 /* In the child of a fork, which must not use Check's assertions (they
  * would report through the parent's test): exits with `code` unless
  * `cond` holds.  The parent reads the code with er_wait_ok(). */
