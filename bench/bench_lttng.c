@@ -120,9 +120,7 @@ static int driver(const char *argv0) {
   char self[4096], out[256], cpu[256];
   bl_self(argv0, self, sizeof self);
   int runs = bl_runs(), errors = 0;
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
-  if (eventring_path() != NULL) eventring_stop();
+  bl_untraced(0);
   static struct bl_stat s[N_OPS];
   for (int round = 0; round < runs; round++) {
     fprintf(stderr, "bench_lttng: round %d of %d\n", round + 1, runs);

@@ -448,9 +448,7 @@ static int driver(const char *argv0) {
    * environment started for this process (and would start in every run)
    * is stopped and kept out of the children, and a preserved ring file
    * would be left behind by each active run. */
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
-  if (eventring_path() != NULL) eventring_stop();
+  bl_untraced(0);
 
   struct figure fs[N_OPS * N_STATES];
   size_t nf = 0;

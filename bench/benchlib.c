@@ -255,3 +255,23 @@ int bl_fifo(void) {
   struct sched_param sp = {.sched_priority = 10};
   return sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
 }
+
+void bl_untraced(int params) {
+  unsetenv("OCAML_RUNTIME_EVENTS_START");
+  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
+  if (params) {
+    unsetenv("OCAMLRUNPARAM");
+    unsetenv("CAMLRUNPARAM");
+  }
+  if (eventring_path() != NULL) eventring_stop();
+}
+
+int bl_main(int argc, char **argv, int (*one)(void),
+            int (*driver)(const char *argv0)) {
+  if (argc == 2 && strcmp(argv[1], "--one") == 0) return one();
+  if (argc != 1) {
+    fprintf(stderr, "usage: %s\n", argv[0]);
+    return 2;
+  }
+  return driver(argv[0]);
+}

@@ -106,6 +106,18 @@ void bl_json_stat_digits(FILE *out, const struct bl_stat *s, int digits);
  * after `prog`), with the directory removed again. */
 int bl_start_tracing(const char *prog, char *dir);
 
+/* Keeps a driver and the runs it spawns from tracing unless they ask:
+ * unsets OCAML_RUNTIME_EVENTS_START and OCAML_RUNTIME_EVENTS_PRESERVE
+ * (and, with `params` nonzero, OCAMLRUNPARAM and CAMLRUNPARAM), and stops
+ * the tracing that the environment started in this process, if any. */
+void bl_untraced(int params);
+
+/* The main() of a benchmark that re-executes itself: `PROG --one` runs
+ * one(), `PROG` runs driver(argv[0]); other arguments are a usage error
+ * (2). */
+int bl_main(int argc, char **argv, int (*one)(void),
+            int (*driver)(const char *argv0));
+
 /* Opens the JSON output named by EVENTRING_BENCH_OUT, creating the
  * directories above it.  Returns 0 with *out NULL when the variable is
  * unset or empty, 0 with *out the stream, or -1 after saying why on
