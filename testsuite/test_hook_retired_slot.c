@@ -15,18 +15,7 @@
 #include "remote.h"
 #include "ring_format.h"
 #include "rtlib.h"
-
-static __thread int stick_here; /* the hook this thread blocks in, + 1 */
-static sem_t stuck, release;
-
-static int hook(enum er_hook h) {
-  if (stick_here == (int)h + 1) {
-    stick_here = 0;
-    sem_post(&stuck);
-    while (sem_wait(&release) != 0) continue;
-  }
-  return 0;
-}
+#include "stick.h"
 
 static int val_id;
 
