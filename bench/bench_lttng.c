@@ -33,20 +33,6 @@
 #define CALIB_NS 8000000ull
 #define CHILD_TIMEOUT_S 20
 
-static volatile uint64_t sink;
-
-__attribute__((noinline)) static uint64_t loop_clock(long n) {
-  struct timespec ts;
-  uint64_t acc = 0, t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    acc += (uint64_t)ts.tv_nsec;
-    BL_BARRIER();
-  }
-  sink = acc;
-  return bl_now_ns() - t0;
-}
-
 BL_TIMED_LOOP(loop_lt_event,
               lttng_ust_tracepoint(eventring_bench, on_begin, 1);
               BL_BARRIER();)
@@ -78,7 +64,7 @@ struct op {
 };
 
 static const struct op ops[] = {
-  {"clock_gettime", "clock_gettime(MONOTONIC)", 0, loop_clock},
+  {"clock_gettime", "clock_gettime(MONOTONIC)", 0, bl_loop_clock},
   {"lttng_event", "LTTng-UST event, enabled", 0, loop_lt_event},
   {"lttng_pair", "LTTng-UST begin+end, enabled", 0, loop_lt_pair},
   {"lttng_disabled", "LTTng-UST event, disabled", 0, loop_lt_off},

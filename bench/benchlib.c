@@ -21,6 +21,21 @@ uint64_t bl_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static volatile uint64_t clock_sink;
+
+__attribute__((noinline)) uint64_t bl_loop_clock(long n) {
+  struct timespec ts;
+  uint64_t acc = 0, t0 = bl_now_ns();
+  for (long i = 0; i < n; i++) {
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    acc += (uint64_t)ts.tv_nsec;
+    BL_BARRIER();
+  }
+  uint64_t t1 = bl_now_ns();
+  clock_sink = acc;
+  return t1 - t0;
+}
+
 double bl_ns_per_op(uint64_t (*loop)(long n), double target_ns,
                     uint64_t calib_ns) {
   long n = 1024;

@@ -52,6 +52,10 @@ uint64_t bl_now_ns(void);
     return bl_now_ns() - t0;                                 \
   }
 
+/* The reference of the probe benchmarks, a BL_TIMED_LOOP-like loop of n
+ * clock_gettime(CLOCK_MONOTONIC) calls (their results kept alive). */
+uint64_t bl_loop_clock(long n);
+
 /* Nanoseconds per iteration of `loop` (above): doubles n until a call
  * takes calib_ns, which also warms the caches and, while tracing, touches
  * every page of the ring, then times one call whose n is scaled to take
