@@ -314,6 +314,14 @@ static void check_vector(const char *name, int ocaml50) {
   unlink(path);
 }
 
+/* Frees a test's cursor, callbacks and the lines it collected. */
+static void close_reading(eventring_cursor *c, eventring_callbacks *cb,
+                          struct er_lines *lines) {
+  eventring_cursor_free(c);
+  eventring_callbacks_free(cb);
+  er_lines_free(lines);
+}
+
 START_TEST(test_vector) {
   check_vector(er_vectors[_i], er_vector_ocaml50(er_vectors[_i]));
 }
@@ -339,9 +347,7 @@ START_TEST(test_vector_inferred) {
   int r = eventring_cursor_poll(c, cb, &s, 0);
   ck_assert_msg(r >= 0, "poll: %s", eventring_strerror(r));
   er_lines_compare(name, &s.lines, &want, 1);
-  eventring_cursor_free(c);
-  eventring_callbacks_free(cb);
-  er_lines_free(&s.lines);
+  close_reading(c, cb, &s.lines);
   er_lines_free(&want);
   unlink(path);
 }
@@ -365,9 +371,7 @@ START_TEST(test_stop_on_lost) {
   ck_assert_uint_eq(s.lost, 14002);
   ck_assert_uint_eq(s.lines.n, 342);
   ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 0), 0);
-  eventring_cursor_free(c);
-  eventring_callbacks_free(cb);
-  er_lines_free(&s.lines);
+  close_reading(c, cb, &s.lines);
   unlink(path);
 }
 END_TEST
@@ -396,9 +400,7 @@ START_TEST(test_numbering_forced53) {
   ck_assert_str_eq(eventring_cursor_phase_name(c, 10), "minor");
   ck_assert_ptr_null(eventring_cursor_phase_name(c, 44));
   ck_assert_ptr_null(eventring_cursor_phase_name(c, -1));
-  eventring_cursor_free(c);
-  eventring_callbacks_free(cb);
-  er_lines_free(&s.lines);
+  close_reading(c, cb, &s.lines);
   er_lines_free(&want);
   unlink(path);
 }
