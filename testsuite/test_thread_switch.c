@@ -83,8 +83,9 @@ static int is_marker(const struct rf_event *e) {
   return !e->is_user && e->type == ER_EV_FLUSH && e->id == ER_XEV_THREAD;
 }
 
-START_TEST(test_markers_follow_the_turns) {
-  char *path = start_joined();
+/* Plays the whole script: the calling thread as thread 0 ("main"), the
+ * others on workers, joined when done. */
+static void play_script(void) {
   eventring_thread_id(0);
   ck_assert_int_eq(eventring_thread_name("main"), 0);
   pthread_t th[NTHREADS];
@@ -92,6 +93,11 @@ START_TEST(test_markers_follow_the_turns) {
     ck_assert_int_eq(pthread_create(&th[t], NULL, worker, (void *)t), 0);
   play(0);
   for (int t = 1; t < NTHREADS; t++) pthread_join(th[t], NULL);
+}
+
+START_TEST(test_markers_follow_the_turns) {
+  char *path = start_joined();
+  play_script();
   /* A snapshot keeps the markers, names included. */
   char snap[PATH_MAX];
   snprintf(snap, sizeof snap, "%s.snap", path);
@@ -183,13 +189,7 @@ static int on_int(void *data, int domain, uint64_t ts, int id,
 
 START_TEST(test_cursor_delivers_markers) {
   char *path = start_joined();
-  eventring_thread_id(0);
-  ck_assert_int_eq(eventring_thread_name("main"), 0);
-  pthread_t th[NTHREADS];
-  for (long t = 1; t < NTHREADS; t++)
-    ck_assert_int_eq(pthread_create(&th[t], NULL, worker, (void *)t), 0);
-  play(0);
-  for (int t = 1; t < NTHREADS; t++) pthread_join(th[t], NULL);
+  play_script();
   ck_assert_int_eq(eventring_stop(), 0);
   eventring_domain_release();
 

@@ -128,6 +128,17 @@ static int parse(const char *from, struct line *l) {
   return 1;
 }
 
+/* Runs `eventring trace -o DIR/NAME PATH`, which must succeed; the
+ * output file's path is left in out (PATH_MAX bytes). */
+static struct er_run trace_to(const char *dir, const char *path,
+                              const char *name, char *out) {
+  snprintf(out, PATH_MAX, "%s/%s", dir, name);
+  const char *args[] = {"trace", "-o", out, path, NULL};
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "trace") == 0, "stderr: %s", r.err);
+  return r;
+}
+
 START_TEST(test_one_track_per_thread) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
@@ -151,10 +162,7 @@ START_TEST(test_one_track_per_thread) {
   eventring_domain_release();
 
   char out[PATH_MAX];
-  snprintf(out, sizeof out, "%s/t.json", dir);
-  const char *args[] = {"trace", "-o", out, path, NULL};
-  struct er_run r = er_run_tool(dir, args, 0);
-  ck_assert_msg(er_exit_code(&r, "trace") == 0, "stderr: %s", r.err);
+  struct er_run r = trace_to(dir, path, "t.json", out);
   /* The crossing span is reported, once. */
   ck_assert_msg(strstr(r.err, "1 span ended on another thread") != NULL,
                 "stderr: %s", r.err);
@@ -285,10 +293,7 @@ START_TEST(test_wrapped_marker) {
   eventring_domain_release();
 
   char out[PATH_MAX];
-  snprintf(out, sizeof out, "%s/w.json", dir);
-  const char *args[] = {"trace", "-o", out, path, NULL};
-  struct er_run r = er_run_tool(dir, args, 0);
-  ck_assert_msg(er_exit_code(&r, "trace") == 0, "stderr: %s", r.err);
+  struct er_run r = trace_to(dir, path, "w.json", out);
   er_run_free(&r);
   size_t len;
   char *json = er_slurp(out, &len);
