@@ -52,6 +52,10 @@ void er_join0_worker(int who);
  * ring file. */
 volatile char *er_cut_mapping(const char *dir);
 
+/* Stores into a fresh er_cut_mapping(dir): raises that SIGBUS, and
+ * returns only when a handler returned from it. */
+void er_store_to_cut_mapping(const char *dir);
+
 /* Asserts that the wait status `status` is a death by SIGBUS, as an
  * untraced process's would be.  Under a sanitizer (EVENTRING_SANITIZER
  * set and not "none") the handler before eventring's is the sanitizer's,

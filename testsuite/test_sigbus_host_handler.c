@@ -91,8 +91,7 @@ static void resethand_writer(const char *dir, pid_t writer) {
   install(reporter, SA_RESETHAND, NULL);
   if (eventring_start() != 0) _exit(EXIT_SETUP);
   eventring_begin(EVENTRING_PHASE_MAJOR);
-  volatile char *m = er_cut_mapping(dir);
-  m[0] = 1;
+  er_store_to_cut_mapping(dir);
 }
 
 /* The crash reporter's pattern under a tracing process: the handler runs
@@ -117,8 +116,7 @@ static void resethand_reader(const char *dir, pid_t writer) {
   struct sigaction now;
   if (sigaction(SIGBUS, NULL, &now) != 0 || now.sa_sigaction == reporter)
     _exit(EXIT_SETUP);
-  volatile char *m = er_cut_mapping(dir);
-  m[0] = 1;
+  er_store_to_cut_mapping(dir);
 }
 
 /* The same in a process that only holds a cursor on another's file. */
@@ -139,8 +137,7 @@ static void resethand_nodefer(const char *dir, pid_t writer) {
   (void)writer;
   install(reporter, SA_RESETHAND | SA_NODEFER, NULL);
   if (eventring_start() != 0) _exit(EXIT_SETUP);
-  volatile char *m = er_cut_mapping(dir);
-  m[0] = 1;
+  er_store_to_cut_mapping(dir);
 }
 
 /* SA_RESETHAND with SA_NODEFER (what signal(2) of System V gives): still
