@@ -89,8 +89,8 @@ static int on_lost(void *data, int d, uint64_t n) {
 }
 
 static eventring_callbacks *callbacks(void) {
-  static const struct er_handlers h = {
-      .life = on_life, .user_int = on_int, .lost = on_lost};
+  static const struct tool_handlers h = {.lifecycle = on_life,
+      .user_int = on_int, .lost_events = on_lost};
   return er_callbacks(&h);
 }
 

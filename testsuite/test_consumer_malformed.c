@@ -561,10 +561,10 @@ static int cb_lost(void *d, int dom, uint64_t n) {
 }
 
 static eventring_callbacks *all_callbacks(void) {
-  static const struct er_handlers h = {.begin = cb_phase, .end = cb_phase,
-      .counter = cb_counter, .alloc = cb_alloc, .life = cb_life,
-      .unit = cb_unit, .user_int = cb_int, .span = cb_span, .custom = cb_custom,
-      .lost = cb_lost};
+  static const struct tool_handlers h = {.runtime_begin = cb_phase,
+      .runtime_end = cb_phase, .runtime_counter = cb_counter, .alloc = cb_alloc,
+      .lifecycle = cb_life, .user_unit = cb_unit, .user_int = cb_int,
+      .user_span = cb_span, .user_custom = cb_custom, .lost_events = cb_lost};
   return er_callbacks(&h);
 }
 

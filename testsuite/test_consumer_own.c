@@ -206,10 +206,10 @@ static int on_lost(void *d, int dom, uint64_t n) {
 }
 
 static eventring_callbacks *all_callbacks(void) {
-  static const struct er_handlers h = {.begin = on_begin, .end = on_end,
-      .counter = on_counter, .alloc = on_alloc, .life = on_life,
-      .unit = on_unit, .user_int = on_int, .span = on_span, .custom = on_custom,
-      .lost = on_lost};
+  static const struct tool_handlers h = {.runtime_begin = on_begin,
+      .runtime_end = on_end, .runtime_counter = on_counter, .alloc = on_alloc,
+      .lifecycle = on_life, .user_unit = on_unit, .user_int = on_int,
+      .user_span = on_span, .user_custom = on_custom, .lost_events = on_lost};
   return er_callbacks(&h);
 }
 

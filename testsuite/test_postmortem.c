@@ -204,10 +204,10 @@ static void read_with_cursor(const char *path, struct check *c) {
   int rc = eventring_cursor_open_file(&cur, path);
   ck_assert_msg(rc == 0, "cursor on %s: %s", path, eventring_strerror(rc));
   ck_assert_int_eq(eventring_cursor_lost_unit(cur), EVENTRING_LOST_EVENTS);
-  static const struct er_handlers h = {.begin = cb_phase, .end = cb_phase,
-      .counter = cb_counter, .alloc = cb_alloc, .life = cb_life,
-      .unit = cb_unit, .user_int = cb_int, .span = cb_span, .custom = cb_custom,
-      .lost = cb_lost};
+  static const struct tool_handlers h = {.runtime_begin = cb_phase,
+      .runtime_end = cb_phase, .runtime_counter = cb_counter, .alloc = cb_alloc,
+      .lifecycle = cb_life, .user_unit = cb_unit, .user_int = cb_int,
+      .user_span = cb_span, .user_custom = cb_custom, .lost_events = cb_lost};
   eventring_callbacks *cb = er_callbacks(&h);
   /* The file is quiescent: polls end once they deliver nothing; the
    * bound only guards against a reader that never ends. */
