@@ -59,14 +59,6 @@ static int open_vector(const char *name, struct rf_file *f, char *tmp,
   return 1;
 }
 
-/* Closes what open_vector() opened: the file, its unpacked copy and the
- * copy's directory. */
-static void close_vector(struct rf_file *f, const char *tmp) {
-  rf_close(f);
-  unlink(tmp);
-  rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
-}
-
 static void check_vector(const char *name, int phases50) {
   struct rf_file f;
   char tmp[PATH_MAX], expected[PATH_MAX];
@@ -79,7 +71,9 @@ static void check_vector(const char *name, int phases50) {
   er_lines_compare(name, &got, &want, 0);
   er_lines_free(&want);
   er_lines_free(&got);
-  close_vector(&f, tmp);
+  rf_close(&f);
+  unlink(tmp);
+  rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
 }
 
 START_TEST(test_ocaml52_basic) { check_vector("ocaml5-basic", 1); }
@@ -117,7 +111,9 @@ START_TEST(test_numbering_matters) {
   ck_assert_msg(differ > 10, "only %zu lines differ with 5.3+ names", differ);
   er_lines_free(&want);
   er_lines_free(&got);
-  close_vector(&f, tmp);
+  rf_close(&f);
+  unlink(tmp);
+  rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
 }
 END_TEST
 
@@ -152,7 +148,9 @@ START_TEST(test_ocaml52_wrapped) {
   er_lines_compare("ocaml5-wrapped", &got, &want, 0);
   er_lines_free(&want);
   er_lines_free(&got);
-  close_vector(&f, tmp);
+  rf_close(&f);
+  unlink(tmp);
+  rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
 }
 END_TEST
 
@@ -200,7 +198,9 @@ START_TEST(test_ocaml52_basic_values) {
   ck_assert_uint_eq(rf_count(&f, 0, 1, 0, -1), 5);
   ck_assert_uint_eq(rf_count(&f, 0, 1, 2, -1), 10);
   ck_assert_uint_eq(rf_count(&f, 0, 1, 3, -1), 10);
-  close_vector(&f, tmp);
+  rf_close(&f);
+  unlink(tmp);
+  rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
 }
 END_TEST
 
