@@ -119,8 +119,17 @@ extern ER_HIDDEN uint64_t er_clock_cur;       /* &er_clock_p[i], or 0 */
 extern ER_HIDDEN uint64_t er_clock_gen;       /* sets published so far */
 extern ER_HIDDEN struct er_clock_params er_clock_p[2];
 
-ER_HIDDEN void er_clock_init(void);           /* under the lock, at start */
-ER_HIDDEN void er_clock_after_fork(void);     /* in a forked child */
+/* Chooses the clock (the TSC when it is invariant and the kernel's
+ * clocksource, else clock_gettime()) and takes the calibration's first
+ * sample, once per process (a forked child keeps its parent's); called
+ * at every start, under er_st.lock, before the world opens. */
+ER_HIDDEN void er_clock_init(void);
+/* In a forked child's fork handler: gives up a recalibration the parent's
+ * other threads were making.  Async-signal-safe. */
+ER_HIDDEN void er_clock_after_fork(void);
+/* Returns `tsc` in nanoseconds, converted with the newest published
+ * set, which it first replaces when it is older than ER_RECAL_CYCLES
+ * and no other thread is recalibrating.  No lock. */
 ER_HIDDEN uint64_t er_clock_slow(uint64_t tsc);
 /* What er_now() does when er_now_fast() gives up: clock_gettime() while
  * no set is published (which takes the
@@ -128,6 +137,7 @@ ER_HIDDEN uint64_t er_clock_slow(uint64_t tsc);
  * converted by er_clock_slow(), which recalibrates an old set. */
 ER_HIDDEN uint64_t er_now_slow(void);
 
+/* CLOCK_MONOTONIC in nanoseconds; async-signal-safe. */
 static inline uint64_t er_clock_monotonic(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);

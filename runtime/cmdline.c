@@ -8,13 +8,51 @@
  * program name unless the full command line is asked for: by the
  * environment (EVENTRING_RECORD_CMDLINE, read at every start, params.c)
  * or by the program (eventring_record_cmdline(), which wins over the
- * environment from the call on).  Everything here runs under er_st.lock.
+ * environment from the call on).  The program name is the host's
+ * (eventring__set_program()), else the one the C library knows.
+ * Everything here runs under er_st.lock.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "internal.h"
+
+/* The program name the host gave (eventring__set_program()), or empty;
+ * under er_st.lock. */
+static char program[ER_EXT_PROGRAM_BYTES];
+
+const char *er_program_name(void) {
+  return program[0] ? program : program_invocation_short_name;
+}
+
+void eventring__set_program(const char *name) {
+  if (!name) return;
+  const char *base = strrchr(name, '/');
+  base = base ? base + 1 : name;
+  if (!*base) return;
+  er_lock();
+  snprintf(program, sizeof program, "%s", base);
+  /* A file made before (OCAML_RUNTIME_EVENTS_START starts tracing before
+   * the host's own initialisation) is renamed too: the name lies just
+   * before the command line and the thread entries (ring_format.h).
+   * Readers copy it when they open the file; one that opens it while
+   * this runs may get a mixed name, once.  The wall clock words, when
+   * there, lie between the name and the command line. */
+  if (er_st.threads) {
+    unsigned char *at = (unsigned char *)er_st.threads -
+                        ER_EXT_CMDLINE_BYTES - ER_EXT_PROGRAM_BYTES;
+    if (er_st.ext[ER_EXT_FLAGS] & ER_EXT_FLAG_WALLCLOCK)
+      at -= ER_EXT_WALL_WORDS * 8;
+    memset(at, 0, ER_EXT_PROGRAM_BYTES);
+    memcpy(at, program, strlen(program));
+  }
+  /* Unless it records the arguments, the command line is the name. */
+  er_cmdline_rewrite_locked();
+  er_unlock();
+}
 
 /* -1 while the environment decides, else the program's choice. */
 static int chosen = -1;

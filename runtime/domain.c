@@ -18,37 +18,24 @@
 
 #include "writer.h"
 
-/* Zero in the image and left so until a thread takes a slot: the array
- * is 1.5 MiB of bss, and a process that never traces must not pay for
- * it, so nothing here writes a slot that no thread takes (a slot's `id`
- * is stored when a thread takes it). */
-struct er_domain er_domains[ER_DOMAINS_LIMIT];
-
-__thread struct er_domain *er_tls_self
-    __attribute__((tls_model("initial-exec")));
-__thread unsigned er_tls_locking __attribute__((tls_model("initial-exec")));
 /* The free_epoch at which this thread last found every slot taken. */
 static __thread uint64_t noslot_epoch
     __attribute__((tls_model("initial-exec")));
 /* The key whose destructor gives a thread's slot back at its exit.  A
  * thread's first event may be made in a signal handler, where neither
  * pthread_once() nor an allocation is allowed, so it is made when the
- * library is loaded (make_exit_key()), before the host has made keys of
+ * library is loaded (init.c), before the host has made keys of
  * its own: glibc keeps the values of the first 32 keys in the thread
  * itself, so setting it stores and allocates nothing.  It holds no value,
- * and costs nothing, in a thread that takes no slot.  exit_key_made is 0
+ * and costs nothing, in a thread that takes no slot.  er_exit_key_made is 0
  * when the key could not be made: slots are then not given back at a
- * thread's exit. */
-static pthread_key_t exit_key __attribute__((section(".data")));
-static int exit_key_made __attribute__((section(".data")));
-
-static void on_thread_exit(void *p) {
-  /* Runs at thread exit, while the thread's TLS is still there. */
-  if (p && er_tls_self == p) eventring_domain_release();
-}
+ * thread's exit.  init.c makes it, with slots.c's er_on_thread_exit() as
+ * its destructor. */
+pthread_key_t er_exit_key __attribute__((section(".data")));
+int er_exit_key_made __attribute__((section(".data")));
 
 /* Makes `name` (cut to fit, the rest zeros) the slot's name. */
-static void set_name(struct er_domain *d, const char *name) {
+void er_slot_set_name(struct er_domain *d, const char *name) {
   size_t n = strlen(name);
   if (n > sizeof d->name - 1) n = sizeof d->name - 1;
   memset(d->name, 0, sizeof d->name);
@@ -58,12 +45,12 @@ static void set_name(struct er_domain *d, const char *name) {
 /* Records the calling thread as the slot's holder: its thread id and
  * its name as the kernel has it (pthread_setname_np() sets that one), a
  * system call each, paid when a thread takes a slot. */
-static void own_thread(struct er_domain *d) {
+void er_slot_own_thread(struct er_domain *d) {
   char name[16] = "";
   d->tid = (pid_t)syscall(SYS_gettid);
   (void)prctl(PR_GET_NAME, name);
   name[sizeof name - 1] = '\0';
-  set_name(d, name);
+  er_slot_set_name(d, name);
   d->named = 0;
 }
 
@@ -100,12 +87,16 @@ void er_domains_rename_locked(void) {
       continue;
     name[sizeof name - 1] = '\0';
     if (strncmp(name, d->name, sizeof d->name) == 0) continue;
-    set_name(d, name);
-    er_domain_publish(d, 0);
+    er_slot_set_name(d, name);
+    er_domain_publish(d, ER_HOLDER_RENAMED);
   }
 }
 
-void er_domain_publish(struct er_domain *d, int taken) {
+void er_domain_bind(struct er_domain *d) {
+  if (er_domain_bind_file(d)) er_domain_publish(d, ER_HOLDER_TAKEN);
+}
+
+void er_domain_publish(struct er_domain *d, enum er_holder change) {
   uint64_t *e = d->thr;
   /* The entry of a file that is gone, or another file's, is not ours to
    * write; er_st.threads is NULL once the file is dropped. */
@@ -117,7 +108,7 @@ void er_domain_publish(struct er_domain *d, int taken) {
    * (consumer_threads.c). */
   er_fence_release();
   er_store_rlx(&e[ER_THR_TID], (uint64_t)d->tid);
-  if (taken)
+  if (change == ER_HOLDER_TAKEN)
     er_store_rlx(&e[ER_THR_SINCE],
                  d->spawn_pending & ER_PENDING_SPAWN ? ER_THR_SINCE_PENDING
                                                      : 0);
@@ -130,37 +121,31 @@ void er_domain_publish(struct er_domain *d, int taken) {
   er_store_rel(&e[ER_THR_SEQ], seq + 1);
 }
 
-/* Before the library's other constructors (init.c's may start tracing),
- * and so before anything takes a slot. */
-__attribute__((constructor(101))) static void make_exit_key(void) {
-  exit_key_made = pthread_key_create(&exit_key, on_thread_exit) == 0;
-}
-
 /* Sets the calling thread's value of the exit key (async-signal-safe:
- * see exit_key). */
-static void set_exit_key(struct er_domain *d) {
-  if (exit_key_made) pthread_setspecific(exit_key, d);
+ * see er_exit_key). */
+void er_slot_set_exit_key(struct er_domain *d) {
+  if (er_exit_key_made) pthread_setspecific(er_exit_key, d);
 }
 
 /* Readies slot `d` (index `id`) for the calling thread.  Under
  * er_st.lock. */
-static void take_slot_locked(struct er_domain *d, unsigned id) {
+void er_slot_take_locked(struct er_domain *d, unsigned id) {
   d->id = (int)id;
-  own_thread(d);
+  er_slot_own_thread(d);
 }
 
 /* Marks the calling thread as the holder of `d` (its exit gives it
  * back). */
-static void hold_slot(struct er_domain *d) {
+void er_slot_hold(struct er_domain *d) {
   er_tls_self = d;
-  set_exit_key(d);
+  er_slot_set_exit_key(d);
 }
 
 /* Takes the calling thread out of its retired slot, under the lock.  The
  * slot gets nothing more, not even domain_terminate, and is never freed;
- * the thread-exit key keeps pointing at it, which on_thread_exit()
+ * the thread-exit key keeps pointing at it, which er_on_thread_exit()
  * ignores, until the thread holds another. */
-static void leave_retired_locked(struct er_domain *d) {
+void er_slot_leave_retired_locked(struct er_domain *d) {
   d->threads--;
   er_tls_self = NULL;
 }
@@ -168,24 +153,24 @@ static void leave_retired_locked(struct er_domain *d) {
 struct er_domain *er_attach_locked(void) {
   struct er_domain *self = er_tls_self;
   if (self && !self->retired) return self;
-  if (self) leave_retired_locked(self);
+  if (self) er_slot_leave_retired_locked(self);
   for (unsigned i = 0; i < er_st.max_domains; i++) {
     struct er_domain *d = &er_domains[i];
     if (d->threads || d->retired) continue;
-    take_slot_locked(d, i);
+    er_slot_take_locked(d, i);
     d->threads = 1;
     d->shared = 0;
     d->spawn_pending = ER_PENDING_SPAWN;
-    er_domain_bind_file(d);
-    er_domain_publish(d, 1);
+    er_domain_bind(d);
+    er_domain_publish(d, ER_HOLDER_TAKEN);
     if (i + 1 > er_st.slots_hw) er_st.slots_hw = i + 1;
-    hold_slot(d);
+    er_slot_hold(d);
     return d;
   }
   return NULL;
 }
 
-static void release_slot_locked(struct er_domain *d) {
+void er_slot_release_locked(struct er_domain *d) {
   d->threads = 0;
   d->spawn_pending = 0;
   er_store_rlx(&er_st.free_epoch, er_load_rlx(&er_st.free_epoch) + 1);
@@ -220,25 +205,7 @@ void er_unlock_from_probe(void) {
   er_tls_locking--;
 }
 
-/* Takes er_st.lock for a slot's change (bind, join, release, a thread's
- * exit), which holds it for microseconds and waits for nothing, as a
- * first event does: counted in the thread's er_tls_locking (a handler on
- * this thread must not wait for it) but not in control_busy, so that
- * other threads' first events wait for it rather than drop (stw.h). */
-static void lock_for_slot(void) {
-  er_arm();
-  er_tls_locking++;
-  er_compiler_barrier();
-  pthread_mutex_lock(&er_st.lock);
-}
-
-static void unlock_for_slot(void) {
-  pthread_mutex_unlock(&er_st.lock);
-  er_compiler_barrier();
-  er_tls_locking--;
-}
-
-static struct er_domain *attach_from_probe(void) {
+struct er_domain *er_attach_from_probe(void) {
   if (noslot_epoch == er_load_rlx(&er_st.free_epoch) ||
       !er_lock_from_probe()) {
     er_slotless_drop();
@@ -255,21 +222,13 @@ static struct er_domain *attach_from_probe(void) {
   return d;
 }
 
-struct er_domain *er_enter_slow(enum er_when when) {
-  /* A forked child's file is made first (fork.c); the probe then comes
-   * back here. */
-  if (when == ER_IF_ON &&
-      ER_UNLIKELY(er_iload_rlx(&eventring__on) == ER_ON_PENDING))
-    return er_enter_pending(when);
-  /* A write even while paused comes from a control operation, which holds
-   * the lock already. */
-  struct er_domain *d =
-      when == ER_EVEN_PAUSED ? er_attach_locked() : attach_from_probe();
+struct er_domain *er_enter_first_locked(void) {
+  struct er_domain *d = er_attach_locked();
   if (!d) {
-    if (when == ER_EVEN_PAUSED) er_slotless_drop();
+    er_slotless_drop();
     return NULL;
   }
-  return er_enter_domain(d, when);
+  return er_enter_domain(d, ER_EVEN_PAUSED);
 }
 
 void er_write_spawn(struct er_domain *d) {
@@ -375,107 +334,4 @@ void er_domains_after_fork(void) {
     d->retired = 0;
   }
   er_store_rlx(&er_st.free_epoch, er_load_rlx(&er_st.free_epoch) + 1);
-}
-
-/* ------------------------------------------------------------------ */
-/* Public domain API.                                                   */
-
-/* Takes the calling thread out of its slot, under the lock; the last
- * thread to leave a slot writes domain_terminate and frees it. */
-static void leave_slot_locked(void) {
-  struct er_domain *d = er_tls_self;
-  if (!d) return;
-  if (d->retired) {
-    leave_retired_locked(d);
-    set_exit_key(NULL);
-    return;
-  }
-  if (d->threads == 1) {
-    /* The holder leaves: the file keeps the name it has now (it may have
-     * renamed itself since it took the slot), read here, off the probes'
-     * path, unless the program named the slot itself. */
-    if (!d->named && d->tid == (pid_t)syscall(SYS_gettid)) {
-      own_thread(d);
-      er_domain_publish(d, 0);
-    }
-    /* No file made in a forked child: its ring holds nothing to end. */
-    if (!er_fork_pending())
-      eventring_lifecycle(EVENTRING_LIFECYCLE_DOMAIN_TERMINATE, getpid());
-  }
-  if (--d->threads == 0) release_slot_locked(d);
-  er_tls_self = NULL;
-  set_exit_key(NULL);
-}
-
-/* How a thread holds a slot. */
-enum slot_use {
-  SLOT_ALONE,   /* eventring_domain_bind(): no other thread */
-  SLOT_SHARED   /* eventring_domain_join(): beside the threads joined */
-};
-
-/* Puts the calling thread in slot `id`, used as `use` says. */
-static int enter_slot(int id, enum slot_use use) {
-  int shared = use == SLOT_SHARED;
-  lock_for_slot();
-  unsigned limit = er_iload_rlx(&er_st.live) ? er_st.max_domains
-                                             : ER_DOMAINS_LIMIT;
-  int r = 0;
-  struct er_domain *d = id >= 0 && (unsigned)id < limit ? &er_domains[id] : NULL;
-  if (!d) {
-    r = EVENTRING_E_INVAL;
-  } else if (er_tls_self == d) {
-    /* The sole holder of a slot may open it to joiners (the thread that
-     * started tracing holds slot 0 alone until the host's other threads
-     * join it); a joined slot never turns exclusive again. */
-    if (shared && !d->shared && d->threads == 1) {
-      d->shared = 1;
-      d->spawn_pending |= ER_PENDING_WRITER;
-    }
-    r = d->shared == shared ? 0 : EVENTRING_E_BUSY;
-  } else if (d->retired || (d->threads && !(shared && d->shared))) {
-    r = EVENTRING_E_BUSY;
-  } else {
-    leave_slot_locked();
-    if (d->threads++ == 0) {
-      take_slot_locked(d, (unsigned)id);
-      d->shared = shared;
-      d->spawn_pending = ER_PENDING_SPAWN | (shared ? ER_PENDING_WRITER : 0);
-      d->last_writer = 0;
-      if (er_iload_rlx(&er_st.live)) {
-        er_domain_bind_file(d);
-        er_domain_publish(d, 1);
-      }
-      if ((unsigned)id + 1 > er_st.slots_hw) er_st.slots_hw = (unsigned)id + 1;
-    }
-    hold_slot(d);
-  }
-  unlock_for_slot();
-  return r;
-}
-
-int eventring_domain_bind(int id) { return enter_slot(id, SLOT_ALONE); }
-
-int eventring_domain_join(int id) { return enter_slot(id, SLOT_SHARED); }
-
-void eventring_domain_release(void) {
-  if (!er_tls_self) return;
-  lock_for_slot();
-  leave_slot_locked();
-  unlock_for_slot();
-}
-
-int eventring_domain_id(void) { return er_tls_self ? er_tls_self->id : -1; }
-
-void eventring_domain_name(const char *name) {
-  if (!er_tls_self) return;
-  lock_for_slot();
-  struct er_domain *d = er_tls_self;
-  if (name) {
-    set_name(d, name);
-    d->named = 1;
-  } else {
-    own_thread(d);
-  }
-  er_domain_publish(d, 0);
-  unlock_for_slot();
 }

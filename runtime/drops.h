@@ -7,7 +7,8 @@
  * of its own thread), or the extension block's (a thread without a slot,
  * a domain without a ring, a control event with no ring to hold it).
  *
- * Every count is er_drop(): one atomic read-modify-write.  A ring's word
+ * Every count is er_drop_n() (er_drop() for one): one atomic
+ * read-modify-write.  A ring's word
  * is shared by its owner and the signal handlers that interrupt it (a
  * nested probe counts there while the probe it interrupted may be
  * counting too), and the extension block's by every thread: a load and
@@ -20,12 +21,17 @@
 
 #include "internal.h"
 
-/* Counts one dropped event in `word`, a DROPPED word in a mapping the
+/* Counts `n` dropped events in `word`: a DROPPED word in a mapping the
  * caller knows stays while it counts (inside a probe that saw the world
- * open, or one that stays for good: stw.h). */
-static inline void er_drop(uint64_t *word) {
+ * open, or one that stays for good: stw.h), or a count that a caller
+ * moves into one later (fork.c). */
+static inline void er_drop_n(uint64_t *word, uint64_t n) {
+  if (!n) return;
   (void)ER_HOOK(ER_HOOK_DROP);
-  er_fetch_add(word, 1);
+  er_fetch_add(word, n);
 }
+
+/* Counts one dropped event in `word`, as er_drop_n() says. */
+static inline void er_drop(uint64_t *word) { er_drop_n(word, 1); }
 
 #endif /* EVENTRING_DROPS_H */

@@ -213,6 +213,13 @@ enum eventring_type {
   EVENTRING_TYPE_CUSTOM = 4
 };
 
+/* Which end of a span: eventring_write_span()'s `is_end`, and the
+ * `is_end` a reader's span callback gets. */
+enum eventring_span_end {
+  EVENTRING_SPAN_BEGIN = 0,
+  EVENTRING_SPAN_END = 1
+};
+
 #define EVENTRING_MAX_USER_EVENTS 8192
 #define EVENTRING_MAX_NAME 127          /* bytes, without the NUL */
 #define EVENTRING_ALLOC_BUCKETS 20
@@ -606,6 +613,7 @@ typedef int (*eventring_user_unit_fn)(void *data, int domain, uint64_t ts,
                                       int id, const char *name);
 typedef int (*eventring_user_int_fn)(void *data, int domain, uint64_t ts,
                                      int id, const char *name, int64_t value);
+/* is_end: EVENTRING_SPAN_BEGIN or EVENTRING_SPAN_END. */
 typedef int (*eventring_user_span_fn)(void *data, int domain, uint64_t ts,
                                       int id, const char *name, int is_end);
 typedef int (*eventring_user_custom_fn)(void *data, int domain, uint64_t ts,
@@ -734,6 +742,9 @@ EVENTRING__EXPORT void eventring__alloc_flush(void);
 #define EVENTRING__EV_BEGIN 2
 #define EVENTRING__EV_END 3
 #define EVENTRING__EV_COUNTER 4
+/* User message types of a span's two ends (FORMAT.md). */
+#define EVENTRING__UEV_SPAN_BEGIN 2
+#define EVENTRING__UEV_SPAN_END 3
 
 #ifndef EVENTRING_DISABLED
 
@@ -769,10 +780,13 @@ static inline void eventring_write_int(int id, int64_t value) {
   if (EVENTRING__ON()) eventring__user(EVENTRING_TYPE_INT, id, value);
 }
 
-/* is_end: 0 for the span's begin, 1 for its end. */
+/* is_end: EVENTRING_SPAN_BEGIN (0) for the span's begin,
+ * EVENTRING_SPAN_END (1, or any nonzero value) for its end. */
 static inline void eventring_write_span(int id, int is_end) {
   if (EVENTRING__ON())
-    eventring__user(is_end ? 3 : 2, id, 0);
+    eventring__user(is_end ? EVENTRING__UEV_SPAN_END
+                           : EVENTRING__UEV_SPAN_BEGIN,
+                    id, 0);
 }
 
 /* Returns 0 (also while tracing is off), EVENTRING_E_TOOBIG when `len`

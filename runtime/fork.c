@@ -1,4 +1,4 @@
-/* fork.c -- what becomes of tracing across fork().
+/* fork.c -- a forked child's tracing, pending until it needs a file.
  *
  * The parent goes on as before.  The child must not write into its
  * parent's rings (they are shared mappings) nor remove its parent's file:
@@ -23,23 +23,8 @@
  * a child that changes its directory (a daemon's chdir("/")) still writes
  * beside its parent's file.
  *
- * The handlers are installed once, before the first use of er_st.lock
- * (init.c, er_arm()): until then there is no state to carry across.
- * er_st.lock is held across the fork, so the child inherits a consistent
- * state and a lock it can release.
- *
- * Until the child's handler has closed the world, the child shares its
- * parent's mapping and its copy of every ring's tail: a probe run there
- * would write at the parent's tail, a second writer in the parent's ring
- * (stw.h, where the child's world is stopped by construction).  What may
- * run there unasked is a signal handler.  So the forking thread blocks
- * signals from our prepare handler until the parent's handler and the
- * child's have run; a signal sent meanwhile waits and is delivered after,
- * in the parent to its own file, in the child to its new one.  (A probe
- * in a fork handler that the host installed before ours would still run
- * in that window: not guarded against.)  Faults (SIGBUS above all, which
- * sigbus.c repairs in a cut file) stay unblocked: the kernel kills a
- * thread whose fault it cannot deliver.
+ * The fork handlers, which hold er_st.lock across fork() and leave the
+ * child's tracing pending (er_fork_after_fork()), are atfork.c's.
  */
 #include <signal.h>
 #include <string.h>
@@ -47,12 +32,6 @@
 
 #include "drops.h"
 #include "writer.h"
-
-pid_t eventring_fork(void) {
-  pid_t pid = fork();
-  if (pid > 0) eventring_lifecycle(EVENTRING_LIFECYCLE_FORK_PARENT, pid);
-  return pid;
-}
 
 /* The pending file of a forked child (see the top of the file).
  * `pending` is 1 from the child's fork handler until the file is made or
@@ -69,12 +48,12 @@ static struct {
  * lock to make it (a signal handler that interrupted its own thread's
  * holding of the lock, or a control operation in another thread): counted
  * here, atomically, and moved into the file's DROPPED word by whoever sees
- * the file made (drop_unfiled()). */
+ * the file made (er_fork_drop_unfiled()). */
 static uint64_t unfiled;
 
 /* Signals a handler could emit from, blocked while the file is made; the
  * faults stay deliverable (see the top of the file). */
-static void block_signals(sigset_t *old) {
+void er_block_signals(sigset_t *old) {
   sigset_t all;
   sigfillset(&all);
   static const int faults[] = {SIGBUS, SIGSEGV, SIGILL, SIGFPE, SIGTRAP,
@@ -82,22 +61,6 @@ static void block_signals(sigset_t *old) {
   for (unsigned i = 0; i < sizeof faults / sizeof faults[0]; i++)
     sigdelset(&all, faults[i]);
   pthread_sigmask(SIG_BLOCK, &all, old);
-}
-
-/* The forking thread's signal mask before fork_prepare() blocked them. */
-static __thread sigset_t mask_before_fork
-    __attribute__((tls_model("initial-exec")));
-
-static void fork_prepare(void) {
-  block_signals(&mask_before_fork);
-  er_lock();
-  /* A watcher just created may not run yet (the start does not wait). */
-  er_remote_wait_up();
-}
-
-static void fork_parent(void) {
-  er_unlock();
-  pthread_sigmask(SIG_SETMASK, &mask_before_fork, NULL);
 }
 
 /* Takes the count of unfiled drops (to 0) and returns it. */
@@ -127,40 +90,28 @@ static void note_dir(void) {
   fk.dir[n + len] = '\0';
 }
 
-/* Only async-signal-safe calls are made on this path. */
-static void fork_child(void) {
-  /* The lock taken in fork_prepare() is held by this thread, the only one
-   * of the child; it is released once the child's state is its own. */
-  er_domains_after_fork();
-  er_stw_after_fork();
-  er_clock_after_fork();
-  er_remote_after_fork();
+void er_fork_after_fork(void) {
   er_store_rlx(&unfiled, 0);
   /* A child of a child whose file was still pending inherits the
    * pending state, with its own parent. */
   int traced = er_iload_rlx(&er_st.live) || er_iload_rlx(&fk.pending);
-  if (traced) {
-    /* The parent's pid: the one its file records, or the one its own
-     * fork handler noted below when its file was still pending. */
-    fk.parent = er_st.pid;
-    er_st.pid = getpid();
-    if (er_iload_rlx(&er_st.live)) {
-      er_stw_close_forked();
-      /* The file stays, and stays the parent's. */
-      er_file_drop(ER_FILE_UNMAP);
-    }
-    note_dir();
-    er_istore_rlx(&fk.pending, 1);
-    /* Lets the probes come to er_enter_pending(): nothing of a mapping
-     * is read on the way, so no ordering is needed. */
-    er_istore_rlx(&eventring__on, er_st.paused ? 0 : ER_ON_PENDING);
+  if (!traced) return;
+  /* The parent's pid: the one its file records, or the one its own fork
+   * handler noted below when its file was still pending. */
+  fk.parent = er_st.pid;
+  er_st.pid = getpid();
+  if (er_iload_rlx(&er_st.live)) {
+    er_stw_close_forked();
+    /* The file stays, and stays the parent's. */
+    er_file_drop(ER_FILE_UNMAP);
   }
-  er_unlock();
-  pthread_sigmask(SIG_SETMASK, &mask_before_fork, NULL);
-}
-
-void er_fork_install(void) {
-  pthread_atfork(fork_prepare, fork_parent, fork_child);
+  note_dir();
+  er_istore_rlx(&fk.pending, 1);
+  /* Lets the probes come to er_enter_pending(), unless paused. */
+  if (er_st.paused)
+    er_stw_turn_probes_away();
+  else
+    er_stw_send_probes_to_pending();
 }
 
 int er_fork_pending(void) { return er_iload_acq(&fk.pending); }
@@ -168,7 +119,7 @@ int er_fork_pending(void) { return er_iload_acq(&fk.pending); }
 int er_fork_file_locked(void) {
   if (!er_iload_rlx(&fk.pending)) return 0;
   sigset_t old;
-  block_signals(&old);
+  er_block_signals(&old);
   /* The flag stays ER_ON_PENDING meanwhile: other threads' probes come
    * to er_enter_pending() and wait for the lock, or count their event,
    * rather than skip it unseen.  The start stores ER_ON_OPEN. */
@@ -177,19 +128,19 @@ int er_fork_file_locked(void) {
     er_emit_lifecycle(EVENTRING_LIFECYCLE_FORK_CHILD, (uint64_t)fk.parent);
   } else {
     /* Untraced from now on, as after a stop. */
-    er_istore_rlx(&eventring__on, 0);
+    er_stw_turn_probes_away();
     er_st.paused = 0;
     er_warn("cannot trace forked child %ld: %s: %s", (long)getpid(),
             er_st.path, eventring_strerror(r));
   }
-  /* Pairs with the fence in drop_unfiled(): a probe that counted a drop
+  /* Pairs with the fence in er_fork_drop_unfiled(): a probe that counted a drop
    * before this store sees the file pending and leaves its count to the
    * take below; one that counted after it sees the file made and takes
    * the count itself. */
   er_istore_rlx(&fk.pending, 0);
   er_fence();
   uint64_t n = take_unfiled();
-  for (; r == 0 && n; n--) er_drop(&er_st.ext[ER_EXT_DROPPED]);
+  if (r == 0) er_drop_n(&er_st.ext[ER_EXT_DROPPED], n);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   return r;
 }
@@ -197,29 +148,28 @@ int er_fork_file_locked(void) {
 int er_fork_cancel_locked(void) {
   if (!er_iload_rlx(&fk.pending)) return 0;
   er_istore_rlx(&fk.pending, 0);
-  er_istore_rlx(&eventring__on, 0);
+  er_stw_turn_probes_away();
   er_store_rlx(&unfiled, 0);
   return 1;
 }
 
-/* Counts the event of a probe that found the file pending and could not
- * make it: in the file if it was made meanwhile, else in `unfiled`. */
-static void drop_unfiled(void) {
-  er_fetch_add(&unfiled, 1);
+void er_fork_pause_locked(void) {
+  if (er_st.paused) return;
+  /* No file to record it in: the probes stop coming to make one. */
+  er_st.paused = 1;
+  er_stw_turn_probes_away();
+}
+
+void er_fork_resume_locked(void) {
+  if (!er_st.paused) return;
+  er_st.paused = 0;
+  er_stw_send_probes_to_pending();
+}
+
+void er_fork_drop_unfiled(void) {
+  er_drop(&unfiled);
   /* Pairs with the fence in er_fork_file_locked() (see there). */
   er_fence();
   if (er_iload_rlx(&fk.pending)) return;
   for (uint64_t n = take_unfiled(); n; n--) er_slotless_drop();
-}
-
-struct er_domain *er_enter_pending(enum er_when when) {
-  if (!er_lock_from_probe()) {
-    drop_unfiled();
-    return NULL;
-  }
-  er_fork_file_locked();
-  er_unlock_from_probe();
-  /* The file is made (the flag open, or 0 when paused), or could not be
-   * (0 for good): the probe starts again and never comes back here. */
-  return er_iload_rlx(&eventring__on) == ER_ON_PENDING ? NULL : er_enter(when);
 }

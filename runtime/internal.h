@@ -5,7 +5,7 @@
  *                 a probe reads after it has seen the world open (the
  *                 mapping's geometry), which only change while the world
  *                 is stopped (stw.h).  Probes test eventring__on
- *                 (control.c), which is nonzero only while `live` is 1.
+ *                 (stw.c), which is nonzero only while `live` is 1.
  *   er_domain     the owning thread, inside a probe; the thread holding
  *                 er_st.lock while the world is stopped (start, stop,
  *                 fork); and `in_probe`, which the stopping thread reads at
@@ -16,6 +16,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -149,11 +150,12 @@ struct er_state {
   pid_t pid;
 };
 
+/* The process's tracing state (state.c), as `struct er_state` says. */
 extern ER_HIDDEN struct er_state er_st;
-/* In bss, untouched until a thread takes a slot (domain.c): a process
+/* In bss, untouched until a thread takes a slot (state.c): a process
  * that never traces keeps it unallocated. */
 extern ER_HIDDEN struct er_domain er_domains[ER_DOMAINS_LIMIT];
-/* The calling thread's slot, or NULL (domain.c).  initial-exec: one load
+/* The calling thread's slot, or NULL (state.c).  initial-exec: one load
  * from the thread pointer, no call to __tls_get_addr, even in the shared
  * library. */
 extern ER_HIDDEN __thread struct er_domain *er_tls_self
@@ -169,12 +171,16 @@ extern ER_HIDDEN __thread unsigned er_tls_locking
  * takes it with er_lock() and gives it back with er_unlock(); stw.h says
  * why the counts come before the lock and after the unlock.
  *
- * er_arm() (init.c) installs the fork handlers the first time the state
- * is touched: every path that takes the lock calls it first (a thread's
- * first event comes after tracing started, which took it), so a process
- * that never traces registers none, and one whose lock a thread holds
- * has them installed before, for fork.c to take the lock across fork(). */
+ * er_arm() (state.c) runs, once, the action er_arm_with() gave it: the
+ * fork handlers' installation (init.c gives it at load, atfork.c's
+ * er_fork_install()).  Every path that takes the lock calls it first (a
+ * thread's first event comes after tracing started, which took it), so a
+ * process that never traces registers no handler, and one whose lock a
+ * thread holds has them installed, to hold the lock across fork().
+ * er_armed() returns 1 once er_arm() has run (no lock needed). */
 ER_HIDDEN void er_arm(void);
+ER_HIDDEN void er_arm_with(void (*action)(void));
+ER_HIDDEN int er_armed(void);
 
 static inline void er_lock(void) {
   er_arm();
@@ -250,8 +256,17 @@ enum {
 /* Closes the file and forgets it, doing what `what` (ER_FILE_* or'ed)
  * says; under the lock, with the world closed. */
 ER_HIDDEN void er_file_drop(unsigned what);
+/* Writes user event `id`'s name into the live file's name slot; a slot
+ * the disk has no room for is left empty, with one warning per file.
+ * Under the lock, with a live file. */
 ER_HIDDEN void er_file_write_name(int id, const char *name);
-ER_HIDDEN void er_domain_bind_file(struct er_domain *d);
+/* Gives slot `d` its ring in the live file, once per file: resets the
+ * writer's copies of head and tail, reserves the ring's blocks (a slot
+ * past the file's domains, or whose blocks cannot be had, gets no ring;
+ * one warning) and points `d` at its ring, header and thread entry.
+ * Returns 1 when it pointed `d` at a thread entry of this file, which
+ * the caller then fills (er_domain_bind()), else 0.  Under the lock. */
+ER_HIDDEN int er_domain_bind_file(struct er_domain *d);
 /* warn.c: prints "eventring: " and the message on standard error, as
  * one line, async-signal-safely (the conversions it knows are listed
  * there). */
@@ -261,11 +276,27 @@ ER_HIDDEN void er_warn(const char *fmt, ...)
  * async-signal-safe. */
 ER_HIDDEN const char *er_errno_text(int err);
 
-/* control.c: starting and stopping, under er_st.lock.  er_start_locked()
- * makes the file in `dir` (NULL: as er_file_path() says) and does not
- * start the remote-control watcher (it is also the forked child's start);
- * er_stop_locked() returns EVENTRING_E_NOTSTARTED when not started. */
+/* lifecycle.c: a trace's life, under er_st.lock.
+ * er_start_locked() makes the file in `dir` (NULL: as er_file_path()
+ * says) and opens it to probes, ring_start first; it does not start the
+ * remote-control watcher (it is also the forked child's start).  Returns
+ * 0 (also when already started) or er_file_create()'s error.
+ * er_end_locked() ends a live file: ring_stop, the world closed, the
+ * file dropped as the world allows (a warning when it must stay mapped).
+ * er_pause_locked() and er_resume_locked() pause and resume a live file,
+ * recorded as `by` says; nothing when not live or already so. */
+enum er_recorder {
+  ER_BY_CALLER,  /* the thread that asked, in its own ring */
+  ER_BY_WATCHER  /* the remote-control watcher, which takes no slot */
+};
 ER_HIDDEN int er_start_locked(const char *dir);
+ER_HIDDEN void er_end_locked(void);
+ER_HIDDEN void er_pause_locked(enum er_recorder by);
+ER_HIDDEN void er_resume_locked(enum er_recorder by);
+
+/* control.c: stops tracing, the watcher first, or gives a forked child's
+ * pending file up.  Returns 0, or EVENTRING_E_NOTSTARTED when neither
+ * was there.  Under er_st.lock. */
 ER_HIDDEN int er_stop_locked(void);
 
 /* params.c: the parameters of a new ring file, from the environment
@@ -287,31 +318,75 @@ static inline int er_user_id_ok(int id) {
 }
 ER_HIDDEN void er_users_write_names(void);
 
-/* fork.c: installs the fork handlers (er_arm() does, once). */
+/* atfork.c: installs the fork handlers (the action of er_arm()). */
 ER_HIDDEN void er_fork_install(void);
 /* fork.c: a forked child's file, made when first needed (fork.c says
  * when).  er_fork_pending() is 1 while it is pending (no lock needed).
- * er_fork_file_locked() makes it, under er_st.lock: returns 0 (made, or
- * nothing pending) or the failed start's error, after which the child is
- * untraced.  er_fork_cancel_locked() gives it up (a stop), under the
- * lock: returns 1 when one was pending. */
+ * The rest runs under er_st.lock.  er_fork_file_locked() makes it:
+ * returns 0 (made, or nothing pending) or the failed start's error,
+ * after which the child is untraced.  er_fork_cancel_locked() gives it
+ * up (a stop): returns 1 when one was pending.  er_fork_pause_locked()
+ * and er_fork_resume_locked() pause and resume a child whose file is
+ * pending.  er_fork_after_fork() is the child's fork handler's part,
+ * with the lock held: leaves tracing pending when the parent traced. */
 ER_HIDDEN int er_fork_pending(void);
 ER_HIDDEN int er_fork_file_locked(void);
 ER_HIDDEN int er_fork_cancel_locked(void);
+ER_HIDDEN void er_fork_pause_locked(void);
+ER_HIDDEN void er_fork_resume_locked(void);
+ER_HIDDEN void er_fork_after_fork(void);
+/* Counts the event of a probe that found the file pending and could not
+ * take the lock to make it: in the file when it was made meanwhile, else
+ * until it is (no lock needed; async-signal-safe). */
+ER_HIDDEN void er_fork_drop_unfiled(void);
+/* Blocks every signal but the faults in the calling thread, the old mask
+ * into *old (fork.c says why). */
+ER_HIDDEN void er_block_signals(sigset_t *old);
 
-/* domain.c: slots.  The caller's slot, taken if it has none (its ring
- * then begins with domain_spawn); NULL when every slot is taken. */
+/* domain.c: slots.  er_attach_locked() returns the caller's slot, taken
+ * if it has none (its ring then begins with domain_spawn), or NULL when
+ * every slot is taken; under er_st.lock.  er_attach_from_probe() does
+ * the same for a probe, taking the lock as er_lock_from_probe() does:
+ * NULL, the event counted as a slotless thread's, when it cannot. */
 ER_HIDDEN struct er_domain *er_attach_locked(void);
+ER_HIDDEN struct er_domain *er_attach_from_probe(void);
+/* In a forked child: every slot but the caller's is free. */
 ER_HIDDEN void er_domains_after_fork(void);
-/* Writes the slot's holder (tid, name; with `taken`, since as
- * spawn_pending says) into its file's thread entry, if it has one.  Under
+/* What changed of a slot's holder, for er_domain_publish(). */
+enum er_holder {
+  ER_HOLDER_RENAMED, /* its tid or name: those two words only */
+  ER_HOLDER_TAKEN    /* a new holder: its `since` too (spawn_pending) */
+};
+/* Writes the slot's holder (tid, name; since, when taken) into its
+ * file's thread entry, if it has one in the live file.  Under
  * er_st.lock. */
-ER_HIDDEN void er_domain_publish(struct er_domain *d, int taken);
+ER_HIDDEN void er_domain_publish(struct er_domain *d, enum er_holder change);
+/* Binds slot `d` to the live file (er_domain_bind_file()) and fills its
+ * thread entry when the slot got one.  Under er_st.lock. */
+ER_HIDDEN void er_domain_bind(struct er_domain *d);
 /* Names every held slot of the live file after its thread again (unless
  * the program named the slot): a thread that renamed itself since it
  * took its slot, as a main thread that calls pthread_setname_np() in
  * main() after tracing started before it.  Under er_st.lock. */
 ER_HIDDEN void er_domains_rename_locked(void);
+/* Slot bookkeeping for slots.c, under er_st.lock but er_slot_hold() and
+ * er_slot_set_exit_key(), which touch the calling thread's words only:
+ * take slot `d` as index `id` for the caller (its tid and name), hold it
+ * (er_tls_self and the exit key), leave a retired slot, free a slot its
+ * last thread left; name it, or after the caller's thread. */
+ER_HIDDEN void er_slot_take_locked(struct er_domain *d, unsigned id);
+ER_HIDDEN void er_slot_hold(struct er_domain *d);
+ER_HIDDEN void er_slot_set_exit_key(struct er_domain *d);
+ER_HIDDEN void er_slot_leave_retired_locked(struct er_domain *d);
+ER_HIDDEN void er_slot_release_locked(struct er_domain *d);
+ER_HIDDEN void er_slot_set_name(struct er_domain *d, const char *name);
+ER_HIDDEN void er_slot_own_thread(struct er_domain *d);
+/* The key whose destructor, slots.c's er_on_thread_exit(), gives a
+ * thread's slot back at its exit; made at load by init.c
+ * (er_exit_key_made 0 when it could not be). */
+extern ER_HIDDEN pthread_key_t er_exit_key;
+extern ER_HIDDEN int er_exit_key_made;
+ER_HIDDEN void er_on_thread_exit(void *slot);
 /* The program name files record: the one the host gave
  * (eventring__set_program()), else program_invocation_short_name. */
 ER_HIDDEN const char *er_program_name(void);

@@ -30,6 +30,7 @@ struct er_numbering;
  * yet; NULL when out of memory. */
 ER_HIDDEN struct er_numbering *er_numbering_new(uint64_t max_domains);
 
+/* Frees `n` (NULL: nothing). */
 ER_HIDDEN void er_numbering_free(struct er_numbering *n);
 
 /* Reads the events the rings hold beyond those read by the previous scan

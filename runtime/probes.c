@@ -12,6 +12,10 @@
 
 #include "writer.h"
 
+_Static_assert(EVENTRING__UEV_SPAN_BEGIN == ER_UEV_SPAN_BEGIN &&
+                   EVENTRING__UEV_SPAN_END == ER_UEV_SPAN_END,
+               "eventring.h's span types are the format's");
+
 /* An event whose type or id the file cannot hold: written, it would be
  * malformed (an id beyond the file's name tables) or would spill into the
  * header's type and user bits (an id of 8192 or more), and every reader

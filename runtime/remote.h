@@ -21,9 +21,9 @@
  *   follow its request
  *
  * The controller never loads or stores the file through memory: its
- * owner may cut it short, and the controller would die of SIGBUS (issue
- * 13, item 9).  It works through system calls that fail instead
- * (remote_client.c): REQ's updates are atomic operations done by the
+ * owner may cut it short, and the controller would die of SIGBUS
+ * (readers never fault: doc/GUARANTEES.md).  It works through system
+ * calls that fail instead (remote_client.c): REQ's updates are atomic operations done by the
  * kernel (FUTEX_WAKE_OP: and-not, add), its loads a pread(2) confirmed by
  * a comparison in the kernel.  There is no compare-and-swap among those,
  * hence the protocol's shape:
@@ -115,6 +115,9 @@ static inline uint64_t *er_lease_word(uint64_t *ext, int i) {
   return &ext[ER_EXT_WORDS + i];
 }
 
+/* futex(2) on `word`, a control word of a shared file mapping.  Returns
+ * the system call's result: -1 with errno set on failure (EFAULT for a
+ * page the file's owner cut, ETIMEDOUT, EAGAIN). */
 static inline long er_futex(int *word, int op, int val,
                             const struct timespec *ts) {
   /* No FUTEX_PRIVATE_FLAG: the word is in a shared file mapping and the
@@ -156,13 +159,15 @@ static inline int er_post_request(int *req, int op) {
   return want;
 }
 
-/* control.c: what the watcher applies, under er_st.lock.  A request from
- * outside sets the state for good; readers' leases resume a paused
- * process only for as long as one is held, and only if nothing set the
- * state meanwhile. */
+/* lifecycle.c: what the watcher applies, under er_st.lock.  A request
+ * from outside sets the state for good.  er_readers_came_locked() (the
+ * first lease taken) resumes a paused process, for only as long as a
+ * lease is held: er_readers_left_locked() (the last one gone) pauses it
+ * again, unless something set the state meanwhile. */
 ER_HIDDEN void er_remote_pause_locked(void);
 ER_HIDDEN void er_remote_resume_locked(void);
-ER_HIDDEN void er_readers_hold_locked(int held);
+ER_HIDDEN void er_readers_came_locked(void);
+ER_HIDDEN void er_readers_left_locked(void);
 
 /* Test hooks (testsuite/test_remote_*.c compile this code with
  * ER_REMOTE_TEST and define er_remote_test_point()); nothing elsewhere. */

@@ -5,9 +5,9 @@
  *
  * The file is another process's, and its owner may cut it short at any
  * moment (truncate -s 0).  A load or store through a mapping of a page
- * past the new end raises SIGBUS, which would kill the controller (issue
- * 13, item 9: readers never fault).  So the controller never dereferences
- * the file's memory.  It maps the first page only to name the control
+ * past the new end raises SIGBUS, which would kill the controller
+ * (readers never fault: doc/GUARANTEES.md).  So the controller never
+ * dereferences the file's memory.  It maps the first page only to name the control
  * words to futex(2), which keys a shared mapping by file and offset;
  * every access goes through a system call, which fails with EFAULT, or
  * reads short, where a load would fault:

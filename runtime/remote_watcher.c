@@ -9,7 +9,7 @@
  * other threads make meanwhile.  That is possible because the watcher
  * never waits for er_st.lock: it tries it, and gives up as soon as it is
  * asked to return.  It records its events in no slot of its own
- * (control.c), takes the host's signals never, and a forked child has
+ * (lifecycle.c), takes the host's signals never, and a forked child has
  * none (its creation is not async-signal-safe) until tracing is started
  * anew.
  */
@@ -83,8 +83,8 @@ static void *watch(void *arg) {
    * one posted since, before this thread first ran, is served below. */
   int seen = er_iload_acq(&watcher_seen);
   er_istore_rel(&watcher_up, 1);
-  /* The first sleep begins without a load from the file, as it did when
-   * the start waited for this thread: a file its owner cut meanwhile is
+  /* The first sleep begins without a load from the file, as if the start
+   * had waited for this thread: a file its owner cut meanwhile is
    * then touched (and repaired, sigbus.c) no sooner than a sleep begun
    * before the cut would have ended, ER_WATCH_RENEW_MS, rather than by
    * this thread at whatever instant it first runs.  The kernel compares
@@ -127,7 +127,10 @@ static void *watch(void *arg) {
     else if (op == ER_CTL_RESUME) er_remote_resume_locked();
     if (expired || op == ER_CTL_LEASES) {
       int n = count_holders(ext);
-      if ((n > 0) != (holders > 0)) er_readers_hold_locked(n > 0);
+      if (n > 0 && holders == 0)
+        er_readers_came_locked();
+      else if (n == 0 && holders > 0)
+        er_readers_left_locked();
       holders = n;
     }
     er_unlock();

@@ -351,8 +351,8 @@ void er_file_write_name(int id, const char *name) {
   put_name(er_st.map + off, ER_NAME_SLOT_BYTES, name);
 }
 
-void er_domain_bind_file(struct er_domain *d) {
-  if (d->file_gen == er_st.file_gen) return; /* still this file's ring */
+int er_domain_bind_file(struct er_domain *d) {
+  if (d->file_gen == er_st.file_gen) return 0; /* still this file's ring */
   d->file_gen = er_st.file_gen;
   d->ext = er_st.ext; /* where its drops are counted, ring or not */
   d->head = d->tail = d->evicted = d->written = d->seq = 0;
@@ -361,14 +361,14 @@ void er_domain_bind_file(struct er_domain *d) {
   d->limit = 0; /* until er_make_room() has taken the first mark */
   d->mark_at = 0;
   d->mk_first = d->mk_n = 0;
-  if ((unsigned)d->id >= er_st.max_domains) return;
+  if ((unsigned)d->id >= er_st.max_domains) return 0;
   uint64_t ring_bytes = er_st.meta[ER_META_RING_SIZE_BYTES];
   uint64_t off = er_st.meta[ER_META_DATA_OFFSET] + (uint64_t)d->id * ring_bytes;
   int err = reserve(off, ring_bytes);
   if (err != 0) {
     er_warn("domain %d is not traced: cannot reserve its ring in %s: %s",
             d->id, er_st.path, er_errno_text(err));
-    return;
+    return 0;
   }
   d->ring = (uint64_t *)(er_st.map + off);
   d->hdr = (uint64_t *)(er_st.map + er_st.meta[ER_META_HEADERS_OFFSET] +
@@ -376,7 +376,7 @@ void er_domain_bind_file(struct er_domain *d) {
   d->mask = er_st.meta[ER_META_RING_SIZE_ELEMENTS] - 1;
   d->chunk_mask = d->mask >> ER_CHUNKS_LOG2; /* 0: chunks of a word */
   d->thr = er_st.threads + (uint64_t)d->id * ER_THR_WORDS;
-  er_domain_publish(d, 1);
+  return 1;
 }
 
 /* Marks (internal.h, ER_CHUNKS): the event or padding about to be

@@ -23,9 +23,9 @@
  *     our look, by another thread's repair (two threads fault together)
  *     or by its owner.  The page's disk block is reserved (fallocate: a
  *     page grown back is a hole, and a full disk faults it again) and the
- *     store simply runs again.  Putting other memory in the mapping's
- *     place here, as we once did, cut the watcher off its futex: the stop
- *     woke another page than the one it slept on, and never returned;
+ *     store simply runs again.  Other memory is not put in the mapping's
+ *     place here: it would cut the watcher off its futex, and the stop
+ *     would wake another page than the one it sleeps on and never return;
  *   - when neither can help (the descriptor is closed; RLIMIT_FSIZE no
  *     longer allows the size; no block for the page; the same store of
  *     this thread faulted again with the file unchanged since: an I/O
@@ -78,13 +78,12 @@
  * (BUS_MCEERR_*) is never a truncation: in a mapping of ours, AO needs
  * nothing (the kernel has taken the page away already) and AR is repaired
  * by the anonymous replacement.  The handler is installed once, when a
- * file is first mapped; a
- * handler the host installs later replaces ours, and then truncation
- * kills the host as it did before (doc/GUARANTEES.md) -- except under a
- * cursor, which checks before each poll that its faults still come here
- * (er_sigbus_reaches_us) and reads with pread(2) when they would not.  A thread that
- * blocks SIGBUS dies of such a fault whatever we do: the library's own
- * threads never block it, nor does fork.c when it blocks the forking
+ * file is first mapped; a handler the host installs later replaces ours,
+ * and then truncation kills the host, as it would with no handler
+ * (doc/GUARANTEES.md) -- except under a cursor, which checks before each
+ * poll that its faults still come here (er_sigbus_reaches_us) and reads
+ * with pread(2) when they would not.  A thread that blocks SIGBUS dies of such a fault whatever we do: the library's own
+ * threads never block it, nor does atfork.c when it blocks the forking
  * thread's signals around fork() (the child's handler fills in a new
  * file, which may be cut as it does).
  */

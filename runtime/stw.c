@@ -15,6 +15,15 @@
 #include "stw.h"
 #include "writer.h"
 
+/* The flag the inlined probes test (eventring.h; stw.h, THE FLAG WORD).
+ * Stored only here, under the lock; loaded by the inlined test with no
+ * ordering, because it only decides whether to go and look, and inside
+ * the probe with acquire order.  In .data, whose pages a process has in
+ * memory from its start (the loader clears the one beside bss, the
+ * constructors write the exit key): an untraced probe reads it, and must
+ * not bring a page of bss in (testsuite/install-check.sh). */
+int eventring__on __attribute__((section(".data")));
+
 int er_need_fence;
 #ifdef ER_TEST_HOOKS
 int (*er_test_hook)(enum er_hook);
@@ -150,6 +159,14 @@ enum er_world er_stw_hold_probes(void) {
   return wait_for_probes();
 }
 
+void er_stw_turn_probes_away(void) { er_istore_rlx(&eventring__on, 0); }
+
+void er_stw_send_probes_to_pending(void) {
+  /* Nothing of a mapping is read on the way to er_enter_pending(): no
+   * ordering is needed. */
+  er_istore_rlx(&eventring__on, ER_ON_PENDING);
+}
+
 void er_stw_close_forked(void) {
   er_istore_rlx(&eventring__on, 0);
   er_istore_rlx(&er_st.live, 0);
@@ -167,7 +184,7 @@ void er_stw_after_fork(void) {
   er_istore_rlx(&gate, 0);
   /* The parent's threads that were waiting for the lock do not exist
    * here either: what remains is the forking thread's own count, which
-   * its fork handler gives back with the lock (fork.c). */
+   * its fork handler gives back with the lock (atfork.c). */
   er_store_rlx(&er_st.control_busy, 1);
 }
 

@@ -1,40 +1,26 @@
 /* stw.h -- the stop-the-world protocol: entering and leaving a probe,
- * opening and closing the world, and what may be unmapped when.
+ * opening and closing the world, and when the mapping may go.
  *
- * This is the one statement of the protocol; every other file calls the
- * functions below rather than touching `live`, eventring__on, `in_probe` or
- * the slotless gates itself.  The probe side is inline here because it is on
- * every probe's fast path; the stopping side is in stw.c.
+ * The protocol is stated here once; other files call the functions below
+ * and never touch `live`, eventring__on, `in_probe` or the slotless gates
+ * themselves.  The probe side is inline here (every probe's fast path);
+ * the stopping side is stw.c, under er_st.lock.
  *
- * THE INVARIANT.  No thread dereferences the mapping of the ring file
- * (er_st.map, meta, ext, a domain's ring and hdr) after it has been
- * unmapped, and no slot's ring pointers change while its owner writes
- * through them.  Equivalently: the mapping is unmapped, or a file's
- * geometry replaced, only while the world is stopped, that is, while
- * `er_st.live` and eventring__on are 0 and no thread is between its load
- * of the flag it tests (below) seeing the world open and its leaving of
- * the probe.
+ * THE INVARIANT.  No thread dereferences the mapping (er_st.map, meta,
+ * ext, a slot's ring and hdr) once it is unmapped, and no slot's ring
+ * pointers change while its owner writes through them: both happen only
+ * while the world is stopped, that is, `live` and eventring__on are 0
+ * and no thread is between the load of the flag that let it in and its
+ * leaving of the probe.
  *
- * THE FLAG WORD.  The world is "open" while `live` is 1; a probe that
- * honours a pause (ER_IF_ON: every probe of eventring.h) tests
- * eventring__on instead, the word its inlined test has just read, which
- * is 0, or ER_ON_OPEN with ER_ON_FENCE where probes must fence.  It is
- * nonzero only while `live` is 1: stored ER_ON_OPEN (release) after the
- * release store of `live` that opens the world and after everything a
- * probe may read is written, and stored 0 before `live` is, at every
- * close.  So it stands for `live` in all that follows, and a probe tests
- * one word, once: exactly ER_ON_OPEN lets it in with no fence.  (While
- * a forked child's file is pending, the word is ER_ON_PENDING and `live`
- * 0: a probe that finds it leaves, then makes the file under the lock,
- * which opens the world as a start does, and enters again.)  The
- * writes of control operations (ER_EVEN_PAUSED), which hold er_st.lock
- * and are written while paused too, test `live` itself, after
- * er_need_fence, as threads without a slot do.
- *
- * A probe must not pay for an atomic read-modify-write or a fence, so
- * each domain has an `in_probe` word that only its owner stores, and the
- * one thread that stops the world (it holds er_st.lock, so there is only
- * one) does the expensive part:
+ * THE FLAG WORD.  The world is open while `live` is 1.  Probes that
+ * honour a pause (ER_IF_ON) test eventring__on instead: 0, or ER_ON_OPEN
+ * with ER_ON_FENCE where probes must fence; it is nonzero only while
+ * `live` is 1 (stored after the store of `live` that opens, cleared
+ * before the one that closes), so it stands for `live` below.  While a
+ * forked child's file is pending it is ER_ON_PENDING, with `live` 0.
+ * Control operations' writes (ER_EVEN_PAUSED, under the lock) and
+ * slotless threads test `live` itself, after er_need_fence.
  *
  *   probe (owner of the slot)          stopper (holder of er_st.lock)
  *   in_probe = 1        (relaxed)      on = 0, live = 0     (relaxed)
@@ -43,127 +29,55 @@
  *   in_probe = 0        (release)        per slot, and the gate's in == 0
  *                                      unmap
  *
- * Proof.  Without a fence on the probe side the CPU may let the probe's load
- * of eventring__on pass its store of `in_probe`, and the stopper could read
- * a stale 0.  membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every
- * running thread of the process execute a full barrier before it returns; a
- * thread that is not running has been through a context switch, which is a
- * full barrier too.  So for each probe, either that barrier comes after its
- * store of in_probe = 1, and the stopper, which reads in_probe after
- * membarrier returns, sees 1 and waits; or it comes before, and the probe's
- * later load of the flag sees 0 and it writes nothing.  The probe's release
- * store of in_probe = 0 pairs with the stopper's acquire load, so the
- * stopper sees every word the probe wrote before it unmaps or reuses
- * anything.  Where membarrier is missing, probes execute a full fence after
- * their store instead, which gives the same argument with the barrier moved
- * into the probe: a probe finds ER_ON_FENCE in the word it loads, fences,
- * and decides on a second load of the word made after the fence (a control
- * operation's write and a slotless thread read er_need_fence before
- * `live`).  The fast path (er_enter_fast()) is taken only on exactly
- * ER_ON_OPEN, so it never needs the fence.
+ * Proof.  membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED) makes every running
+ * thread of the process execute a full barrier before it returns; a
+ * thread not running has been through a context switch, a full barrier
+ * too.  If a probe's barrier comes after its in_probe = 1, the stopper,
+ * which reads in_probe after membarrier, sees 1 and waits; if before,
+ * the probe's later load of the flag sees 0 and it writes nothing.  The
+ * release of in_probe = 0 pairs with the stopper's acquire load, so the
+ * stopper sees every word the probe wrote before it unmaps.  Where
+ * membarrier is missing the flag carries ER_ON_FENCE: probes fence after
+ * their store and decide on a second load, the same argument with the
+ * barrier in the probe (the fast path enters on exactly ER_ON_OPEN
+ * only).  Opening needs no barrier: a probe reads nothing of the mapping
+ * before its acquire load finds the world open, and the stores that open
+ * it (er_stw_open(), er_stw_let_probes_in()) are releases made after the
+ * file is built.  The inlined test of eventring.h loads the flag with no
+ * ordering, only to decide whether to come in.
  *
- * THREADS WITHOUT A SLOT (every slot taken) only count a drop in the
- * extension block, and share one counter, the current gate's `in`
- * (stw.c), that plays the role of in_probe for all of them.  It is moved
- * by read-modify-writes, whose own order differs between the two builds
- * (relaxed in C11's, full in libatomic_ops'), so the protocol relies on
- * neither: the increment is followed by the same compiler barrier and,
- * where er_need_fence says so, the same fence as a probe's store of
- * in_probe = 1, and the decrement is a release, like in_probe = 0.  The
- * proof above then holds word for word on any CPU.  A thread counts into
- * the `ext` its gate was given when the world opened, never er_st.ext.
+ * THREADS WITHOUT A SLOT count a drop in the extension block; the current
+ * gate's `in` (stw.c) is their common in_probe: incremented, then the
+ * same compiler barrier and fence, decremented with release (the
+ * read-modify-write's own order differs between the builds and is not
+ * relied on).  A nested probe (a signal handler's, on its own thread)
+ * finds its in_probe set and drops its event (er_nested_drop()).
  *
- * A THREAD STUCK inside a probe past a stop's or a hold's two seconds
- * has its slot retired: never written again by anyone, never bound to a
- * later file nor reused, and not waited for again.  The probe it is stuck
- * in finishes its event where it is; the mapping that probe writes into
- * stays while it may still be inside: a stop that finds a retired slot
- * of the current file with in_probe set returns ER_WORLD_STUCK without
- * waiting.  Its later probes find ER_PENDING_RETIRED in spawn_pending,
- * which the stopper sets with a read-modify-write (the owner may be
- * clearing its own bits inside) before any release store that lets
- * probes in again, and which they load after their acquire load of the
- * flag: they leave the slot and take another, as a first event does
- * (er_enter_slow()); a signal handler nested in one counts its drop as a
- * slotless thread's.  A thread without a slot stuck past the deadline
- * keeps its gate, abandoned to it with the `ext` it holds, and later
- * threads count in the next gate.  So a stuck thread never writes into a later file nor
- * through a mapping that is gone.  (Eight gates; past the last, stops
- * wait for a stuck slotless thread again.)
+ * HOLDING PROBES OFF (er_stw_hold_probes()) is closing without `live`:
+ * on = 0 and the same wait.  Until probes are let in again (a release),
+ * the holder of the lock may write any slot's ring as its owner would.
  *
- * A signal handler's probe that interrupts a probe of the same thread
- * would be a second writer in the ring: it finds its own in_probe set,
- * drops the event and counts it (er_nested_drop()).  The interrupted
- * probe holds in_probe, so the mapping stays while the handler runs.
+ * A THREAD STUCK inside a probe for two seconds (stopped, or in a signal
+ * handler) is not waited for: its slot is retired -- ER_PENDING_RETIRED,
+ * set by read-modify-write before any release that lets probes in; never
+ * written, bound or reused again; its thread takes another slot at its
+ * next event -- or its gate is abandoned, and the mapping stays for good
+ * (ER_WORLD_STUCK).  After a failed membarrier the mapping stays too
+ * (ER_WORLD_UNPROVEN), and probes fence from then on.  A forked child's
+ * only thread is the forking one, so its world is stopped by
+ * construction (er_stw_close_forked()), provided no probe runs there
+ * first: atfork.c blocks signals across fork().
  *
  * SIGNAL HANDLERS AND THE LOCK.  A probe takes er_st.lock only for its
- * thread's first event, to take a slot, and never waits for a control
- * path there: a control path (start, stop, pause, eventring_register,
- * fork) may hold the lock while it waits for
- * anything -- the probes to leave, a lock that the code a handler
- * interrupted holds -- so a handler waiting for it could wait for ever,
- * and does when it interrupted its own thread's control path.  So every
- * path that takes the lock counts itself, in its thread's er_tls_locking
- * before it tries the lock and until after it gives it back (a handler
- * that interrupts it anywhere in between sees the count), and, control
- * paths only, in er_st.control_busy.  A slot's change (bind, join,
- * release, a thread's exit) is not a control path: like a first event it
- * holds the lock for microseconds and waits for nothing, so other
- * threads' first events wait for it instead of dropping (a thread
- * exiting while another starts would otherwise drop the newcomer's whole
- * burst).  A first event whose thread's count
- * is not zero, or that finds the lock held while control_busy is not
- * zero, drops its event and counts it as a slotless thread's
- * (er_slotless_drop()); the thread's next event tries again.  Another
- * thread's first event is the only holder a probe waits for (trylock
- * and yield): it holds the lock for microseconds and waits for nothing
- * but posix_fallocate(2).
- *
- * Opening needs no barrier: a probe reads nothing of the mapping before
- * its acquire load of its flag finds the world open -- eventring__on
- * stored by er_stw_let_probes_in(), or `live` stored by er_stw_open(),
- * both release stores made after the file was fully built.  Everything a
- * probe reads through the mapping -- the geometry in er_st, a domain's
- * ring, hdr and mask -- is written before that store or, for a slot taken
- * while the world is open, by the slot's own thread before it enters.
- *
- * The inlined test of eventring.h reads eventring__on with no ordering,
- * only to decide whether to come in; a probe then loads it again, inside,
- * as above.
- *
- * HOLDING PROBES OFF.  Inside the probe, a probe that honours a pause
- * (ER_IF_ON) loads `on` after its store of in_probe; so
- * er_stw_hold_probes(), which stores on = 0 and then does the stopper's
- * part above, gives the same guarantee as closing the world without taking
- * the mapping away: once it returns ER_WORLD_STOPPED, no probe writes into
- * any ring until probes are let in again, because the only writes made
- * while paused (ER_EVEN_PAUSED) are control operations' and they hold
- * er_st.lock.  The holder of the lock may then write into any slot's ring as
- * its owner would, head, tail and counts included (remote control records
- * ring_pause and ring_resume so, taking no slot: control.c).  The store of
- * ER_ON_OPEN that lets probes in again (er_stw_let_probes_in()) is a
- * release and a probe's load of `on` an acquire, so an owner sees those
- * words as the holder left them.  A slot retired by ER_WORLD_STUCK is not
- * written (see A THREAD STUCK).
- *
- * WHAT MAY BE UNMAPPED WHEN.  After er_stw_close() returns
- * ER_WORLD_STOPPED, the mapping and every ring may go.  After it returns
- * ER_WORLD_STUCK (a thread stayed inside a probe for two seconds: stopped,
- * or stuck in a signal handler, now or at an earlier hold of this file),
- * the mapping must stay for good, because that thread may still write
- * into it; its slot is retired.  After it returns ER_WORLD_UNPROVEN (membarrier(2) failed at
- * this stop: a probe that loaded the flag without ER_ON_FENCE before the
- * failure may be inside with its store of in_probe not yet seen), the
- * mapping stays for good too; later probes fence themselves (the flag
- * is stored with ER_ON_FENCE from then on).  In a forked child, only the
- * forking thread exists, so the world is stopped by construction
- * (er_stw_close_forked()) -- provided that thread runs no probe before
- * then, since until then it shares its parent's mapping and its copy of
- * the parent's tails: fork.c blocks signals in the forking thread from its
- * prepare handler until its child handler has given the parent's file up,
- * so that no signal handler's probe runs in between.  The remote-control
- * watcher maps nothing of its own but reads the extension block: it is
- * stopped before the world is (remote_watcher.c).
+ * thread's first event, and never waits for a control path, which may
+ * itself wait for anything (the probes, a lock the interrupted code
+ * holds).  Every path that takes the lock counts itself in
+ * er_tls_locking from before it tries until after it gives it back;
+ * control paths also in er_st.control_busy.  A first event whose
+ * thread's count is nonzero, or that finds the lock held with
+ * control_busy nonzero, drops its event as a slotless thread's
+ * (er_lock_from_probe()).  Slot changes, like first events, hold the
+ * lock for microseconds and wait for nothing: first events wait for them.
  */
 #ifndef EVENTRING_STW_H
 #define EVENTRING_STW_H
@@ -172,9 +86,9 @@
 #include "internal.h"
 
 /* 1 where membarrier(2) is missing or failed: probes fence themselves.
- * Under er_st.lock; copied into eventring__on as ER_ON_FENCE whenever
- * probes are let in, and read as itself by the writes of control
- * operations and by threads without a slot. */
+ * Stored under er_st.lock; copied into eventring__on as ER_ON_FENCE
+ * whenever probes are let in; read by control operations' writes and by
+ * threads without a slot. */
 extern ER_HIDDEN int er_need_fence;
 
 /* The values of eventring__on (THE FLAG WORD): 0, or ER_ON_OPEN with
@@ -188,12 +102,13 @@ extern ER_HIDDEN int er_need_fence;
 /* ------------------------------------------------------------------ */
 /* The stopping side (stw.c); all under er_st.lock.                     */
 
-/* Chooses the barrier stopping will use; at every start, before
- * er_stw_open(). */
+/* Chooses the barrier stopping will use (membarrier(2), or fences in the
+ * probes) and sets er_need_fence; at every start, before er_stw_open(). */
 ER_HIDDEN void er_stw_init(void);
 
-/* Opens the world: publishes a fully built file (rings bound, names
- * written) to probes. */
+/* Opens the world (`live` = 1, release) on a fully built file: rings
+ * bound, names written.  Probes that honour a pause wait for
+ * er_stw_let_probes_in(). */
 ER_HIDDEN void er_stw_open(void);
 
 enum er_world {
@@ -203,78 +118,107 @@ enum er_world {
 };
 
 /* Closes the world (eventring__on, then `live`, cleared) and waits for
- * every probe to leave, two seconds at most. */
+ * every probe to leave, two seconds at most.  Returns what may become of
+ * the mapping: ER_WORLD_STOPPED, or ER_WORLD_STUCK (a slot retired or a
+ * gate abandoned) or ER_WORLD_UNPROVEN (the barrier failed), after which
+ * it must stay. */
 ER_HIDDEN enum er_world er_stw_close(void);
 
-/* Lets the probes that honour a pause in: stores eventring__on (release)
- * = ER_ON_OPEN, with ER_ON_FENCE where er_need_fence says so.  With the
- * world open only, and after everything a probe may read is written. */
+/* Lets the probes that honour a pause in: eventring__on = ER_ON_OPEN
+ * (release), with ER_ON_FENCE where er_need_fence says so.  With the
+ * world open, after everything a probe may read is written. */
 ER_HIDDEN void er_stw_let_probes_in(void);
 
-/* Holds off every probe that honours a pause: stores eventring__on = 0
- * and waits, as er_stw_close() does, for the probes inside to leave; the
- * mapping stays and `live` stays 1.  The caller may write into the rings
- * until it stores `on` again (see HOLDING PROBES OFF). */
+/* Turns every probe that honours a pause away: stores eventring__on = 0,
+ * with no wait (a pause by its caller, whose own ring_pause follows; a
+ * forked child's pending file given up). */
+ER_HIDDEN void er_stw_turn_probes_away(void);
+
+/* In a forked child whose file is pending (`live` 0): stores
+ * eventring__on = ER_ON_PENDING, which sends probes to er_enter_pending()
+ * (fork.c). */
+ER_HIDDEN void er_stw_send_probes_to_pending(void);
+
+/* Holds off every probe that honours a pause: eventring__on = 0, then
+ * the wait of er_stw_close(), whose values it returns; `live` stays 1.
+ * After ER_WORLD_STOPPED or ER_WORLD_STUCK the caller may write into
+ * every ring but a retired slot's until er_stw_let_probes_in(). */
 ER_HIDDEN enum er_world er_stw_hold_probes(void);
 
 /* Closes the world in a forked child, whose only thread is the caller:
- * no probe can be inside, and no wait is needed (async-signal-safe). */
+ * no probe can be inside, no wait is needed.  Async-signal-safe. */
 ER_HIDDEN void er_stw_close_forked(void);
 
-/* In a forked child: the probes the parent's other threads were inside
- * do not exist here. */
+/* In a forked child, from its fork handler with the lock held: forgets
+ * the probes and slotless threads of the parent's other threads, and
+ * leaves the lock's control_busy count to the forking thread. */
 ER_HIDDEN void er_stw_after_fork(void);
 
 /* ------------------------------------------------------------------ */
 /* The probe side.                                                      */
 
 /* Counts the event of a signal handler's probe that interrupted a probe
- * of the same thread on `d`. */
+ * of the same thread on `d`: in its ring's DROPPED word, or as a
+ * slotless thread's when `d` is retired.  Async-signal-safe, no lock. */
 ER_HIDDEN void er_nested_drop(struct er_domain *d);
 
-/* Counts, in the extension block, an event of a thread that has no slot. */
+/* Counts, in the extension block of its gate, an event of a thread that
+ * has no slot; nothing while the world is closed.  Async-signal-safe, no
+ * lock. */
 ER_HIDDEN void er_slotless_drop(void);
 
 /* Takes a slot for a thread's first event, or for the next event of a
- * thread whose slot was retired, then enters (domain.c). */
-ER_HIDDEN struct er_domain *er_enter_slow(enum er_when when);
+ * thread whose slot was retired, then enters as er_enter_domain() does
+ * (enter.c).  Returns the slot, entered, or NULL having entered nothing:
+ * every slot taken or the lock not to be had without waiting for a
+ * control path (the event counted as dropped), or nothing to write. */
+ER_HIDDEN struct er_domain *er_enter_first(void);
+/* The same for a control operation's write (ER_EVEN_PAUSED), whose
+ * caller holds er_st.lock (domain.c). */
+ER_HIDDEN struct er_domain *er_enter_first_locked(void);
 
 /* A probe that found eventring__on ER_ON_PENDING, having entered nothing:
- * makes the forked child's file, then enters as er_enter() does.  Returns
- * what er_enter() returns, or NULL (the event counted as dropped) when
+ * makes the forked child's file, then enters as er_enter(ER_IF_ON) does.
+ * Returns what that returns, or NULL (the event counted as dropped) when
  * the lock could not be taken without waiting for a control path
- * (fork.c). */
-ER_HIDDEN struct er_domain *er_enter_pending(enum er_when when);
+ * (enter.c). */
+ER_HIDDEN struct er_domain *er_enter_pending(void);
 
-/* Take and give back er_st.lock for a probe, as a thread's first event
- * does (domain.c; SIGNAL HANDLERS AND THE LOCK): er_lock_from_probe()
- * returns 1 with the lock, or 0 when waiting could deadlock. */
+/* Take and give back er_st.lock for a probe (domain.c; SIGNAL HANDLERS
+ * AND THE LOCK): er_lock_from_probe() returns 1 with the lock, or 0
+ * without it when waiting could deadlock. */
 ER_HIDDEN int er_lock_from_probe(void);
 ER_HIDDEN void er_unlock_from_probe(void);
 
+/* Writes domain_spawn, the first event of `d`'s holder (domain.c); a
+ * ring too short for it counts it as dropped.  Inside a probe on `d`, or
+ * with probes held off. */
 ER_HIDDEN void er_write_spawn(struct er_domain *d);
-/* What spawn_pending says, for the slot's owner: domain_spawn, and in a
- * shared slot a thread-switch marker (domain.c). */
+/* What spawn_pending says, for the slot's owner inside a probe:
+ * domain_spawn, and in a shared slot a thread-switch marker (domain.c). */
 ER_HIDDEN void er_write_pending(struct er_domain *d);
 
+/* Leaves the probe entered on `d`. */
 static inline void er_leave(struct er_domain *d) {
   /* Pairs with the acquire load in er_stw_close(): everything this probe
    * wrote is visible to the stopper before it touches the mapping. */
   er_istore_rel(&d->in_probe, 0);
 }
 
+/* Whether er_enter_fast_at() tests for a ring: not when the caller's
+ * own test fails without one (writer.h: a ringless slot's limit is 0). */
+enum er_ring_test { ER_RING_ANY, ER_RING_NEEDED };
+
 /* Enters a probe on `d`, the calling thread's domain, when everything is
- * as a probe usually finds it: not nested, the world open and not
- * paused (eventring__on exactly ER_ON_OPEN, so no fence either), a ring
- * bound and nothing pending (no domain_spawn to write first; a shared
- * slot, whose thread-switch markers stay pending for as long as it is
- * shared, always goes the whole way).  Returns 1 inside the probe,
- * or 0 having entered nothing (or left again): the caller then goes the
- * whole way, er_enter(), out of line.  No call and no branch but these
- * tests, so that the probe that inlines it keeps its fast path free of
- * register saves. */
+ * as a probe usually finds it: not nested, eventring__on exactly
+ * ER_ON_OPEN (no fence), a ring bound when `ring` is ER_RING_NEEDED, and
+ * nothing pending (a shared slot always has a marker pending).  Returns
+ * 1 inside the probe, or 0 having entered nothing: the caller then goes
+ * the whole way, er_enter(), out of line.  No call and no branch but
+ * these tests, so that the probe that inlines it keeps its fast path
+ * free of register saves. */
 static inline __attribute__((always_inline)) int
-er_enter_fast_at(struct er_domain *d, int need_ring) {
+er_enter_fast_at(struct er_domain *d, enum er_ring_test ring) {
   if (ER_UNLIKELY(er_iload_rlx(&d->in_probe))) return 0;
   er_istore_rlx(&d->in_probe, 1);
   /* Keeps the compiler from moving the load below above the store; the
@@ -283,7 +227,7 @@ er_enter_fast_at(struct er_domain *d, int need_ring) {
   /* The one flag test (see THE FLAG WORD); acquire, pairing with the
    * release stores of eventring__on that let probes in. */
   if (ER_LIKELY(er_iload_acq(&eventring__on) == ER_ON_OPEN) &&
-      ER_LIKELY(!need_ring || d->ring != NULL) &&
+      ER_LIKELY(ring == ER_RING_ANY || d->ring != NULL) &&
       ER_LIKELY(!er_iload_rlx(&d->spawn_pending))) {
     (void)ER_HOOK(ER_HOOK_INSIDE_PROBE);
     return 1;
@@ -292,13 +236,17 @@ er_enter_fast_at(struct er_domain *d, int need_ring) {
   return 0;
 }
 
+/* er_enter_fast_at() for a caller that needs a ring bound. */
 static inline __attribute__((always_inline)) int
 er_enter_fast(struct er_domain *d) {
-  return er_enter_fast_at(d, 1);
+  return er_enter_fast_at(d, ER_RING_NEEDED);
 }
 
-/* Enters a probe on `d`, the calling thread's domain.  Returns d, or NULL
- * when nothing may be written (and then the probe is left already). */
+/* Enters a probe on `d`, the calling thread's domain, as `when` says.
+ * Returns d, inside the probe (with its pending events written), or NULL
+ * having left it: nested (counted), the flag or `live` closed, a slot
+ * without a ring (counted); a retired slot's thread takes another
+ * (er_enter_first()), a forked child makes its file (er_enter_pending()). */
 static inline struct er_domain *er_enter_domain(struct er_domain *d,
                                                 enum er_when when) {
   if (ER_UNLIKELY(er_iload_rlx(&d->in_probe))) {
@@ -320,7 +268,7 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
     }
     if (ER_UNLIKELY(!(on & ER_ON_OPEN))) {
       er_leave(d);
-      return on == ER_ON_PENDING ? er_enter_pending(when) : NULL;
+      return on == ER_ON_PENDING ? er_enter_pending() : NULL;
     }
   } else {
     /* A control operation's write, under er_st.lock: `live`, which only
@@ -336,7 +284,7 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
     /* Never written again (see A THREAD STUCK): the thread takes another
      * slot, as for its first event. */
     er_leave(d);
-    return er_enter_slow(when);
+    return when == ER_IF_ON ? er_enter_first() : er_enter_first_locked();
   }
   (void)ER_HOOK(ER_HOOK_INSIDE_PROBE);
   if (ER_UNLIKELY(!d->ring)) {
@@ -353,11 +301,12 @@ static inline struct er_domain *er_enter_domain(struct er_domain *d,
   return d;
 }
 
-/* Enters a probe on the calling thread's domain, taking a slot on its
- * first event. */
+/* Enters a probe on the calling thread's domain, as er_enter_domain()
+ * does, taking a slot on its first event. */
 static inline struct er_domain *er_enter(enum er_when when) {
   struct er_domain *d = er_tls_self;
-  if (ER_UNLIKELY(!d)) return er_enter_slow(when);
+  if (ER_UNLIKELY(!d))
+    return when == ER_IF_ON ? er_enter_first() : er_enter_first_locked();
   return er_enter_domain(d, when);
 }
 

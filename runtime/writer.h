@@ -88,6 +88,7 @@ static inline void er_commit_at(struct er_domain *d, uint64_t tail,
   er_store_rel(&hdr[ER_RING_TAIL], tail);
 }
 
+/* er_commit_at() at the domain's tail. */
 static inline void er_commit(struct er_domain *d, unsigned len) {
   er_commit_at(d, d->tail, len);
 }
@@ -98,6 +99,22 @@ enum er_origin {
   ER_FROM_USER = 1     /* registered user events (eventring_register()) */
 };
 
+/* Writes one event of `n` payload words in `d`'s ring, as its writer:
+ * the caller is inside a probe on `d` (er_enter()), or holds er_st.lock
+ * with every probe held off (stw.h).  An event longer than the ring is
+ * dropped and counted (er_reserve()). */
+static inline __attribute__((always_inline)) void
+er_write(struct er_domain *d, enum er_origin origin, unsigned type,
+         unsigned id, const uint64_t *payload, unsigned n) {
+  unsigned len = 2 + n;
+  uint64_t *ev = er_reserve(d, len);
+  if (ER_UNLIKELY(!ev)) return;
+  er_store_rlx(&ev[0], ER_HDR(len, origin, type, id));
+  er_store_rlx(&ev[1], er_stamp(d));
+  for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
+  er_commit(d, len);
+}
+
 /* Writes one event of `n` payload words in the calling thread's ring,
  * when `when` says so (internal.h).  Inlined so that each entry point is
  * compiled for its own payload size. */
@@ -106,16 +123,7 @@ er_emit(enum er_when when, enum er_origin origin, unsigned type, unsigned id,
         const uint64_t *payload, unsigned n) {
   struct er_domain *d = er_enter(when);
   if (!d) return;
-  unsigned len = 2 + n;
-  uint64_t *ev = er_reserve(d, len);
-  if (ER_UNLIKELY(!ev)) {
-    er_leave(d);
-    return;
-  }
-  er_store_rlx(&ev[0], ER_HDR(len, origin, type, id));
-  er_store_rlx(&ev[1], er_stamp(d));
-  for (unsigned i = 0; i < n; i++) er_store_rlx(&ev[2 + i], payload[i]);
-  er_commit(d, len);
+  er_write(d, origin, type, id, payload, n);
   er_leave(d);
 }
 
@@ -132,7 +140,8 @@ static inline __attribute__((always_inline)) int
 er_emit_fast_hdr(uint64_t hdr, const uint64_t *payload, unsigned n) {
   struct er_domain *d = er_tls_self;
   /* No test of d->ring: without a ring the limit is 0 (below). */
-  if (ER_UNLIKELY(!d) || ER_UNLIKELY(!er_enter_fast_at(d, 0))) return 0;
+  if (ER_UNLIKELY(!d) || ER_UNLIKELY(!er_enter_fast_at(d, ER_RING_ANY)))
+    return 0;
   const unsigned len = 2 + n;
   /* Room before the limit (see er_domain.limit): no padding, no
    * eviction, no mark; an event longer than the ring fails this too,
@@ -171,6 +180,8 @@ er_emit_fast_hdr(uint64_t hdr, const uint64_t *payload, unsigned n) {
   return 1;
 }
 
+/* er_emit_fast_hdr() with the header built from `origin`, `type`, `id`
+ * and `n`. */
 static inline __attribute__((always_inline)) int
 er_emit_fast(enum er_origin origin, unsigned type, unsigned id,
              const uint64_t *payload, unsigned n) {

@@ -61,6 +61,18 @@ static __attribute__((unused)) void craft_init(struct craft *c) {
   }
 }
 
+/* craft_init(), for a file NAME.events in a fresh directory of the test
+ * (er_tmpdir()), whose path goes to `path` (PATH_MAX bytes).  Returns the
+ * directory. */
+static __attribute__((unused)) const char *craft_new(struct craft *c,
+                                                     char *path,
+                                                     const char *name) {
+  const char *dir = er_tmpdir();
+  snprintf(path, PATH_MAX, "%s/%s.events", dir, name);
+  craft_init(c);
+  return dir;
+}
+
 static __attribute__((unused)) void craft_free(struct craft *c) {
   for (int d = 0; d < CRAFT_DOMAINS; d++) free(c->ring[d]);
 }
@@ -190,6 +202,24 @@ static __attribute__((unused)) void craft_write(const struct craft *c, const cha
   close(fd);
 }
 
+/* Writes two crafted files, a.events and b.events, in a fresh directory
+ * of the test (their paths go to `a` and `b`, PATH_MAX bytes each), the
+ * events of file f (0 for a, 1 for b) by `fill`.  Returns the directory. */
+static __attribute__((unused)) const char *craft_pair(
+    char *a, char *b, void (*fill)(struct craft *c, int f)) {
+  const char *dir = er_tmpdir();
+  snprintf(a, PATH_MAX, "%s/a.events", dir);
+  snprintf(b, PATH_MAX, "%s/b.events", dir);
+  for (int f = 0; f < 2; f++) {
+    struct craft c;
+    craft_init(&c);
+    fill(&c, f);
+    craft_write(&c, f ? b : a);
+    craft_free(&c);
+  }
+  return dir;
+}
+
 /* Rewrites domain `d`'s ring words and then the ring headers of the file
  * at `path`, as a writer would publish new events (and a new head). */
 static __attribute__((unused)) void craft_update(const struct craft *c, const char *path, int d) {
@@ -275,6 +305,23 @@ static __attribute__((unused)) uint64_t json_u64(const char *from, const char *k
   ck_assert_msg(end != p && errno == 0, "\"%s\" is not a count: %.40s", key,
                 p);
   return v;
+}
+
+/* Checks the counts `spec` names ("cut=1 unmatched_ends=0 ...": keys and
+ * values, separated by spaces) against the tool's JSON at `from`; the
+ * failure names the key. */
+static __attribute__((unused)) void json_counts(const char *from,
+                                                const char *spec) {
+  char key[64];
+  unsigned long long want;
+  int n;
+  while (sscanf(spec, " %63[^=]=%llu%n", key, &want, &n) == 2) {
+    uint64_t got = json_u64(from, key);
+    ck_assert_msg(got == want, "\"%s\": %llu, want %llu", key,
+                  (unsigned long long)got, want);
+    spec += n;
+  }
+  ck_assert_msg(*spec == '\0', "bad count spec at: %s", spec);
 }
 
 static __attribute__((unused)) double json_double(const char *from, const char *key) {

@@ -1,5 +1,6 @@
 /* eventring_start() refuses unusable paths with a clear error and leaves what is there untouched. */
 #include "eventring.h"
+#include "cases.h"
 #include "harness.h"
 #include "ring_format.h"
 #include "testlib.h"
@@ -74,65 +75,90 @@ START_TEST(test_read_only_dir) {
 }
 END_TEST
 
-START_TEST(test_existing_file) {
-  char dir[64], path[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  er_ring_path(path, sizeof path, dir);
-  er_write_text(path, "not a ring file\n", 0);
-  ck_assert_int_eq(eventring_start(), -EEXIST);
-  er_assert_content(path, "not a ring file\n");
-  assert_off_then_recovers();
-  /* The recovery ran in another directory; this one is as it was. */
-  er_assert_content(path, "not a ring file\n");
-  er_rmdir(dir);
-}
-END_TEST
+/* Something in the way of the ring file at `path` in `dir`: what the test
+ * puts there, and checks that start left it as it was. */
 
-START_TEST(test_symlink_to_file) {
-  char dir[64], path[PATH_MAX], target[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  er_ring_path(path, sizeof path, dir);
+static void plant_file(const char *dir, const char *path) {
+  (void)dir;
+  er_write_text(path, "not a ring file\n", 0);
+}
+
+static void file_kept(const char *dir, const char *path) {
+  (void)dir;
+  er_assert_content(path, "not a ring file\n");
+}
+
+static void plant_link_to_file(const char *dir, const char *path) {
+  char target[PATH_MAX];
   snprintf(target, sizeof target, "%s/target", dir);
   er_write_text(target, "precious\n", 0);
   ck_assert_int_eq(symlink(target, path), 0);
-  int rc = eventring_start();
-  ck_assert_msg(rc == -EEXIST || rc == -ELOOP, "start returned %d", rc);
+}
+
+static void link_and_target_kept(const char *dir, const char *path) {
+  char target[PATH_MAX];
+  snprintf(target, sizeof target, "%s/target", dir);
   er_assert_content(target, "precious\n");
   struct stat st;
   ck_assert_int_eq(lstat(path, &st), 0);
   ck_assert(S_ISLNK(st.st_mode));
-  assert_off_then_recovers();
-  er_rmdir(dir);
 }
-END_TEST
 
-/* A dangling link must not be followed to create its target. */
-START_TEST(test_dangling_symlink) {
-  char dir[64], path[PATH_MAX], target[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  er_ring_path(path, sizeof path, dir);
+static void plant_dangling_link(const char *dir, const char *path) {
+  char target[PATH_MAX];
   snprintf(target, sizeof target, "%s/would-be-created", dir);
   ck_assert_int_eq(symlink(target, path), 0);
-  int rc = eventring_start();
-  ck_assert_msg(rc == -EEXIST || rc == -ELOOP, "start returned %d", rc);
-  ck_assert_int_ne(access(target, F_OK), 0);
-  assert_off_then_recovers();
-  er_rmdir(dir);
 }
-END_TEST
 
-/* A directory where the file would go is in the way too. */
-START_TEST(test_directory_in_the_way) {
-  char dir[64], path[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  er_ring_path(path, sizeof path, dir);
+static void target_not_created(const char *dir, const char *path) {
+  (void)path;
+  char target[PATH_MAX];
+  snprintf(target, sizeof target, "%s/would-be-created", dir);
+  ck_assert_int_ne(access(target, F_OK), 0);
+}
+
+static void plant_directory(const char *dir, const char *path) {
+  (void)dir;
   ck_assert_int_eq(mkdir(path, 0700), 0);
-  ck_assert_int_eq(eventring_start(), -EEXIST);
+}
+
+/* Removes it afterwards, for the recovery. */
+static void directory_kept(const char *dir, const char *path) {
+  (void)dir;
   struct stat st;
   ck_assert_int_eq(stat(path, &st), 0);
   ck_assert(S_ISDIR(st.st_mode));
   rmdir(path);
+}
+
+static const struct way_case {
+  const char *name;
+  void (*plant)(const char *dir, const char *path);
+  int or_eloop; /* start may fail with -ELOOP as well as -EEXIST */
+  void (*kept)(const char *dir, const char *path);
+  int kept_after; /* checked again after the recovery, which ran in
+                     another directory: this one is as it was */
+} way_cases[] = {
+    {"existing_file", plant_file, 0, file_kept, 1},
+    {"symlink_to_file", plant_link_to_file, 1, link_and_target_kept, 0},
+    /* A dangling link must not be followed to create its target. */
+    {"dangling_symlink", plant_dangling_link, 1, target_not_created, 0},
+    /* A directory where the file would go is in the way too. */
+    {"directory_in_the_way", plant_directory, 0, directory_kept, 0},
+};
+
+START_TEST(test_in_the_way) {
+  const struct way_case *k = &way_cases[_i];
+  char dir[64], path[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  er_ring_path(path, sizeof path, dir);
+  k->plant(dir, path);
+  int rc = eventring_start();
+  ck_assert_msg(rc == -EEXIST || (k->or_eloop && rc == -ELOOP),
+                "start returned %d", rc);
+  k->kept(dir, path);
   assert_off_then_recovers();
+  if (k->kept_after) k->kept(dir, path);
   er_rmdir(dir);
 }
 END_TEST
@@ -157,12 +183,8 @@ END_TEST
 
 static TCase *tc_errors(void) {
   TCase *tc = er_tcase("create_errors");
-  tcase_add_test(tc, test_missing_dir);
-  tcase_add_test(tc, test_read_only_dir);
-  tcase_add_test(tc, test_existing_file);
-  tcase_add_test(tc, test_symlink_to_file);
-  tcase_add_test(tc, test_dangling_symlink);
-  tcase_add_test(tc, test_directory_in_the_way);
+  ER_ADD_TESTS(tc, test_missing_dir, test_read_only_dir);
+  ER_ADD_CASES(tc, test_in_the_way, way_cases);
   tcase_add_test(tc, test_file_mode);
   return tc;
 }

@@ -15,9 +15,11 @@
 
 #include <sys/resource.h>
 
+#include "cases.h"
 #include "craft_small.h"
 #include "harness.h"
 #include "testlib.h"
+#include "tooltest.h"
 
 /* The packet size the tool promises not to exceed (tools/cmd/ctf.c). */
 #define PACKET_MAX 65536
@@ -33,25 +35,10 @@
 /* ------------------------------------------------------------------ */
 /* Running programs.                                                    */
 
-/* babeltrace2 from PATH (Debian's, which CI installs through bootstrap),
- * or NULL. */
-static const char *babeltrace_path(void) {
-  static char found[PATH_MAX];
-  const char *path = getenv("PATH");
-  if (!path) path = "/usr/bin:/bin";
-  while (*path) {
-    size_t n = strcspn(path, ":");
-    snprintf(found, sizeof found, "%.*s/babeltrace2", (int)n, path);
-    if (n > 0 && access(found, X_OK) == 0) return found;
-    path += n + (path[n] == ':');
-  }
-  return NULL;
-}
-
 #define NEED_TOOLS()                                                       \
   do {                                                                     \
     if (!er_tool_path()) ER_SKIP("EVENTRING_TEST_TOOL is not set");        \
-    if (!babeltrace_path())                                                \
+    if (!er_babeltrace_path())                                                \
       ER_SKIP("babeltrace2 is not installed (bootstrap installs it)");     \
   } while (0)
 
@@ -340,14 +327,14 @@ static struct er_lines dump_of(const char *dir, const char *path, int ocaml50,
  * lines. */
 static struct er_lines babeltrace_lines(const char *dir, const char *outdir,
                                         const char *lost_unit) {
-  struct er_run plain = er_run(dir, babeltrace_path(),
+  struct er_run plain = er_run(dir, er_babeltrace_path(),
                                (const char *[]){outdir, NULL}, "TZ=UTC", 0);
   ck_assert_msg(
       er_exit_code(&plain, "babeltrace2") == 0 && plain.err[0] == '\0',
       "babeltrace2 %s: status %d, stderr: %.300s", outdir, plain.status,
       plain.err);
   struct er_run cyc = er_run(
-      dir, babeltrace_path(),
+      dir, er_babeltrace_path(),
       (const char *[]){"--clock-cycles", "--no-delta", outdir, NULL}, NULL, 0);
   ck_assert_msg(er_exit_code(&cyc, "babeltrace2") == 0 && cyc.err[0] == '\0',
                 "babeltrace2 --clock-cycles: stderr: %.300s", cyc.err);
@@ -789,10 +776,8 @@ static TCase *tc_vectors(void) {
 
 static TCase *tc_own(void) {
   TCase *tc = er_tcase("own files");
-  tcase_add_test(tc, test_own_file);
-  tcase_add_test(tc, test_many_packets);
-  tcase_add_test(tc, test_interrupt);
-  tcase_add_test(tc, test_many_domains);
+  ER_ADD_TESTS(tc, test_own_file, test_many_packets, test_interrupt,
+               test_many_domains);
   return tc;
 }
 

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "difftest.h"
+#include "cases.h"
 #include "harness.h"
 #include "lat_craft.h"
 
@@ -82,32 +84,6 @@ static void make_runs(const char *dir) {
   write_run(path_b, spans, pauses, "req");
   for (int i = 0; i < N; i++) spans[i] = span_base[i] * 13 / 10;
   write_run(path_c, spans, pause_base, "req");
-}
-
-static struct lat_run diff(const char *a, const char *b, const char *opt1,
-                           const char *opt2) {
-  const char *args[8];
-  int n = 0;
-  args[n++] = "diff";
-  if (opt1) args[n++] = opt1;
-  if (opt2) args[n++] = opt2;
-  args[n++] = a;
-  args[n++] = b;
-  args[n] = NULL;
-  return lat_run_tool(args);
-}
-
-/* The row of `kind` and `name` in diff --json output, up to the next
- * row (a copy, to free). */
-static char *json_row(const char *json, const char *kind, const char *name) {
-  char pat[256];
-  snprintf(pat, sizeof pat, "{\"kind\": \"%s\", \"name\": \"%s\"", kind,
-           name);
-  const char *p = strstr(json, pat);
-  ck_assert_msg(p != NULL, "no row %s %s in: %.400s", kind, name, json);
-  const char *end = strstr(p + 1, "{\"kind\": ");
-  if (!end) end = p + strlen(p);
-  return strndup(p, (size_t)(end - p));
 }
 
 static int significant(const char *row) {
@@ -194,49 +170,44 @@ END_TEST
  * rank test of the whole sample, answers for p99); restricted to the
  * phase, or with a threshold above the change, nothing fails; several
  * conditions, any one failing; a name that no row has is an error. */
+/* diff --fail-if COND, A to C or C to A: the exit status, and what stderr
+ * says. */
+static const struct fail_if_case {
+  int c_to_a;
+  const char *cond;
+  int status;
+  const char *says; /* or NULL */
+} fail_if_cases[] = {
+    {0, "p99>+10%", 0, NULL},
+    {0, "span:req:p50>+10%", 1, "span req: p50 +30.0%"},
+    {0, "mean>+10%", 1, NULL},
+    {0, "span:r*:mean>+35%", 0, NULL},
+    {0, "phase:minor:p99>+10%", 0, NULL},
+    /* C to A: p50 -23.1 %, beyond noise against -10 %, not against -20 %
+     * (A's durations divided by 0.8 are 4 % below C's: too little for the
+     * median test of 300 durations). */
+    {1, "p50<-10%", 1, NULL},
+    {1, "p50<-20%", 0, NULL},
+    {1, "p50>+10%", 0, NULL},
+    {1, "count>+0%", 0, NULL},
+    {0, "span:nosuch:p99>+10%", 1, "no span named nosuch"},
+};
+
 START_TEST(test_fail_if) {
   ER_NEED_TOOL();
   make_runs(er_tmpdir());
-  struct lat_run r = diff(path_a, path_c, "--fail-if", "p99>+10%");
-  lat_assert_ok(&r);
-  lat_run_free(&r);
-  r = diff(path_a, path_c, "--fail-if", "span:req:p50>+10%");
-  ck_assert_int_eq(r.status, 1);
-  ck_assert_msg(strstr(r.err, "span req: p50 +30.0%"), "%s", r.err);
-  lat_run_free(&r);
-  r = diff(path_a, path_c, "--fail-if", "mean>+10%");
-  ck_assert_int_eq(r.status, 1);
-  lat_run_free(&r);
-  r = diff(path_a, path_c, "--fail-if", "span:r*:mean>+35%");
-  lat_assert_ok(&r);
-  lat_run_free(&r);
-  r = diff(path_a, path_c, "--fail-if", "phase:minor:p99>+10%");
-  lat_assert_ok(&r);
-  lat_run_free(&r);
-  /* C to A: p50 -23.1 %, beyond noise against -10 %, not against -20 %
-   * (A's durations divided by 0.8 are 4 % below C's: too little for the
-   * median test of 300 durations). */
-  r = diff(path_c, path_a, "--fail-if", "p50<-10%");
-  ck_assert_int_eq(r.status, 1);
-  lat_run_free(&r);
-  r = diff(path_c, path_a, "--fail-if", "p50<-20%");
-  lat_assert_ok(&r);
-  lat_run_free(&r);
-  r = diff(path_c, path_a, "--fail-if", "p50>+10%");
-  lat_assert_ok(&r);
-  lat_run_free(&r);
-  r = diff(path_c, path_a, "--fail-if", "count>+0%");
-  lat_assert_ok(&r);
-  lat_run_free(&r);
+  for (size_t i = 0; i < sizeof fail_if_cases / sizeof fail_if_cases[0];
+       i++) {
+    const struct fail_if_case *k = &fail_if_cases[i];
+    diff_expect(k->c_to_a ? path_c : path_a, k->c_to_a ? path_a : path_c,
+                "--fail-if", k->cond, k->status, k->says);
+  }
+  /* Several conditions, any one failing. */
   const char *args[] = {"diff",    "--fail-if", "count>+1%",
                         "--fail-if", "total>+20%", path_a, path_c, NULL};
-  r = lat_run_tool(args);
+  struct lat_run r = lat_run_tool(args);
   ck_assert_int_eq(r.status, 1);
   ck_assert_msg(strstr(r.err, "span req: total +"), "%s", r.err);
-  lat_run_free(&r);
-  r = diff(path_a, path_c, "--fail-if", "span:nosuch:p99>+10%");
-  ck_assert_int_eq(r.status, 1);
-  ck_assert_msg(strstr(r.err, "no span named nosuch"), "%s", r.err);
   lat_run_free(&r);
 }
 END_TEST
@@ -323,13 +294,8 @@ START_TEST(test_stats_json) {
   ck_assert_msg(strstr(r.out, "no noise test: A has no durations"), "%s",
                 r.out);
   lat_run_free(&r);
-  r = diff(old, jc, "--fail-if", "phase:minor:p99>+10%");
-  ck_assert_int_eq(r.status, 1);
-  ck_assert_msg(strstr(r.err, "p99 is missing"), "%s", r.err);
-  lat_run_free(&r);
-  r = diff(ja, jc, "--fail-if", "phase:minor:max>+10%");
-  lat_assert_ok(&r);
-  lat_run_free(&r);
+  diff_expect(old, jc, "--fail-if", "phase:minor:p99>+10%", 1, "p99 is missing");
+  diff_expect(ja, jc, "--fail-if", "phase:minor:max>+10%", 0, NULL);
 }
 END_TEST
 
@@ -451,17 +417,9 @@ START_TEST(test_bad_inputs) {
   ck_assert_msg(strstr(r.err, "not the output of 'eventring stats --json'"),
                 "%s", r.err);
   lat_run_free(&r);
-  r = diff(path_a, broken, NULL, NULL);
-  ck_assert_int_eq(r.status, 1);
-  ck_assert_msg(strstr(r.err, "not valid JSON: line 2"), "%s", r.err);
-  lat_run_free(&r);
-  r = diff(path_a, "/nonexistent/x.events", NULL, NULL);
-  ck_assert_int_eq(r.status, 1);
-  lat_run_free(&r);
-  r = diff(path_a, other, NULL, NULL);
-  ck_assert_int_eq(r.status, 1);
-  ck_assert_msg(strstr(r.err, "no phase or span in common"), "%s", r.err);
-  lat_run_free(&r);
+  diff_expect(path_a, broken, NULL, NULL, 1, "not valid JSON: line 2");
+  diff_expect(path_a, "/nonexistent/x.events", NULL, NULL, 1, NULL);
+  diff_expect(path_a, other, NULL, NULL, 1, "no phase or span in common");
 
   static const char *const usage[][6] = {
       {"diff", "x", NULL},
@@ -521,12 +479,8 @@ START_TEST(test_tail_change) {
   ck_assert_msg(strstr(r.out, "\n* span req "), "%s", r.out);
   ck_assert_msg(strstr(r.out, "% *\n"), "%s", r.out);
   lat_run_free(&r);
-  r = diff(a, t, "--fail-if", "span:req:p99>+50%");
-  ck_assert_int_eq(r.status, 1);
-  lat_run_free(&r);
-  r = diff(a, t, "--fail-if", "span:req:p50>+0.1%");
-  lat_assert_ok(&r);
-  lat_run_free(&r);
+  diff_expect(a, t, "--fail-if", "span:req:p99>+50%", 1, NULL);
+  diff_expect(a, t, "--fail-if", "span:req:p50>+0.1%", 0, NULL);
 }
 END_TEST
 
@@ -593,36 +547,35 @@ static void assert_unchanged(const char *what, const char *out) {
  * its own stats --json is unchanged everywhere and marked nowhere, with
  * the test run on every row both sides have durations for. */
 START_TEST(test_ocaml5_vectors) {
+  const char *name = er_vectors[_i];
   ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_DATA"))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
   const char *dir = er_tmpdir();
-  for (size_t i = 0; i < ER_NVECTORS; i++) {
-    char file[PATH_MAX], json[PATH_MAX + 8];
-    ck_assert(er_unpack_vector(dir, er_vectors[i], file));
-    snprintf(json, sizeof json, "%s.json", file);
-    const char *opt = er_vector_ocaml50(er_vectors[i]) ? "--ocaml50"
-                                                       : "--ocaml53";
-    const char *st[] = {"stats", "--json", opt, "-o", json, file, NULL};
-    struct lat_run r = lat_run_tool(st);
-    lat_assert_ok(&r);
-    lat_run_free(&r);
-    r = diff(file, file, "--json", opt);
-    lat_assert_ok(&r);
-    assert_unchanged(er_vectors[i], r.out);
-    if (!strstr(er_vectors[i], "wrapped"))
-      ck_assert_msg(strstr(r.out, "\"p_value\": 1"), "%s", r.out);
-    lat_run_free(&r);
-    r = diff(json, file, "--json", opt);
-    lat_assert_ok(&r);
-    assert_unchanged(er_vectors[i], r.out);
-    ck_assert_msg(!strstr(r.out, "\"test\": null") ||
-                      strstr(r.out, "\"count\": 0"),
-                  "a row without its test: %s", r.out);
-    lat_run_free(&r);
-    unlink(file);
-    unlink(json);
-  }
+  char file[PATH_MAX], json[PATH_MAX + 8];
+  ck_assert(er_unpack_vector(dir, name, file));
+  snprintf(json, sizeof json, "%s.json", file);
+  const char *opt = er_vector_ocaml50(name) ? "--ocaml50"
+                                                     : "--ocaml53";
+  const char *st[] = {"stats", "--json", opt, "-o", json, file, NULL};
+  struct lat_run r = lat_run_tool(st);
+  lat_assert_ok(&r);
+  lat_run_free(&r);
+  r = diff(file, file, "--json", opt);
+  lat_assert_ok(&r);
+  assert_unchanged(name, r.out);
+  if (!strstr(name, "wrapped"))
+    ck_assert_msg(strstr(r.out, "\"p_value\": 1"), "%s", r.out);
+  lat_run_free(&r);
+  r = diff(json, file, "--json", opt);
+  lat_assert_ok(&r);
+  assert_unchanged(name, r.out);
+  ck_assert_msg(!strstr(r.out, "\"test\": null") ||
+                    strstr(r.out, "\"count\": 0"),
+                "a row without its test: %s", r.out);
+  lat_run_free(&r);
+  unlink(file);
+  unlink(json);
 }
 END_TEST
 
@@ -665,13 +618,8 @@ START_TEST(test_filters) {
                     strstr(r.err, "eventring diff --help"),
                 "%s", r.err);
   lat_run_free(&r);
-  r = diff(path_a, path_c, "--kind=bogus", NULL);
-  ck_assert_int_eq(r.status, 2);
-  ck_assert_msg(strstr(r.err, "--kind: unknown kind 'bogus'"), "%s", r.err);
-  lat_run_free(&r);
-  r = diff(path_a, path_c, "--last=1s", "--since=1s");
-  ck_assert_int_eq(r.status, 2);
-  lat_run_free(&r);
+  diff_expect(path_a, path_c, "--kind=bogus", NULL, 2, "--kind: unknown kind 'bogus'");
+  diff_expect(path_a, path_c, "--last=1s", "--since=1s", 2, NULL);
 }
 END_TEST
 
@@ -686,7 +634,8 @@ static TCase *tc_diff(void) {
   tcase_add_test(tc, test_bad_inputs);
   tcase_add_test(tc, test_lost_named);
   tcase_add_test(tc, test_tail_change);
-  tcase_add_test(tc, test_ocaml5_vectors);
+  er_add_cases(tc, test_ocaml5_vectors, er_vectors, ER_NVECTORS,
+               sizeof er_vectors[0]);
   tcase_add_test(tc, test_filters);
   return tc;
 }

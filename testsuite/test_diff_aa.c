@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "difftest.h"
 #include "harness.h"
 #include "lat_craft.h"
 
@@ -22,31 +23,6 @@ static const char *aa(char *buf, int i) {
   char name[32];
   snprintf(name, sizeof name, "aa%02d.json", i);
   return data(buf, name);
-}
-
-static struct lat_run diff(const char *a, const char *b, const char *opt1,
-                           const char *opt2) {
-  const char *args[8];
-  int n = 0;
-  args[n++] = "diff";
-  if (opt1) args[n++] = opt1;
-  if (opt2) args[n++] = opt2;
-  args[n++] = a;
-  args[n++] = b;
-  args[n] = NULL;
-  return lat_run_tool(args);
-}
-
-/* The row of span `name` in diff --json output, up to the next row (a
- * copy, to free). */
-static char *span_row(const char *json, const char *name) {
-  char pat[256];
-  snprintf(pat, sizeof pat, "{\"kind\": \"span\", \"name\": \"%s\"", name);
-  const char *p = strstr(json, pat);
-  ck_assert_msg(p != NULL, "no row %s in: %.400s", name, json);
-  const char *end = strstr(p + 1, "{\"kind\": ");
-  if (!end) end = p + strlen(p);
-  return strndup(p, (size_t)(end - p));
 }
 
 static int marked(const char *row) {
@@ -76,7 +52,7 @@ START_TEST(test_aa_pairs) {
       lat_assert_ok(&r);
       ck_assert_msg(!strstr(r.out, "\"marked\": true"), "%s %s: %s", a, b,
                     r.out);
-      char *row = span_row(r.out, "aa.work");
+      char *row = json_row(r.out, "span", "aa.work");
       if (!strncmp(json_at(json_at(row, "test"), "significant"), "true", 4))
         rank_significant++;
       free(row);
@@ -129,7 +105,7 @@ START_TEST(test_ab_caught) {
   data(pb, "ab30.json");
   struct lat_run r = diff(pa, pb, "--json", NULL);
   lat_assert_ok(&r);
-  char *work = span_row(r.out, "aa.work"), *other = span_row(r.out, "aa.other");
+  char *work = json_row(r.out, "span", "aa.work"), *other = json_row(r.out, "span", "aa.other");
   ck_assert_msg(marked(work), "%s", work);
   ck_assert_msg(!marked(other), "%s", other);
   const char *eff = json_at(work, "effects");
@@ -162,28 +138,20 @@ START_TEST(test_ab_caught) {
                   conditions[c], r.err);
     lat_run_free(&r);
   }
-  r = diff(pb, pa, "--fail-if", "p50<-10%");
-  ck_assert_int_eq(r.status, 1);
-  lat_run_free(&r);
+  diff_expect(pb, pa, "--fail-if", "p50<-10%", 1, NULL);
   /* A threshold beyond the change does not hold, marked or not; nor
    * one that the change passes but not beyond noise: p99 moved +30.6 %,
    * and B's durations divided by 1.25 are within noise of A's at p99
    * (by 1.2 they are not). */
-  r = diff(pa, pb, "--fail-if", "p50>+50%");
-  lat_assert_ok(&r);
-  lat_run_free(&r);
+  diff_expect(pa, pb, "--fail-if", "p50>+50%", 0, NULL);
   r = diff(pa, pb, "--json", NULL);
-  work = span_row(r.out, "aa.work");
+  work = json_row(r.out, "span", "aa.work");
   double p99 = json_double(json_at(work, "change_pct"), "p99");
   ck_assert_msg(p99 > 25, "p99 change %f", p99);
   free(work);
   lat_run_free(&r);
-  r = diff(pa, pb, "--fail-if", "span:aa.work:p99>+25%");
-  lat_assert_ok(&r);
-  lat_run_free(&r);
-  r = diff(pa, pb, "--fail-if", "span:aa.work:p99>+20%");
-  ck_assert_int_eq(r.status, 1);
-  lat_run_free(&r);
+  diff_expect(pa, pb, "--fail-if", "span:aa.work:p99>+25%", 0, NULL);
+  diff_expect(pa, pb, "--fail-if", "span:aa.work:p99>+20%", 1, NULL);
 
   /* The table: the row and its lines starred, the rule and the minimum
    * effect stated, p = 0 as a bound. */

@@ -81,19 +81,26 @@ static const char *const *reader_args(int k, const char *d, const char *out,
   return v;
 }
 
+/* Makes the test's directory, fills its subdirectory "rings" (whose path
+ * goes to `d`, PATH_MAX bytes) with drop_threads' files and returns the
+ * test's directory. */
+static const char *filled_dir(char *d) {
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s", er_prog_path("drop_threads"));
+  const char *tmp = er_tmpdir();
+  snprintf(d, PATH_MAX, "%s/rings", tmp);
+  ck_assert_int_eq(mkdir(d, 0700), 0);
+  fill(d, p);
+  return tmp;
+}
+
 /* A report: the same with the limit lowered as without. */
 START_TEST(test_readers_read_all) {
   ER_NEED_TOOL();
   if (er_tracing_off()) ER_SKIP("built without tracing");
-  const char *prog = er_prog_path("drop_threads");
-  if (!prog) ER_SKIP("drop_threads is not built");
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s", prog);
-  const char *tmp = er_tmpdir();
+  if (!er_prog_path("drop_threads")) ER_SKIP("drop_threads is not built");
   char d[PATH_MAX], out[PATH_MAX];
-  snprintf(d, sizeof d, "%s/rings", tmp);
-  ck_assert_int_eq(mkdir(d, 0700), 0);
-  fill(d, p);
+  const char *tmp = filled_dir(d);
   /* Not a ring file, and last in pid order: it waits for a descriptor
    * like the files before it, and is then named and skipped. */
   char bad[PATH_MAX + 32];
@@ -148,15 +155,9 @@ END_TEST
 START_TEST(test_followers_refuse) {
   ER_NEED_TOOL();
   if (er_tracing_off()) ER_SKIP("built without tracing");
-  const char *prog = er_prog_path("drop_threads");
-  if (!prog) ER_SKIP("drop_threads is not built");
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s", prog);
-  const char *tmp = er_tmpdir();
+  if (!er_prog_path("drop_threads")) ER_SKIP("drop_threads is not built");
   char d[PATH_MAX], out[PATH_MAX];
-  snprintf(d, sizeof d, "%s/rings", tmp);
-  ck_assert_int_eq(mkdir(d, 0700), 0);
-  fill(d, p);
+  const char *tmp = filled_dir(d);
 
   struct rlimit rl = {NOFILE, NOFILE};
   ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);

@@ -9,16 +9,34 @@
 #define NTHREADS 4
 #define PER_THREAD 200
 
-/* Starts tracing in a fresh directory with PRESERVE set and returns a copy
- * of the ring file's path, which outlives eventring_stop(). */
-static char *start_preserved(char *dir, size_t n) {
-  snprintf(dir, n, "%s", er_tmpdir());
+/* A traced run of one test: its fresh directory and a copy of its ring
+ * file's path, which outlives eventring_stop(). */
+struct traced {
+  char dir[64];
+  char *path;
+};
+
+static int seq_id;
+
+/* Starts tracing in a fresh directory with PRESERVE set and, when
+ * `register_seq`, registers the user int "domains.seq" as seq_id. */
+static void traced_start(struct traced *t, int register_seq) {
+  snprintf(t->dir, sizeof t->dir, "%s", er_tmpdir());
   ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
   ck_assert_int_eq(eventring_start(), 0);
   ck_assert_ptr_nonnull(eventring_path());
-  char *path = strdup(eventring_path());
-  ck_assert_ptr_nonnull(path);
-  return path;
+  t->path = strdup(eventring_path());
+  ck_assert_ptr_nonnull(t->path);
+  if (!register_seq) return;
+  seq_id = eventring_register("domains.seq", EVENTRING_TYPE_INT);
+  ck_assert_int_ge(seq_id, 0);
+}
+
+/* Closes the file read and removes the run's directory. */
+static void traced_end(struct traced *t, struct rf_file *f) {
+  rf_close(f);
+  free(t->path);
+  er_rmdir(t->dir);
 }
 
 static void assert_lifecycle(const struct rf_event *e, unsigned kind,
@@ -51,8 +69,6 @@ static void assert_ring_order(const struct rf_ring *r) {
 
 /* ------------------------------------------------------------------ */
 /* Concurrent threads each get their own ring.                          */
-
-static int seq_id;
 static pthread_barrier_t all_have_slots;
 
 struct worker {
@@ -75,10 +91,8 @@ static void *concurrent_worker(void *arg) {
 }
 
 START_TEST(test_threads_get_own_rings) {
-  char dir[64];
-  char *path = start_preserved(dir, sizeof dir);
-  seq_id = eventring_register("domains.seq", EVENTRING_TYPE_INT);
-  ck_assert_int_ge(seq_id, 0);
+  struct traced t;
+  traced_start(&t, 1);
   int main_id = eventring_domain_id();
   ck_assert_int_eq(main_id, 0);
 
@@ -105,7 +119,7 @@ START_TEST(test_threads_get_own_rings) {
   }
 
   struct rf_file f;
-  er_open_ring(path, &f);
+  er_open_ring(t.path, &f);
   uint64_t pid = (uint64_t)getpid();
   const struct rf_ring *r0 = &f.rings[0];
   ck_assert_uint_ge(r0->nevents, 2);
@@ -130,9 +144,7 @@ START_TEST(test_threads_get_own_rings) {
   for (uint64_t d = NTHREADS + 1; d < f.max_domains; d++)
     ck_assert_uint_eq(f.rings[d].nevents, 0);
   ck_assert_str_eq(rf_user_name(&f, (unsigned)seq_id), "domains.seq");
-  rf_close(&f);
-  free(path);
-  er_rmdir(dir);
+  traced_end(&t, &f);
 }
 END_TEST
 
@@ -161,10 +173,8 @@ static void *phased_worker(void *arg) {
 }
 
 START_TEST(test_slot_reuse) {
-  char dir[64];
-  char *path = start_preserved(dir, sizeof dir);
-  seq_id = eventring_register("domains.seq", EVENTRING_TYPE_INT);
-  ck_assert_int_ge(seq_id, 0);
+  struct traced t;
+  traced_start(&t, 1);
 
   /* X and Y hold slots 1 and 2 together; X exits while Y stays, so the
    * lowest free slot is X's, and Z must take it rather than slot 3. */
@@ -194,7 +204,7 @@ START_TEST(test_slot_reuse) {
   ck_assert_int_eq(z.id, 1);
 
   struct rf_file f;
-  er_open_ring(path, &f);
+  er_open_ring(t.path, &f);
   uint64_t pid = (uint64_t)getpid();
   const struct rf_ring *r = &f.rings[1];
   /* spawn, X's ten, terminate, spawn, Z's ten, terminate. */
@@ -218,9 +228,7 @@ START_TEST(test_slot_reuse) {
   for (int i = 0; i < 10; i++)
     assert_int(&r2->events[1 + i], seq_id, 2000 + i);
   ck_assert_uint_eq(f.rings[3].nevents, 0);
-  rf_close(&f);
-  free(path);
-  er_rmdir(dir);
+  traced_end(&t, &f);
 }
 END_TEST
 
@@ -265,19 +273,17 @@ static void *intruder_worker(void *arg) {
 }
 
 START_TEST(test_bind) {
-  char dir[64];
-  char *path = start_preserved(dir, sizeof dir);
-  seq_id = eventring_register("domains.seq", EVENTRING_TYPE_INT);
-  ck_assert_int_ge(seq_id, 0);
+  struct traced t;
+  traced_start(&t, 1);
   sem_init(&bound, 0, 0);
   sem_init(&checked, 0, 0);
 
   struct binder b = {0};
-  struct intruder t = {0};
+  struct intruder in = {0};
   pthread_t tb, tt;
   ck_assert_int_eq(pthread_create(&tb, NULL, bind5_worker, &b), 0);
   sem_wait(&bound);
-  ck_assert_int_eq(pthread_create(&tt, NULL, intruder_worker, &t), 0);
+  ck_assert_int_eq(pthread_create(&tt, NULL, intruder_worker, &in), 0);
   pthread_join(tt, NULL);
   sem_post(&checked);
   pthread_join(tb, NULL);
@@ -286,16 +292,16 @@ START_TEST(test_bind) {
   ck_assert_int_eq(b.bind_rc, 0);
   ck_assert_int_eq(b.id_after_bind, 5);
   ck_assert_int_eq(b.id_after_release, -1);
-  ck_assert_int_eq(t.busy_rc, EVENTRING_E_BUSY);
-  ck_assert_int_eq(t.neg_rc, EVENTRING_E_INVAL);
-  ck_assert_int_eq(t.max_rc, EVENTRING_E_INVAL);
-  ck_assert_int_eq(t.huge_rc, EVENTRING_E_INVAL);
-  ck_assert_int_eq(t.id_after_fail, -1);
-  ck_assert_int_eq(t.bind6_rc, 0);
-  ck_assert_int_eq(t.id_after_bind6, 6);
+  ck_assert_int_eq(in.busy_rc, EVENTRING_E_BUSY);
+  ck_assert_int_eq(in.neg_rc, EVENTRING_E_INVAL);
+  ck_assert_int_eq(in.max_rc, EVENTRING_E_INVAL);
+  ck_assert_int_eq(in.huge_rc, EVENTRING_E_INVAL);
+  ck_assert_int_eq(in.id_after_fail, -1);
+  ck_assert_int_eq(in.bind6_rc, 0);
+  ck_assert_int_eq(in.id_after_bind6, 6);
 
   struct rf_file f;
-  er_open_ring(path, &f);
+  er_open_ring(t.path, &f);
   ck_assert_uint_eq(f.max_domains, 128);
   uint64_t pid = (uint64_t)getpid();
   /* Ring 5 holds the binder's ten ints in order, ending with the
@@ -318,9 +324,7 @@ START_TEST(test_bind) {
       found600 = 1;
     }
   ck_assert(found600);
-  rf_close(&f);
-  free(path);
-  er_rmdir(dir);
+  traced_end(&t, &f);
 }
 END_TEST
 
@@ -343,9 +347,8 @@ static void *controller(void *arg) {
 }
 
 START_TEST(test_control_without_slot) {
-  char dir[64];
-  char *path = start_preserved(dir, sizeof dir);
-  seq_id = eventring_register("domains.seq", EVENTRING_TYPE_INT);
+  struct traced t;
+  traced_start(&t, 1);
   eventring_write_int(seq_id, 1);
   struct control c = {.stop_rc = 1};
   pthread_t th;
@@ -356,7 +359,7 @@ START_TEST(test_control_without_slot) {
   ck_assert_ptr_null(eventring_path());
 
   struct rf_file f;
-  er_open_ring(path, &f);
+  er_open_ring(t.path, &f);
   ck_assert_uint_eq(rf_count(&f, -1, 1, ER_UEV_INT, seq_id), 1);
   ck_assert_uint_eq(rf_count(&f, -1, 0, ER_EV_LIFECYCLE,
                              EVENTRING_LIFECYCLE_RING_PAUSE), 1);
@@ -364,26 +367,22 @@ START_TEST(test_control_without_slot) {
                              EVENTRING_LIFECYCLE_RING_RESUME), 1);
   ck_assert_uint_eq(rf_count(&f, -1, 0, ER_EV_LIFECYCLE,
                              EVENTRING_LIFECYCLE_RING_STOP), 1);
-  rf_close(&f);
-  free(path);
-  er_rmdir(dir);
+  traced_end(&t, &f);
 }
 END_TEST
 
 /* The same from the starting thread after it gave its slot back. */
 START_TEST(test_stop_after_release) {
-  char dir[64];
-  char *path = start_preserved(dir, sizeof dir);
+  struct traced t;
+  traced_start(&t, 0);
   eventring_domain_release();
   ck_assert_int_eq(eventring_domain_id(), -1);
   ck_assert_int_eq(eventring_stop(), 0);
   struct rf_file f;
-  er_open_ring(path, &f);
+  er_open_ring(t.path, &f);
   ck_assert_uint_eq(rf_count(&f, -1, 0, ER_EV_LIFECYCLE,
                              EVENTRING_LIFECYCLE_RING_STOP), 1);
-  rf_close(&f);
-  free(path);
-  er_rmdir(dir);
+  traced_end(&t, &f);
 }
 END_TEST
 

@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "lat_craft.h"
 #include "testlib.h"
+#include "tooltest.h"
 
 /* The text after " ts=" in a dump line, up to the next space. */
 static void ts_text(const char *line, char *out, size_t size) {
@@ -73,21 +74,6 @@ static int64_t parse_relative(const char *s) {
   return neg ? -v : v;
 }
 
-/* An ISO 8601 UTC time with nanoseconds, as nanoseconds since the epoch. */
-static int64_t parse_wall(const char *s) {
-  struct tm tm = {0};
-  long long ns;
-  int n = 0;
-  ck_assert_msg(sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%9lldZ%n", &tm.tm_year,
-                       &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-                       &tm.tm_sec, &ns, &n) == 7 &&
-                    s[n] == 0 && n == 30,
-                "not an ISO 8601 UTC time with nanoseconds: %s", s);
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return (int64_t)timegm(&tm) * 1000000000 + ns;
-}
-
 START_TEST(test_time_modes_of_own_file) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
@@ -126,7 +112,7 @@ START_TEST(test_time_modes_of_own_file) {
     ck_assert_int_eq(parse_relative(t), (int64_t)(ts - first));
     ck_assert_str_eq(def.v[i], rel.v[i]);
     ts_text(wall.v[i], t, sizeof t);
-    ck_assert_msg(parse_wall(t) == w.wall + (int64_t)(ts - w.ts),
+    ck_assert_msg(er_parse_wall(t) == w.wall + (int64_t)(ts - w.ts),
                   "line %zu: wall %s for timestamp %" PRIu64
                   " with the pair (%" PRIu64 ", %" PRId64 ")",
                   i, t, ts, w.ts, w.wall);
@@ -176,7 +162,7 @@ START_TEST(test_fork_tree_one_offset) {
     ts_text(raw.v[i], t, sizeof t);
     uint64_t ts = parse_raw(t);
     ts_text(wall.v[i], t, sizeof t);
-    int64_t off = parse_wall(t) - (int64_t)ts;
+    int64_t off = er_parse_wall(t) - (int64_t)ts;
     if (i == 0) offset = off;
     ck_assert_msg(off == offset,
                   "line %zu (%s): wall - timestamp is %" PRId64
@@ -276,11 +262,9 @@ END_TEST
  * or without --domain 0, merged or not, and with an event filter. */
 START_TEST(test_origin_ignores_filters) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/origin.events", dir);
   struct craft c;
-  craft_init(&c);
+  const char *dir = craft_new(&c, path, "origin");
   craft_begin(&c, 0, 1000050000, PH_MINOR);
   craft_end(&c, 0, 1000060000, PH_MINOR);
   craft_begin(&c, 1, 1000000000, PH_MINOR);

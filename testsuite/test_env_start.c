@@ -2,6 +2,7 @@
 #include <sys/wait.h>
 
 #include "eventring.h"
+#include "cases.h"
 #include "harness.h"
 #include "ring_format.h"
 #include "testlib.h"
@@ -105,190 +106,107 @@ static void check_run_file(const char *dir, const struct run *r,
   rf_close(&f);
 }
 
-START_TEST(test_start_preserved) {
-  NEED_PROGS();
-  char dir[64];
-  setup_env(dir, sizeof dir, 1);
-  struct run r;
-  run_envstart(&r, NULL);
-  assert_exit0(&r);
-  ck_assert_str_eq(r.err, "");
-  check_run_file(dir, &r, 65536);
-  ck_assert_int_eq(er_count_entries(dir, ""), 1);
-  free(r.out);
-  free(r.err);
-  er_rmdir(dir);
-}
-END_TEST
-
-START_TEST(test_start_removed_at_exit) {
-  NEED_PROGS();
-  char dir[64];
-  setup_env(dir, sizeof dir, 0);
-  struct run r;
-  run_envstart(&r, NULL);
-  assert_exit0(&r);
-  ck_assert_str_eq(r.err, "");
-  /* It traced into the directory while it ran ... */
-  char path[PATH_MAX], want[PATH_MAX + 32];
-  er_ring_path_for(path, sizeof path, dir, r.pid);
-  snprintf(want, sizeof want, "active=1 path=%s\n", path);
-  ck_assert_str_eq(r.out, want);
-  /* ... and its exit took the file away. */
-  ck_assert_int_eq(er_count_entries(dir, ""), 0);
-  free(r.out);
-  free(r.err);
-  er_rmdir(dir);
-}
-END_TEST
-
 /* Counts the lines of `err` and checks each begins with "eventring:". */
 static void assert_one_warning(const char *err) {
   ck_assert_msg(er_count_lines(err) == 1, "stderr: [%s]", err);
   ck_assert_msg(strncmp(err, "eventring:", 10) == 0, "stderr: [%s]", err);
 }
 
-START_TEST(test_start_missing_dir) {
-  NEED_PROGS();
-  char dir[64];
-  setup_env(dir, sizeof dir, 1);
-  char missing[128];
-  snprintf(missing, sizeof missing, "%s/missing", dir);
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_DIR", missing, 1), 0);
-  struct run r;
-  run_envstart(&r, NULL);
-  assert_exit0(&r);
-  assert_one_warning(r.err);
-  ck_assert_str_eq(r.out, "active=0 path=-\n");
-  ck_assert_int_eq(er_count_entries(dir, ""), 0);
-  free(r.out);
-  free(r.err);
-  er_rmdir(dir);
-}
-END_TEST
+/* What a run of envstart leaves behind. */
+enum outcome {
+  KEPT,    /* a ring file with the run's events, ring_words words a ring */
+  REMOVED, /* it traced, and its exit took the file away */
+  UNTRACED, /* it did not trace, and wrote nothing into the directory */
+  SQUATTED, /* it did not trace, and left the file in its way as it was */
+};
 
-START_TEST(test_start_file_exists) {
+/* One environment envstart starts in, and what it must do there. */
+static const struct env_case {
+  const char *name;
+  int preserve;       /* OCAML_RUNTIME_EVENTS_PRESERVE=1 */
+  int no_start;       /* OCAML_RUNTIME_EVENTS_START unset */
+  const char *var;    /* one more variable set, or NULL */
+  const char *value;  /* its value; for OCAML_RUNTIME_EVENTS_DIR, a name
+                         under the test's directory */
+  int squat;          /* a regular file stands where the ring file goes */
+  int warns;          /* one "eventring:" line on stderr, else none */
+  enum outcome outcome;
+  uint64_t ring_words;
+} env_cases[] = {
+    {"start_preserved", 1, 0, NULL, NULL, 0, 0, KEPT, 65536},
+    {"start_removed_at_exit", 0, 0, NULL, NULL, 0, 0, REMOVED, 0},
+    {"start_missing_dir", 1, 0, "OCAML_RUNTIME_EVENTS_DIR", "missing", 0, 1,
+     UNTRACED, 0},
+    {"start_file_exists", 0, 0, NULL, NULL, 1, 1, SQUATTED, 0},
+    {"no_start_variable", 1, 1, NULL, NULL, 0, 0, UNTRACED, 0},
+    /* OCAMLRUNPARAM's e= sets the ring size; other letters are ignored. */
+    {"ocamlrunparam_size", 1, 0, "OCAMLRUNPARAM", "v=0x400,e=11,s=4M,b", 0, 0,
+     KEPT, 2048},
+    /* CAMLRUNPARAM is read when OCAMLRUNPARAM is unset. */
+    {"camlrunparam_fallback", 1, 0, "CAMLRUNPARAM", "e=12", 0, 0, KEPT, 4096},
+    /* A small size is honoured as OCaml 5 honours it (it was raised to
+     * 2^10 words once): 2^7 words hold the run's 15 events. */
+    {"small_ring_size_honoured", 1, 0, "OCAMLRUNPARAM", "e=7", 0, 0, KEPT,
+     128},
+    /* A value that is not a number: one warning, and the default size. */
+    {"bad_value_warns", 1, 0, "OCAMLRUNPARAM", "e=big", 0, 1, KEPT, 65536},
+};
+
+START_TEST(test_env_case) {
+  const struct env_case *c = &env_cases[_i];
   NEED_PROGS();
   char dir[64];
-  setup_env(dir, sizeof dir, 0);
+  setup_env(dir, sizeof dir, c->preserve);
+  if (c->no_start) unsetenv("OCAML_RUNTIME_EVENTS_START");
+  if (c->var && strcmp(c->var, "OCAML_RUNTIME_EVENTS_DIR") == 0) {
+    char sub[128];
+    snprintf(sub, sizeof sub, "%s/%s", dir, c->value);
+    ck_assert_int_eq(setenv(c->var, sub, 1), 0);
+  } else if (c->var) {
+    ck_assert_int_eq(setenv(c->var, c->value, 1), 0);
+  }
   struct run r;
-  run_envstart(&r, dir);
+  run_envstart(&r, c->squat ? dir : NULL);
   assert_exit0(&r);
-  assert_one_warning(r.err);
-  ck_assert_str_eq(r.out, "active=0 path=-\n");
-  /* The file in the way is neither truncated nor removed. */
-  char path[PATH_MAX], buf[32];
+  if (c->warns)
+    assert_one_warning(r.err);
+  else
+    ck_assert_str_eq(r.err, "");
+  char path[PATH_MAX], want[PATH_MAX + 32];
   er_ring_path_for(path, sizeof path, dir, r.pid);
-  FILE *f = fopen(path, "r");
-  ck_assert_ptr_nonnull(f);
-  size_t n = fread(buf, 1, sizeof buf, f);
-  fclose(f);
-  ck_assert_uint_eq(n, 8);
-  ck_assert(memcmp(buf, "squatter", 8) == 0);
+  switch (c->outcome) {
+  case KEPT:
+    check_run_file(dir, &r, c->ring_words);
+    ck_assert_int_eq(er_count_entries(dir, ""), 1);
+    break;
+  case REMOVED:
+    /* It traced into the directory while it ran ... */
+    snprintf(want, sizeof want, "active=1 path=%s\n", path);
+    ck_assert_str_eq(r.out, want);
+    /* ... and its exit took the file away. */
+    ck_assert_int_eq(er_count_entries(dir, ""), 0);
+    break;
+  case UNTRACED:
+    ck_assert_str_eq(r.out, "active=0 path=-\n");
+    ck_assert_int_eq(er_count_entries(dir, ""), 0);
+    break;
+  case SQUATTED: {
+    ck_assert_str_eq(r.out, "active=0 path=-\n");
+    /* The file in the way is neither truncated nor removed. */
+    char buf[32];
+    FILE *f = fopen(path, "r");
+    ck_assert_ptr_nonnull(f);
+    size_t n = fread(buf, 1, sizeof buf, f);
+    fclose(f);
+    ck_assert_uint_eq(n, 8);
+    ck_assert(memcmp(buf, "squatter", 8) == 0);
+    break;
+  }
+  }
   free(r.out);
   free(r.err);
   er_rmdir(dir);
 }
 END_TEST
 
-START_TEST(test_no_start_variable) {
-  NEED_PROGS();
-  char dir[64];
-  setup_env(dir, sizeof dir, 1);
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  struct run r;
-  run_envstart(&r, NULL);
-  assert_exit0(&r);
-  ck_assert_str_eq(r.err, "");
-  ck_assert_str_eq(r.out, "active=0 path=-\n");
-  ck_assert_int_eq(er_count_entries(dir, ""), 0);
-  free(r.out);
-  free(r.err);
-  er_rmdir(dir);
-}
-END_TEST
-
-/* OCAMLRUNPARAM's e= sets the ring size; other letters are ignored. */
-START_TEST(test_ocamlrunparam_size) {
-  NEED_PROGS();
-  char dir[64];
-  setup_env(dir, sizeof dir, 1);
-  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "v=0x400,e=11,s=4M,b", 1), 0);
-  struct run r;
-  run_envstart(&r, NULL);
-  assert_exit0(&r);
-  ck_assert_str_eq(r.err, "");
-  check_run_file(dir, &r, 2048);
-  free(r.out);
-  free(r.err);
-  er_rmdir(dir);
-}
-END_TEST
-
-/* CAMLRUNPARAM is read when OCAMLRUNPARAM is unset. */
-START_TEST(test_camlrunparam_fallback) {
-  NEED_PROGS();
-  char dir[64];
-  setup_env(dir, sizeof dir, 1);
-  ck_assert_int_eq(setenv("CAMLRUNPARAM", "e=12", 1), 0);
-  struct run r;
-  run_envstart(&r, NULL);
-  assert_exit0(&r);
-  ck_assert_str_eq(r.err, "");
-  check_run_file(dir, &r, 4096);
-  free(r.out);
-  free(r.err);
-  er_rmdir(dir);
-}
-END_TEST
-
-/* A small size is honoured as OCaml 5 honours it (it was raised to 2^10
- * words once): 2^7 words hold the run's 15 events. */
-START_TEST(test_small_ring_size_honoured) {
-  NEED_PROGS();
-  char dir[64];
-  setup_env(dir, sizeof dir, 1);
-  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "e=7", 1), 0);
-  struct run r;
-  run_envstart(&r, NULL);
-  assert_exit0(&r);
-  ck_assert_str_eq(r.err, "");
-  check_run_file(dir, &r, 128);
-  free(r.out);
-  free(r.err);
-  er_rmdir(dir);
-}
-END_TEST
-
-/* A value that is not a number: one warning, and the default size. */
-START_TEST(test_bad_value_warns) {
-  NEED_PROGS();
-  char dir[64];
-  setup_env(dir, sizeof dir, 1);
-  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "e=big", 1), 0);
-  struct run r;
-  run_envstart(&r, NULL);
-  assert_exit0(&r);
-  assert_one_warning(r.err);
-  check_run_file(dir, &r, 65536);
-  free(r.out);
-  free(r.err);
-  er_rmdir(dir);
-}
-END_TEST
-
-static TCase *tc_env(void) {
-  TCase *tc = er_tcase("env_start");
-  tcase_add_test(tc, test_start_preserved);
-  tcase_add_test(tc, test_start_removed_at_exit);
-  tcase_add_test(tc, test_start_missing_dir);
-  tcase_add_test(tc, test_start_file_exists);
-  tcase_add_test(tc, test_no_start_variable);
-  tcase_add_test(tc, test_ocamlrunparam_size);
-  tcase_add_test(tc, test_camlrunparam_fallback);
-  tcase_add_test(tc, test_small_ring_size_honoured);
-  tcase_add_test(tc, test_bad_value_warns);
-  return tc;
-}
-
-ER_TEST_MAIN("env_start", tc_env)
+ER_CASES_MAIN("env_start", "env_start", test_env_case, env_cases)

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases.h"
 #include "harness.h"
 #include "lat_craft.h"
 
@@ -135,9 +136,7 @@ START_TEST(test_time_window) {
   const char *a2[] = {"latency", "--json", "--since", "20ms",
                       "--until", "50ms",   path,      NULL};
   r = run(a2);
-  ck_assert_uint_eq(json_u64(r.out, "pauses"), 3);
-  ck_assert_uint_eq(json_u64(r.out, "min_ns"), 30000);
-  ck_assert_uint_eq(json_u64(r.out, "max_ns"), 50000);
+  json_counts(r.out, "pauses=3 min_ns=30000 max_ns=50000");
   lat_run_free(&r);
   /* --last: the last event is the int at 99 ms; 10 ms before it: ints
    * 89 .. 99, the last pause (at 95 ms). */
@@ -244,24 +243,19 @@ START_TEST(test_merge) {
 }
 END_TEST
 
+/* a at even microseconds, b at odd ones. */
+static void fill_interleaved(struct craft *c, int f) {
+  craft_user_name(c, 0, f ? "b" : "a");
+  for (int i = 0; i < 20; i++)
+    craft_user_int(c, i % 2, T0 + (uint64_t)(2 * i + f) * 1000, 0, i);
+}
+
 /* dump --merge of two files: one list in time order across processes,
  * each line tagged with its process; a filter applies to both. */
 START_TEST(test_merge_processes) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char a[PATH_MAX], b[PATH_MAX];
-  snprintf(a, sizeof a, "%s/a.events", dir);
-  snprintf(b, sizeof b, "%s/b.events", dir);
-  for (int f = 0; f < 2; f++) {
-    struct craft c;
-    craft_init(&c);
-    craft_user_name(&c, 0, f ? "b" : "a");
-    /* a at even microseconds, b at odd ones. */
-    for (int i = 0; i < 20; i++)
-      craft_user_int(&c, i % 2, T0 + (uint64_t)(2 * i + f) * 1000, 0, i);
-    craft_write(&c, f ? b : a);
-    craft_free(&c);
-  }
+  craft_pair(a, b, fill_interleaved);
   const char *a1[] = {"dump", "--time=raw", "--merge", a, b, NULL};
   struct lat_run r = run(a1);
   ck_assert_int_eq(count_lines(r.out, " ts="), 40);
@@ -290,59 +284,58 @@ END_TEST
 /* The OCaml 5 vectors: filtered dumps are the unfiltered dump's lines
  * that pass; --merge is sorted; latency --span of their user spans. */
 START_TEST(test_vectors) {
+  const char *name = er_vectors[_i];
   ER_NEED_TOOL();
   const char *data = er_env_dir("EVENTRING_TEST_DATA");
   if (!data) ER_SKIP("EVENTRING_TEST_DATA is not set");
   const char *dir = er_tmpdir();
-  for (size_t i = 0; i < ER_NVECTORS; i++) {
-    char file[PATH_MAX];
-    ck_assert(er_unpack_vector(dir, er_vectors[i], file));
-    const char *opt = er_vector_ocaml50(er_vectors[i]) ? "--ocaml50" : "--time=raw";
-    const char *a0[] = {"dump", "--time=raw", opt, file, NULL};
-    struct lat_run all = run(a0);
-    const char *a1[] = {"dump", "--time=raw", opt, "--domain", "0",
-                        "--kind", "user_int", file, NULL};
-    struct lat_run r = run(a1);
-    int want = 0;
-    for (const char *p = all.out; (p = strstr(p, "domain=0 ts=")); p++) {
-      const char *nl = strchr(p, '\n');
-      const char *k = strstr(p, " kind=user_int ");
-      if (k && (!nl || k < nl)) want++;
-    }
-    /* Event lines (losses are kept too). */
-    ck_assert_int_eq(count_lines(r.out, " ts="), want);
-    ck_assert_int_eq(count_lines(r.out, "kind=user_int"), want);
-    lat_run_free(&r);
-    const char *a2[] = {"dump", "--time=raw", opt, "--merge", file, NULL};
-    r = run(a2);
-    ck_assert_int_eq(count_lines(r.out, " ts="), count_lines(all.out, " ts="));
-    uint64_t prev = 0;
-    for (const char *p = strstr(r.out, " ts="); p; p = strstr(p + 1, " ts=")) {
-      uint64_t ts = strtoull(p + 4, NULL, 10);
-      ck_assert_uint_ge(ts, prev);
-      prev = ts;
-    }
-    lat_run_free(&r);
-    /* Their t.span spans: every begin is a span, cut or unfinished. */
-    int begins = count_lines(all.out, "name=t.span value=begin");
-    const char *a3[] = {"latency", "--json",
-                        er_vector_ocaml50(er_vectors[i]) ? "--ocaml50"
-                                                         : "--json",
-                        "--span",  "t.span", file, NULL};
-    r = run(a3);
-    if (begins) {
-      const char *s = json_named(r.out, "spans", "t.span");
-      ck_assert_msg(s != NULL, "%s: %s", er_vectors[i], r.out);
-      ck_assert_uint_ge(json_u64(s, "count") + json_u64(s, "unfinished") +
-                            json_u64(s, "cut"),
-                        (uint64_t)begins);
-      if (!strstr(er_vectors[i], "wrapped"))
-        ck_assert_uint_eq(json_u64(s, "count"), (uint64_t)begins);
-    }
-    lat_run_free(&r);
-    lat_run_free(&all);
-    unlink(file);
+  char file[PATH_MAX];
+  ck_assert(er_unpack_vector(dir, name, file));
+  const char *opt = er_vector_ocaml50(name) ? "--ocaml50" : "--time=raw";
+  const char *a0[] = {"dump", "--time=raw", opt, file, NULL};
+  struct lat_run all = run(a0);
+  const char *a1[] = {"dump", "--time=raw", opt, "--domain", "0",
+                      "--kind", "user_int", file, NULL};
+  struct lat_run r = run(a1);
+  int want = 0;
+  for (const char *p = all.out; (p = strstr(p, "domain=0 ts=")); p++) {
+    const char *nl = strchr(p, '\n');
+    const char *k = strstr(p, " kind=user_int ");
+    if (k && (!nl || k < nl)) want++;
   }
+  /* Event lines (losses are kept too). */
+  ck_assert_int_eq(count_lines(r.out, " ts="), want);
+  ck_assert_int_eq(count_lines(r.out, "kind=user_int"), want);
+  lat_run_free(&r);
+  const char *a2[] = {"dump", "--time=raw", opt, "--merge", file, NULL};
+  r = run(a2);
+  ck_assert_int_eq(count_lines(r.out, " ts="), count_lines(all.out, " ts="));
+  uint64_t prev = 0;
+  for (const char *p = strstr(r.out, " ts="); p; p = strstr(p + 1, " ts=")) {
+    uint64_t ts = strtoull(p + 4, NULL, 10);
+    ck_assert_uint_ge(ts, prev);
+    prev = ts;
+  }
+  lat_run_free(&r);
+  /* Their t.span spans: every begin is a span, cut or unfinished. */
+  int begins = count_lines(all.out, "name=t.span value=begin");
+  const char *a3[] = {"latency", "--json",
+                      er_vector_ocaml50(name) ? "--ocaml50"
+                                                       : "--json",
+                      "--span",  "t.span", file, NULL};
+  r = run(a3);
+  if (begins) {
+    const char *s = json_named(r.out, "spans", "t.span");
+    ck_assert_msg(s != NULL, "%s: %s", name, r.out);
+    ck_assert_uint_ge(json_u64(s, "count") + json_u64(s, "unfinished") +
+                          json_u64(s, "cut"),
+                      (uint64_t)begins);
+    if (!strstr(name, "wrapped"))
+      ck_assert_uint_eq(json_u64(s, "count"), (uint64_t)begins);
+  }
+  lat_run_free(&r);
+  lat_run_free(&all);
+  unlink(file);
 }
 END_TEST
 
@@ -364,7 +357,8 @@ static TCase *tc_filter(void) {
   tcase_add_test(tc, test_wall_clock);
   tcase_add_test(tc, test_merge);
   tcase_add_test(tc, test_merge_processes);
-  tcase_add_test(tc, test_vectors);
+  er_add_cases(tc, test_vectors, er_vectors, ER_NVECTORS,
+               sizeof er_vectors[0]);
   tcase_add_test(tc, test_last_live);
   return tc;
 }

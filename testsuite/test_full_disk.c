@@ -198,22 +198,45 @@ static void find_ring_file(const char *mnt, char *path, size_t cap) {
   closedir(d);
 }
 
+/* A run of the writer on a tmpfs of `size`: its outcome, the file it
+ * left (path, "" for none), the events each of the first 8 domains has in
+ * it, and what count_events() returned (-2: no file). */
+struct tiny_run {
+  struct outcome o;
+  char path[PATH_MAX];
+  uint64_t ev[8];
+  int decoded;
+};
+
+/* Runs the writer (OCAMLRUNPARAM `param`, `nthreads` threads) on a fresh
+ * tmpfs of `size`, its logs in `logs`.  Returns -1 when no tmpfs could be
+ * mounted, else 0. */
+static int run_tiny(const char *size, const char *param, int nthreads,
+                    const char *logs, struct tiny_run *t) {
+  char mnt[64];
+  if (mount_tiny(size, mnt, sizeof mnt) != 0) return -1;
+  t->o = run_writer(mnt, logs, param, nthreads);
+  find_ring_file(mnt, t->path, sizeof t->path);
+  memset(t->ev, 0, sizeof t->ev);
+  t->decoded = t->path[0] ? count_events(t->path, t->ev, 8) : -2;
+  unmount_tiny(mnt);
+  return 0;
+}
+
 /* 1 MiB, 256 KiB rings: the headers and a few rings fit, the others do
  * not.  Every thread whose ring was reserved has all its events; every
  * other one is named once on stderr and has none; nothing crashes. */
 START_TEST(test_some_domains_fit) {
   NEED_MOUNT();
-  char mnt[64], logs[64];
+  char logs[64];
   snprintf(logs, sizeof logs, "%s", er_tmpdir());
-  if (mount_tiny("1m", mnt, sizeof mnt) != 0)
-    ER_SKIP("cannot mount a tmpfs here");
   const int nthreads = 6;
-  struct outcome o = run_writer(mnt, logs, "e=15,d=8", nthreads);
-  char path[PATH_MAX];
-  find_ring_file(mnt, path, sizeof path);
-  uint64_t ev[8] = {0};
-  int decoded = path[0] ? count_events(path, ev, 8) : -2;
-  unmount_tiny(mnt);
+  static struct tiny_run t;
+  if (run_tiny("1m", "e=15,d=8", nthreads, logs, &t) != 0)
+    ER_SKIP("cannot mount a tmpfs here");
+  const struct outcome o = t.o;
+  const uint64_t *ev = t.ev;
+  int decoded = t.decoded;
 
   ck_assert_msg(o.status != -1, "the writer hung");
   ck_assert_msg(!WIFSIGNALED(o.status), "the writer died of signal %d",
@@ -224,7 +247,7 @@ START_TEST(test_some_domains_fit) {
   ck_assert_int_eq(o.start_rc, 0);
   ck_assert_int_eq(o.nthreads_seen, nthreads);
   ck_assert_msg(o.other_lines == 0, "stderr: %s", o.err);
-  ck_assert_msg(decoded == 0, "the file %s did not decode (%d)", path,
+  ck_assert_msg(decoded == 0, "the file %s did not decode (%d)", t.path,
                 decoded);
   int traced = 0, untraced = 0;
   for (int d = 0; d < 8; d++) ck_assert_int_le(o.warned[d], 1);
@@ -258,16 +281,14 @@ END_TEST
  * no event and the program runs on. */
 START_TEST(test_no_ring_fits) {
   NEED_MOUNT();
-  char mnt[64], logs[64];
+  char logs[64];
   snprintf(logs, sizeof logs, "%s", er_tmpdir());
-  if (mount_tiny("200k", mnt, sizeof mnt) != 0)
+  static struct tiny_run t;
+  if (run_tiny("200k", "e=15,d=8", 2, logs, &t) != 0)
     ER_SKIP("cannot mount a tmpfs here");
-  struct outcome o = run_writer(mnt, logs, "e=15,d=8", 2);
-  char path[PATH_MAX];
-  find_ring_file(mnt, path, sizeof path);
-  uint64_t ev[8] = {0};
-  int decoded = path[0] ? count_events(path, ev, 8) : -2;
-  unmount_tiny(mnt);
+  const struct outcome o = t.o;
+  const uint64_t *ev = t.ev;
+  int decoded = t.decoded;
 
   ck_assert_msg(o.status != -1 && WIFEXITED(o.status) &&
                     WEXITSTATUS(o.status) == 0,

@@ -98,8 +98,8 @@ static size_t events_in(const char *path, int domain, int v, size_t *vals) {
   return n;
 }
 
-static void readers_hold(void) { er_readers_hold_locked(1); }
-static void readers_let_go(void) { er_readers_hold_locked(0); }
+static void readers_hold(void) { er_readers_came_locked(); }
+static void readers_let_go(void) { er_readers_left_locked(); }
 
 /* Retires the slot of the worker, stuck inside a probe, by holding the
  * probes off as `how` says, lets it finish its event, and lets the

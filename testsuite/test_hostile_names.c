@@ -27,13 +27,15 @@ static void assert_clean(const char *what, const char *text, size_t len) {
   }
 }
 
-/* Runs `args` with the tool and checks both its streams; `must_show`
- * (when not NULL) must appear in one of them, so that the check is not
- * vacuous.  Returns the exit code. */
-static int run_clean(const char *dir, const char *const *args,
-                     const char *must_show) {
+/* Runs `args` with the tool, checks that it exits with `code` and both
+ * its streams; `must_show` (when not NULL) must appear in one of them, so
+ * that the check is not vacuous. */
+static void run_clean(const char *dir, const char *const *args,
+                      const char *must_show, int code) {
   struct er_run r = er_run_tool(dir, args, 0);
-  int code = er_exit_code(&r, args[0]);
+  ck_assert_msg(er_exit_code(&r, args[0]) == code,
+                "eventring %s: exit %d, want %d; stderr: %s", args[0],
+                er_exit_code(&r, args[0]), code, r.err);
   char what[128];
   snprintf(what, sizeof what, "eventring %s: stdout", args[0]);
   assert_clean(what, r.out, strlen(r.out));
@@ -44,7 +46,6 @@ static int run_clean(const char *dir, const char *const *args,
                   "eventring %s: no '%s' in\n%s\n%s", args[0], must_show,
                   r.out, r.err);
   er_run_free(&r);
-  return code;
 }
 
 /* Checks the text file at `path`, which must show `must_show`. */
@@ -54,6 +55,22 @@ static void file_clean(const char *path, const char *must_show) {
   assert_clean(path, text, len);
   ck_assert_msg(strstr(text, must_show), "%s: no '%s'", path, must_show);
   free(text);
+}
+
+/* Runs `CMD -o DIR/NAME INPUTS...` as run_clean() does (status 0,
+ * `run_shows`), then checks the file it wrote, which must show
+ * `file_shows` (when not NULL). */
+static void clean_to_file(const char *dir, const char *cmd,
+                          const char *const *inputs, const char *name,
+                          const char *run_shows, const char *file_shows) {
+  char out[PATH_MAX];
+  snprintf(out, sizeof out, "%s/%s", dir, name);
+  const char *args[8] = {cmd, "-o", out};
+  int n = 3;
+  for (; *inputs; inputs++) args[n++] = *inputs;
+  args[n] = NULL;
+  run_clean(dir, args, run_shows, 0);
+  if (file_shows) file_clean(out, file_shows);
 }
 
 /* Runs hostile_names COUNT as `argv0` (exec -a) with tracing on into
@@ -100,34 +117,18 @@ START_TEST(test_one_file) {
   const char *dir = er_tmpdir();
   char *a = run_prog(dir, HOSTILE_ARGV0, "3", NULL);
   char *b = run_prog(dir, HOSTILE_ARGV0, "5", NULL);
-  char out[PATH_MAX];
 
-  ck_assert_int_eq(run_clean(dir, (const char *[]){"dump", a, NULL}, "PWN"),
-                   0);
-  ck_assert_int_eq(run_clean(dir, (const char *[]){"stats", a, NULL}, "PWN"),
-                   0);
-  ck_assert_int_eq(
-      run_clean(dir, (const char *[]){"latency", a, NULL}, NULL), 0);
-  ck_assert_int_eq(
-      run_clean(dir, (const char *[]){"diff", a, b, NULL}, "PWN"), 0);
+  run_clean(dir, (const char *[]){"dump", a, NULL}, "PWN", 0);
+  run_clean(dir, (const char *[]){"stats", a, NULL}, "PWN", 0);
+  run_clean(dir, (const char *[]){"latency", a, NULL}, NULL, 0);
+  run_clean(dir, (const char *[]){"diff", a, b, NULL}, "PWN", 0);
 
-  snprintf(out, sizeof out, "%s/t.json", dir);
-  ck_assert_int_eq(run_clean(dir, (const char *[]){"trace", "-o", out, a,
-                                                   NULL},
-                             NULL),
-                   0);
-  file_clean(out, "PWN");
-  snprintf(out, sizeof out, "%s/r.html", dir);
-  ck_assert_int_eq(run_clean(dir, (const char *[]){"report", "-o", out, a,
-                                                   NULL},
-                             NULL),
-                   0);
-  file_clean(out, "PWN");
-  snprintf(out, sizeof out, "%s/s.events", dir);
-  ck_assert_int_eq(run_clean(dir, (const char *[]){"snapshot", "-o", out, a,
-                                                   NULL},
-                             "snapshot of \\027]0;PWN\\007"),
-                   0);
+  clean_to_file(dir, "trace", (const char *[]){a, NULL}, "t.json", NULL,
+                "PWN");
+  clean_to_file(dir, "report", (const char *[]){a, NULL}, "r.html", NULL,
+                "PWN");
+  clean_to_file(dir, "snapshot", (const char *[]){a, NULL}, "s.events",
+                "snapshot of \\027]0;PWN\\007", NULL);
   free(a);
   free(b);
 }
@@ -142,33 +143,18 @@ START_TEST(test_directory) {
   free(run_prog(dir, HOSTILE_ARGV0, "3", NULL));
   free(run_prog(dir, HOSTILE_ARGV0, "400", "e=6"));
   free(run_prog(dir, UTF8_ARGV0, "3", NULL));
-  char out[PATH_MAX];
   /* The UTF-8 name is shown as it is. */
   const char *utf8 = "(" UTF8_ARGV0 ")";
 
-  ck_assert_int_eq(
-      run_clean(dir, (const char *[]){"stats", "--dir", dir, NULL}, utf8), 0);
-  ck_assert_int_eq(
-      run_clean(dir, (const char *[]){"stats", "--dir", dir, NULL},
-                "(\\027]0;PWN\\007\\027[31mRED\\013\\010fake\\194\\1552J)"),
-      0);
-  ck_assert_int_eq(
-      run_clean(dir, (const char *[]){"latency", "--dir", dir, NULL}, "PWN"),
-      0);
-  ck_assert_int_eq(
-      run_clean(dir, (const char *[]){"dump", "--dir", dir, NULL}, "PWN"), 0);
-  snprintf(out, sizeof out, "%s/t.json", dir);
-  ck_assert_int_eq(run_clean(dir, (const char *[]){"trace", "-o", out,
-                                                   "--dir", dir, NULL},
-                             "PWN"),
-                   0);
-  file_clean(out, "PWN");
-  snprintf(out, sizeof out, "%s/r.html", dir);
-  ck_assert_int_eq(run_clean(dir, (const char *[]){"report", "-o", out,
-                                                   "--dir", dir, NULL},
-                             "PWN"),
-                   0);
-  file_clean(out, "PWN");
+  run_clean(dir, (const char *[]){"stats", "--dir", dir, NULL}, utf8, 0);
+  run_clean(dir, (const char *[]){"stats", "--dir", dir, NULL},
+            "(\\027]0;PWN\\007\\027[31mRED\\013\\010fake\\194\\1552J)", 0);
+  run_clean(dir, (const char *[]){"latency", "--dir", dir, NULL}, "PWN", 0);
+  run_clean(dir, (const char *[]){"dump", "--dir", dir, NULL}, "PWN", 0);
+  clean_to_file(dir, "trace", (const char *[]){"--dir", dir, NULL}, "t.json",
+                "PWN", "PWN");
+  clean_to_file(dir, "report", (const char *[]){"--dir", dir, NULL}, "r.html",
+                "PWN", "PWN");
 }
 END_TEST
 
@@ -180,12 +166,10 @@ START_TEST(test_watch) {
   char link[PATH_MAX];
   snprintf(link, sizeof link, "%s/" HOSTILE_ARGV0, dir);
   ck_assert_int_eq(symlink(er_prog_path("hostile_names"), link), 0);
-  ck_assert_int_eq(
-      run_clean(dir,
-                (const char *[]){"watch", "--when", "event:int\033[2J\n",
-                                 "--out", dir, "--", link, NULL},
-                "in \\027]0;PWN\\007"),
-      0);
+  run_clean(dir,
+            (const char *[]){"watch", "--when", "event:int\033[2J\n", "--out",
+                             dir, "--", link, NULL},
+            "in \\027]0;PWN\\007", 0);
   unlink(link);
 }
 END_TEST
@@ -212,14 +196,10 @@ START_TEST(test_comm) {
   close(ready[0]);
   char spid[32];
   snprintf(spid, sizeof spid, "%ld", (long)pid);
-  ck_assert_int_eq(run_clean(dir, (const char *[]){"dump", "--pid", spid,
-                                                   NULL},
-                             "(PWN\\027[31m"),
-                   1);
-  ck_assert_int_eq(run_clean(dir, (const char *[]){"pause", "--pid", spid,
-                                                   NULL},
-                             "(PWN\\027[31m"),
-                   1);
+  run_clean(dir, (const char *[]){"dump", "--pid", spid, NULL},
+            "(PWN\\027[31m", 1);
+  run_clean(dir, (const char *[]){"pause", "--pid", spid, NULL},
+            "(PWN\\027[31m", 1);
   kill(pid, SIGKILL);
   waitpid(pid, NULL, 0);
 }
@@ -248,9 +228,7 @@ START_TEST(test_utf8_names) {
   craft_free(&c);
 
   snprintf(out, sizeof out, "%s/u.html", dir);
-  ck_assert_int_eq(
-      run_clean(dir, (const char *[]){"report", "-o", out, path, NULL}, NULL),
-      0);
+  run_clean(dir, (const char *[]){"report", "-o", out, path, NULL}, NULL, 0);
   file_clean(out, ">caf\xc3\xa9 \xe2\x9c\x93<");
   file_clean(out, ">bad\\255\\195(x<");
   char *page = er_slurp(out, NULL);
@@ -258,9 +236,7 @@ START_TEST(test_utf8_names) {
   free(page);
 
   snprintf(out, sizeof out, "%s/u.json", dir);
-  ck_assert_int_eq(
-      run_clean(dir, (const char *[]){"trace", "-o", out, path, NULL}, NULL),
-      0);
+  run_clean(dir, (const char *[]){"trace", "-o", out, path, NULL}, NULL, 0);
   file_clean(out, "\"name\":\"caf\xc3\xa9 \xe2\x9c\x93\"");
   file_clean(out, "\"name\":\"bad\\\\255\\\\195(x\"");
 }

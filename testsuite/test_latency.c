@@ -8,14 +8,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "harness.h"
 #include "lat_craft.h"
+#include "tooltest.h"
 
-/* The bound the tool documents (HIST_RELATIVE_ERROR); the layer's header
- * also declares the JSON reader's json_u64, a name lat_craft.h uses. */
-#define json_u64 tool_json_u64
-#include "../tools/analysis/analysis.h"
-#undef json_u64
+/* The bound of the percentiles' relative error that man/eventring.1
+ * documents ("within 1/2048"), which --json reports as relative_error. */
+#define DOC_RELATIVE_ERROR (1.0 / 2048)
 
 static int cmp_u64(const void *a, const void *b) {
   uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -44,7 +44,7 @@ static void check_report(const char *json, uint64_t *v, size_t n) {
   double got = json_double(json, "mean_ns");
   ck_assert_msg(got >= mean * (1 - 1e-9L) && got <= mean * (1 + 1e-9L),
                 "mean %.3f, expected %.3Lf", got, mean);
-  ck_assert(json_double(json, "relative_error") == HIST_RELATIVE_ERROR);
+  ck_assert(json_double(json, "relative_error") == DOC_RELATIVE_ERROR);
   static const struct {
     const char *key;
     uint64_t per_million; /* the percentile, times 10^4 */
@@ -58,7 +58,7 @@ static void check_report(const char *json, uint64_t *v, size_t n) {
     if (k < 1) k = 1;
     uint64_t want = v[k - 1], have = json_u64(pct, rows[i].key);
     double err = have > want ? (double)(have - want) : (double)(want - have);
-    ck_assert_msg(err <= HIST_RELATIVE_ERROR * (double)want,
+    ck_assert_msg(err <= DOC_RELATIVE_ERROR * (double)want,
                   "p%s: %" PRIu64 ", exact %" PRIu64, rows[i].key, have,
                   want);
   }
@@ -72,11 +72,9 @@ static uint64_t rng = 0x9e3779b97f4a7c15ull;
  * a phase nested in it, and outliers on domain 1 (1 ns, 1 s, an hour). */
 START_TEST(test_known_distribution) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/known.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "known");
   size_t n = 10000 + 3;
   uint64_t *v = malloc(n * sizeof *v);
   for (size_t i = 0; i < 10000; i++) v[i] = (i + 1) * 1000;
@@ -98,10 +96,7 @@ START_TEST(test_known_distribution) {
 
   struct lat_run r = latency_json(path, NULL);
   check_report(r.out, v, n);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
+  json_counts(r.out, "cut=0 unfinished=0 unmatched_ends=0 lost=0");
   lat_run_free(&r);
 
   /* The text report has the same numbers, in readable units. */
@@ -122,11 +117,9 @@ END_TEST
 /* Only outermost phases are pauses, however deep the nesting. */
 START_TEST(test_nested) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/nested.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "nested");
   uint64_t ts = 5000;
   /* major_slice (100 us) > major_mark > minor > minor_local_roots. */
   craft_begin(&c, 0, ts, PH_MAJOR_SLICE);
@@ -156,11 +149,9 @@ END_TEST
  * open at the end (unfinished). */
 START_TEST(test_start_cut) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/cut.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "cut");
   craft_skip(&c, 0, 1000);
   uint64_t ts = 10000;
   craft_begin(&c, 0, ts, PH_MINOR_LOCAL_ROOTS);
@@ -180,9 +171,7 @@ START_TEST(test_start_cut) {
   struct lat_run r = latency_json(path, NULL);
   uint64_t v[] = {10000, 20000, 30000, 40000};
   check_report(r.out, v, 4);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 1);
-  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 1);
+  json_counts(r.out, "cut=1 unmatched_ends=1 unfinished=1");
   /* Overwritten before the file was read: the window's start. */
   ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
   ck_assert_uint_eq(json_u64(r.out, "before_window"), 1000);
@@ -270,9 +259,7 @@ START_TEST(test_markers) {
 
   struct lat_run r = latency_json(path, NULL);
   check_report(r.out, v, 5);
-  ck_assert_uint_eq(json_u64(r.out, "markers"), 7);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
+  json_counts(r.out, "markers=7 unmatched_ends=0 unfinished=0");
   lat_run_free(&r);
 
   r = latency_json(path50, "--ocaml50");
@@ -285,9 +272,7 @@ START_TEST(test_markers) {
    * shortest 10 ns), and 24, the major slices, reads as
    * major_gc_phase_change: markers are told by name. */
   r = latency_json(path50, NULL);
-  ck_assert_uint_eq(json_u64(r.out, "pauses"), 10);
-  ck_assert_uint_eq(json_u64(r.out, "markers"), 2);
-  ck_assert_uint_eq(json_u64(r.out, "min_ns"), 10);
+  json_counts(r.out, "pauses=10 markers=2 min_ns=10");
   lat_run_free(&r);
 
   const char *text[] = {"latency", "--per-phase", path, NULL};
@@ -363,10 +348,7 @@ START_TEST(test_gap) {
   lat_assert_ok(&r);
   uint64_t v[] = {5000, 7000};
   check_report(r.out, v, 2);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "lost"), 64);
+  json_counts(r.out, "cut=1 unmatched_ends=0 unfinished=0 lost=64");
   lat_run_free(&r);
 }
 END_TEST
@@ -374,11 +356,9 @@ END_TEST
 /* A file with no pause at all. */
 START_TEST(test_empty) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/empty.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "empty");
   craft_lifecycle(&c, 0, 100, EVENTRING_LIFECYCLE_RING_START, 1);
   craft_write(&c, path);
   craft_free(&c);
@@ -416,31 +396,29 @@ static void expected_pauses(const char *expected, uint64_t *count,
   for (int d = 0; d < 16; d++) *open += depth[d] > 0;
 }
 
-START_TEST(test_ocaml5_vectors) {
+/* One run per OCaml 5 vector, named after it. */
+START_TEST(test_ocaml5_vector) {
+  const char *name = er_vectors[_i];
   ER_NEED_TOOL();
   const char *data = er_env_dir("EVENTRING_TEST_DATA");
   if (!data) ER_SKIP("EVENTRING_TEST_DATA is not set");
-  const char *dir = er_tmpdir();
-  const char *const *names = er_vectors;
-  for (size_t i = 0; i < ER_NVECTORS; i++) {
-    char file[PATH_MAX], exp[PATH_MAX];
-    ck_assert(er_unpack_vector(dir, names[i], file));
-    snprintf(exp, sizeof exp, "%s/%s.expected", data, names[i]);
-    uint64_t count, open;
-    expected_pauses(exp, &count, &open);
-    int is52 = er_vector_ocaml50(names[i]);
-    struct lat_run r = latency_json(file, is52 ? "--ocaml50" : NULL);
-    ck_assert_msg(json_u64(r.out, "pauses") == count,
-                  "%s: %" PRIu64 " pauses, OCaml's reading has %" PRIu64,
-                  names[i], json_u64(r.out, "pauses"), count);
-    ck_assert_uint_eq(json_u64(r.out, "unfinished"), open);
-    if (count) {
-      uint64_t lo = json_u64(r.out, "min_ns"), hi = json_u64(r.out, "max_ns");
-      ck_assert(lo > 0 && lo <= hi);
-    }
-    lat_run_free(&r);
-    unlink(file);
+  char file[PATH_MAX], exp[PATH_MAX];
+  ck_assert(er_unpack_vector(er_tmpdir(), name, file));
+  snprintf(exp, sizeof exp, "%s/%s.expected", data, name);
+  uint64_t count, open;
+  expected_pauses(exp, &count, &open);
+  int is52 = er_vector_ocaml50(name);
+  struct lat_run r = latency_json(file, is52 ? "--ocaml50" : NULL);
+  ck_assert_msg(json_u64(r.out, "pauses") == count,
+                "%s: %" PRIu64 " pauses, OCaml's reading has %" PRIu64,
+                name, json_u64(r.out, "pauses"), count);
+  ck_assert_uint_eq(json_u64(r.out, "unfinished"), open);
+  if (count) {
+    uint64_t lo = json_u64(r.out, "min_ns"), hi = json_u64(r.out, "max_ns");
+    ck_assert(lo > 0 && lo <= hi);
   }
+  lat_run_free(&r);
+  unlink(file);
 }
 END_TEST
 
@@ -448,20 +426,9 @@ END_TEST
  * pauses, each with a nested phase, and 20 major slices. */
 START_TEST(test_c_program) {
   ER_NEED_TOOL();
-  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
-  if (!progs) ER_SKIP("EVENTRING_TEST_PROGS is not set");
-  const char *dir = er_tmpdir();
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  char prog[PATH_MAX];
-  snprintf(prog, sizeof prog, "%s/lat_phases", progs);
-  char *argv[] = {prog, NULL};
-  FILE *out, *err;
-  pid_t pid = lat_start(argv, &out, &err);
-  struct lat_run p = lat_finish(pid, out, err);
-  ck_assert_msg(p.status == 0, "lat_phases: status %d, %s", p.status, p.err);
-  lat_run_free(&p);
+  if (!er_prog_path("lat_phases")) ER_SKIP("EVENTRING_TEST_PROGS is not set");
   char path[PATH_MAX];
-  er_ring_path_for(path, sizeof path, dir, pid);
+  er_trace_prog(er_tmpdir(), "lat_phases", NULL, NULL, path);
   struct lat_run r = latency_json(path, NULL);
   ck_assert_uint_eq(json_u64(r.out, "pauses"), 320);
   ck_assert_msg(strstr(r.out, "\"view\": \"phase\", \"merged\": 0,"), "%s",
@@ -475,9 +442,7 @@ START_TEST(test_c_program) {
   ck_assert_msg(strstr(r.out, "\"view\": \"program\""), "%s", r.out);
   ck_assert_uint_eq(json_u64(r.out, "pauses") + json_u64(r.out, "merged"),
                     320);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "unfinished"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
+  json_counts(r.out, "cut=0 unfinished=0 lost=0");
   ck_assert_msg(strstr(r.out, "\"lost_unit\": \"events\""), "%s", r.out);
   lat_run_free(&r);
 }
@@ -488,20 +453,9 @@ END_TEST
  * end is unmatched. */
 START_TEST(test_since_real) {
   ER_NEED_TOOL();
-  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
-  if (!progs) ER_SKIP("EVENTRING_TEST_PROGS is not set");
-  const char *dir = er_tmpdir();
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  char prog[PATH_MAX];
-  snprintf(prog, sizeof prog, "%s/lat_phases", progs);
-  char *argv[] = {prog, NULL};
-  FILE *out, *err;
-  pid_t pid = lat_start(argv, &out, &err);
-  struct lat_run p = lat_finish(pid, out, err);
-  ck_assert_msg(p.status == 0, "lat_phases: status %d, %s", p.status, p.err);
-  lat_run_free(&p);
+  if (!er_prog_path("lat_phases")) ER_SKIP("EVENTRING_TEST_PROGS is not set");
   char path[PATH_MAX];
-  er_ring_path_for(path, sizeof path, dir, pid);
+  er_trace_prog(er_tmpdir(), "lat_phases", NULL, NULL, path);
   const char *dump[] = {"dump", "--time=raw", path, NULL};
   struct lat_run d = lat_run_tool(dump);
   lat_assert_ok(&d);
@@ -529,9 +483,7 @@ START_TEST(test_since_real) {
                         path,      NULL};
   struct lat_run r = lat_run_tool(args);
   lat_assert_ok(&r);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "pauses"), 319);
+  json_counts(r.out, "cut=1 unmatched_ends=0 pauses=319");
   lat_run_free(&r);
 }
 END_TEST
@@ -567,11 +519,9 @@ END_TEST
  * bug), and the pauses after it are counted whole. */
 START_TEST(test_since_cuts) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/since.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "since");
   /* 0 .. 1 ms: a pause of 1 ms with a nested phase; --since 500us lands
    * inside both. */
   craft_begin(&c, 0, 1000000, PH_MINOR);
@@ -588,9 +538,7 @@ START_TEST(test_since_cuts) {
   lat_assert_ok(&r);
   uint64_t v[] = {10000, 20000};
   check_report(r.out, v, 2);
-  ck_assert_uint_eq(json_u64(r.out, "cut"), 1);
-  ck_assert_uint_eq(json_u64(r.out, "unmatched_ends"), 0);
-  ck_assert_uint_eq(json_u64(r.out, "lost"), 0);
+  json_counts(r.out, "cut=1 unmatched_ends=0 lost=0");
   lat_run_free(&r);
 
   const char *phase[] = {"latency", "--json", "--since", "500us", "--phase",
@@ -599,18 +547,14 @@ START_TEST(test_since_cuts) {
   lat_assert_ok(&r);
   const char *m = strstr(r.out, "\"name\": \"minor\"");
   ck_assert_msg(m != NULL, "%s", r.out);
-  ck_assert_uint_eq(json_u64(m, "count"), 2);
-  ck_assert_uint_eq(json_u64(m, "cut"), 1);
-  ck_assert_uint_eq(json_u64(m, "unmatched_ends"), 0);
+  json_counts(m, "count=2 cut=1 unmatched_ends=0");
   lat_run_free(&r);
 
   const char *stats[] = {"stats", "--json", "--since", "500us", path, NULL};
   r = lat_run_tool(stats);
   lat_assert_ok(&r);
   const char *gc = json_at(r.out, "gc");
-  ck_assert_uint_eq(json_u64(gc, "pauses"), 2);
-  ck_assert_uint_eq(json_u64(gc, "cut"), 1);
-  ck_assert_uint_eq(json_u64(gc, "unmatched_ends"), 0);
+  json_counts(gc, "pauses=2 cut=1 unmatched_ends=0");
   lat_run_free(&r);
 }
 END_TEST
@@ -621,11 +565,9 @@ END_TEST
  * program, is another; --per-phase counts each phase. */
 START_TEST(test_merged) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/merged.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "merged");
   craft_user_name(&c, 0, "app.tick");
   /* 1: minor 100 us, major_slice 87 ns later for 50 us: one pause of
    * 150.087 us. */
@@ -710,7 +652,8 @@ static TCase *tc_crafted(void) {
 
 static TCase *tc_real(void) {
   TCase *tc = er_tcase("real");
-  tcase_add_test(tc, test_ocaml5_vectors);
+  er_add_cases(tc, test_ocaml5_vector, er_vectors, ER_NVECTORS,
+               sizeof er_vectors[0]);
   tcase_add_test(tc, test_c_program);
   tcase_add_test(tc, test_since_real);
   tcase_add_test(tc, test_usage);

@@ -139,11 +139,9 @@ END_TEST
 /* latency --span: the spans' distribution gets its chart too. */
 START_TEST(test_span_chart) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/spans.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "spans");
   craft_user_name(&c, 0, "req");
   uint64_t ts = 1000000;
   craft_lifecycle(&c, 0, ts, EVENTRING_LIFECYCLE_RING_START, 42);

@@ -13,14 +13,7 @@ builddir=${EVENTRING_TEST_BUILDDIR:-.}
 NM=${NM:-nm}
 layers=(base input analysis render cmd)
 
-pass=0 fail=0
-ok() { pass=$((pass + 1)); echo "  ok: $*"; }
-bad() { fail=$((fail + 1)); echo "  FAIL: $*"; }
-
-if ! command -v "$NM" >/dev/null 2>&1; then
-  echo "SKIP: no $NM to read the objects' symbols"
-  exit 77
-fi
+. "$(dirname "$0")/layers_lib.sh"
 
 # The rank of a file's layer, from its path below tools/ (main.c: top).
 rank() {
@@ -80,34 +73,11 @@ for f in "${srcs[@]}" $hdrs; do
 done
 [ $incs_bad -eq 0 ] && ok "each file includes only its layer's header"
 
-# The objects' symbols: which file defines each, which files use it.
-objs=()
-for f in "${srcs[@]}"; do
-  o=$builddir/tools/${f%.c}.o
-  if [ ! -f "$o" ]; then
-    echo "SKIP: $o is not built (make first)"
-    exit 77
-  fi
-  objs+=("$o")
-done
-tmp=$(mktemp -d) || exit 1
-trap 'rm -rf "$tmp"' EXIT
-for f in "${srcs[@]}"; do
-  o=$builddir/tools/${f%.c}.o
-  "$NM" -g --defined-only "$o" | awk -v f="$f" 'NF == 3 { print $3, f }'
-done | sort -k1,1 > "$tmp/defs"
-for f in "${srcs[@]}"; do
-  o=$builddir/tools/${f%.c}.o
-  "$NM" -u "$o" | awk -v f="$f" '{ print $NF, f }'
-done | sort -k1,1 > "$tmp/uses"
-# "user definer symbol", one line per cross-file reference.
-join "$tmp/uses" "$tmp/defs" | awk '$2 != $3 { print $2, $3, $1 }' |
-  sort > "$tmp/refs"
-[ -s "$tmp/refs" ] && ok "$(wc -l < "$tmp/refs") references between files" ||
-  bad "no reference between the files of tools/ (nm found nothing?)"
+# "user definer symbol type", one line per cross-file reference.
+layers_refs "$builddir/tools" "${srcs[@]}"
 
 up=0
-while read -r user definer sym; do
+while read -r user definer sym _; do
   if [ "$(rank "$definer")" -gt "$(rank "$user")" ]; then
     bad "tools/$user uses $sym of tools/$definer, a higher layer"
     up=1
@@ -116,19 +86,8 @@ done < "$tmp/refs"
 [ $up -eq 0 ] && ok "no file uses a symbol of a higher layer"
 
 # No cycle among the files: tsort names the files of a loop.
-awk '{ print $1, $2 }' "$tmp/refs" | sort -u > "$tmp/edges"
-if tsort "$tmp/edges" > /dev/null 2> "$tmp/loop"; then
-  ok "the files' references form no cycle"
-else
-  grep -v 'input contains' "$tmp/loop" | sed 's/^tsort: //' | sort -u \
-    > "$tmp/inloop"
-  bad "the files' references form a cycle through: $(tr '\n' ' ' \
-    < "$tmp/inloop")"
-  # The references between the files of the loop, one line per pair.
-  awk 'NR == FNR { in_loop[$1] = 1; next }
-       ($1 in in_loop) && ($2 in in_loop) { print "    " $1 " -> " $2 }' \
-    "$tmp/inloop" "$tmp/edges"
-fi
+awk '{ print $1, $2 }' "$tmp/refs" > "$tmp/edges"
+layers_no_cycle "$tmp/edges"
 
 echo "layers: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

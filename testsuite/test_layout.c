@@ -33,6 +33,22 @@ static void stop_and_open(const char *path, struct rf_file *f) {
   er_open_ring(path, f);
 }
 
+/* Starts tracing in a fresh directory with preserve set, stops, decodes
+ * the file into `f` and returns the directory. */
+static const char *traced_file(struct rf_file *f) {
+  const char *dir = start_fresh(1);
+  char path[PATH_MAX];
+  er_ring_path(path, sizeof path, dir);
+  stop_and_open(path, f);
+  return dir;
+}
+
+/* Closes the decoded file and removes the test's directory. */
+static void close_and_remove(struct rf_file *f, const char *dir) {
+  rf_close(f);
+  er_rmdir(dir);
+}
+
 START_TEST(test_file_created) {
   const char *dir = start_fresh(0);
   char want[PATH_MAX];
@@ -75,17 +91,13 @@ START_TEST(test_metadata) {
   ck_assert_uint_eq((uint64_t)st.st_size,
                     m[ER_META_CUSTOM_EVENTS_OFFSET] + 8192 * 128);
   ck_assert_uint_eq(f.size, (size_t)st.st_size);
-  rf_close(&f);
-  er_rmdir(dir);
+  close_and_remove(&f, dir);
 }
 END_TEST
 
 START_TEST(test_extension_block) {
-  const char *dir = start_fresh(1);
-  char path[PATH_MAX];
-  er_ring_path(path, sizeof path, dir);
   struct rf_file f;
-  stop_and_open(path, &f);
+  const char *dir = traced_file(&f);
   ck_assert(f.has_ext);
   const uint64_t *x = f.ext;
   ck_assert_uint_eq(x[ER_EXT_MAGIC_W], ER_EXT_MAGIC);
@@ -116,17 +128,13 @@ START_TEST(test_extension_block) {
   ck_assert_str_eq(rf_ext_name(&f, 1, 31), "major_work_extra");
   ck_assert_ptr_null(rf_ext_name(&f, 0, 56));
   ck_assert_ptr_null(rf_ext_name(&f, 1, 32));
-  rf_close(&f);
-  er_rmdir(dir);
+  close_and_remove(&f, dir);
 }
 END_TEST
 
 START_TEST(test_ring_start_and_stop) {
-  const char *dir = start_fresh(1);
-  char path[PATH_MAX];
-  er_ring_path(path, sizeof path, dir);
   struct rf_file f;
-  stop_and_open(path, &f);
+  const char *dir = traced_file(&f);
   const struct rf_ring *r = &f.rings[0];
   ck_assert_uint_eq(r->nevents, 2);
   const struct rf_event *e = &r->events[0];
@@ -152,8 +160,7 @@ START_TEST(test_ring_start_and_stop) {
     ck_assert_uint_eq(f.rings[d].nevents, 0);
     ck_assert_uint_eq(f.rings[d].tail, 0);
   }
-  rf_close(&f);
-  er_rmdir(dir);
+  close_and_remove(&f, dir);
 }
 END_TEST
 
@@ -188,8 +195,7 @@ START_TEST(test_stop_preserves_file) {
   ck_assert_uint_eq(r->events[r->nevents - 1].type, ER_EV_LIFECYCLE);
   ck_assert_uint_eq(r->events[r->nevents - 1].id,
                     EVENTRING_LIFECYCLE_RING_STOP);
-  rf_close(&f);
-  er_rmdir(dir);
+  close_and_remove(&f, dir);
 }
 END_TEST
 
@@ -208,8 +214,7 @@ START_TEST(test_start_twice) {
   /* The second start wrote nothing: one ring_start only. */
   ck_assert_uint_eq(rf_count(&f, -1, 0, ER_EV_LIFECYCLE,
                              EVENTRING_LIFECYCLE_RING_START), 1);
-  rf_close(&f);
-  er_rmdir(dir);
+  close_and_remove(&f, dir);
 }
 END_TEST
 
@@ -231,8 +236,7 @@ START_TEST(test_restart_after_stop) {
   ck_assert_uint_eq(r->events[0].id, EVENTRING_LIFECYCLE_RING_START);
   ck_assert_uint_eq(r->events[1].type, ER_EV_BEGIN);
   ck_assert_uint_eq(r->events[1].id, EVENTRING_PHASE_MINOR);
-  rf_close(&f);
-  er_rmdir(dir);
+  close_and_remove(&f, dir);
 }
 END_TEST
 

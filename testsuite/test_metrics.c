@@ -86,8 +86,10 @@ static struct er_pipe_proc start_exporter(char *const args[], const char *log,
     FILE *f = fopen(log, "r");
     char line[512];
     while (f && fgets(line, sizeof line, f)) {
-      const char *s = strstr(line, "http://127.0.0.1:");
-      if (s) *port = atoi(s + strlen("http://127.0.0.1:"));
+      /* Not the line of --remote-write's URL, printed before. */
+      static const char serving[] = "serving metrics on http://127.0.0.1:";
+      const char *s = strstr(line, serving);
+      if (s) *port = atoi(s + strlen(serving));
     }
     if (f) fclose(f);
     int st;
@@ -165,13 +167,61 @@ static int http_get(int port, const char *path, char **body, char *ctype,
   return status;
 }
 
-static char *scrape(int port) {
+static char *scrape_raw(int port) {
   char *body, ctype[128];
   int status = http_get(port, "/metrics", &body, ctype, sizeof ctype);
   ck_assert_int_eq(status, 200);
   ck_assert_msg(strstr(ctype, "text/plain") && strstr(ctype, "version=0.0.4"),
                 "Content-Type: %s", ctype);
   return body;
+}
+
+/* This machine's name, as the exporter labels every series with it. */
+static const char *host_name(void) {
+  static char h[256];
+  if (!h[0]) {
+    ck_assert_int_eq(gethostname(h, sizeof h), 0);
+    h[sizeof h - 1] = '\0';
+  }
+  return h;
+}
+
+/* The labels given with --label, as they follow host in every series
+ * (",env=\"test\""). */
+static const char *common_labels = "";
+
+/* A scrape with the labels host="<this machine>" and common_labels taken
+ * out of every series, so that the checks name only the labels of their
+ * own.  Every sample line must have these labels first. */
+static char *scrape(int port) {
+  char *body = scrape_raw(port);
+  char lab[300];
+  int ln = snprintf(lab, sizeof lab, "{host=\"%s\"%s", host_name(),
+                    common_labels);
+  char *out = malloc(strlen(body) + 1), *o = out;
+  ck_assert_ptr_nonnull(out);
+  for (const char *l = body; *l;) {
+    const char *nl = strchr(l, '\n');
+    size_t len = nl ? (size_t)(nl - l + 1) : strlen(l);
+    const char *brace = l[0] != '#' ? memchr(l, '{', len) : NULL;
+    ck_assert_msg(l[0] == '#' || (brace && !strncmp(brace, lab, (size_t)ln)),
+                  "a series without the host label first: %.*s", (int)len, l);
+    if (brace) {
+      size_t pre = (size_t)(brace - l);
+      const char *rest = brace + ln; /* ",..." or "}" */
+      memcpy(o, l, pre), o += pre;
+      if (*rest == ',') *o++ = '{', rest++;
+      else rest++; /* "}": no label left */
+      size_t tail = len - (size_t)(rest - l);
+      memcpy(o, rest, tail), o += tail;
+    } else {
+      memcpy(o, l, len), o += len;
+    }
+    l += len;
+  }
+  *o = '\0';
+  free(body);
+  return out;
 }
 
 /* The value of the sample whose name and labels are exactly `series`
@@ -702,6 +752,26 @@ START_TEST(test_usage) {
         NULL}, 2},                                /* no time for a live one */
       {{"metrics", "--listen", "127.0.0.1:0", "--domain", "0", "--dir",
         (char *)dir, NULL}, 2},                   /* not read by the source */
+      {{"metrics", "--remote-write", "https://127.0.0.1:1/api/v1/write",
+        "--pid", "1", NULL}, 2},                  /* http:// only */
+      {{"metrics", "--remote-write", "http://127.0.0.1:99999/", "--pid", "1",
+        NULL}, 2},
+      {{"metrics", "--listen", "127.0.0.1:0", "--label", "env", "--pid", "1",
+        NULL}, 2},                                /* no =VALUE */
+      {{"metrics", "--listen", "127.0.0.1:0", "--label", "pid=3", "--pid",
+        "1", NULL}, 2},                           /* the series' own */
+      {{"metrics", "--listen", "127.0.0.1:0", "--label", "__x=3", "--pid",
+        "1", NULL}, 2},                           /* Prometheus's */
+      {{"metrics", "--listen", "127.0.0.1:0", "--label", "a-b=3", "--pid",
+        "1", NULL}, 2},
+      {{"metrics", "--label", "a=1", "--label", "a=2", "--listen",
+        "127.0.0.1:0", NULL}, 2},                 /* twice */
+      {{"metrics", "--remote-write", "http://127.0.0.1:1/", "--push-interval",
+        "15", "--pid", "1", NULL}, 2},            /* no unit */
+      {{"metrics", "--remote-write", "http://127.0.0.1:1/", "--push-timeout",
+        "0s", "--pid", "1", NULL}, 2},
+      {{"metrics", "--remote-write", "http://127.0.0.1:1/", "--queue-size",
+        "0", "--pid", "1", NULL}, 2},
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *argv[10] = {(char *)tool_path()};
@@ -801,20 +871,62 @@ static int query(int port, const char *expr, double *v, char *resp,
   return ok;
 }
 
-START_TEST(test_prometheus) {
-  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
-  const char *prom = find_program("prometheus");
-  if (!prom) ER_SKIP("prometheus is not installed (Debian: prometheus)");
-  const char *dir = er_tmpdir();
+/* The files of a test with Prometheus: a temporary directory `d` for
+ * the ring files, logs and configuration, and a storage directory of
+ * Prometheus's own (it makes subdirectories: removed by the test). */
+struct prom_files {
+  char prom[PATH_MAX]; /* the prometheus program */
   char d[64], log[128], plog[128], cfg[128], data[128];
-  snprintf(d, sizeof d, "%s", dir);
-  snprintf(log, sizeof log, "%s/exporter.log", d);
-  snprintf(plog, sizeof plog, "%s/prometheus.log", d);
-  snprintf(cfg, sizeof cfg, "%s/prometheus.yml", d);
-  /* The storage gets subdirectories: a directory of its own, removed
-   * below. */
-  snprintf(data, sizeof data, "/tmp/eventring-prom-XXXXXX");
-  ck_assert_ptr_nonnull(mkdtemp(data));
+};
+
+/* Makes the files, or returns why the test is skipped. */
+static const char *prom_files_make(struct prom_files *f) {
+  if (!progs_dir() || !tool_path()) return "EVENTRING_TEST_PROGS/TOOL unset";
+  const char *prom = find_program("prometheus");
+  if (!prom) return "prometheus is not installed (Debian: prometheus)";
+  snprintf(f->prom, sizeof f->prom, "%s", prom);
+  snprintf(f->d, sizeof f->d, "%s", er_tmpdir());
+  snprintf(f->log, sizeof f->log, "%s/exporter.log", f->d);
+  snprintf(f->plog, sizeof f->plog, "%s/prometheus.log", f->d);
+  snprintf(f->cfg, sizeof f->cfg, "%s/prometheus.yml", f->d);
+  snprintf(f->data, sizeof f->data, "/tmp/eventring-prom-XXXXXX");
+  ck_assert_ptr_nonnull(mkdtemp(f->data));
+  return NULL;
+}
+
+/* Starts Prometheus on 127.0.0.1:pport with `cfg` and storage `data`,
+ * logging to `plog`, as a remote-write receiver when `receiver`, and
+ * waits (bounded) until its API answers. */
+static struct er_pipe_proc start_prometheus(const char *prom, const char *cfg,
+                                            const char *data, int pport,
+                                            const char *plog, int receiver) {
+  static char a_cfg[200], a_data[200], a_listen[64];
+  snprintf(a_cfg, sizeof a_cfg, "--config.file=%s", cfg);
+  snprintf(a_data, sizeof a_data, "--storage.tsdb.path=%s", data);
+  snprintf(a_listen, sizeof a_listen, "--web.listen-address=127.0.0.1:%d",
+           pport);
+  char *pargv[] = {(char *)prom, a_cfg, a_data, a_listen, "--log.level=warn",
+                   receiver ? "--web.enable-remote-write-receiver" : NULL,
+                   NULL};
+  struct er_pipe_proc p = er_pipe_start(pargv, NULL, plog);
+  double v, end = er_now() + 40;
+  while (!query(pport, "vector(1)", &v, NULL, 0)) {
+    int st;
+    ck_assert_msg(waitpid(p.pid, &st, WNOHANG) == 0,
+                  "prometheus exited (see %s)", plog);
+    ck_assert_msg(er_now() < end, "prometheus did not answer (see %s)", plog);
+    er_sleep_ms(100);
+  }
+  return p;
+}
+
+START_TEST(test_prometheus) {
+  struct prom_files pf;
+  const char *skip = prom_files_make(&pf);
+  if (skip) ER_SKIP(skip);
+  const char *prom = pf.prom;
+  char *d = pf.d, *log = pf.log, *plog = pf.plog, *cfg = pf.cfg;
+  char *data = pf.data;
 
   /* A writer that goes on pausing while Prometheus scrapes, so that the
    * rate() of its histogram is defined. */
@@ -838,14 +950,7 @@ START_TEST(test_prometheus) {
           port);
   fclose(f);
   int pport = free_port();
-  char a_cfg[200], a_data[200], a_listen[64];
-  snprintf(a_cfg, sizeof a_cfg, "--config.file=%s", cfg);
-  snprintf(a_data, sizeof a_data, "--storage.tsdb.path=%s", data);
-  snprintf(a_listen, sizeof a_listen, "--web.listen-address=127.0.0.1:%d",
-           pport);
-  char *pargv[] = {(char *)prom, a_cfg, a_data, a_listen, "--log.level=warn",
-                   NULL};
-  struct er_pipe_proc p = er_pipe_start(pargv, NULL, plog);
+  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, 0);
 
   /* Until Prometheus has scraped the exporter successfully and the
    * histogram has moved between two scrapes (bounded). */
@@ -905,6 +1010,465 @@ START_TEST(test_prometheus) {
   er_pipe_finish(&p, 15);
   er_pipe_finish(&w, 10);
   er_pipe_finish(&e, 10);
+  nftw(data, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Remote write, into the real Prometheus's receiver.                   */
+
+static void promtool_check(const char *promtool, const char *dir,
+                           const char *body);
+
+/* A configuration for a Prometheus that only receives (it scrapes
+ * nothing). */
+static void remote_write_config(const char *cfg) {
+  FILE *f = fopen(cfg, "w");
+  ck_assert_ptr_nonnull(f);
+  fputs("global:\n  scrape_interval: 1m\n", f);
+  fclose(f);
+}
+
+/* A set of series: "name\1label=value\1..." (labels sorted, values
+ * unescaped) and each one's value. */
+struct series_set {
+  char **key;
+  double *val;
+  int n, cap;
+};
+
+static int cmp_pair(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Adds the series `name` with the `n` labels "k=v" of `pairs`. */
+static void ss_add(struct series_set *s, const char *name, char **pairs,
+                   int n, double v) {
+  qsort(pairs, (size_t)n, sizeof *pairs, cmp_pair);
+  size_t len = strlen(name) + 1;
+  for (int i = 0; i < n; i++) len += strlen(pairs[i]) + 1;
+  char *k = malloc(len), *o = k;
+  ck_assert_ptr_nonnull(k);
+  o += sprintf(o, "%s", name);
+  for (int i = 0; i < n; i++) o += sprintf(o, "\1%s", pairs[i]);
+  if (s->n == s->cap) {
+    s->cap = s->cap ? 2 * s->cap : 256;
+    s->key = realloc(s->key, (size_t)s->cap * sizeof *s->key);
+    s->val = realloc(s->val, (size_t)s->cap * sizeof *s->val);
+    ck_assert(s->key && s->val);
+  }
+  s->key[s->n] = k;
+  s->val[s->n++] = v;
+}
+
+static void ss_free(struct series_set *s) {
+  for (int i = 0; i < s->n; i++) free(s->key[i]);
+  free(s->key);
+  free(s->val);
+  memset(s, 0, sizeof *s);
+}
+
+/* The samples of a text exposition, but those of families starting with
+ * `skip`. */
+static void ss_from_text(struct series_set *s, const char *body,
+                         const char *skip) {
+  for (const char *l = body; *l;) {
+    const char *nl = strchr(l, '\n');
+    const char *end = nl ? nl : l + strlen(l);
+    if (*l != '#' && strncmp(l, skip, strlen(skip)) != 0) {
+      char name[256], *pairs[32];
+      int np = 0;
+      size_t n = strcspn(l, "{ ");
+      snprintf(name, sizeof name, "%.*s", (int)n, l);
+      const char *p = l + n;
+      if (*p == '{') {
+        p++;
+        while (*p != '}') {
+          char pair[1024];
+          size_t k = 0;
+          while (*p != '=') pair[k++] = *p++;
+          pair[k++] = '=';
+          p += 2; /* =" */
+          while (*p != '"') {
+            if (*p == '\\') {
+              p++;
+              pair[k++] = *p == 'n' ? '\n' : *p;
+            } else {
+              pair[k++] = *p;
+            }
+            p++;
+          }
+          pair[k] = '\0';
+          p++;
+          if (*p == ',') p++;
+          ck_assert_int_lt(np, 32);
+          pairs[np++] = strdup(pair);
+        }
+        p++;
+      }
+      ss_add(s, name, pairs, np, strtod(p + 1, NULL));
+      for (int i = 0; i < np; i++) free(pairs[i]);
+    }
+    l = nl ? nl + 1 : end;
+  }
+}
+
+/* A JSON string at *pp (after its opening quote), unescaped into `out`;
+ * *pp is left after its closing quote. */
+static void json_string(const char **pp, char *out, size_t n) {
+  const char *p = *pp;
+  size_t k = 0;
+  while (*p && *p != '"') {
+    unsigned c = (unsigned char)*p++;
+    if (c == '\\') {
+      c = (unsigned char)*p++;
+      if (c == 'n') c = '\n';
+      else if (c == 't') c = '\t';
+      else if (c == 'r') c = '\r';
+      else if (c == 'u') {
+        unsigned u = (unsigned)strtoul((char[5]){p[0], p[1], p[2], p[3], 0},
+                                       NULL, 16);
+        p += 4;
+        if (u >= 0x800 && k + 3 < n) {
+          out[k++] = (char)(0xe0 | u >> 12);
+          out[k++] = (char)(0x80 | ((u >> 6) & 0x3f));
+          c = 0x80 | (u & 0x3f);
+        } else if (u >= 0x80 && k + 2 < n) {
+          out[k++] = (char)(0xc0 | u >> 6);
+          c = 0x80 | (u & 0x3f);
+        } else {
+          c = u;
+        }
+      }
+    }
+    if (k + 1 < n) out[k++] = (char)c;
+  }
+  out[k] = '\0';
+  *pp = *p ? p + 1 : p;
+}
+
+/* The series of an instant query's vector result. */
+static void ss_from_query(struct series_set *s, const char *json) {
+  for (const char *p = strstr(json, "{\"metric\":{"); p;
+       p = strstr(p, "{\"metric\":{")) {
+    p += strlen("{\"metric\":{");
+    char name[1024] = "", *pairs[32];
+    int np = 0;
+    while (*p == '"') {
+      char k[256], v[1024], pair[1300];
+      p++;
+      json_string(&p, k, sizeof k);
+      p += 2; /* :" */
+      json_string(&p, v, sizeof v);
+      if (!strcmp(k, "__name__")) {
+        snprintf(name, sizeof name, "%s", v);
+      } else {
+        snprintf(pair, sizeof pair, "%s=%s", k, v);
+        ck_assert_int_lt(np, 32);
+        pairs[np++] = strdup(pair);
+      }
+      if (*p == ',') p++;
+    }
+    const char *val = strstr(p, "\"value\":[");
+    ck_assert_ptr_nonnull(val);
+    val = strchr(val, ',');
+    ck_assert_ptr_nonnull(val);
+    ss_add(s, name, pairs, np, strtod(val + 2, NULL));
+    for (int i = 0; i < np; i++) free(pairs[i]);
+    p = val;
+  }
+}
+
+/* Whether the two sets hold the same series with the same values; when
+ * not, the first difference goes to `why`. */
+static int ss_equal(struct series_set *a, struct series_set *b, char *why,
+                    size_t n) {
+  for (int i = 0; i < a->n; i++) {
+    int found = 0;
+    for (int j = 0; j < b->n && !found; j++)
+      if (!strcmp(a->key[i], b->key[j])) {
+        found = 1;
+        if (a->val[i] != b->val[j]) {
+          snprintf(why, n, "%s: %.17g scraped, %.17g in Prometheus",
+                   a->key[i], a->val[i], b->val[j]);
+          return 0;
+        }
+      }
+    if (!found) {
+      snprintf(why, n, "%s: scraped, not in Prometheus", a->key[i]);
+      return 0;
+    }
+  }
+  if (a->n != b->n) {
+    snprintf(why, n, "%d series scraped, %d in Prometheus", a->n, b->n);
+    return 0;
+  }
+  return 1;
+}
+
+/* Runs `expr` and returns its whole response (malloc'd), or NULL. */
+static char *query_body(int pport, const char *expr) {
+  char enc[1024], path[1200];
+  urlencode(enc, sizeof enc, expr);
+  snprintf(path, sizeof path, "/api/v1/query?query=%s", enc);
+  char *body;
+  soft_connect = 1;
+  int status = http_get(pport, path, &body, NULL, 0);
+  soft_connect = 0;
+  if (status == 200 && strstr(body, "\"status\":\"success\"")) return body;
+  free(body);
+  return NULL;
+}
+
+/* The value of `series` in a raw scrape of `port`. */
+static double scraped(int port, const char *series) {
+  char *body = scrape(port);
+  double v = need(body, series);
+  free(body);
+  return v;
+}
+
+/* Waits (bounded) until the exporter's counter `series` reaches `want`. */
+static double scrape_at_least(int port, const char *series, double want) {
+  double v = 0, end = er_now() + ER_RUN_TIMEOUT;
+  while ((v = scraped(port, series)) < want && er_now() < end)
+    er_sleep_ms(50);
+  ck_assert_msg(v >= want, "%s is %g after %g s, not %g yet", series, v,
+                ER_RUN_TIMEOUT, want);
+  return v;
+}
+
+#define RW_SENT "eventring_remote_write_sent_samples_total"
+#define RW_DROPPED "eventring_remote_write_dropped_samples_total"
+#define RW_QUEUED "eventring_remote_write_queued_samples"
+#define RW_FAILED "eventring_remote_write_failed_requests_total"
+#define RW_COLLECTED "eventring_remote_write_samples_total"
+#define RW_LAB "" /* scrape() takes env="test" out */
+
+/* The number of samples Prometheus holds of every eventring_ series
+ * (count_over_time would drop the names and merge the series): those of
+ * a range selector's matrix, each series's "values":[[t,"v"],[t,"v"]]. */
+static double stored_samples(int pport) {
+  char *resp = query_body(pport, "{__name__=~\"eventring_.+\"}[1h]");
+  if (!resp) return -1;
+  double n = 0;
+  for (const char *p = resp; (p = strstr(p, "\"values\":[")); p++) n++;
+  for (const char *p = resp; (p = strstr(p, "\"],[")); p++) n++;
+  free(resp);
+  return n;
+}
+
+/* Once the queue is empty and the exporter's counts hold still across a
+ * query of Prometheus: Prometheus holds exactly the samples the exporter
+ * says were sent, and every sample collected was sent, or counted as
+ * dropped or rejected.  Returns the samples sent. */
+static double check_all_arrived(int port, int pport) {
+  double end = er_now() + ER_RUN_TIMEOUT;
+  for (;;) {
+    double c1 = scraped(port, RW_COLLECTED RW_LAB);
+    double s1 = scraped(port, RW_SENT RW_LAB);
+    double q = scraped(port, RW_QUEUED RW_LAB);
+    double d = scraped(port, RW_DROPPED RW_LAB);
+    double r = scraped(port, "eventring_remote_write_rejected_samples_total");
+    double p = stored_samples(pport);
+    double s2 = scraped(port, RW_SENT RW_LAB);
+    double c2 = scraped(port, RW_COLLECTED RW_LAB);
+    if (q == 0 && s1 == s2 && c1 == c2 && s1 > 0) {
+      ck_assert_msg(p == s1, "Prometheus holds %g samples, %g were sent", p,
+                    s1);
+      ck_assert_msg(c1 == s1 + d + r, "%g samples collected, %g sent, %g "
+                    "dropped, %g rejected", c1, s1, d, r);
+      return s1;
+    }
+    ck_assert_msg(er_now() < end, "the queue did not empty (%g queued)", q);
+    er_sleep_ms(20);
+  }
+}
+
+/* The series pushed are those scraped, with the same values, and the
+ * values are those of the file; then the receiver goes away for a while
+ * and comes back, and nothing was lost. */
+START_TEST(test_remote_write) {
+  struct prom_files pf;
+  const char *skip = prom_files_make(&pf);
+  if (skip) ER_SKIP(skip);
+  const char *prom = pf.prom, *found;
+  char *d = pf.d, *log = pf.log, *plog = pf.plog, *cfg = pf.cfg;
+  char *data = pf.data, url[128];
+  remote_write_config(cfg);
+  int pport = free_port();
+  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, 1);
+
+  /* A writer done with its rounds, pushed every 0.5 s. */
+  struct er_pipe_proc w = start_writer(d, NULL);
+  char pid[16];
+  snprintf(pid, sizeof pid, "%ld", (long)w.pid);
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/api/v1/write", pport);
+  common_labels = ",env=\"test\"";
+  char *args[] = {"--pid", pid, "--dir", d, "--remote-write", url,
+                  "--push-interval", "500ms", "--push-timeout", "5s",
+                  "--label", "env=test", NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, log, &port, 0);
+  char *body = scrape_rounds(port, w.pid);
+  check_values(body, w.pid, "mon_writer");
+  free(body);
+
+  /* Every series, but the pusher's own (which move), is in Prometheus
+   * with the value scraped, once a push has carried them all. */
+  char why[1024] = "", sel[128];
+  snprintf(sel, sizeof sel,
+           "{__name__=~\"eventring_.+\",__name__!~\"eventring_remote_write_.+\"}");
+  double end = er_now() + ER_RUN_TIMEOUT;
+  int same = 0, nseries = 0;
+  while (!same && er_now() < end) {
+    struct series_set a = {0}, b = {0};
+    char *raw = scrape_raw(port);
+    ss_from_text(&a, raw, "eventring_remote_write_");
+    free(raw);
+    char *resp = query_body(pport, sel);
+    if (resp) ss_from_query(&b, resp);
+    free(resp);
+    same = ss_equal(&a, &b, why, sizeof why);
+    nseries = a.n;
+    ss_free(&a);
+    ss_free(&b);
+    if (!same) er_sleep_ms(100);
+  }
+  ck_assert_msg(same, "pushed and scraped series differ: %s", why);
+  ck_assert_int_gt(nseries, 100);
+  /* The labels of a fleet, in Prometheus. */
+  char q[512];
+  double v;
+  snprintf(q, sizeof q,
+           "eventring_runtime_minor_allocated{host=\"%s\",env=\"test\","
+           "pid=\"%s\",program=\"mon_writer\",domain=\"0\"}",
+           host_name(), pid);
+  ck_assert_msg(query(pport, q, &v, why, sizeof why), "%s: %s", q, why);
+  ck_assert_double_eq(v, 4242);
+  ck_assert_double_eq(scraped(port, RW_DROPPED RW_LAB), 0);
+  /* With the labels of a fleet, the exposition is one Prometheus's linter
+   * accepts. */
+  found = find_program("promtool");
+  if (found) {
+    char *raw = scrape_raw(port);
+    promtool_check(found, d, raw);
+    free(raw);
+  }
+
+  /* The receiver goes away: pushes fail (counted by the exporter) and
+   * queue up; it comes back on the same port and storage, and every
+   * sample queued meanwhile arrives. */
+  kill(p.pid, SIGTERM);
+  int st = er_pipe_finish(&p, 30);
+  ck_assert_msg(st != -1, "prometheus did not stop");
+  double failed = scraped(port, RW_FAILED RW_LAB);
+  double queued0 = scraped(port, RW_QUEUED RW_LAB);
+  scrape_at_least(port, RW_FAILED RW_LAB, failed + 3);
+  ck_assert_double_gt(scrape_at_least(port, RW_QUEUED RW_LAB, queued0 + 1),
+                      0);
+  snprintf(pf.plog, sizeof pf.plog, "%s/prometheus-again.log", d);
+  p = start_prometheus(prom, cfg, data, pport, plog, 1);
+  double sent = check_all_arrived(port, pport);
+  ck_assert_double_eq(scraped(port, RW_DROPPED RW_LAB), 0);
+  ck_assert_double_eq(scraped(port, "eventring_remote_write_rejected_samples_total" RW_LAB), 0);
+  ck_assert_double_ge(scraped(port, RW_COLLECTED RW_LAB), sent);
+
+  kill(p.pid, SIGTERM);
+  er_pipe_finish(&p, 30);
+  er_pipe_finish(&w, 10);
+  st = er_pipe_finish(&e, 30);
+  ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                "exporter status %d", st);
+  nftw(data, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+/* The number of sample lines of a scrape: the samples of one push. */
+static int sample_lines(const char *body) {
+  int n = 0;
+  for (const char *l = body; *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : "")
+    if (*l != '#' && *l != '\n') n++;
+  return n;
+}
+
+/* A queue too small for the receiver's absence: what does not fit is
+ * dropped and counted, exactly; what fits arrives when it comes. */
+START_TEST(test_remote_write_queue) {
+  struct prom_files pf;
+  const char *skip = prom_files_make(&pf);
+  if (skip) ER_SKIP(skip);
+  const char *prom = pf.prom;
+  char *d = pf.d, *log = pf.log, *plog = pf.plog, *cfg = pf.cfg;
+  char *data = pf.data, url[128];
+  remote_write_config(cfg);
+  /* Nothing listens there yet. */
+  int pport = free_port();
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/api/v1/write", pport);
+
+  struct er_pipe_proc w = start_writer(d, NULL);
+  char pid[16];
+  snprintf(pid, sizeof pid, "%ld", (long)w.pid);
+  common_labels = ",env=\"test\"";
+  /* A push holds the series a scrape shows, n samples: a first exporter
+   * says how many, once it has read the writer's rounds (their number
+   * no longer changes then). */
+  char qs[32] = "1000000";
+  char *args[] = {"--pid", pid, "--dir", d, "--remote-write", url,
+                  "--push-interval", "500ms", "--queue-size", qs,
+                  "--label", "env=test", NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, log, &port, 0);
+  char *body = scrape_rounds(port, w.pid);
+  free(body);
+  body = scrape_raw(port);
+  int n = sample_lines(body);
+  free(body);
+  kill(e.pid, SIGTERM);
+  er_pipe_finish(&e, 30);
+  /* Room for two pushes, not three. */
+  int queue = 2 * n + n / 2;
+  snprintf(qs, sizeof qs, "%d", queue);
+  snprintf(pf.log, sizeof pf.log, "%s/exporter-again.log", d);
+  e = start_exporter(args, log, &port, 0);
+  body = scrape_rounds(port, w.pid);
+  ck_assert_int_eq(sample_lines(body), n);
+  free(body);
+
+  /* Until three pushes' worth were dropped: the queue holds the two
+   * newest, and every other sample collected was dropped. */
+  scrape_at_least(port, RW_DROPPED RW_LAB, 3.0 * n);
+  double collected, dropped, queued, again;
+  do {
+    collected = scraped(port, RW_COLLECTED RW_LAB);
+    dropped = scraped(port, RW_DROPPED RW_LAB);
+    queued = scraped(port, RW_QUEUED RW_LAB);
+    again = scraped(port, RW_COLLECTED RW_LAB);
+  } while (again != collected); /* a push between two reads */
+  ck_assert_double_eq(queued, 2.0 * n);
+  ck_assert_double_eq(dropped, collected - queued);
+  ck_assert_double_eq(scraped(port, RW_SENT RW_LAB), 0);
+
+  /* The receiver comes: what was queued arrives; Prometheus holds every
+   * sample collected but those counted as dropped. */
+  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, 1);
+  double sent = check_all_arrived(port, pport);
+  do {
+    collected = scraped(port, RW_COLLECTED RW_LAB);
+    dropped = scraped(port, RW_DROPPED RW_LAB);
+    queued = scraped(port, RW_QUEUED RW_LAB);
+    sent = scraped(port, RW_SENT RW_LAB);
+    again = scraped(port, RW_COLLECTED RW_LAB);
+  } while (again != collected);
+  ck_assert_double_eq(collected, sent + dropped + queued);
+  ck_assert_double_ge(dropped, 3.0 * n);
+
+  kill(p.pid, SIGTERM);
+  er_pipe_finish(&p, 30);
+  er_pipe_finish(&w, 10);
+  int st = er_pipe_finish(&e, 30);
+  ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                "exporter status %d", st);
   nftw(data, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 END_TEST
@@ -1539,8 +2103,10 @@ static TCase *tc_limits(void) {
 
 static TCase *tc_prometheus(void) {
   TCase *tc = er_tcase("prometheus");
-  tcase_set_timeout(tc, 90);
+  tcase_set_timeout(tc, 240);
   tcase_add_test(tc, test_prometheus);
+  tcase_add_test(tc, test_remote_write);
+  tcase_add_test(tc, test_remote_write_queue);
   return tc;
 }
 

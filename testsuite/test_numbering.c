@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases.h"
 #include "harness.h"
 #include "lat_craft.h"
 
@@ -71,181 +72,167 @@ static void assert_warned(const struct er_run *r, const char *path) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Thin evidence: a guess, and one warning.                             */
+/* What a crafted file's phase events tell.                             */
 
-/* Only counters: no phase at all. */
-START_TEST(test_only_counters) {
-  ER_NEED_TOOL();
-  struct craft c;
-  craft_start(&c);
-  craft_counter(&c, 0, 2000, CT_MINOR_PROMOTED, 7);
-  craft_counter(&c, 0, 2100, CT_MINOR_ALLOCATED, 9);
-  char path[PATH_MAX];
-  craft_path(path, sizeof path);
-  craft_write(&c, path);
-  craft_free(&c);
-  assert_numbering(path, EVENTRING_NUMBERING_OCAML53,
-                   EVENTRING_NUMBERING_GUESSED);
-  struct er_run r = dump(path, NULL, NULL);
-  assert_warned(&r, path);
-  /* It is still read. */
-  ck_assert_ptr_nonnull(strstr(r.out, "name=minor_promoted value=7"));
-  ck_assert_ptr_nonnull(strstr(r.out, "name=minor_allocated value=9"));
-  er_run_free(&r);
-}
-END_TEST
+/* One step of a crafted file (lat_craft.h), on domain `d`. */
+struct step {
+  char op;      /* 'S' ring_start at ts 1000, 'K' skip to ring position
+                   `ts`, 'B' begin, 'E' end, 'C' counter `id` = `v`,
+                   'M' stop-the-world minor collection: stw_leader `id`
+                   { minor `v` } from `ts` on */
+  int d;
+  uint64_t ts;
+  unsigned id;
+  uint64_t v;
+};
 
-/* One begin/end pair of a phase both numberings allow there (major, id
- * 6 in both, outside any stop-the-world section). */
-START_TEST(test_one_neutral_pair) {
-  ER_NEED_TOOL();
-  struct craft c;
-  craft_start(&c);
-  craft_begin(&c, 0, 2000, P_MAJOR);
-  craft_end(&c, 0, 2100, P_MAJOR);
-  char path[PATH_MAX];
-  craft_path(path, sizeof path);
-  craft_write(&c, path);
-  craft_free(&c);
-  assert_numbering(path, EVENTRING_NUMBERING_OCAML53,
-                   EVENTRING_NUMBERING_GUESSED);
-  struct er_run r = dump(path, NULL, NULL);
-  assert_warned(&r, path);
-  ck_assert_ptr_nonnull(strstr(r.out, "kind=runtime_begin name=major "));
-  er_run_free(&r);
-  /* Choosing silences it. */
-  r = dump(path, "--ocaml53", NULL);
-  er_assert_status(&r, 0);
-  ck_assert_str_eq(r.err, "");
-  er_run_free(&r);
-}
-END_TEST
+/* What `eventring dump FILE` says on stderr, with exit status 0. */
+enum said {
+  NOT_RUN,    /* the case does not run the tool */
+  WARNED,     /* the one warning of thin evidence */
+  SILENT,     /* nothing */
+  CONFLICTED, /* the events fit neither numbering */
+};
 
-/* After lost events nothing is known of what was open before: a minor
- * collection with no stop-the-world section around it may sit in one
- * begun before the loss, so it rules nothing out. */
-START_TEST(test_unknown_context_is_no_evidence) {
-  struct craft c;
-  craft_init(&c);
-  craft_skip(&c, 0, 5000);
-  craft_begin(&c, 0, 2000, P53_MINOR);
-  craft_end(&c, 0, 2100, P53_MINOR);
-  char path[PATH_MAX];
-  craft_path(path, sizeof path);
-  craft_write(&c, path);
-  craft_free(&c);
-  assert_numbering(path, EVENTRING_NUMBERING_OCAML53,
-                   EVENTRING_NUMBERING_GUESSED);
-}
-END_TEST
+/* The steps, by name. */
+#define START {'S', 0, 0, 0, 0}
+#define SKIP(d, pos) {'K', d, pos, 0, 0}
+#define BEGIN(d, ts, id) {'B', d, ts, id, 0}
+#define END(d, ts, id) {'E', d, ts, id, 0}
+#define COUNTER(d, ts, id, v) {'C', d, ts, id, v}
+#define STW_MINOR(ts, leader, minor) {'M', 0, ts, leader, minor}
 
-/* ------------------------------------------------------------------ */
-/* Decisive evidence.                                                   */
+/* The numberings and how they were decided, short. */
+#define N50 EVENTRING_NUMBERING_OCAML50
+#define N53 EVENTRING_NUMBERING_OCAML53
+#define GUESSED EVENTRING_NUMBERING_GUESSED
+#define INFERRED EVENTRING_NUMBERING_INFERRED
+#define HEAP_WORDS EVENTRING_COUNTER_MAJOR_HEAP_WORDS
+/* What dump of a stop-the-world minor collection shows. */
+#define STW_SHOWN                                                       \
+  {"kind=runtime_begin name=stw_leader ", "kind=runtime_begin name=minor "}
 
-/* A file of one stop-the-world minor collection written with the ids
- * `leader` and `minor` must be read as `numbering`, decided, by the API
- * and by `eventring dump`, with no warning. */
-static void check_stw_minor_decides(int leader, int minor, int numbering) {
-  struct craft c;
-  craft_start(&c);
-  craft_stw_minor(&c, 2000, leader, minor);
-  char path[PATH_MAX];
-  craft_path(path, sizeof path);
-  craft_write(&c, path);
-  craft_free(&c);
-  assert_numbering(path, numbering, EVENTRING_NUMBERING_INFERRED);
-  struct er_run r = dump(path, NULL, NULL);
-  er_assert_status(&r, 0);
-  ck_assert_str_eq(r.err, "");
-  ck_assert_ptr_nonnull(strstr(r.out, "kind=runtime_begin name=stw_leader "));
-  ck_assert_ptr_nonnull(strstr(r.out, "kind=runtime_begin name=minor "));
-  er_run_free(&r);
-}
+static const struct infer_case {
+  const char *name;
+  struct step steps[8]; /* up to the first op 0 */
+  int numbering, basis; /* eventring_cursor_numbering() */
+  enum said said;
+  const char *shows[2]; /* in dump's listing, when not NULL */
+  const char *choose;   /* an option that silences the warning */
+} infer_cases[] = {
+    /* Thin evidence: a guess, and one warning.  Only counters: no phase
+     * at all; it is still read. */
+    {"only_counters",
+     {START, COUNTER(0, 2000, CT_MINOR_PROMOTED, 7),
+      COUNTER(0, 2100, CT_MINOR_ALLOCATED, 9)},
+     N53, GUESSED, WARNED,
+     {"name=minor_promoted value=7", "name=minor_allocated value=9"}, NULL},
+    /* One begin/end pair of a phase both numberings allow there (major,
+     * id 6 in both, outside any stop-the-world section); choosing
+     * silences it. */
+    {"one_neutral_pair",
+     {START, BEGIN(0, 2000, P_MAJOR), END(0, 2100, P_MAJOR)}, N53, GUESSED,
+     WARNED, {"kind=runtime_begin name=major ", NULL}, "--ocaml53"},
+    /* After lost events nothing is known of what was open before: a
+     * minor collection with no stop-the-world section around it may sit
+     * in one begun before the loss, so it rules nothing out. */
+    {"unknown_context_is_no_evidence",
+     {SKIP(0, 5000), BEGIN(0, 2000, P53_MINOR), END(0, 2100, P53_MINOR)},
+     N53, GUESSED, NOT_RUN, {NULL, NULL}, NULL},
+    /* Decisive evidence, read so by the API and by the tool, no warning:
+     * stw_leader { minor } in 5.0-5.2's ids reads under 5.3+ as a minor
+     * step (minor_leave_barrier) outside any stop-the-world section ... */
+    {"impossible_under_53", {START, STW_MINOR(2000, P50_STW_LEADER, P50_MINOR)},
+     N50, INFERRED, SILENT, STW_SHOWN, NULL},
+    /* ... and the other way: 5.3's stw_leader (35) is 5.0's
+     * minor_remembered_set. */
+    {"impossible_under_50", {START, STW_MINOR(2000, P53_STW_LEADER, P53_MINOR)},
+     N53, INFERRED, SILENT, STW_SHOWN, NULL},
+    /* Ids that only 5.3+ has: a counter from 17 on, a phase from 44 on
+     * (48, empty_minor). */
+    {"ids_beyond_50_counter", {COUNTER(0, 2000, HEAP_WORDS, 1)}, N53, INFERRED,
+     NOT_RUN, {NULL, NULL}, NULL},
+    {"ids_beyond_50_phase", {BEGIN(1, 2000, 48)}, N53, INFERRED, NOT_RUN,
+     {NULL, NULL}, NULL},
+    /* A stop-the-world section nested in another is impossible even where
+     * the nesting below is unknown (after a loss): ids 34 { 35 } are
+     * 5.0's minor_finalizers_admin { minor_remembered_set }, fine inside a
+     * minor collection begun before the loss, and 5.3's stw_handler {
+     * stw_leader }, which no runtime does. */
+    {"nested_stw_after_loss",
+     {SKIP(0, 5000), BEGIN(0, 2000, 34), BEGIN(0, 2010, 35), END(0, 2020, 35),
+      END(0, 2030, 34)},
+     N50, INFERRED, NOT_RUN, {NULL, NULL}, NULL},
+    /* Evidence against both: the numbering with less, and the tool says
+     * the events fit neither. */
+    {"conflicting",
+     {START, STW_MINOR(2000, P50_STW_LEADER, P50_MINOR),
+      STW_MINOR(3000, P50_STW_LEADER, P50_MINOR),
+      COUNTER(0, 4000, HEAP_WORDS, 1)},
+     N50, EVENTRING_NUMBERING_CONFLICTING, CONFLICTED, {NULL, NULL}, NULL},
+};
 
-/* stw_leader { minor } in 5.0-5.2's ids reads under 5.3+ as a minor
- * step (minor_leave_barrier) outside any stop-the-world section. */
-START_TEST(test_impossible_under_53) {
-  ER_NEED_TOOL();
-  check_stw_minor_decides(P50_STW_LEADER, P50_MINOR,
-                          EVENTRING_NUMBERING_OCAML50);
-}
-END_TEST
-
-/* And the other way: 5.3's stw_leader (35) is 5.0's minor_remembered_set. */
-START_TEST(test_impossible_under_50) {
-  ER_NEED_TOOL();
-  check_stw_minor_decides(P53_STW_LEADER, P53_MINOR,
-                          EVENTRING_NUMBERING_OCAML53);
-}
-END_TEST
-
-/* Ids that only 5.3+ has: a counter from 17 on, a phase from 44 on. */
-START_TEST(test_ids_beyond_50) {
-  char path[PATH_MAX];
-  craft_path(path, sizeof path);
+/* Writes the file of `steps` to `path`. */
+static void craft_steps(const struct step *steps, size_t max,
+                        const char *path) {
   struct craft c;
   craft_init(&c);
-  craft_counter(&c, 0, 2000, EVENTRING_COUNTER_MAJOR_HEAP_WORDS, 1);
+  for (size_t i = 0; i < max && steps[i].op; i++) {
+    const struct step *s = &steps[i];
+    switch (s->op) {
+    case 'S': craft_lifecycle(&c, 0, 1000, EVENTRING_LIFECYCLE_RING_START, 42);
+      break;
+    case 'K': craft_skip(&c, s->d, s->ts); break;
+    case 'B': craft_begin(&c, s->d, s->ts, s->id); break;
+    case 'E': craft_end(&c, s->d, s->ts, s->id); break;
+    case 'C': craft_counter(&c, s->d, s->ts, s->id, s->v); break;
+    case 'M': craft_stw_minor(&c, s->ts, s->id, (unsigned)s->v); break;
+    default: ck_abort_msg("step %zu: unknown op %c", i, s->op);
+    }
+  }
   craft_write(&c, path);
   craft_free(&c);
-  assert_numbering(path, EVENTRING_NUMBERING_OCAML53,
-                   EVENTRING_NUMBERING_INFERRED);
-  craft_init(&c);
-  craft_begin(&c, 1, 2000, 48); /* empty_minor */
-  craft_write(&c, path);
-  craft_free(&c);
-  assert_numbering(path, EVENTRING_NUMBERING_OCAML53,
-                   EVENTRING_NUMBERING_INFERRED);
 }
-END_TEST
 
-/* A stop-the-world section nested in another is impossible even where
- * the nesting below is unknown (after a loss): ids 34 { 35 } are 5.0's
- * minor_finalizers_admin { minor_remembered_set }, fine inside a minor
- * collection begun before the loss, and 5.3's stw_handler { stw_leader },
- * which no runtime does. */
-START_TEST(test_nested_stw_after_loss) {
-  struct craft c;
-  craft_init(&c);
-  craft_skip(&c, 0, 5000);
-  craft_begin(&c, 0, 2000, 34);
-  craft_begin(&c, 0, 2010, 35);
-  craft_end(&c, 0, 2020, 35);
-  craft_end(&c, 0, 2030, 34);
+START_TEST(test_infer_case) {
+  const struct infer_case *k = &infer_cases[_i];
+  if (k->said != NOT_RUN) ER_NEED_TOOL();
   char path[PATH_MAX];
   craft_path(path, sizeof path);
-  craft_write(&c, path);
-  craft_free(&c);
-  assert_numbering(path, EVENTRING_NUMBERING_OCAML50,
-                   EVENTRING_NUMBERING_INFERRED);
-}
-END_TEST
-
-/* Evidence against both: the numbering with less, and the tool says the
- * events fit neither. */
-START_TEST(test_conflicting) {
-  ER_NEED_TOOL();
-  struct craft c;
-  craft_start(&c);
-  craft_stw_minor(&c, 2000, P50_STW_LEADER, P50_MINOR);
-  craft_stw_minor(&c, 3000, P50_STW_LEADER, P50_MINOR);
-  craft_counter(&c, 0, 4000, EVENTRING_COUNTER_MAJOR_HEAP_WORDS, 1);
-  char path[PATH_MAX];
-  craft_path(path, sizeof path);
-  craft_write(&c, path);
-  craft_free(&c);
-  assert_numbering(path, EVENTRING_NUMBERING_OCAML50,
-                   EVENTRING_NUMBERING_CONFLICTING);
+  craft_steps(k->steps, sizeof k->steps / sizeof k->steps[0], path);
+  assert_numbering(path, k->numbering, k->basis);
+  if (k->said == NOT_RUN) return;
   struct er_run r = dump(path, NULL, NULL);
-  ck_assert_int_eq(er_exit_code(&r, "the tool"), 0);
   char want[PATH_MAX + 256];
-  snprintf(want, sizeof want,
-           "eventring: %s: the phase events fit neither OCaml 5.0-5.2's nor "
-           "5.3+'s phase numbering; assuming 5.0-5.2, use --ocaml50 or "
-           "--ocaml53 to choose\n",
-           path);
-  ck_assert_str_eq(r.err, want);
+  switch (k->said) {
+  case WARNED:
+    assert_warned(&r, path);
+    break;
+  case SILENT:
+    er_assert_status(&r, 0);
+    ck_assert_str_eq(r.err, "");
+    break;
+  case CONFLICTED:
+    ck_assert_int_eq(er_exit_code(&r, "the tool"), 0);
+    snprintf(want, sizeof want,
+             "eventring: %s: the phase events fit neither OCaml 5.0-5.2's "
+             "nor 5.3+'s phase numbering; assuming 5.0-5.2, use --ocaml50 "
+             "or --ocaml53 to choose\n",
+             path);
+    ck_assert_str_eq(r.err, want);
+    break;
+  case NOT_RUN:
+    break;
+  }
+  for (int i = 0; i < 2 && k->shows[i]; i++)
+    ck_assert_ptr_nonnull(strstr(r.out, k->shows[i]));
   er_run_free(&r);
+  if (k->choose) {
+    r = dump(path, k->choose, NULL);
+    er_assert_status(&r, 0);
+    ck_assert_str_eq(r.err, "");
+    er_run_free(&r);
+  }
 }
 END_TEST
 
@@ -428,25 +415,16 @@ END_TEST
 
 static TCase *tc_infer(void) {
   TCase *tc = er_tcase("infer");
-  tcase_add_test(tc, test_only_counters);
-  tcase_add_test(tc, test_one_neutral_pair);
-  tcase_add_test(tc, test_unknown_context_is_no_evidence);
-  tcase_add_test(tc, test_impossible_under_53);
-  tcase_add_test(tc, test_impossible_under_50);
-  tcase_add_test(tc, test_ids_beyond_50);
-  tcase_add_test(tc, test_nested_stw_after_loss);
-  tcase_add_test(tc, test_conflicting);
+  ER_ADD_CASES(tc, test_infer_case, infer_cases);
   tcase_add_test(tc, test_refined_while_live);
   return tc;
 }
 
 static TCase *tc_force(void) {
   TCase *tc = er_tcase("force");
-  tcase_add_test(tc, test_api_force);
-  tcase_add_test(tc, test_own_file);
+  ER_ADD_TESTS(tc, test_api_force, test_own_file);
   tcase_add_loop_test(tc, test_vectors_no_option, 0, ER_NVECTORS);
-  tcase_add_test(tc, test_ocaml53_forces);
-  tcase_add_test(tc, test_both_options);
+  ER_ADD_TESTS(tc, test_ocaml53_forces, test_both_options);
   return tc;
 }
 

@@ -59,11 +59,26 @@ static int open_vector(const char *name, struct rf_file *f, char *tmp,
   return 1;
 }
 
+/* open_vector() into `f`, `tmp` and `expected` (arrays), or skips the
+ * test when the vectors are not there. */
+#define NEED_VECTOR(name, f, tmp, expected)                                \
+  do {                                                                     \
+    if (!open_vector(name, f, tmp, sizeof tmp, expected, sizeof expected)) \
+      ER_SKIP("EVENTRING_TEST_DATA is not set");                           \
+  } while (0)
+
+/* Closes what open_vector() opened and removes the unpacked copy and
+ * its directory. */
+static void close_vector(struct rf_file *f, const char *tmp) {
+  rf_close(f);
+  unlink(tmp);
+  rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
+}
+
 static void check_vector(const char *name, int phases50) {
   struct rf_file f;
   char tmp[PATH_MAX], expected[PATH_MAX];
-  if (!open_vector(name, &f, tmp, sizeof tmp, expected, sizeof expected))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  NEED_VECTOR(name, &f, tmp, expected);
   ck_assert_int_eq(f.has_ext, 0); /* OCaml writes no extension block */
   struct er_lines want = read_expected(expected);
   struct er_lines got = print_decoded(&f, phases50);
@@ -71,9 +86,7 @@ static void check_vector(const char *name, int phases50) {
   er_lines_compare(name, &got, &want, 0);
   er_lines_free(&want);
   er_lines_free(&got);
-  rf_close(&f);
-  unlink(tmp);
-  rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
+  close_vector(&f, tmp);
 }
 
 START_TEST(test_ocaml52_basic) { check_vector("ocaml5-basic", 1); }
@@ -99,9 +112,7 @@ END_TEST
 START_TEST(test_numbering_matters) {
   struct rf_file f;
   char tmp[PATH_MAX], expected[PATH_MAX];
-  if (!open_vector("ocaml5-basic", &f, tmp, sizeof tmp, expected,
-                   sizeof expected))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  NEED_VECTOR("ocaml5-basic", &f, tmp, expected);
   struct er_lines want = read_expected(expected);
   struct er_lines got = print_decoded(&f, 0);
   ck_assert_uint_eq(got.n, want.n);
@@ -111,9 +122,7 @@ START_TEST(test_numbering_matters) {
   ck_assert_msg(differ > 10, "only %zu lines differ with 5.3+ names", differ);
   er_lines_free(&want);
   er_lines_free(&got);
-  rf_close(&f);
-  unlink(tmp);
-  rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
+  close_vector(&f, tmp);
 }
 END_TEST
 
@@ -128,9 +137,7 @@ END_TEST
 START_TEST(test_ocaml52_wrapped) {
   struct rf_file f;
   char tmp[PATH_MAX], expected[PATH_MAX];
-  if (!open_vector("ocaml5-wrapped", &f, tmp, sizeof tmp, expected,
-                   sizeof expected))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  NEED_VECTOR("ocaml5-wrapped", &f, tmp, expected);
   ck_assert_uint_eq(f.ring_words, 1024);
   const struct rf_ring *r = &f.rings[0];
   ck_assert_uint_eq(r->head, 14002); /* the lost_events line's value */
@@ -148,9 +155,7 @@ START_TEST(test_ocaml52_wrapped) {
   er_lines_compare("ocaml5-wrapped", &got, &want, 0);
   er_lines_free(&want);
   er_lines_free(&got);
-  rf_close(&f);
-  unlink(tmp);
-  rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
+  close_vector(&f, tmp);
 }
 END_TEST
 
@@ -162,9 +167,7 @@ END_TEST
 START_TEST(test_ocaml52_basic_values) {
   struct rf_file f;
   char tmp[PATH_MAX], expected[PATH_MAX];
-  if (!open_vector("ocaml5-basic", &f, tmp, sizeof tmp, expected,
-                   sizeof expected))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  NEED_VECTOR("ocaml5-basic", &f, tmp, expected);
   const struct rf_ring *r = &f.rings[0];
   ck_assert_uint_gt(r->nevents, 600);
   const struct rf_event *e = &r->events[0];
@@ -198,9 +201,7 @@ START_TEST(test_ocaml52_basic_values) {
   ck_assert_uint_eq(rf_count(&f, 0, 1, 0, -1), 5);
   ck_assert_uint_eq(rf_count(&f, 0, 1, 2, -1), 10);
   ck_assert_uint_eq(rf_count(&f, 0, 1, 3, -1), 10);
-  rf_close(&f);
-  unlink(tmp);
-  rmdir(getenv("OCAML_RUNTIME_EVENTS_DIR"));
+  close_vector(&f, tmp);
 }
 END_TEST
 
@@ -209,9 +210,7 @@ END_TEST
 START_TEST(test_malformed_refused) {
   struct rf_file f;
   char tmp[PATH_MAX], expected[PATH_MAX], err[256];
-  if (!open_vector("ocaml5-basic", &f, tmp, sizeof tmp, expected,
-                   sizeof expected))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  NEED_VECTOR("ocaml5-basic", &f, tmp, expected);
   rf_close(&f);
   FILE *fp = fopen(tmp, "r+");
   ck_assert_ptr_nonnull(fp);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "eventring.h"
+#include "cases.h"
 #include "harness.h"
 #include "ring_format.h"
 
@@ -69,49 +70,47 @@ static void expect(const struct outcome *o, uint64_t words, uint64_t domains,
                 "want %d stderr line(s), got: \"%s\"", warnings, o->err);
 }
 
-START_TEST(test_defaults) {
-  struct outcome o = run_with(NULL, NULL);
-  expect(&o, 1u << 16, 128, 0);
-}
-END_TEST
+/* An environment and the rings it must give: ring words, domain slots
+ * and stderr lines. */
+static const struct param_case {
+  const char *name;
+  const char *ocamlrunparam, *camlrunparam; /* NULL: unset */
+  uint64_t words, domains;
+  int warnings;
+} param_cases[] = {
+    {"defaults", NULL, NULL, 1u << 16, 128, 0},
+    {"ring_size_e10", "e=10", NULL, 1024, 128, 0},
+    {"ring_size_e12", "e=12", NULL, 4096, 128, 0},
+    {"domains_d4", "d=4", NULL, 1u << 16, 4, 0},
+    {"domains_d1", "e=11,d=1", NULL, 2048, 1, 0},
+    {"other_letters_ignored", "s=4M,v=0x400,b", NULL, 1u << 16, 128, 0},
+    {"other_letters_around", "s=4M,v=0x400,b,e=11,l=8M,d=3,o=120", NULL, 2048,
+     3, 0},
+    {"camlrunparam", NULL, "e=11,d=2", 2048, 2, 0},
+    /* OCAMLRUNPARAM wins over CAMLRUNPARAM when both are set. */
+    {"ocamlrunparam_wins", "e=12", "e=11,d=2", 4096, 128, 0},
+    /* Small rings are honoured, as OCaml 5 honours them (test_small_rings
+     * writes in them); e=0 is clamped to 1, with a warning. */
+    {"small_e9", "e=9", NULL, 512, 128, 0},
+    {"small_e1", "e=1", NULL, 2, 128, 0},
+    {"clamped_e0", "e=0", NULL, 2, 128, 1},
+    /* A value that is not a number gives one warning line and the
+     * default. */
+    {"bad_e", "e=abc", NULL, 1u << 16, 128, 1},
+    {"bad_d", "d=lots", NULL, 1u << 16, 128, 1},
+};
 
-START_TEST(test_ring_size) {
-  struct outcome o = run_with("e=10", NULL);
-  expect(&o, 1024, 128, 0);
-  o = run_with("e=12", NULL);
-  expect(&o, 4096, 128, 0);
-}
-END_TEST
-
-START_TEST(test_domains) {
-  struct outcome o = run_with("d=4", NULL);
-  expect(&o, 1u << 16, 4, 0);
-  o = run_with("e=11,d=1", NULL);
-  expect(&o, 2048, 1, 0);
-}
-END_TEST
-
-START_TEST(test_other_letters_ignored) {
-  struct outcome o = run_with("s=4M,v=0x400,b", NULL);
-  expect(&o, 1u << 16, 128, 0);
-  o = run_with("s=4M,v=0x400,b,e=11,l=8M,d=3,o=120", NULL);
-  expect(&o, 2048, 3, 0);
-}
-END_TEST
-
-START_TEST(test_camlrunparam) {
-  struct outcome o = run_with(NULL, "e=11,d=2");
-  expect(&o, 2048, 2, 0);
-  /* OCAMLRUNPARAM wins over CAMLRUNPARAM when both are set. */
-  o = run_with("e=12", "e=11,d=2");
-  expect(&o, 4096, 128, 0);
+START_TEST(test_param_case) {
+  const struct param_case *k = &param_cases[_i];
+  struct outcome o = run_with(k->ocamlrunparam, k->camlrunparam);
+  expect(&o, k->words, k->domains, k->warnings);
+  if (k->warnings)
+    ck_assert_msg(strstr(o.err, "eventring") != NULL, "warning: %s", o.err);
 }
 END_TEST
 
 /* e= outside [1,26] is clamped; whether a clamp is also worth a warning
- * is the library's choice, but there is at most one line.  Small rings
- * are honoured, as OCaml 5 honours them (test_small_rings writes in
- * them). */
+ * is the library's choice, but there is at most one line. */
 START_TEST(test_clamped) {
   struct outcome o = run_with("e=99", NULL);
   ck_assert_msg(o.rc == 0, "e=99: %d (%s)", o.rc, eventring_strerror(o.rc));
@@ -119,12 +118,6 @@ START_TEST(test_clamped) {
   ck_assert_int_le(er_count_lines(o.err), 1);
   ck_assert_uint_ge(o.meta[ER_META_MAX_DOMAINS], 1);
   ck_assert_uint_lt(o.size, (uint64_t)1 << 40);
-  o = run_with("e=9", NULL);
-  expect(&o, 512, 128, 0);
-  o = run_with("e=1", NULL);
-  expect(&o, 2, 128, 0);
-  o = run_with("e=0", NULL);
-  expect(&o, 2, 128, 1);
   o = run_with("d=5000", NULL);
   ck_assert_int_eq(o.rc, 0);
   ck_assert_uint_eq(o.meta[ER_META_MAX_DOMAINS], 4096);
@@ -132,15 +125,10 @@ START_TEST(test_clamped) {
 }
 END_TEST
 
-/* A value that is not a number gives one warning line and the default;
- * a negative one gives one line and either the default or the clamp. */
+/* A negative value gives one line and either the default or the clamp;
+ * an empty one, one line and the default. */
 START_TEST(test_bad_values_warn) {
-  struct outcome o = run_with("e=abc", NULL);
-  expect(&o, 1u << 16, 128, 1);
-  ck_assert_msg(strstr(o.err, "eventring") != NULL, "warning: %s", o.err);
-  o = run_with("d=lots", NULL);
-  expect(&o, 1u << 16, 128, 1);
-  o = run_with("e=-1", NULL);
+  struct outcome o = run_with("e=-1", NULL);
   ck_assert_int_eq(o.rc, 0);
   ck_assert(o.meta[ER_META_RING_SIZE_ELEMENTS] == 2 ||
             o.meta[ER_META_RING_SIZE_ELEMENTS] == 1u << 16);
@@ -250,16 +238,9 @@ END_TEST
 
 static TCase *tc_params(void) {
   TCase *tc = er_tcase("params");
-  tcase_add_test(tc, test_defaults);
-  tcase_add_test(tc, test_ring_size);
-  tcase_add_test(tc, test_domains);
-  tcase_add_test(tc, test_other_letters_ignored);
-  tcase_add_test(tc, test_camlrunparam);
-  tcase_add_test(tc, test_clamped);
-  tcase_add_test(tc, test_bad_values_warn);
-  tcase_add_test(tc, test_huge_request);
-  tcase_add_test(tc, test_reread_at_each_start);
-  tcase_add_test(tc, test_small_ring_decodes);
+  ER_ADD_CASES(tc, test_param_case, param_cases);
+  ER_ADD_TESTS(tc, test_clamped, test_bad_values_warn, test_huge_request,
+               test_reread_at_each_start, test_small_ring_decodes);
   return tc;
 }
 

@@ -13,8 +13,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cases.h"
 #include "harness.h"
 #include "testlib.h"
+#include "tooltest.h"
 
 #define NEED_ALL()                                                         \
   do {                                                                     \
@@ -147,126 +149,124 @@ static void check_after_fork(const struct listing *l, long parent, int nth,
                 ", before the fork's clock read %lld", child, c, f->value);
 }
 
-START_TEST(test_two_children) {
-  NEED_ALL();
-  const char *dir = er_tmpdir();
-  char *p = prog("proc_tree");
-  char line[2 * PATH_MAX];
-  snprintf(line, sizeof line, "%s leaf & %s leaf; wait", p, p);
-  struct er_run r;
-  struct listing l = dump_cmd(dir, (const char *[]){"sh", "-c", line, NULL}, &r);
-  ck_assert_int_eq(er_exit_code(&r, "the tool"), 0);
-  ck_assert_int_eq(l.npids, 2);
-  ck_assert_int_ne(l.pids[0], l.pids[1]);
-  ck_assert_uint_eq(count(&l, l.pids[0], "tree.seq"), 10);
-  ck_assert_uint_eq(count(&l, l.pids[1], "tree.seq"), 10);
-  check_work(&l);
-  ck_assert_uint_eq(er_field(l.total, "processes"), 2);
-  ck_assert_uint_eq(er_field(l.total, "user_int"), 2 * (10 + 2));
+/* What each run of the tree table checks beyond the exit status and the
+ * number of processes. */
+
+static void check_two_children(const struct listing *l,
+                               const struct er_run *r) {
+  ck_assert_int_ne(l->pids[0], l->pids[1]);
+  ck_assert_uint_eq(count(l, l->pids[0], "tree.seq"), 10);
+  ck_assert_uint_eq(count(l, l->pids[1], "tree.seq"), 10);
+  check_work(l);
+  ck_assert_uint_eq(er_field(l->total, "processes"), 2);
+  ck_assert_uint_eq(er_field(l->total, "user_int"), 2 * (10 + 2));
   /* The second process's lines name it; the first's read as before. */
-  ck_assert_ptr_nonnull(strstr(r.err, "\npid="));
-  free(l.v);
-  er_run_free(&r);
-  free(p);
+  ck_assert_ptr_nonnull(strstr(r->err, "\npid="));
 }
-END_TEST
 
-START_TEST(test_fork) {
-  NEED_ALL();
-  const char *dir = er_tmpdir();
-  char *p = prog("proc_tree");
-  struct er_run r;
-  struct listing l = dump_cmd(dir, (const char *[]){p, "fork", NULL}, &r);
-  ck_assert_int_eq(er_exit_code(&r, "the tool"), 0);
-  ck_assert_int_eq(l.npids, 2);
-  check_work(&l);
-  ck_assert_uint_eq(count(&l, l.pids[0], "tree.seq"), 10);
-  ck_assert_uint_eq(count(&l, l.pids[0], "tree.after"), 1);
-  check_after_fork(&l, l.pids[0], 0, l.pids[1]);
-  free(l.v);
-  er_run_free(&r);
-  free(p);
+static void check_forked(const struct listing *l, const struct er_run *r) {
+  (void)r;
+  check_work(l);
+  ck_assert_uint_eq(count(l, l->pids[0], "tree.seq"), 10);
+  ck_assert_uint_eq(count(l, l->pids[0], "tree.after"), 1);
+  check_after_fork(l, l->pids[0], 0, l->pids[1]);
 }
-END_TEST
 
-START_TEST(test_grandchild) {
-  NEED_ALL();
-  const char *dir = er_tmpdir();
-  char *p = prog("proc_tree");
-  struct er_run r;
-  struct listing l = dump_cmd(dir, (const char *[]){p, "grandchild", NULL}, &r);
-  ck_assert_int_eq(er_exit_code(&r, "the tool"), 0);
-  ck_assert_int_eq(l.npids, 3);
-  check_work(&l);
-  ck_assert_uint_eq(count(&l, l.pids[0], "tree.seq"), 10);
+static void check_grandchild(const struct listing *l,
+                             const struct er_run *r) {
+  (void)r;
+  check_work(l);
+  ck_assert_uint_eq(count(l, l->pids[0], "tree.seq"), 10);
   /* Which is the child: the one whose tree.start comes after the first
    * process's fork and which forked itself. */
-  long child = find(&l, l.pids[1], "tree.fork", 0) ? l.pids[1] : l.pids[2];
-  long grand = child == l.pids[1] ? l.pids[2] : l.pids[1];
-  ck_assert_ptr_nonnull(find(&l, child, "tree.fork", 0));
-  ck_assert_ptr_null(find(&l, grand, "tree.fork", 0));
-  check_after_fork(&l, l.pids[0], 0, child);
-  check_after_fork(&l, child, 0, grand);
-  free(l.v);
-  er_run_free(&r);
-  free(p);
+  long child = find(l, l->pids[1], "tree.fork", 0) ? l->pids[1] : l->pids[2];
+  long grand = child == l->pids[1] ? l->pids[2] : l->pids[1];
+  ck_assert_ptr_nonnull(find(l, child, "tree.fork", 0));
+  ck_assert_ptr_null(find(l, grand, "tree.fork", 0));
+  check_after_fork(l, l->pids[0], 0, child);
+  check_after_fork(l, child, 0, grand);
 }
-END_TEST
 
-START_TEST(test_exec) {
-  NEED_ALL();
-  const char *dir = er_tmpdir();
-  char *p = prog("proc_tree");
-  struct er_run r;
-  struct listing l =
-      dump_cmd(dir, (const char *[]){p, "exec", p, "leaf", NULL}, &r);
-  ck_assert_int_eq(er_exit_code(&r, "the tool"), 0);
-  /* Two images, one pid, two files: two processes. */
-  ck_assert_int_eq(l.npids, 2);
-  ck_assert_int_eq(l.pids[0], l.pids[1]);
-  ck_assert_uint_eq(count(&l, l.pids[0], "tree.seq"), 20);
-  ck_assert_uint_eq(count(&l, l.pids[0], "ring_start"), 2);
-  ck_assert_uint_eq(er_field(l.total, "processes"), 2);
+/* Two images, one pid, two files: two processes. */
+static void check_exec(const struct listing *l, const struct er_run *r) {
+  (void)r;
+  ck_assert_int_eq(l->pids[0], l->pids[1]);
+  ck_assert_uint_eq(count(l, l->pids[0], "tree.seq"), 20);
+  ck_assert_uint_eq(count(l, l->pids[0], "ring_start"), 2);
+  ck_assert_uint_eq(er_field(l->total, "processes"), 2);
   /* The old image's file is read to its end before the new one: its
    * events come first in the listing, and their timestamps are all
    * below the new image's (the file boundary never goes back). */
-  const struct ev *second = find(&l, l.pids[0], "ring_start", 1);
+  const struct ev *second = find(l, l->pids[0], "ring_start", 1);
   ck_assert_ptr_nonnull(second);
   uint64_t old_max = 0, new_min = UINT64_MAX;
-  for (size_t i = 0; i < l.n; i++) {
-    if (l.v[i].line < second->line) {
-      if (l.v[i].ts > old_max) old_max = l.v[i].ts;
-    } else if (l.v[i].ts < new_min) {
-      new_min = l.v[i].ts;
+  for (size_t i = 0; i < l->n; i++) {
+    if (l->v[i].line < second->line) {
+      if (l->v[i].ts > old_max) old_max = l->v[i].ts;
+    } else if (l->v[i].ts < new_min) {
+      new_min = l->v[i].ts;
     }
   }
   ck_assert_msg(old_max <= new_min,
                 "the exec'd image starts at %" PRIu64
                 ", before its predecessor's last event at %" PRIu64,
                 new_min, old_max);
-  ck_assert_uint_eq(count(&l, l.pids[0], "tree.seq"), 20);
-  free(l.v);
-  er_run_free(&r);
-  free(p);
+  ck_assert_uint_eq(count(l, l->pids[0], "tree.seq"), 20);
 }
-END_TEST
 
-START_TEST(test_orphan_drained) {
+/* The orphan wrote its events only once the command had ended: read to
+ * its end, ring_stop included. */
+static void check_orphan(const struct listing *l, const struct er_run *r) {
+  (void)r;
+  long orphan = l->pids[1];
+  ck_assert_uint_eq(count(l, orphan, "tree.seq"), 10);
+  ck_assert_uint_eq(count(l, orphan, "ring_stop"), 1);
+  check_after_fork(l, l->pids[0], 0, orphan);
+}
+
+/* `dump -- CMD` of a process tree: CMD's words, in which "@" stands for
+ * progs/proc_tree, how many processes the listing holds, and the rest. */
+static const struct tree_case {
+  const char *name;
+  const char *cmd[6];
+  int npids;
+  void (*check)(const struct listing *l, const struct er_run *r);
+} tree_cases[] = {
+    {"two_children", {"sh", "-c", "@ leaf & @ leaf; wait"}, 2,
+     check_two_children},
+    {"fork", {"@", "fork"}, 2, check_forked},
+    {"grandchild", {"@", "grandchild"}, 3, check_grandchild},
+    {"exec", {"@", "exec", "@", "leaf"}, 2, check_exec},
+    {"orphan_drained", {"@", "orphan"}, 2, check_orphan},
+};
+
+/* `word` with each "@" replaced by `p` (malloc'd). */
+static char *expand(const char *word, const char *p) {
+  size_t n = strlen(word) + 1;
+  for (const char *s = word; *s; s++) n += *s == '@' ? strlen(p) : 0;
+  char *out = malloc(n), *o = out;
+  ck_assert_ptr_nonnull(out);
+  for (const char *s = word; *s; s++)
+    o += *s == '@' ? (size_t)sprintf(o, "%s", p) : (size_t)(*o = *s, 1);
+  *o = '\0';
+  return out;
+}
+
+START_TEST(test_tree_case) {
+  const struct tree_case *c = &tree_cases[_i];
   NEED_ALL();
   const char *dir = er_tmpdir();
   char *p = prog("proc_tree");
+  char *cmd[7] = {NULL};
+  for (int i = 0; c->cmd[i]; i++) cmd[i] = expand(c->cmd[i], p);
   struct er_run r;
-  struct listing l = dump_cmd(dir, (const char *[]){p, "orphan", NULL}, &r);
+  struct listing l = dump_cmd(dir, (const char *const *)cmd, &r);
   ck_assert_int_eq(er_exit_code(&r, "the tool"), 0);
-  ck_assert_int_eq(l.npids, 2);
-  /* The orphan wrote its events only once the command had ended: read
-   * to its end, ring_stop included. */
-  long orphan = l.pids[1];
-  ck_assert_uint_eq(count(&l, orphan, "tree.seq"), 10);
-  ck_assert_uint_eq(count(&l, orphan, "ring_stop"), 1);
-  check_after_fork(&l, l.pids[0], 0, orphan);
+  ck_assert_int_eq(l.npids, c->npids);
+  c->check(&l, &r);
   free(l.v);
   er_run_free(&r);
+  for (int i = 0; cmd[i]; i++) free(cmd[i]);
   free(p);
 }
 END_TEST
@@ -664,20 +664,6 @@ START_TEST(test_follow_dir) {
 }
 END_TEST
 
-/* babeltrace2 from PATH, or NULL. */
-static const char *babeltrace_path(void) {
-  static char found[PATH_MAX];
-  const char *path = getenv("PATH");
-  if (!path) path = "/usr/bin:/bin";
-  while (*path) {
-    size_t n = strcspn(path, ":");
-    snprintf(found, sizeof found, "%.*s/babeltrace2", (int)n, path);
-    if (n > 0 && access(found, X_OK) == 0) return found;
-    path += n + (path[n] == ':');
-  }
-  return NULL;
-}
-
 /* ctf with several processes: a CTF trace per process in OUTDIR/PID,
  * whose clocks share one UUID, so that babeltrace2 reads them as one
  * trace, every event of every process in time order. */
@@ -719,8 +705,8 @@ START_TEST(test_ctf_several) {
       free(text);
     }
     ck_assert_str_eq(clock[0], clock[1]);
-    if (!babeltrace_path()) continue;
-    r = er_run(dir, babeltrace_path(),
+    if (!er_babeltrace_path()) continue;
+    r = er_run(dir, er_babeltrace_path(),
                (const char *[]){"--clock-cycles", "--no-delta", out, NULL},
                NULL, 0);
     ck_assert_int_eq(er_exit_code(&r, "babeltrace2"), 0);
@@ -788,22 +774,15 @@ END_TEST
 
 static TCase *tc_tree(void) {
   TCase *tc = er_tcase("tree");
-  tcase_add_test(tc, test_two_children);
-  tcase_add_test(tc, test_fork);
-  tcase_add_test(tc, test_grandchild);
-  tcase_add_test(tc, test_exec);
-  tcase_add_test(tc, test_orphan_drained);
+  ER_ADD_CASES(tc, test_tree_case, tree_cases);
   tcase_add_test(tc, test_drain_timeout);
   return tc;
 }
 
 static TCase *tc_reports(void) {
   TCase *tc = er_tcase("reports");
-  tcase_add_test(tc, test_stats_latency_per_process);
-  tcase_add_test(tc, test_files_and_dir);
-  tcase_add_test(tc, test_trace_tree);
-  tcase_add_test(tc, test_ctf_several);
-  tcase_add_test(tc, test_follow_dir);
+  ER_ADD_TESTS(tc, test_stats_latency_per_process, test_files_and_dir,
+               test_trace_tree, test_ctf_several, test_follow_dir);
   return tc;
 }
 

@@ -10,6 +10,7 @@
 #include "harness.h"
 #include "ring_format.h"
 #include "testlib.h"
+#include "tooltest.h"
 
 #define NEED_TRACING()                                                   \
   do {                                                                   \
@@ -148,14 +149,9 @@ static uint64_t start_time_of(pid_t pid) {
  * untraced program) is kept. */
 START_TEST(test_reused_pid) {
   NEED_TRACING();
-  const char *mon = er_prog_path("mon_loop");
-  if (!mon) ER_SKIP("mon_loop is not built");
-  char m[PATH_MAX];
-  snprintf(m, sizeof m, "%s", mon);
+  if (!er_prog_path("mon_loop")) ER_SKIP("mon_loop is not built");
   const char *dir = er_tmpdir();
-  struct er_pipe_proc live = er_pipe_start((char *const[]){m, NULL}, NULL, NULL);
-  char line[64];
-  ck_assert_int_eq(er_read_line(live.out, line, sizeof line, ER_RUN_TIMEOUT), 0);
+  struct er_pipe_proc live = er_start_ready("mon_loop");
 
   for (int round = 0; round < 2; round++) {
     /* A file of ours, made into one of the live pid's writers, left as

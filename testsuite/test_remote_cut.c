@@ -18,6 +18,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include "cases.h"
 #include "harness.h"
 #include "testlib.h"
 
@@ -68,64 +69,48 @@ static void victim_lives(struct er_pipe_proc *p) {
                 "mon_loop status %#x", st);
 }
 
-START_TEST(test_pause_cut_while_waiting) {
+/* The call the controller makes while the file is cut, and what comes
+ * before and after it. */
+static const struct cut_case {
+  const char *name;
+  const char *start; /* OCAML_RUNTIME_EVENTS_START of the victim */
+  int (*call)(const char *dir, pid_t pid);
+  /* Before the cut: the victim's state must be paused (1), or the test
+   * takes the lease without an answer (as a recording process does). */
+  int check_paused, hold_first;
+  /* After: the calls on a file cut before them, which the header's
+   * checks see, fail as on no ring file. */
+  int then_gone;
+} cut_cases[] = {
+    {"pause_cut_while_waiting", "1", eventring_remote_pause, 0, 0, 0},
+    /* Started paused, so that the lease waits for the resume it asks;
+     * giving the lease back must not write it into a file that is gone. */
+    {"hold_cut_while_waiting", "paused", eventring_remote_hold, 1, 0, 0},
+    {"unhold_cut_while_waiting", "1", eventring_remote_unhold, 0, 1, 1},
+};
+
+START_TEST(test_cut_case) {
+  const struct cut_case *k = &cut_cases[_i];
   char dir[64], file[PATH_MAX];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
   const char *prog = er_prog_path("mon_loop");
   if (!prog) ER_SKIP("mon_loop not built");
-  struct er_pipe_proc p = stopped_victim(prog, dir, "1", file, sizeof file);
+  struct er_pipe_proc p = stopped_victim(prog, dir, k->start, file,
+                                         sizeof file);
+  if (k->check_paused) ck_assert_int_eq(eventring_remote_state(dir, p.pid), 1);
+  if (k->hold_first) ck_assert_int_eq(eventring_remote_hold(dir, p.pid), 0);
   cut_path = file;
-  ck_assert_int_eq(eventring_remote_pause(dir, p.pid), EVENTRING_E_TRUNCATED);
+  ck_assert_int_eq(k->call(dir, p.pid), EVENTRING_E_TRUNCATED);
   ck_assert_int_eq(cuts, 1);
   ck_assert_int_eq(file_size(file), 0);
+  if (k->then_gone) {
+    ck_assert_int_eq(eventring_remote_state(dir, p.pid),
+                     EVENTRING_E_NOTRINGFILE);
+    ck_assert_int_eq(eventring_remote_pause(dir, p.pid),
+                     EVENTRING_E_NOTRINGFILE);
+  }
   victim_lives(&p);
 }
 END_TEST
 
-START_TEST(test_hold_cut_while_waiting) {
-  /* Started paused, so that the lease waits for the resume it asks. */
-  char dir[64], file[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  const char *prog = er_prog_path("mon_loop");
-  if (!prog) ER_SKIP("mon_loop not built");
-  struct er_pipe_proc p = stopped_victim(prog, dir, "paused", file, sizeof file);
-  ck_assert_int_eq(eventring_remote_state(dir, p.pid), 1);
-  cut_path = file;
-  ck_assert_int_eq(eventring_remote_hold(dir, p.pid), EVENTRING_E_TRUNCATED);
-  ck_assert_int_eq(cuts, 1);
-  /* Giving the lease back must not write it into a file that is gone. */
-  ck_assert_int_eq(file_size(file), 0);
-  victim_lives(&p);
-}
-END_TEST
-
-START_TEST(test_unhold_cut_while_waiting) {
-  char dir[64], file[PATH_MAX];
-  snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  const char *prog = er_prog_path("mon_loop");
-  if (!prog) ER_SKIP("mon_loop not built");
-  struct er_pipe_proc p = stopped_victim(prog, dir, "1", file, sizeof file);
-  /* A recording process takes the lease without an answer. */
-  ck_assert_int_eq(eventring_remote_hold(dir, p.pid), 0);
-  cut_path = file;
-  ck_assert_int_eq(eventring_remote_unhold(dir, p.pid), EVENTRING_E_TRUNCATED);
-  ck_assert_int_eq(cuts, 1);
-  ck_assert_int_eq(file_size(file), 0);
-  /* And on a file cut before the call, which the header's checks see. */
-  ck_assert_int_eq(eventring_remote_state(dir, p.pid),
-                   EVENTRING_E_NOTRINGFILE);
-  ck_assert_int_eq(eventring_remote_pause(dir, p.pid),
-                   EVENTRING_E_NOTRINGFILE);
-  victim_lives(&p);
-}
-END_TEST
-
-static TCase *tc_cut(void) {
-  TCase *tc = er_tcase("cut");
-  tcase_add_test(tc, test_pause_cut_while_waiting);
-  tcase_add_test(tc, test_hold_cut_while_waiting);
-  tcase_add_test(tc, test_unhold_cut_while_waiting);
-  return tc;
-}
-
-ER_TEST_MAIN("remote control of a file cut short", tc_cut)
+ER_CASES_MAIN("remote control of a file cut short", "cut", test_cut_case, cut_cases)

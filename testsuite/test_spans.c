@@ -107,9 +107,7 @@ START_TEST(test_known_durations) {
   for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++)
     near(json_u64(pc, rows[i].key), rank(sorted, N_REQ, rows[i].p), err,
          rows[i].key);
-  ck_assert_uint_eq(json_u64(s, "cut"), 0);
-  ck_assert_uint_eq(json_u64(s, "unfinished"), 0);
-  ck_assert_uint_eq(json_u64(s, "unmatched_ends"), 0);
+  json_counts(s, "cut=0 unfinished=0 unmatched_ends=0");
   lat_run_free(&r);
 
   /* A glob, and the text report. */
@@ -154,26 +152,21 @@ START_TEST(test_known_durations) {
 }
 END_TEST
 
+/* a: 10 spans "req" of 1000 ns; b: 30 of 5000 ns. */
+static void fill_req_spans(struct craft *c, int f) {
+  craft_user_name(c, 0, "req");
+  for (int i = 0; i < (f ? 30 : 10); i++) {
+    span_begin(c, 0, 100000 * (uint64_t)(i + 1), 0);
+    span_end(c, 0, 100000 * (uint64_t)(i + 1) + (f ? 5000 : 1000), 0);
+  }
+}
+
 /* Two files: stats and latency --span in total (the histograms added
  * up, no domain rows) and per process. */
 START_TEST(test_two_processes) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char a[PATH_MAX], b[PATH_MAX];
-  snprintf(a, sizeof a, "%s/a.events", dir);
-  snprintf(b, sizeof b, "%s/b.events", dir);
-  for (int f = 0; f < 2; f++) {
-    struct craft c;
-    craft_init(&c);
-    craft_user_name(&c, 0, "req");
-    /* a: 10 spans of 1000 ns; b: 30 spans of 5000 ns. */
-    for (int i = 0; i < (f ? 30 : 10); i++) {
-      span_begin(&c, 0, 100000 * (uint64_t)(i + 1), 0);
-      span_end(&c, 0, 100000 * (uint64_t)(i + 1) + (f ? 5000 : 1000), 0);
-    }
-    craft_write(&c, f ? b : a);
-    craft_free(&c);
-  }
+  craft_pair(a, b, fill_req_spans);
   const char *args[] = {"stats", "--json", a, b, NULL};
   struct lat_run r = lat_run_tool(args);
   lat_assert_ok(&r);
@@ -227,9 +220,7 @@ START_TEST(test_nested_overlapping) {
   struct lat_run r = lat_run_tool(args);
   lat_assert_ok(&r);
   const char *a = span_obj(r.out, "a");
-  ck_assert_uint_eq(json_u64(a, "count"), 2);
-  ck_assert_uint_eq(json_u64(a, "min_ns"), 100);
-  ck_assert_uint_eq(json_u64(a, "max_ns"), 400);
+  json_counts(a, "count=2 min_ns=100 max_ns=400");
   const char *b = span_obj(r.out, "b");
   ck_assert_uint_eq(json_u64(b, "count"), 1);
   ck_assert_uint_eq(json_u64(b, "max_ns"), 290);
@@ -261,12 +252,8 @@ START_TEST(test_cut_unfinished_unmatched) {
   craft_free(&c);
   struct lat_run r = tool("latency", "--json", "--span", "x", path, NULL);
   const char *x = span_obj(r.out, "x");
-  ck_assert_uint_eq(json_u64(x, "count"), 2);
-  ck_assert_uint_eq(json_u64(x, "min_ns"), 300);
-  ck_assert_uint_eq(json_u64(x, "max_ns"), 700);
-  ck_assert_uint_eq(json_u64(x, "cut"), 1);
-  ck_assert_uint_eq(json_u64(x, "unfinished"), 1);
-  ck_assert_uint_eq(json_u64(x, "unmatched_ends"), 1);
+  json_counts(x,
+              "count=2 min_ns=300 max_ns=700 cut=1 unfinished=1 unmatched_ends=1");
   lat_run_free(&r);
   r = tool("latency", "--span", "x", path, NULL, NULL);
   ck_assert_msg(strstr(r.out, "not included: 1 span cut (by lost events or "
@@ -329,10 +316,7 @@ START_TEST(test_thread_tracks) {
 
   struct lat_run r = tool("latency", "--json", "--span", "x", path, NULL);
   const char *t = span_obj(r.out, "x");
-  ck_assert_uint_eq(json_u64(t, "count"), 2);
-  ck_assert_uint_eq(json_u64(t, "unfinished"), 1);
-  ck_assert_uint_eq(json_u64(t, "unmatched_ends"), 1);
-  ck_assert_uint_eq(json_u64(t, "cut"), 0);
+  json_counts(t, "count=2 unfinished=1 unmatched_ends=1 cut=0");
   lat_run_free(&r);
   r = tool("stats", "--json", path, NULL, NULL, NULL);
   const char *st = json_named(r.out, "spans", "x");
@@ -369,10 +353,7 @@ START_TEST(test_phase) {
   struct lat_run r =
       tool("latency", "--json", "--phase", "minor_local_roots", path, NULL);
   const char *p = span_obj(r.out, "minor_local_roots");
-  ck_assert_uint_eq(json_u64(p, "count"), 10);
-  ck_assert_uint_eq(json_u64(p, "min_ns"), 100);
-  ck_assert_uint_eq(json_u64(p, "max_ns"), 1000);
-  ck_assert_uint_eq(json_u64(p, "total_ns"), 5500);
+  json_counts(p, "count=10 min_ns=100 max_ns=1000 total_ns=5500");
   ck_assert_msg(strstr(p, "\"kind\": \"phase\""), "%s", p);
   lat_run_free(&r);
   /* --span is not an option of stats. */
@@ -421,10 +402,7 @@ START_TEST(test_stats_values) {
   ck_assert_msg(fabs(json_double(u, "rate_per_s") - 4) < 1e-9, "%s", u);
   const char *ct = json_named(r.out, "counters", "minor_promoted");
   ck_assert_msg(ct != NULL, "%s", r.out);
-  ck_assert_uint_eq(json_u64(ct, "last"), 20);
-  ck_assert_uint_eq(json_u64(ct, "min"), 10);
-  ck_assert_uint_eq(json_u64(ct, "max"), 30);
-  ck_assert_uint_eq(json_u64(ct, "samples"), 3);
+  json_counts(ct, "last=20 min=10 max=30 samples=3");
   lat_run_free(&r);
   r = tool("stats", path, NULL, NULL, NULL, NULL);
   ck_assert_msg(strstr(r.out, "depth"), "%s", r.out);

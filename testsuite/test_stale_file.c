@@ -6,6 +6,7 @@
 #include "harness.h"
 #include "ring_format.h"
 #include "testlib.h"
+#include "tooltest.h"
 
 #define NEED_TRACING()                                                   \
   do {                                                                   \
@@ -225,19 +226,14 @@ END_TEST
 START_TEST(test_reader_reports_stale_file) {
   NEED_TRACING();
   ER_NEED_TOOL();
-  const char *prog = er_prog_path("mon_loop");
-  if (!prog) ER_SKIP("mon_loop is not built");
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s", prog);
+  if (!er_prog_path("mon_loop")) ER_SKIP("mon_loop is not built");
   const char *dir = er_tmpdir();
   char own[PATH_MAX];
   leave_own_file(own);
   unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
 
   /* A live process, not traced. */
-  struct er_pipe_proc live = er_pipe_start((char *const[]){p, NULL}, NULL, NULL);
-  char line[64];
-  ck_assert_int_eq(er_read_line(live.out, line, sizeof line, ER_RUN_TIMEOUT), 0);
+  struct er_pipe_proc live = er_start_ready("mon_loop");
   char stale[PATH_MAX];
   er_ring_path_for(stale, sizeof stale, dir, live.pid);
   ck_assert_int_eq(rename(own, stale), 0);

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cases.h"
 #include "harness.h"
 #include "lat_craft.h"
+#include "tooltest.h"
 
 static struct lat_run stats_json(const char *path, const char *extra) {
   const char *args[] = {"stats", "--json", path, extra, NULL};
@@ -79,11 +81,9 @@ static void check_against_dump(const char *path, const char *extra,
  * alloc event, a lost start. */
 START_TEST(test_crafted) {
   ER_NEED_TOOL();
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s/crafted.events", dir);
   struct craft c;
-  craft_init(&c);
+  craft_new(&c, path, "crafted");
   craft_user_name(&c, 0, "s.int");
   craft_user_name(&c, 1, "s.unit");
   /* Domain 0: 100 pauses of 10 us, each with 2.5 us of
@@ -144,9 +144,7 @@ START_TEST(test_crafted) {
   ck_assert_uint_eq(phase_field(j, "major_slice", "max_ns"), 1000000);
   const char *mp = json_named(j, "counters", "minor_promoted");
   ck_assert_ptr_nonnull(mp);
-  ck_assert_uint_eq(json_u64(mp, "last"), 77);
-  ck_assert_uint_eq(json_u64(mp, "samples"), 101);
-  ck_assert_uint_eq(json_u64(mp, "domain"), 1);
+  json_counts(mp, "last=77 samples=101 domain=1");
   const char *ma = json_named(j, "counters", "minor_allocated");
   ck_assert_ptr_nonnull(ma);
   ck_assert_uint_eq(json_u64(ma, "last"), 5);
@@ -181,56 +179,39 @@ START_TEST(test_crafted) {
 }
 END_TEST
 
-START_TEST(test_ocaml5_vectors) {
+/* One run per OCaml 5 vector, named after it. */
+START_TEST(test_ocaml5_vector) {
+  const char *name = er_vectors[_i];
   ER_NEED_TOOL();
   const char *data = er_env_dir("EVENTRING_TEST_DATA");
   if (!data) ER_SKIP("EVENTRING_TEST_DATA is not set");
-  const char *dir = er_tmpdir();
-  const char *const *names = er_vectors;
-  for (size_t i = 0; i < ER_NVECTORS; i++) {
-    char file[PATH_MAX];
-    ck_assert(er_unpack_vector(dir, names[i], file));
-    const char *opt = er_vector_ocaml50(names[i]) ? "--ocaml50" : NULL;
-    struct lat_run r = stats_json(file, opt);
-    check_against_dump(file, opt, r.out);
-    if (strstr(names[i], "wrapped")) {
-      /* A preserved file read after its writer ended: its ring had
-       * wrapped over 14002 words, none of them lost by this reader. */
-      ck_assert_uint_eq(json_u64(json_at(r.out, "events"), "lost"), 0);
-      ck_assert_uint_eq(
-          json_u64(json_at(r.out, "events"), "before_window"), 14002);
-    }
-    if (strstr(names[i], "multidomain")) {
-      /* The vectors' domains 0 .. 3 each spent time in GC. */
-      const char *gc = json_at(r.out, "gc");
-      for (int d = 0; d < 4; d++) {
-        char key[32];
-        snprintf(key, sizeof key, "{\"domain\": %d, \"pauses\": ", d);
-        const char *p = strstr(gc, key);
-        ck_assert_msg(p != NULL, "no domain %d in %s", d, gc);
-        ck_assert_uint_gt(strtoull(p + strlen(key), NULL, 10), 0);
-      }
-    }
-    lat_run_free(&r);
-    unlink(file);
+  char file[PATH_MAX];
+  ck_assert(er_unpack_vector(er_tmpdir(), name, file));
+  const char *opt = er_vector_ocaml50(name) ? "--ocaml50" : NULL;
+  struct lat_run r = stats_json(file, opt);
+  check_against_dump(file, opt, r.out);
+  if (strstr(name, "wrapped")) {
+    /* A preserved file read after its writer ended: its ring had
+     * wrapped over 14002 words, none of them lost by this reader. */
+    ck_assert_uint_eq(json_u64(json_at(r.out, "events"), "lost"), 0);
+    ck_assert_uint_eq(
+        json_u64(json_at(r.out, "events"), "before_window"), 14002);
   }
+  if (strstr(name, "multidomain")) {
+    /* The vectors' domains 0 .. 3 each spent time in GC. */
+    const char *gc = json_at(r.out, "gc");
+    for (int d = 0; d < 4; d++) {
+      char key[32];
+      snprintf(key, sizeof key, "{\"domain\": %d, \"pauses\": ", d);
+      const char *p = strstr(gc, key);
+      ck_assert_msg(p != NULL, "no domain %d in %s", d, gc);
+      ck_assert_uint_gt(strtoull(p + strlen(key), NULL, 10), 0);
+    }
+  }
+  lat_run_free(&r);
+  unlink(file);
 }
 END_TEST
-
-/* Runs a helper program with the test's environment; fails unless it
- * exits 0.  Returns its pid. */
-static pid_t run_prog(const char *name, const char *arg) {
-  const char *progs = er_env_dir("EVENTRING_TEST_PROGS");
-  char prog[PATH_MAX];
-  snprintf(prog, sizeof prog, "%s/%s", progs, name);
-  char *argv[] = {prog, (char *)arg, NULL};
-  FILE *out, *err;
-  pid_t pid = lat_start(argv, &out, &err);
-  struct lat_run p = lat_finish(pid, out, err);
-  ck_assert_msg(p.status == 0, "%s: status %d, %s", name, p.status, p.err);
-  lat_run_free(&p);
-  return pid;
-}
 
 /* A C program, its ring small enough to wrap: lost events are exact
  * event counts, read + lost is every event written. */
@@ -238,12 +219,9 @@ START_TEST(test_c_program_wrapped) {
   ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_PROGS"))
     ER_SKIP("EVENTRING_TEST_PROGS is not set");
-  const char *dir = er_tmpdir();
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  setenv("OCAMLRUNPARAM", "e=10", 1);
-  pid_t pid = run_prog("lat_phases", "40");
   char path[PATH_MAX];
-  er_ring_path_for(path, sizeof path, dir, pid);
+  er_trace_prog(er_tmpdir(), "lat_phases", (const char *[]){"40", NULL},
+                "OCAMLRUNPARAM=e=10", path);
   struct lat_run r = stats_json(path, NULL);
   const char *ev = json_at(r.out, "events");
   ck_assert_msg(strstr(ev, "\"lost_unit\": \"events\""), "%s", ev);
@@ -277,11 +255,8 @@ START_TEST(test_c_program) {
   ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_PROGS"))
     ER_SKIP("EVENTRING_TEST_PROGS is not set");
-  const char *dir = er_tmpdir();
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  pid_t pid = run_prog("lat_phases", NULL);
   char path[PATH_MAX];
-  er_ring_path_for(path, sizeof path, dir, pid);
+  er_trace_prog(er_tmpdir(), "lat_phases", NULL, NULL, path);
   struct lat_run r = stats_json(path, NULL);
   const char *j = r.out;
   ck_assert_uint_eq(phase_field(j, "minor", "count"), 300);
@@ -308,13 +283,9 @@ START_TEST(test_alloc_totals) {
   ER_NEED_TOOL();
   if (!er_env_dir("EVENTRING_TEST_PROGS"))
     ER_SKIP("EVENTRING_TEST_PROGS is not set");
-  const char *dir = er_tmpdir();
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  setenv("OCAML_RUNTIME_EVENTS_START", "1", 1);
-  pid_t pid = run_prog("i_lat_alloc", NULL);
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
   char path[PATH_MAX];
-  er_ring_path_for(path, sizeof path, dir, pid);
+  er_trace_prog(er_tmpdir(), "i_lat_alloc", NULL,
+                "OCAML_RUNTIME_EVENTS_START=1", path);
   struct lat_run r = stats_json(path, NULL);
   const char *al = json_at(r.out, "alloc");
   ck_assert_uint_eq(json_u64(al, "events"), 3);
@@ -448,7 +419,8 @@ static TCase *tc_stats(void) {
   tcase_add_test(tc, test_crafted);
   tcase_add_test(tc, test_share_over_lifetimes);
   tcase_add_test(tc, test_share_in_tree);
-  tcase_add_test(tc, test_ocaml5_vectors);
+  er_add_cases(tc, test_ocaml5_vector, er_vectors, ER_NVECTORS,
+               sizeof er_vectors[0]);
   tcase_add_test(tc, test_c_program);
   tcase_add_test(tc, test_c_program_wrapped);
   tcase_add_test(tc, test_alloc_totals);

@@ -1,5 +1,4 @@
 /* Tests that a program run by `eventring SUBCOMMAND -- CMD` keeps its standard output and error, that the report goes to standard error or -o FILE and never to the program's streams, trace's format and terminal rules, and the one wording of an unknown option. */
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pty.h>
@@ -12,6 +11,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "jsonc.h"
 #include "testlib.h"
 
 /* What testsuite/progs/chatty.c writes to each stream. */
@@ -44,50 +44,11 @@ static struct er_run run(const char *dir, const char *const *args) {
 /* ------------------------------------------------------------------ */
 /* Reading reports.                                                     */
 
-/* JSON through json-c, loaded with dlopen as test_trace.c does, so that
- * the test needs no link flag; NULL when it is not installed. */
-struct jc {
-  void *(*tokener_new)(void);
-  void (*tokener_free)(void *);
-  void (*tokener_set_flags)(void *, int);
-  void *(*tokener_parse_ex)(void *, const char *, int);
-  int (*tokener_get_error)(void *);
-  size_t (*tokener_get_parse_end)(void *);
-  int (*object_put)(void *);
-  int (*object_get_type)(void *);
-};
-
-static const struct jc *jc_load(void) {
-  static struct jc jc;
-  static int loaded = -1;
-  if (loaded >= 0) return loaded ? &jc : NULL;
-  loaded = 0;
-  void *h = dlopen("libjson-c.so.5", RTLD_NOW | RTLD_LOCAL);
-  if (!h) return NULL;
-#define SYM(field, name)                                                   \
-  if (!(*(void **)&jc.field = dlsym(h, name))) return NULL;
-  SYM(tokener_new, "json_tokener_new")
-  SYM(tokener_free, "json_tokener_free")
-  SYM(tokener_set_flags, "json_tokener_set_flags")
-  SYM(tokener_parse_ex, "json_tokener_parse_ex")
-  SYM(tokener_get_error, "json_tokener_get_error")
-  SYM(tokener_get_parse_end, "json_tokener_get_parse_end")
-  SYM(object_put, "json_object_put")
-  SYM(object_get_type, "json_object_get_type")
-#undef SYM
-  loaded = 1;
-  return &jc;
-}
-
-/* json-c's JSON_TOKENER_STRICT and json_type_object (json-c/json.h). */
-#define JC_STRICT 0x01
-#define JC_TYPE_OBJECT 4
-
 /* `text` is exactly one JSON object (strictly parsed, whitespace
  * after it allowed).  Without json-c: it begins with '{' and ends with
  * "}\n", which is weaker but still fails on a line mixed into it. */
 static void check_json(const char *text, const char *what) {
-  const struct jc *jc = jc_load();
+  const struct er_jc *jc = er_jc();
   size_t n = strlen(text);
   if (!jc) {
     ck_assert_msg(n >= 2 && text[0] == '{' && !strcmp(text + n - 2, "}\n"),
@@ -96,14 +57,14 @@ static void check_json(const char *text, const char *what) {
   }
   void *tok = jc->tokener_new();
   ck_assert_ptr_nonnull(tok);
-  jc->tokener_set_flags(tok, JC_STRICT);
+  jc->tokener_set_flags(tok, ER_JC_STRICT);
   void *root = jc->tokener_parse_ex(tok, text, (int)n);
   ck_assert_msg(root && jc->tokener_get_error(tok) == 0,
                 "%s: not valid JSON: [%s]", what, text);
   for (size_t i = jc->tokener_get_parse_end(tok); i < n; i++)
     ck_assert_msg(strchr(" \t\r\n", text[i]) != NULL,
                   "%s: bytes after the JSON document: [%s]", what, text);
-  ck_assert_int_eq(jc->object_get_type(root), JC_TYPE_OBJECT);
+  ck_assert_int_eq(jc->object_get_type(root), ER_JC_OBJECT);
   jc->object_put(root);
   jc->tokener_free(tok);
 }

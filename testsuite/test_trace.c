@@ -53,6 +53,7 @@
 #endif
 
 #include "eventring.h"
+#include "cases.h"
 #include "harness.h"
 #include "testlib.h"
 
@@ -1101,6 +1102,44 @@ START_TEST(test_names) {
 }
 END_TEST
 
+/* i_trace_writer MODE, its stdin and stdout on pipes: `to` (closing it
+ * ends the writer) and `from`; started, it has printed its ready line. */
+struct writer {
+  pid_t pid;
+  int to, from;
+};
+
+static struct writer start_writer(const char *prog, const char *mode) {
+  int to_w[2], from_w[2];
+  ck_assert(pipe2(to_w, O_CLOEXEC) == 0 && pipe2(from_w, O_CLOEXEC) == 0);
+  char *argv[] = {(char *)prog, (char *)mode, NULL};
+  struct writer w = {
+      er_spawn(argv, to_w[0], from_w[1], -1, NULL, ER_SPAWN_SIGINT),
+      to_w[1], from_w[0]};
+  close(to_w[0]);
+  close(from_w[1]);
+  char line[16] = "";
+  struct pollfd pfd = {w.from, POLLIN, 0};
+  ck_assert_msg(poll(&pfd, 1, 10000) == 1 && read(w.from, line, sizeof line) > 0,
+                "the writer did not get ready");
+  return w;
+}
+
+/* Starts `trace -o OUT --format FMT --follow --pid PID --dir DIR` (OUT
+ * is DIR/`name`, written to `out`, PATH_MAX bytes); its output files go
+ * to `outp` and `errp` as for er_start_tool(). */
+static pid_t start_follower(const char *dir, pid_t pid, const char *name,
+                            const char *fmt, char *out, char *outp,
+                            char *errp) {
+  char pidarg[32];
+  snprintf(pidarg, sizeof pidarg, "%ld", (long)pid);
+  snprintf(out, PATH_MAX, "%s/%s", dir, name);
+  const char *args[] = {"trace",    "-o",    out,    "--format", fmt,
+                        "--follow", "--pid", pidarg, "--dir",    dir,
+                        NULL};
+  return er_start_tool(dir, args, ER_SPAWN_SIGINT, outp, errp);
+}
+
 /* A live writer whose ring wraps between two reads: spans open before the
  * gap are closed at it and their ends after it open at the cut. */
 START_TEST(test_live_gap) {
@@ -1111,32 +1150,19 @@ START_TEST(test_live_gap) {
   const char *dir = er_tmpdir();
   setenv("OCAMLRUNPARAM", "e=10", 1);
   {
-    int to_w[2], from_w[2];
-    ck_assert(pipe2(to_w, O_CLOEXEC) == 0 && pipe2(from_w, O_CLOEXEC) == 0);
-    char *argv[] = {prog, "live", NULL};
-    pid_t w = er_spawn(argv, to_w[0], from_w[1], -1, NULL, ER_SPAWN_SIGINT);
-    close(to_w[0]);
-    close(from_w[1]);
-    char line[16] = "";
-    struct pollfd pfd = {from_w[0], POLLIN, 0};
-    ck_assert_msg(poll(&pfd, 1, 10000) == 1 &&
-                      read(from_w[0], line, sizeof line) > 0,
-                  "the writer did not get ready");
-    char pidarg[32], out[PATH_MAX], outp[PATH_MAX], errp[PATH_MAX];
-    snprintf(pidarg, sizeof pidarg, "%ld", (long)w);
-    snprintf(out, sizeof out, "%s/live.json", dir);
-    const char *args[] = {"trace",  "-o",   out,     "--format", "json",
-                          "--follow", "--pid", pidarg, "--dir", dir, NULL};
-    pid_t tool = er_start_tool(dir, args, ER_SPAWN_SIGINT, outp, errp);
+    struct writer w = start_writer(prog, "live");
+    char out[PATH_MAX], outp[PATH_MAX], errp[PATH_MAX];
+    pid_t tool =
+        start_follower(dir, w.pid, "live.json", "json", out, outp, errp);
     /* The tool has read the first part once it waits for more.  Stopped
      * there, it cannot poll while the writer goes on: the writer wraps
      * its ring and ends before the tool reads again. */
     er_wait_idle(tool);
     ck_assert_int_eq(kill(tool, SIGSTOP), 0);
-    ck_assert(write(to_w[1], "go\n", 3) == 3);
-    close(to_w[1]);
-    int st = er_wait_for(w, ER_RUN_TIMEOUT);
-    close(from_w[0]);
+    ck_assert(write(w.to, "go\n", 3) == 3);
+    close(w.to);
+    int st = er_wait_for(w.pid, ER_RUN_TIMEOUT);
+    close(w.from);
     ck_assert_int_eq(kill(tool, SIGCONT), 0);
     ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
                   "i_trace_writer live failed: status %d", st);
@@ -1184,30 +1210,19 @@ START_TEST(test_interrupt) {
   const char *fmts[] = {"fuchsia", "json"};
   for (int f = 0; f < 2; f++) {
     if (f == 1 && !json_available()) break;
-    int to_w[2], from_w[2];
-    ck_assert(pipe2(to_w, O_CLOEXEC) == 0 && pipe2(from_w, O_CLOEXEC) == 0);
-    char *argv[] = {prog, "hold", NULL};
-    pid_t w = er_spawn(argv, to_w[0], from_w[1], -1, NULL, ER_SPAWN_SIGINT);
-    close(to_w[0]);
-    close(from_w[1]);
-    char line[16] = "";
-    struct pollfd pfd = {from_w[0], POLLIN, 0};
-    ck_assert(poll(&pfd, 1, 10000) == 1 && read(from_w[0], line, 16) > 0);
-    char pidarg[32], out[PATH_MAX], outp[PATH_MAX], errp[PATH_MAX];
-    snprintf(pidarg, sizeof pidarg, "%ld", (long)w);
-    snprintf(out, sizeof out, "%s/int.%s", dir, fmts[f]);
-    const char *args[] = {"trace", "-o",    out,    "--format", fmts[f],
-                          "--follow", "--pid", pidarg, "--dir", dir, NULL};
-    pid_t tool = er_start_tool(dir, args, ER_SPAWN_SIGINT, outp, errp);
+    struct writer w = start_writer(prog, "hold");
+    char name[32], out[PATH_MAX], outp[PATH_MAX], errp[PATH_MAX];
+    snprintf(name, sizeof name, "int.%s", fmts[f]);
+    pid_t tool = start_follower(dir, w.pid, name, fmts[f], out, outp, errp);
     /* Until its handlers are in place a SIGINT would kill it: once it
      * waits for more events they are, and so is its temporary file. */
     er_wait_idle(tool);
     ck_assert(has_tmp(dir));
     kill(tool, SIGINT);
     struct er_run r = er_finish(tool, outp, errp, ER_RUN_TIMEOUT);
-    close(to_w[1]); /* the writer ends */
-    er_wait_for(w, ER_RUN_TIMEOUT);
-    close(from_w[0]);
+    close(w.to); /* the writer ends */
+    er_wait_for(w.pid, ER_RUN_TIMEOUT);
+    close(w.from);
     int code = er_exit_code(&r, "the tool");
     ck_assert_msg(code == 128 + SIGINT || code == 0,
                   "exit status %d, stderr %s", code, r.err);
@@ -1358,12 +1373,8 @@ static TCase *tc_vectors(void) {
 
 static TCase *tc_own(void) {
   TCase *tc = er_tcase("own files");
-  tcase_add_test(tc, test_own_file);
-  tcase_add_test(tc, test_names);
-  tcase_add_test(tc, test_live_gap);
-  tcase_add_test(tc, test_interrupt);
-  tcase_add_test(tc, test_spawn);
-  tcase_add_test(tc, test_zero_events);
+  ER_ADD_TESTS(tc, test_own_file, test_names, test_live_gap, test_interrupt,
+               test_spawn, test_zero_events);
   return tc;
 }
 

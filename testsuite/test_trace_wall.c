@@ -9,6 +9,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "testlib.h"
+#include "tooltest.h"
 
 /* What a trace says of the wall clock. */
 struct wall_meta {
@@ -16,21 +17,6 @@ struct wall_meta {
   char start[64];
   int64_t offset;
 };
-
-/* An ISO 8601 UTC time with nanoseconds, as nanoseconds since the epoch. */
-static int64_t parse_wall(const char *s) {
-  struct tm tm = {0};
-  long long ns;
-  int n = 0;
-  ck_assert_msg(sscanf(s, "%4d-%2d-%2dT%2d:%2d:%2d.%9lldZ%n", &tm.tm_year,
-                       &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
-                       &tm.tm_sec, &ns, &n) == 7 &&
-                    s[n] == 0 && n == 30,
-                "not an ISO 8601 UTC time with nanoseconds: %s", s);
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
-  return (int64_t)timegm(&tm) * 1000000000 + ns;
-}
 
 /* ------------------------------------------------------------------ */
 /* JSON, parsed with json-c when the machine has it.                    */
@@ -204,7 +190,7 @@ static void check_both(const char *dir, const char *path,
     ck_assert_msg(ms[i]->offset == w->wall - (int64_t)w->ts,
                   "%s: offset %" PRId64 ", the file's %" PRId64, what,
                   ms[i]->offset, w->wall - (int64_t)w->ts);
-    ck_assert_msg(parse_wall(ms[i]->start) == w->wall,
+    ck_assert_msg(er_parse_wall(ms[i]->start) == w->wall,
                   "%s: start %s, the file's %" PRId64, what, ms[i]->start,
                   w->wall);
   }

@@ -808,6 +808,14 @@ START_TEST(test_bad_usage) {
       {"--before", "2", "--before: duration '2' needs a unit"},
       {"--max", "0", "invalid --max '0'"},
       {"--format", "ctf", "unknown format 'ctf'"},
+      {"--exec", "", "--exec '': no command"},
+      {"--exec", "upload 'x", "--exec 'upload 'x': no closing ' quote"},
+      {"--exec-timeout", "0s", "--exec-timeout: a timeout above 0"},
+      {"--exec-timeout", "soon", "--exec-timeout: duration 'soon'"},
+      {"--exec-max", "0", "invalid --exec-max '0'"},
+      {"--log-format", "xml", "unknown --log-format 'xml' (text or json)"},
+      {"--label", "bad key=1", "--label: 'bad key=1' is not KEY=VALUE"},
+      {"--label", "host=a", "--label: labels go into the JSON log"},
   };
   char dir[64];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());

@@ -6,7 +6,9 @@
  *   spans.c     the durations of every kind of span (stats, report);
  *   histogram.c a histogram of durations with bounded relative error;
  *   ranktest.c  the rank tests of `eventring diff`;
- *   jsonread.c  a JSON reader, for saved `stats --json` outputs.
+ *   jsonread.c  a JSON reader, for saved `stats --json` outputs;
+ *   metricset.c the series of `eventring metrics`: what each ring file's
+ *               events add up to, listed as Prometheus families.
  * It builds on input/ (and base/).
  */
 #ifndef EVENTRING_TOOLS_ANALYSIS_H
@@ -642,5 +644,203 @@ const struct json_value *json_get(const struct json_value *obj,
 /* The value as an unsigned 64-bit integer: 1 and *out, or 0 when it is
  * not one (absent, null, negative, fractional). */
 int json_u64(const struct json_value *v, uint64_t *out);
+
+/* ================================================================== */
+/* metricset.c                                                          */
+/* ================================================================== */
+
+/* The model of `eventring metrics`: one target per ring file (or per
+ * process, across its tracing sessions), updated event by event, and
+ * listed as families of samples that a renderer writes out (render/'s
+ * text exposition, the remote-write encoder).  Nothing here locks: the
+ * caller serialises the updates of a set with its listing. */
+
+#include <limits.h>
+#include <sys/types.h>
+
+/* Prometheus's usual bounds for latencies, from 1 us to 10 s. */
+#define METRICS_N_BOUNDS 22
+#define METRICS_MAX_PHASES 64
+#define METRICS_MAX_COUNTERS 64
+#define METRICS_NAME_BYTES 48
+
+/* Bucket i counts values <= bound i that are above bound i-1, the last
+ * one those above every bound; a listing makes them cumulative.  A
+ * bucket is where a per-bucket exemplar would be attached. */
+struct metrics_hist {
+  uint64_t bucket[METRICS_N_BOUNDS + 1];
+  uint64_t count;
+  uint64_t sum_ns;
+};
+
+void metrics_hist_add(struct metrics_hist *h, uint64_t ns);
+
+/* A user event's series. */
+struct metrics_user {
+  int id;
+  char name[EVENTRING_MAX_NAME + 1]; /* as in the file */
+  /* eventring_user_ + sanitised (where words may gain an 's'). */
+  char metric[2 * EVENTRING_MAX_NAME + 32];
+  /* Latest int per domain (allocated on the first int). */
+  int64_t *ival;
+  unsigned char *iset;
+  /* Span durations; open[d] is the begin's timestamp + 1, 0 when none. */
+  struct metrics_hist *span;
+  uint64_t *open;
+  /* Unit events. */
+  uint64_t units;
+  int has_unit;
+};
+
+/* The series of one process: its file now, the totals of its earlier
+ * sessions, and what the scanning of a directory keeps about it. */
+struct metrics_target {
+  struct metrics_target *next;
+  eventring_cursor *cursor; /* NULL once closed (--dir: ended) */
+  int own_cursor; /* ours to free (--dir), else source.c's */
+  char path[PATH_MAX];
+  dev_t dev;
+  ino_t ino;
+  pid_t pid;
+  char program[64];
+  int nd; /* domain slots of the file */
+  int lost_words;
+  uint64_t events, lost;
+  int paused;
+  int gone;          /* the file vanished, or reading ended */
+  uint64_t gone_ns;  /* when */
+  int failed;        /* a read error: no more polls */
+  int ended;         /* its process is dead, its file read and closed */
+  int stopped;       /* ring_stop read: this session is over */
+  /* Dropped and malformed events of the sessions closed so far (their
+   * files' last word), to which the open file's own are added. */
+  int unrec_ok;      /* `unrec` holds something */
+  struct tool_unrecorded unrec;
+  uint64_t start_time; /* the process's (starttime.c), when start_known */
+  int start_known;
+  int seen;          /* found by the current scan */
+  struct pauses pauses;  /* analysis.c's tracker, live */
+  struct metrics_hist pause;
+  struct metrics_hist *phase[METRICS_MAX_PHASES];
+  char phase_name[METRICS_MAX_PHASES][METRICS_NAME_BYTES];
+  uint64_t *counter; /* nd * METRICS_MAX_COUNTERS latest values */
+  unsigned char *counter_set;
+  char counter_name[METRICS_MAX_COUNTERS][METRICS_NAME_BYTES];
+  struct metrics_user **user_by_id; /* EVENTRING_MAX_USER_EVENTS, lazily */
+  struct metrics_user **users;      /* those seen, in order */
+  int nusers, capusers;
+};
+
+/* A label, as listed: `value` need not be UTF-8 (renderers make it so,
+ * metrics_utf8()). */
+struct metrics_label {
+  const char *name;
+  const char *value;
+};
+
+/* What the pusher of remote write counts (cmd/metrics_push.c), in
+ * samples but for `failed`; written and read with __atomic builtins,
+ * since the pusher's threads update them while a listing reads them. */
+struct metrics_push_stats {
+  uint64_t collected; /* put in a request, to be sent */
+  uint64_t sent;      /* accepted by the receiver */
+  uint64_t dropped;   /* did not fit in the queue (the receiver was away) */
+  uint64_t rejected;  /* refused by the receiver (a 4xx status) */
+  uint64_t queued;    /* waiting to be sent, now */
+  uint64_t failed;    /* requests that failed and were tried again */
+};
+
+/* The targets, the labels every series gets before its own (host, the
+ * operator's), and the pusher's counts to list, or NULL. */
+struct metrics_set {
+  struct metrics_target *targets;
+  const struct metrics_label *common;
+  int ncommon;
+  const struct metrics_push_stats *push;
+};
+
+/* A target reading cursor `c` (ours to free when `own`) of process
+ * `pid`; `numbering` (EVENTRING_NUMBERING_*) is set on the cursor unless
+ * it is negative.  Returns NULL when out of memory. */
+struct metrics_target *metrics_target_new(eventring_cursor *c, int own,
+                                          const char *path, pid_t pid,
+                                          const char *program, int numbering);
+void metrics_target_free(struct metrics_target *t);
+
+/* Closes `t`'s file, which nothing more will be read from: what its
+ * writer dropped and its reader skipped joins the counts of the sessions
+ * before it, and its descriptor goes (when ours). */
+void metrics_target_close(struct metrics_target *t);
+
+/* Makes cursor `c` (ours) on `path` the file of `t`, whose process
+ * started tracing again, after metrics_target_close(): the totals go on
+ * (counters stay monotonic), the gauges keep their values until the new
+ * file sets them.  Returns 0, or -1 when out of memory (`t` unchanged). */
+int metrics_target_rebind(struct metrics_target *t, eventring_cursor *c,
+                          const char *path, int numbering);
+
+/* The events, as the callbacks of eventring.h deliver them. */
+void metrics_on_begin(struct metrics_target *t, int domain, uint64_t ts,
+                      int phase);
+void metrics_on_end(struct metrics_target *t, int domain, uint64_t ts,
+                    int phase);
+void metrics_on_counter(struct metrics_target *t, int domain, int counter,
+                        uint64_t value);
+/* An event that only counts as read (allocations, custom events). */
+void metrics_on_other(struct metrics_target *t);
+void metrics_on_lifecycle(struct metrics_target *t, int domain, int kind);
+void metrics_on_user_unit(struct metrics_target *t, int id,
+                          const char *name);
+void metrics_on_user_int(struct metrics_target *t, int domain, int id,
+                         const char *name, int64_t value);
+void metrics_on_user_span(struct metrics_target *t, int domain, uint64_t ts,
+                          int id, const char *name, int is_end);
+void metrics_on_lost(struct metrics_target *t, int domain, uint64_t count);
+
+/* How a sample's value is written: an integer, or nanoseconds written
+ * as seconds. */
+enum metrics_value_kind { METRICS_UINT, METRICS_INT, METRICS_SECONDS };
+
+struct metrics_sample {
+  const char *name; /* the family's name and its suffix (_bucket...) */
+  const struct metrics_label *labels;
+  int nlabels;
+  enum metrics_value_kind kind;
+  uint64_t u; /* METRICS_UINT, METRICS_SECONDS (ns) */
+  int64_t i;  /* METRICS_INT */
+  /* A histogram's bucket sample: its histogram and bucket index (the
+   * last label is le), else NULL and -1. */
+  const struct metrics_hist *hist;
+  int bucket;
+};
+
+/* What a listing is written to: each family's name, type and help once,
+ * then its samples. */
+struct metrics_sink {
+  void (*family)(void *arg, const char *name, const char *type,
+                 const char *help);
+  void (*sample)(void *arg, const struct metrics_sample *s);
+  void *arg;
+};
+
+/* Lists every family of `set` and its samples, in the order of the
+ * exposition: the exporter's own, then each target's. */
+void metrics_list(const struct metrics_set *set,
+                  const struct metrics_sink *sink);
+
+/* A sample's value as a double. */
+double metrics_sample_value(const struct metrics_sample *s);
+
+/* `s` with every byte sequence that is not UTF-8 replaced by U+FFFD,
+ * written by `put` (Prometheus rejects label values that are not UTF-8;
+ * names come from files). */
+void metrics_utf8(const char *s, void (*put)(void *arg, const char *p,
+                                              size_t n), void *arg);
+
+/* Whether `name` may be a label an operator adds to every series:
+ * [a-zA-Z_][a-zA-Z0-9_]*, not starting with __ (Prometheus's) and not
+ * one that series have already (pid, program, domain, event, phase,
+ * le); `host` may be, and replaces the host's name. */
+int metrics_label_name_ok(const char *name);
 
 #endif /* EVENTRING_TOOLS_ANALYSIS_H */

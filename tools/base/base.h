@@ -4,8 +4,10 @@
  * standard output that ends quietly on a closed pipe, the one-line error
  * messages (usage errors from getopt too), OCaml-style escaping and the
  * one escaping of names and other text that files supply; duration.c:
- * the clock of the events and the parser of durations.  It includes no
- * other layer of tools/.
+ * the clock of the events and the parser of durations; runcmd.c:
+ * commands run beside the tool (watch --exec); httpclient.c: a POST to
+ * an http:// URL with a deadline; threads.c: what helper threads start
+ * with.  It includes no other layer of tools/.
  *
  * Exit statuses are the same for every subcommand: 0 success,
  * TOOL_EXIT_INPUT for a file that cannot be read or is malformed (and for
@@ -229,5 +231,113 @@ int tool_parse_duration(const char *s, uint64_t *ns, char *why, size_t size);
 
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t tool_now_ns(void);
+
+/* ================================================================== */
+/* runcmd.c                                                             */
+/* ================================================================== */
+
+/* A command line template, split into words without a shell (runcmd.c
+ * says how quotes work): `n` words, then NULL. */
+struct tool_cmdline {
+  char **words;
+  int n;
+};
+
+/* Splits `tmpl` into `c`.  Returns 0, or -1 with the reason in `why` (no
+ * command, a quote left open). */
+int tool_cmdline_parse(const char *tmpl, struct tool_cmdline *c, char *why,
+                       size_t size);
+void tool_cmdline_free(struct tool_cmdline *c);
+
+/* The argument vector of `c` for `arg`: every "{}" of every word replaced
+ * by `arg` as it is.  NULL when out of memory; free it with
+ * tool_cmdline_argv_free(). */
+char **tool_cmdline_argv(const struct tool_cmdline *c, const char *arg);
+void tool_cmdline_argv_free(char **argv);
+
+/* The most commands tool_run_setup() lets run at once. */
+#define TOOL_RUN_MAX 64
+
+/* How a command ended: `status` as waitpid() gives it (-1 when another
+ * reaper took it without telling us), `timed_out` when it had been sent
+ * SIGTERM for its timeout. */
+struct tool_run_end {
+  pid_t pid;
+  void *tag;
+  int status;
+  int timed_out;
+  uint64_t duration_ns;
+};
+typedef void (*tool_run_done_fn)(void *arg, const struct tool_run_end *e);
+
+/* Runs at most `max` (1 to TOOL_RUN_MAX) commands at once, each for at
+ * most `timeout_ns` (0: no limit) before SIGTERM to its process group
+ * and, two seconds later, SIGKILL; `done` is called (from
+ * tool_run_poll) when one ends.  One set of jobs per process. */
+void tool_run_setup(int max, uint64_t timeout_ns, tool_run_done_fn done,
+                    void *arg);
+
+/* Starts `argv` (argv[0] looked up in PATH) in a process group of its
+ * own, standard input /dev/null, standard output onto standard error;
+ * `tag` comes back in its tool_run_end.  Returns 0 with its pid in *pid,
+ * -EAGAIN when `max` are running, or a negated errno when it could not
+ * be started (ENOENT: no such program). */
+int tool_run_start(char *const argv[], void *tag, pid_t *pid);
+
+/* Reaps the commands that ended (calling `done` for each), sends the
+ * signals of the timeouts due; never blocks.  Returns how many are still
+ * running. */
+int tool_run_poll(void);
+
+/* tool_run_poll() until none is running: at most the longest timeout
+ * left, plus the grace before SIGKILL. */
+void tool_run_wait(void);
+
+/* The number of commands running. */
+int tool_run_running(void);
+
+/* For a reaper of every child (waitpid(-1)): hands the status of `pid`
+ * to its job.  Returns 1 when `pid` was one of ours, else 0. */
+int tool_run_reaped(pid_t pid, int status);
+
+/* ================================================================== */
+/* httpclient.c                                                         */
+/* ================================================================== */
+
+/* An http:// URL, split. */
+struct tool_http_url {
+  char host[256]; /* without the brackets of an IPv6 address */
+  char port[8];
+  char path[1024]; /* with its query, "/" when the URL has none */
+};
+
+/* Splits `url` (http://HOST[:PORT][/PATH], HOST a name, an IPv4 address
+ * or [IPv6]).  Returns 0, or -1 when it is not such a URL. */
+int tool_http_url_parse(const char *url, struct tool_http_url *u);
+
+/* POSTs `len` bytes of `body` to `u` with the extra `headers` (each line
+ * ending in \r\n, or NULL), connecting, sending and reading the status
+ * line within `timeout_ns`.  Returns the response's status, or -1 with
+ * a reason in `err` (cannot connect, timed out, no response). */
+int tool_http_post(const struct tool_http_url *u, const char *headers,
+                   const void *body, size_t len, uint64_t timeout_ns,
+                   char *err, size_t err_size);
+
+/* ================================================================== */
+/* threads.c                                                            */
+/* ================================================================== */
+
+#include <pthread.h>
+#include <signal.h>
+
+/* Initialises `c` to time its waits on CLOCK_MONOTONIC, the clock of
+ * tool_now_ns(). */
+void tool_cond_init_monotonic(pthread_cond_t *c);
+
+/* Blocks SIGINT, SIGTERM and SIGHUP in the calling thread, the previous
+ * mask going to `old`: threads created until the caller restores it
+ * (pthread_sigmask(SIG_SETMASK, old, NULL)) leave those signals to the
+ * thread that reads, whose sleep they cut short. */
+void tool_block_stop_signals(sigset_t *old);
 
 #endif /* EVENTRING_TOOLS_BASE_H */

@@ -7,7 +7,8 @@
  *   diff.c     `eventring diff`, two runs compared;
  *   report.c   `eventring report`, an HTML page of charts;
  *   metrics.c  `eventring metrics`, a Prometheus exporter that
- *              metrics_http.c serves;
+ *              metrics_http.c serves, metrics_dir.c feeds with the
+ *              files of a directory and metrics_push.c pushes;
  *   snapshot.c `eventring snapshot`, what the rings hold now (it runs
  *              ctf.c's or trace.c's subcommand on the file it writes);
  *   watch.c    `eventring watch`, the windows around triggers;
@@ -72,5 +73,49 @@ struct metrics_http *metrics_http_start(int fd, double header_timeout_s,
 
 /* Stops the server and frees it; NULL is ignored. */
 void metrics_http_stop(struct metrics_http *h);
+
+/* ================================================================== */
+/* metrics_dir.c                                                        */
+/* ================================================================== */
+
+#include <pthread.h>
+
+/* The exporter's series and the lock that the reader, the server and
+ * the pusher share (metrics.c's). */
+struct metrics_state {
+  pthread_mutex_t lock;
+  struct metrics_set set; /* set.targets under lock */
+  int numbering;          /* EVENTRING_NUMBERING_* of the cursors */
+};
+
+/* Follows every ring file of `dir` into `m` until a signal comes (each
+ * event through `cb`, whose data is the file's target); a file's series
+ * stay `keep_ns` after it is gone.  Returns 128 + the signal, or the exit
+ * status of a directory that cannot be read. */
+int metrics_follow_dir(struct metrics_state *m, const char *dir,
+                       uint64_t keep_ns, const eventring_callbacks *cb);
+
+/* ================================================================== */
+/* metrics_push.c (built with EVENTRING_HAVE_REMOTE_WRITE)              */
+/* ================================================================== */
+
+struct metrics_push;
+
+/* Starts pushing the series of `m` to `u` (parsed from `url`) every
+ * `interval_ns`, each request within `timeout_ns`, at most
+ * `queue_samples` samples waiting; the pusher's counts are listed with
+ * the series from then on.  Returns the pusher, or NULL when no thread
+ * could be started. */
+struct metrics_push *metrics_push_start(struct metrics_state *m,
+                                        const char *url,
+                                        const struct tool_http_url *u,
+                                        uint64_t interval_ns,
+                                        uint64_t timeout_ns,
+                                        uint64_t queue_samples);
+
+/* Queues a last collection, sends the queue until it is empty or a
+ * request fails, and frees the pusher; NULL is ignored.  Needs the
+ * targets of `m` still there. */
+void metrics_push_stop(struct metrics_push *p);
 
 #endif /* EVENTRING_TOOLS_CMD_H */

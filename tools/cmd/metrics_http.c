@@ -312,20 +312,12 @@ struct metrics_http *metrics_http_start(int fd, double header_timeout_s,
   h->render_arg = arg;
   h->header_ns = (uint64_t)(header_timeout_s * 1e9);
   pthread_mutex_init(&h->lock, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* as tool_now_ns() */
-  pthread_cond_init(&h->wake, &ca);
-  pthread_condattr_destroy(&ca);
+  tool_cond_init_monotonic(&h->wake);
   /* The server's thread and the sweeper must leave SIGINT, SIGTERM and
    * SIGHUP to the reader, whose sleep they cut short; they inherit this
    * mask. */
-  sigset_t block, old;
-  sigemptyset(&block);
-  sigaddset(&block, SIGINT);
-  sigaddset(&block, SIGTERM);
-  sigaddset(&block, SIGHUP);
-  pthread_sigmask(SIG_BLOCK, &block, &old);
+  sigset_t old;
+  tool_block_stop_signals(&old);
   /* A connection costs two descriptors (its socket and the sweeper's
    * duplicate): leave room for the ring files and the server's own, or
    * accept() fails and each failure is logged. */

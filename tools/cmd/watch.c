@@ -50,6 +50,16 @@
  * trigger's time, whose payload says the condition and what was measured
  * ("pause>20ms: 51.20 ms (domain 0)"): `dump` prints it as a user_custom
  * line, and a trace shows it as an instant with the payload as argument.
+ *
+ * Actions.  --exec runs a command for each snapshot written, once the
+ * file is complete (runcmd.c: no shell, the path as one word, a process
+ * group of its own, --exec-timeout), while the rings are read on: the
+ * commands are reaped after each poll (tick), at most --exec-max at
+ * once, the others skipped and counted.  A failure is logged and counted,
+ * never an end; watch waits for the commands still running before it
+ * ends.  The log (eventlog.c) is text, as it always was, or with
+ * --log-format json one object per trigger, snapshot, action and the end
+ * summary, with the --label pairs, on standard error or in --log FILE.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -106,6 +116,9 @@
 #define IDLE_NS 10000000L
 /* The name of the mark's user event. */
 #define MARK_NAME "eventring.trigger"
+/* --exec's defaults. */
+#define DEFAULT_EXEC_TIMEOUT_NS 60000000000ULL
+#define DEFAULT_EXEC_MAX 4
 
 static void help(void) {
   printf(
@@ -149,6 +162,22 @@ static void help(void) {
       "  --ocaml50        number phases as OCaml 5.0-5.2 did\n"
       "  --ocaml53        number phases as OCaml 5.3+ does (default: "
       "inferred)\n"
+      "  --exec CMD       run CMD for each snapshot written, {} replaced by "
+      "its\n"
+      "                   path (no shell: CMD is split into words, quotes "
+      "group)\n"
+      "  --exec-timeout DUR  SIGTERM (then SIGKILL) to a command still "
+      "running\n"
+      "                   after DUR (default 60s)\n"
+      "  --exec-max N     at most N commands at once (default 4); the "
+      "others are\n"
+      "                   skipped\n"
+      "  --log-format FMT text (the default) or json: one object a line "
+      "per\n"
+      "                   trigger, snapshot, command and the summary\n"
+      "  --log FILE       the log into FILE (appended) instead of standard "
+      "error\n"
+      "  --label KEY=VALUE  added to every JSON log line (repeatable)\n"
       "  -h, --help       print this help and exit\n"
       "\n"
       "One line on standard error per snapshot.  Runs until the process (or\n"
@@ -390,6 +419,168 @@ static void catch_usr1(struct sigaction *old) {
 }
 
 /* ------------------------------------------------------------------ */
+/* The log and the actions.                                             */
+
+static struct eventlog L;
+
+static struct {
+  int on;                  /* --exec given */
+  struct tool_cmdline cmd; /* its template */
+  uint64_t timeout;
+  int max;
+  uint64_t started, ok, failed, timed_out, skipped;
+} A;
+
+/* What a running command is for: its snapshot. */
+struct action {
+  char path[PATH_MAX];
+  char program[64];
+  pid_t target;
+};
+
+/* The fields of a JSON line about the process of target `t`. */
+static void log_process(const struct target *t) {
+  eventlog_int(&L, "pid", t->pid);
+  eventlog_str(&L, "program", t->program);
+}
+
+/* A trigger of condition `c`: opened a window, extended one, or was
+ * ignored (--every, --max). */
+static void log_trigger(const struct target *t, const struct cond *c,
+                        int domain, uint64_t at, const char *measured,
+                        const char *outcome) {
+  eventlog_begin(&L, "trigger");
+  eventlog_str(&L, "rule", c->kind == C_SIGNAL ? "SIGUSR1" : c->text);
+  eventlog_str(&L, "reason", reason_name[c->kind]);
+  eventlog_str(&L, "measured", measured);
+  eventlog_int(&L, "domain", domain);
+  eventlog_int(&L, "ts", (int64_t)at);
+  eventlog_str(&L, "outcome", outcome);
+  log_process(t);
+  eventlog_end(&L);
+}
+
+static void log_action(const char *event, const struct action *a, pid_t pid) {
+  eventlog_begin(&L, event);
+  eventlog_str(&L, "snapshot", a->path);
+  eventlog_str(&L, "command", A.cmd.words[0]);
+  if (pid > 0) eventlog_int(&L, "action_pid", pid);
+  eventlog_int(&L, "pid", a->target);
+  eventlog_str(&L, "program", a->program);
+}
+
+/* tool_run_poll()'s report of a command's end. */
+static void action_done(void *arg, const struct tool_run_end *e) {
+  (void)arg;
+  struct action *a = e->tag;
+  int st = e->status;
+  char why[96], dur[32];
+  const char *reason;
+  if (e->timed_out) {
+    reason = "timeout";
+    snprintf(why, sizeof why, "timed out after %s (--exec-timeout), ended "
+             "by %s", analysis_duration(dur, A.timeout),
+             st != -1 && WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL
+                 ? "SIGKILL" : "SIGTERM");
+  } else if (st == -1) {
+    reason = "lost";
+    snprintf(why, sizeof why, "its exit status was lost");
+  } else if (WIFSIGNALED(st)) {
+    reason = "signal";
+    snprintf(why, sizeof why, "killed by signal %d (%s)", WTERMSIG(st),
+             strsignal(WTERMSIG(st)));
+  } else if (WEXITSTATUS(st) != 0) {
+    reason = "exit";
+    snprintf(why, sizeof why, "exited with status %d", WEXITSTATUS(st));
+  } else {
+    reason = NULL;
+  }
+  if (reason) {
+    A.failed++;
+    A.timed_out += e->timed_out;
+    eventlog_text(&L, "watch: --exec for %s: %s", a->path, why);
+    log_action("action_failed", a, e->pid);
+    eventlog_str(&L, "reason", reason);
+    eventlog_str(&L, "error", why);
+  } else {
+    A.ok++;
+    log_action("action_finished", a, e->pid);
+  }
+  if (st != -1 && WIFEXITED(st))
+    eventlog_int(&L, "exit_status", WEXITSTATUS(st));
+  if (st != -1 && WIFSIGNALED(st)) eventlog_int(&L, "signal", WTERMSIG(st));
+  eventlog_seconds(&L, "duration_s", e->duration_ns);
+  eventlog_end(&L);
+  free(a);
+}
+
+/* Runs --exec for the snapshot at `path`, written for target `t`. */
+static void run_action(const struct target *t, const char *path) {
+  struct action *a = calloc(1, sizeof *a);
+  char **argv = a ? tool_cmdline_argv(&A.cmd, path) : NULL;
+  pid_t pid = 0;
+  int e = argv ? tool_run_start(argv, a, &pid) : -ENOMEM;
+  tool_cmdline_argv_free(argv);
+  struct action none;
+  if (!a) {
+    memset(&none, 0, sizeof none);
+    a = &none;
+  }
+  snprintf(a->path, sizeof a->path, "%s", path);
+  snprintf(a->program, sizeof a->program, "%s", t->program);
+  a->target = t->pid;
+  if (!e) {
+    A.started++;
+    log_action("action_started", a, pid);
+    eventlog_end(&L);
+    return;
+  }
+  if (e == -EAGAIN) {
+    A.skipped++;
+    eventlog_text(&L, "watch: --exec for %s: skipped, --exec-max %d "
+                  "command%s still running", path, A.max,
+                  A.max == 1 ? "" : "s");
+    log_action("action_skipped", a, 0);
+    eventlog_int(&L, "running", A.max);
+  } else {
+    A.failed++;
+    eventlog_text(&L, "watch: --exec for %s: cannot run '%s': %s", path,
+                  A.cmd.words[0], strerror(-e));
+    log_action("action_failed", a, 0);
+    eventlog_str(&L, "reason", "start");
+    eventlog_str(&L, "error", strerror(-e));
+  }
+  eventlog_end(&L);
+  if (a != &none) free(a);
+}
+
+/* The end: what was written, ignored, run. */
+static void log_summary(int rc) {
+  if (W.ignored)
+    eventlog_text(&L, "watch: %" PRIu64 " trigger%s ignored (--every and "
+                  "--max: %ld snapshot%s written)", W.ignored,
+                  W.ignored > 1 ? "s" : "", W.written,
+                  W.written == 1 ? "" : "s");
+  if (A.on && (A.started || A.failed || A.skipped))
+    eventlog_text(&L, "watch: --exec: %" PRIu64 " run, %" PRIu64
+                  " failed (%" PRIu64 " timed out), %" PRIu64 " skipped",
+                  A.started, A.failed, A.timed_out, A.skipped);
+  eventlog_begin(&L, "summary");
+  eventlog_int(&L, "snapshots", W.written);
+  eventlog_int(&L, "triggers_ignored", (int64_t)W.ignored);
+  eventlog_int(&L, "snapshot_errors", W.failed);
+  if (A.on) {
+    eventlog_int(&L, "actions_started", (int64_t)A.started);
+    eventlog_int(&L, "actions_succeeded", (int64_t)A.ok);
+    eventlog_int(&L, "actions_failed", (int64_t)A.failed);
+    eventlog_int(&L, "actions_timed_out", (int64_t)A.timed_out);
+    eventlog_int(&L, "actions_skipped", (int64_t)A.skipped);
+  }
+  eventlog_int(&L, "exit_status", rc);
+  eventlog_end(&L);
+}
+
+/* ------------------------------------------------------------------ */
 /* The buffers.                                                         */
 
 static struct dbuf *dbuf_of(struct target *t, int domain) {
@@ -522,6 +713,7 @@ static void open_window(struct target *t, const struct cond *c, int domain,
                         uint64_t at, uint64_t start, const char *measured) {
   if (W.opened >= O.max || (t->has_last && at < t->last_first + O.every)) {
     W.ignored++;
+    log_trigger(t, c, domain, at, measured, "ignored");
     return;
   }
   struct window *w = calloc(1, sizeof *w);
@@ -545,6 +737,7 @@ static void open_window(struct target *t, const struct cond *c, int domain,
   t->last_first = at;
   t->has_last = 1;
   W.opened++;
+  log_trigger(t, c, domain, at, measured, "opened");
 }
 
 /* Condition `c` held in `domain` at `at`, for an anomaly that began at
@@ -560,6 +753,7 @@ static void trigger(struct target *t, const struct cond *c, int domain,
       if (end > w->limit) end = w->limit;
       if (end > w->end) w->end = end;
       add_mark(w, c, domain, at, measured);
+      log_trigger(t, c, domain, at, measured, "extended");
       return;
     }
   open_window(t, c, domain, at, start, measured);
@@ -710,35 +904,60 @@ static void close_window(struct target *t) {
   if (!e) e = er_snap_write(s, fd, &st);
   if (fd >= 0 && close(fd) < 0 && !e) e = -errno;
   er_snap_free(s);
+  int traced = 1; /* the trace, when one is asked for, was made */
   if (!e && O.format != FMT_EVENTS) {
     int rc = run_trace(events, path);
     unlink(events);
     if (rc != 0) {
-      tool_error("watch: %s: the trace could not be written (eventring "
-                 "trace exited with %d)", path, rc);
+      eventlog_text(&L, "watch: %s: the trace could not be written "
+                    "(eventring trace exited with %d)", path, rc);
+      traced = 0;
       W.failed = 1;
     }
   } else if (e && fd >= 0) {
     unlink(events);
   }
+  const char *rule = w->cond->kind == C_SIGNAL ? "SIGUSR1" : w->cond->text;
   if (e) {
-    tool_error("watch: snapshot of %s (pid %ld) for %s: %s%s%s", t->program,
-               (long)t->pid, w->cond->text, fd >= 0 ? path : "",
-               fd >= 0 ? ": " : "",
-               e == -EFBIG ? tool_strerror(EFBIG) : eventring_strerror(e));
+    const char *why =
+        e == -EFBIG ? tool_strerror(EFBIG) : eventring_strerror(e);
+    eventlog_text(&L, "watch: snapshot of %s (pid %ld) for %s: %s%s%s",
+                  t->program, (long)t->pid, w->cond->text,
+                  fd >= 0 ? path : "", fd >= 0 ? ": " : "", why);
     W.failed = 1;
+    eventlog_begin(&L, "snapshot_failed");
+    if (fd >= 0) eventlog_str(&L, "snapshot", path);
+    eventlog_str(&L, "rule", rule);
+    eventlog_str(&L, "error", why);
+    log_process(t);
+    eventlog_end(&L);
   } else {
     W.written++;
     char extra[48] = "";
     if (w->triggers > 1)
       snprintf(extra, sizeof extra, ", %" PRIu64 " triggers", w->triggers);
-    /* tool_error() escapes what the file and --when supply. */
-    tool_error("watch: %s: %s%s%s in %s (pid %ld); %" PRIu64
-               " events, %u domains, %" PRIu64 " lost%s",
-               path, w->cond->kind == C_SIGNAL ? "SIGUSR1" : w->cond->text,
-               *w->measured ? ": " : "", w->measured,
-               t->program[0] ? t->program : "unknown", (long)t->pid,
-               st.events, st.domains, st.lost, extra);
+    /* The log escapes what the file and --when supply. */
+    eventlog_text(&L, "watch: %s: %s%s%s in %s (pid %ld); %" PRIu64
+                  " events, %u domains, %" PRIu64 " lost%s",
+                  path, rule, *w->measured ? ": " : "", w->measured,
+                  t->program[0] ? t->program : "unknown", (long)t->pid,
+                  st.events, st.domains, st.lost, extra);
+    /* A trace that could not be made is no file for a log or an
+     * action. */
+    eventlog_begin(&L, traced ? "snapshot" : "snapshot_failed");
+    eventlog_str(&L, "snapshot", path);
+    eventlog_str(&L, "format", format_names[O.format]);
+    eventlog_str(&L, "rule", rule);
+    eventlog_str(&L, "reason", reason_name[w->cond->kind]);
+    eventlog_str(&L, "measured", w->measured);
+    if (!traced) eventlog_str(&L, "error", "eventring trace failed");
+    eventlog_int(&L, "triggers", (int64_t)w->triggers);
+    eventlog_int(&L, "events", (int64_t)st.events);
+    eventlog_int(&L, "domains", st.domains);
+    eventlog_int(&L, "lost", (int64_t)st.lost);
+    log_process(t);
+    eventlog_end(&L);
+    if (A.on && traced) run_action(t, path);
   }
   t->wins = w->next;
   free(w->lost);
@@ -1019,6 +1238,7 @@ static void tick(void) {
     while (t->wins && read_through(t, t->wins)) close_window(t);
     for (int d = 0; d < t->nd; d++) trim_age(t, d);
   }
+  if (A.on) tool_run_poll();
   W.prev_tick = now;
 }
 
@@ -1172,7 +1392,13 @@ static int follow_dir(const char *dir, struct tool_source *cmd) {
 
 /* ------------------------------------------------------------------ */
 
-int tool_watch(int argc, char **argv) {
+/* What the options set up for the log and the actions, undone. */
+static void actions_free(void) {
+  tool_cmdline_free(&A.cmd);
+  eventlog_close(&L);
+}
+
+static int watch(int argc, char **argv) {
   enum {
     OPT_WHEN = TOOL_OPT_OWN,
     OPT_BEFORE,
@@ -1180,7 +1406,13 @@ int tool_watch(int argc, char **argv) {
     OPT_EVERY,
     OPT_MAX,
     OPT_FORMAT,
-    OPT_MAX_MEMORY
+    OPT_MAX_MEMORY,
+    OPT_EXEC,
+    OPT_EXEC_TIMEOUT,
+    OPT_EXEC_MAX,
+    OPT_LOG_FORMAT,
+    OPT_LOG,
+    OPT_LABEL
   };
   /* The source options but --follow, which is always on. */
   static const struct option longopts[] = {
@@ -1199,12 +1431,23 @@ int tool_watch(int argc, char **argv) {
       {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},
       {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},
       {"help", no_argument, NULL, 'h'},
+      {"exec", required_argument, NULL, OPT_EXEC},
+      {"exec-timeout", required_argument, NULL, OPT_EXEC_TIMEOUT},
+      {"exec-max", required_argument, NULL, OPT_EXEC_MAX},
+      {"log-format", required_argument, NULL, OPT_LOG_FORMAT},
+      {"log", required_argument, NULL, OPT_LOG},
+      {"label", required_argument, NULL, OPT_LABEL},
       {NULL, 0, NULL, 0},
   };
   struct tool_source src;
   memset(&src, 0, sizeof src);
   memset(&O, 0, sizeof O);
   memset(&W, 0, sizeof W);
+  memset(&A, 0, sizeof A);
+  eventlog_init(&L);
+  A.timeout = DEFAULT_EXEC_TIMEOUT_NS;
+  A.max = DEFAULT_EXEC_MAX;
+  const char *log_path = NULL;
   O.before = DEFAULT_BEFORE_NS;
   O.after = DEFAULT_AFTER_NS;
   O.every = DEFAULT_EVERY_NS;
@@ -1252,6 +1495,36 @@ int tool_watch(int argc, char **argv) {
       if (parse_size(optarg, &max_memory) || max_memory < (1u << 20))
         return tool_usage_error(HELP_REF, "invalid --max-memory '%s' (a size "
                                 "of at least 1M, e.g. 64M)", optarg);
+    } else if (c == OPT_EXEC) {
+      tool_cmdline_free(&A.cmd);
+      if (tool_cmdline_parse(optarg, &A.cmd, why, sizeof why))
+        return tool_usage_error(HELP_REF, "--exec '%s': %s", optarg, why);
+      A.on = 1;
+    } else if (c == OPT_EXEC_TIMEOUT) {
+      if (tool_parse_duration(optarg, &A.timeout, why, sizeof why))
+        return tool_usage_error(HELP_REF, "--exec-timeout: %s", why);
+      if (!A.timeout)
+        return tool_usage_error(HELP_REF, "--exec-timeout: a timeout above "
+                                "0, e.g. 60s");
+    } else if (c == OPT_EXEC_MAX) {
+      char *end;
+      errno = 0;
+      long v = strtol(optarg, &end, 10);
+      if (end == optarg || *end || errno || v < 1 || v > TOOL_RUN_MAX)
+        return tool_usage_error(HELP_REF, "invalid --exec-max '%s' (a "
+                                "number of commands, 1 to %d)", optarg,
+                                TOOL_RUN_MAX);
+      A.max = (int)v;
+    } else if (c == OPT_LOG_FORMAT) {
+      if (strcmp(optarg, "text") && strcmp(optarg, "json"))
+        return tool_usage_error(HELP_REF, "unknown --log-format '%s' (text "
+                                "or json)", optarg);
+      L.json = !strcmp(optarg, "json");
+    } else if (c == OPT_LOG) {
+      log_path = optarg;
+    } else if (c == OPT_LABEL) {
+      if (eventlog_label(&L, optarg, why, sizeof why))
+        return tool_usage_error(HELP_REF, "--label: %s", why);
     } else if ((rc = tool_source_other(&src, c, argv, HELP_REF, help)) >= 0) {
       return rc;
     }
@@ -1264,6 +1537,9 @@ int tool_watch(int argc, char **argv) {
                             "are followed with --pid, --dir or -- COMMAND)",
                             argv[optind]);
   if (!*O.out) return tool_usage_error(HELP_REF, "empty output directory");
+  if (L.nlabels && !L.json)
+    return tool_usage_error(HELP_REF, "--label: labels go into the JSON log "
+                            "(add --log-format json)");
   O.max_words = max_memory / 8;
   O.numbering = tool_source_numbering(&src);
   /* The directory first: a wrong one is reported before a command runs. */
@@ -1273,6 +1549,11 @@ int tool_watch(int argc, char **argv) {
     tool_error("watch: -o %s: %s", O.out, strerror(errno));
     return TOOL_EXIT_INPUT;
   }
+  if (log_path && (rc = eventlog_open(&L, log_path)) < 0) {
+    tool_error("watch: --log %s: %s", log_path, strerror(-rc));
+    return TOOL_EXIT_INPUT;
+  }
+  if (A.on) tool_run_setup(A.max, A.timeout, action_done, NULL);
 
   if (src.dir && !src.pid_arg) {
     rc = follow_dir(src.dir, NULL);
@@ -1318,10 +1599,15 @@ int tool_watch(int argc, char **argv) {
     tool_source_close(&src);
   }
   while (W.targets) target_unlink(W.targets);
-  if (W.ignored)
-    tool_error("watch: %" PRIu64 " trigger%s ignored (--every and --max: %ld "
-               "snapshot%s written)", W.ignored, W.ignored > 1 ? "s" : "",
-               W.written, W.written == 1 ? "" : "s");
+  /* The commands of the last snapshots end (or time out) first. */
+  if (A.on) tool_run_wait();
   if (rc == TOOL_EXIT_OK && W.failed) rc = TOOL_EXIT_INPUT;
+  log_summary(rc);
+  return rc;
+}
+
+int tool_watch(int argc, char **argv) {
+  int rc = watch(argc, argv);
+  actions_free();
   return rc;
 }

@@ -375,11 +375,15 @@ const char *tool_spawn_dir(void) { return privdir; }
 int tool_spawn_tree_done(struct tool_source *src) {
   if (!reap(src, 0)) return 0;
   /* The command is reaped; its descendants that outlived their parents
-   * are our children now. */
+   * are our children now.  Our other children (runcmd.c's) are waited
+   * for too, their statuses handed back. */
   for (;;) {
     int st;
     pid_t r = waitpid(-1, &st, WNOHANG);
-    if (r > 0) continue;
+    if (r > 0) {
+      tool_run_reaped(r, st);
+      continue;
+    }
     if (r == 0) return 0;
     if (errno == EINTR) continue;
     return errno == ECHILD;

@@ -31,7 +31,7 @@ struct json {
  * hands us names already escaped so, but the output stays valid JSON
  * whatever it is given) as the text \DDD, as the tool writes it
  * elsewhere. */
-static void put_str(FILE *out, const char *s, size_t len) {
+void render_json_string(FILE *out, const char *s, size_t len) {
   putc_unlocked('"', out);
   const unsigned char *p = (const unsigned char *)s;
   while (len) {
@@ -57,7 +57,7 @@ static void put_str(FILE *out, const char *s, size_t len) {
 static void put_cstr(FILE *out, const char *s) {
   size_t n = 0;
   while (s[n]) n++;
-  put_str(out, s, n);
+  render_json_string(out, s, n);
 }
 
 /* Nanoseconds as microseconds with three decimals. */
@@ -130,7 +130,7 @@ static void put_arg(FILE *out, const struct trace_arg *a) {
   put_cstr(out, a->key);
   putc_unlocked(':', out);
   switch (a->type) {
-  case TRACE_ARG_STR: put_str(out, a->s, a->len); break;
+  case TRACE_ARG_STR: render_json_string(out, a->s, a->len); break;
   case TRACE_ARG_INT: fprintf(out, "%" PRId64, a->i); break;
   case TRACE_ARG_UINT: fprintf(out, "%" PRIu64, a->u); break;
   case TRACE_ARG_BOOL: fputs_unlocked(a->i ? "true" : "false", out); break;

@@ -4,7 +4,12 @@
  *                      events below);
  *   svg.c              the charts of `eventring report`;
  *   bars.c             a distribution in power-of-two bins, and its bar
- *                      chart on a terminal.
+ *                      chart on a terminal;
+ *   eventlog.c         a log of what a long-running subcommand does, as
+ *                      text lines or one JSON object a line;
+ *   exposition.c       the series of `eventring metrics` in Prometheus's
+ *                      text exposition format;
+ *   remotewrite.c      the same series as a remote-write request.
  * It builds on analysis/ and the layers below.
  */
 #ifndef EVENTRING_TOOLS_RENDER_H
@@ -108,6 +113,11 @@ void *trace_fuchsia_new(struct trace_writer *w,
                         const struct trace_wallclock *wall);
 void *trace_json_new(struct trace_writer *w,
                      const struct trace_wallclock *wall);
+
+/* Writes `s[0 .. len)` as a JSON string (json.c): UTF-8 as it is, the
+ * controls as \uXXXX, a byte of no well-formed character as the text
+ * \DDD.  The one JSON string writer of the render layer. */
+void render_json_string(FILE *out, const char *s, size_t len);
 
 /* ================================================================== */
 /* svg.c                                                                */
@@ -226,5 +236,74 @@ uint64_t bars_hi(const struct bars *b, int i);
  * column ("pause", "duration").  Prints nothing for an empty histogram. */
 void bars_print(FILE *out, const struct histogram *h, const char *what,
                 int width);
+
+/* ================================================================== */
+/* The event log (eventlog.c)                                           */
+/* ================================================================== */
+
+/* What a long-running subcommand (watch) tells as it goes, one line per
+ * thing that happened, in one of two forms:
+ *   text  "eventring: ..." lines (eventlog_text), as tool_error() writes
+ *         them; eventlog_begin() ... eventlog_end() write nothing;
+ *   json  one JSON object per line (eventlog_begin() ... eventlog_end()),
+ *         {"time":"2026-11-28T13:20:53.123Z","event":"...", the fields
+ *         in the order given, "labels":{...} when there are labels};
+ *         eventlog_text() writes nothing.
+ * Each line goes to the log (standard error, or the --log file) whole
+ * and flushed. */
+#define EVENTLOG_MAX_LABELS 32
+
+struct eventlog {
+  FILE *out;
+  int own; /* out is a file of ours */
+  int json;
+  char *keys[EVENTLOG_MAX_LABELS], *values[EVENTLOG_MAX_LABELS];
+  int nlabels;
+};
+
+/* Sets `l` up for standard error, text. */
+void eventlog_init(struct eventlog *l);
+
+/* Adds the label "KEY=VALUE" (KEY: a letter or _, then letters, digits
+ * or _; each KEY once).  Returns 0, or -1 with the reason in `why`. */
+int eventlog_label(struct eventlog *l, const char *kv, char *why,
+                   size_t size);
+
+/* The log goes to `path` (appended to, created when missing).  Returns
+ * 0 or a negated errno. */
+int eventlog_open(struct eventlog *l, const char *path);
+
+/* Closes the --log file; frees the labels. */
+void eventlog_close(struct eventlog *l);
+
+/* A text line, in text form only (as tool_error() writes it). */
+void eventlog_text(struct eventlog *l, const char *fmt, ...) TOOL_PRINTF(2, 3);
+
+/* A JSON line, in json form only: begin with the event's name, a field
+ * per call, then end. */
+void eventlog_begin(struct eventlog *l, const char *event);
+void eventlog_str(struct eventlog *l, const char *key, const char *value);
+void eventlog_int(struct eventlog *l, const char *key, int64_t value);
+/* Nanoseconds as seconds, with nine decimals. */
+void eventlog_seconds(struct eventlog *l, const char *key, uint64_t ns);
+void eventlog_end(struct eventlog *l);
+/* exposition.c                                                         */
+/* ================================================================== */
+
+/* Writes the series of `set` to `o` in Prometheus's text exposition
+ * format, version 0.0.4 (the page of a scrape). */
+void exposition_write(FILE *o, const struct metrics_set *set);
+
+/* ================================================================== */
+/* remotewrite.c (built with EVENTRING_HAVE_REMOTE_WRITE)               */
+/* ================================================================== */
+
+/* The series of `set`, each with one sample at `ts_ms` (milliseconds
+ * since the epoch), as the body of a Prometheus remote-write 1.0
+ * request: a protobuf WriteRequest, snappy-compressed.  Returns 0 with
+ * *body (malloc'd), its *len and the *nsamples it holds, or -1 when out
+ * of memory. */
+int remote_write_encode(const struct metrics_set *set, int64_t ts_ms,
+                        char **body, size_t *len, size_t *nsamples);
 
 #endif /* EVENTRING_TOOLS_RENDER_H */
