@@ -231,5 +231,10 @@ static int driver(const char *argv0) {
 }
 
 int main(int argc, char **argv) {
-  return bl_main(argc, argv, run_one, driver);
+  if (argc == 2 && strcmp(argv[1], "--one") == 0) return run_one();
+  if (argc != 1) {
+    fprintf(stderr, "usage: %s\n", argv[0]);
+    return 2;
+  }
+  return driver(argv[0]);
 }
