@@ -6,7 +6,7 @@
  * 12 asks what rate one watcher sustains on one core and how much
  * resident memory it takes.
  *
- * Method.  A run (this program re-executed with `--one`) forks a writer
+ * Method.  A run (this program re-executed with `--one full`) forks a writer
  * that starts tracing (default ring size) and, once the watcher is
  * following it, writes a runtime's mix (a begin and end of a phase, a
  * counter and a user int, repeated) as fast as it can for RUN_MS; it then
@@ -22,6 +22,17 @@
  *
  * The eventring command is tools/eventring below the current directory
  * (make bench runs in the build directory), or EVENTRING_BENCH_TOOL.
+ *
+ * Rules.  Issue 24 asks that watch's rules (aggregates over windows,
+ * `for`, and/or) keep the watcher under 5 % of one core on a program of
+ * 100 k events/s.  Two more runs per round: the writer paces itself to
+ * PACED_RATE events a second (a runtime's slice of 17 events, bench/
+ * slice.c, as many as are due each millisecond) for RUN_MS, followed
+ * once by the watcher with RULES (percentiles, counts, rates, max,
+ * gc_share, for, and/or/not over every kind of source; none fires), once
+ * with the one simple condition above.  Figure: the watcher's CPU time
+ * over the wall time from the start of writing to the watcher's exit, in
+ * per cent of one core.
  *
  * Output: a table on stdout; JSON to the file EVENTRING_BENCH_OUT names.
  * The exit status reports errors only.
@@ -43,6 +54,21 @@
 #include "eventring.h"
 
 #define RUN_MS 1500
+#define PACED_RATE 100000
+/* The rules of the paced run: every kind of aggregate and operator,
+ * thresholds no event reaches. */
+static const char *const RULES[] = {
+    "p99(pause, 10s) > 5s",
+    "gc_share(10s) > 90%",
+    "count(event:bench.unit, 1s) > 1000000000",
+    "p99(span:bench.span, 1s) > 1s for 2s",
+    "max(int:bench.value, 5s) > 1000000000000",
+    "rate(event:bench.unit, 1s) > 10000000/s and p50(phase:minor, 1s) > 1s",
+    "(p999(phase:major_slice, 10s) > 1s or count(lost, 1s) > 0) and not "
+    "avg(int:bench.value, 1s) < 0",
+    "pause>3600s",
+};
+#define N_RULES (int)(sizeof RULES / sizeof RULES[0])
 
 static const char *tool_path(void) {
   const char *t = getenv("EVENTRING_BENCH_TOOL");
@@ -51,13 +77,25 @@ static const char *tool_path(void) {
 
 /* The writer: `go` is the read end of a pipe that says when to start,
  * `out` where the count goes. */
-static void writer(int go, int out) {
+static void writer(int go, int out, int paced) {
   int id = eventring_register("bench.value", EVENTRING_TYPE_INT);
-  if (id < 0 || eventring_start() != 0) _exit(BL_EXIT_DISABLED);
+  int span = eventring_register("bench.span", EVENTRING_TYPE_SPAN);
+  int unit = eventring_register("bench.unit", EVENTRING_TYPE_UNIT);
+  if (id < 0 || span < 0 || unit < 0 || eventring_start() != 0)
+    _exit(BL_EXIT_DISABLED);
   char c;
   if (write(out, "r", 1) != 1 || read(go, &c, 1) != 1) _exit(2);
-  uint64_t n = 0, end = bl_now_ns() + (uint64_t)RUN_MS * 1000000u;
-  while (bl_now_ns() < end)
+  uint64_t n = 0, start = bl_now_ns();
+  uint64_t end = start + (uint64_t)RUN_MS * 1000000u;
+  /* Paced: each millisecond, the slices due by its end. */
+  for (uint64_t t = start; paced && t < end; t += 1000000u) {
+    struct timespec ts = {(time_t)(t / 1000000000u), (long)(t % 1000000000u)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0) {
+    }
+    uint64_t due = (uint64_t)PACED_RATE * (t - start + 1000000u) / 1000000000u;
+    while (n < due) n += bl_emit_slice(n, span, id, unit);
+  }
+  while (!paced && bl_now_ns() < end)
     for (int k = 0; k < 256; k++, n += 4) {
       eventring_begin(EVENTRING_PHASE_MINOR);
       eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, n);
@@ -85,7 +123,12 @@ static size_t read_until(int fd, char *buf, size_t len, size_t have,
   return have;
 }
 
-static int run_one(void) {
+/* One run: the writer at full speed (mode "full"), or paced with the
+ * watcher following rules ("rules") or one condition ("plain").  Prints
+ * written, lost, the watcher's CPU seconds, its peak RSS and the wall
+ * seconds from the start of writing to the watcher's exit. */
+static int run_one(const char *mode) {
+  int paced = strcmp(mode, "full") != 0;
   char dir[] = "/tmp/eventring-bench-watch-XXXXXX";
   if (!mkdtemp(dir)) return 2;
   setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
@@ -95,7 +138,7 @@ static int run_one(void) {
   if (w == 0) {
     close(go[1]);
     close(cnt[0]);
-    writer(go[0], cnt[1]);
+    writer(go[0], cnt[1], paced);
   }
   close(go[0]);
   close(cnt[1]);
@@ -118,14 +161,23 @@ static int run_one(void) {
     dup2(err[1], 2);
     close(err[0]);
     close(err[1]);
-    execl(tool_path(), "eventring", "watch", "--when", "pause>3600s", "--out",
-          dir, "--pid", pid, (char *)NULL);
+    char *args[8 + 2 * N_RULES] = {"eventring", "watch"};
+    int n = 2;
+    for (int i = 0; i < N_RULES; i++)
+      if (!strcmp(mode, "rules") || !strcmp(RULES[i], "pause>3600s")) {
+        args[n++] = "--when";
+        args[n++] = (char *)RULES[i];
+      }
+    char *rest[] = {"--out", dir, "--pid", pid, NULL};
+    memcpy(args + n, rest, sizeof rest);
+    execv(tool_path(), args);
     fprintf(stderr, "bench_watch: %s: %s\n", tool_path(), strerror(errno));
     _exit(127);
   }
   close(err[1]);
   size_t have = read_until(err[0], buf, sizeof buf, 0, "watching");
   int ok = t > 0 && strstr(buf, "watching") != NULL;
+  uint64_t began = bl_now_ns();
   if (write(go[1], "g", 1) != 1) ok = 0;
   char count[64];
   size_t cn = read_until(cnt[0], count, sizeof count, 0, "\n");
@@ -135,6 +187,7 @@ static int run_one(void) {
   struct rusage ru;
   int tst = 0;
   if (t > 0) wait4(t, &tst, 0, &ru);
+  double wall = (double)(bl_now_ns() - began) / 1e9;
   rmdir(dir);
   if (!ok || !cn || !WIFEXITED(tst) || WEXITSTATUS(tst) != 0) {
     fprintf(stderr, "bench_watch: the watcher failed: %s\n", buf);
@@ -150,14 +203,29 @@ static int run_one(void) {
   }
   double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
                (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
-  printf("%.0f %.0f %.6f %ld\n", written, lost, cpu, ru.ru_maxrss);
+  printf("%.0f %.0f %.6f %ld %.6f\n", written, lost, cpu, ru.ru_maxrss, wall);
   return 0;
 }
 
-enum { F_READ, F_CPU, F_RATE, F_LOST, F_RSS, N_F };
+enum { F_READ, F_CPU, F_RATE, F_LOST, F_RSS, F_PACED, F_RULES, F_PLAIN,
+       N_F };
+
+/* One run of `mode` (run_one) in a new process: 0 and its figures, 1 on
+ * failure, BL_EXIT_DISABLED. */
+static int spawn_run(const char *self, const char *mode, double *written,
+                     double *lost, double *secs, long *rss, double *wall) {
+  char *args[] = {"--one", (char *)mode, NULL}, out[512];
+  int st = bl_spawn(self, args, out, sizeof out);
+  if (st == BL_EXIT_DISABLED) return st;
+  if (st != 0 || sscanf(out, "%lf %lf %lf %ld %lf", written, lost, secs, rss,
+                        wall) != 5 ||
+      *secs <= 0 || *wall <= 0)
+    return 1;
+  return 0;
+}
 
 static int driver(const char *argv0) {
-  char self[4096], out[512], cpu[256];
+  char self[4096], cpu[256];
   bl_self(argv0, self, sizeof self);
   if (access(tool_path(), X_OK) != 0) {
     fprintf(stderr, "bench_watch: %s: %s (run it from the build directory "
@@ -172,46 +240,71 @@ static int driver(const char *argv0) {
   static struct bl_stat s[N_F];
   for (int round = 0; round < runs; round++) {
     fprintf(stderr, "bench_watch: round %d of %d\n", round + 1, runs);
-    char *args[] = {"--one", NULL};
-    int st = bl_spawn(self, args, out, sizeof out);
+    double written, lost, secs, wall;
+    long rss;
+    int st = spawn_run(self, "full", &written, &lost, &secs, &rss, &wall);
     if (st == BL_EXIT_DISABLED) {
       printf("bench_watch: n/a: library built with tracing disabled\n");
       return 0;
     }
-    double written, lost, secs;
-    long rss;
-    if (st != 0 ||
-        sscanf(out, "%lf %lf %lf %ld", &written, &lost, &secs, &rss) != 4 ||
-        secs <= 0) {
+    if (st != 0) {
       fprintf(stderr, "bench_watch: run %d failed\n", round + 1);
       errors++;
-      continue;
+    } else {
+      bl_add(&s[F_READ], (written - lost) / 1e6);
+      bl_add(&s[F_CPU], secs);
+      bl_add(&s[F_RATE], (written - lost) / secs / 1e6);
+      bl_add(&s[F_LOST], written > 0 ? 100 * lost / written : 0);
+      bl_add(&s[F_RSS], (double)rss / 1024);
     }
-    bl_add(&s[F_READ], (written - lost) / 1e6);
-    bl_add(&s[F_CPU], secs);
-    bl_add(&s[F_RATE], (written - lost) / secs / 1e6);
-    bl_add(&s[F_LOST], written > 0 ? 100 * lost / written : 0);
-    bl_add(&s[F_RSS], (double)rss / 1024);
+    /* Paced, with and without the rules. */
+    static const char *const paced[] = {"rules", "plain"};
+    for (int k = 0; k < 2; k++) {
+      if (spawn_run(self, paced[k], &written, &lost, &secs, &rss, &wall)) {
+        fprintf(stderr, "bench_watch: run %d (%s) failed\n", round + 1,
+                paced[k]);
+        errors++;
+        continue;
+      }
+      if (k == 0) bl_add(&s[F_PACED], written / ((double)RUN_MS / 1000));
+      bl_add(&s[k == 0 ? F_RULES : F_PLAIN], 100 * secs / wall);
+    }
   }
   for (int i = 0; i < N_F; i++) bl_summarize(&s[i]);
   static const char *const label[N_F] = {
       "events read (M)", "watcher CPU time (s)", "rate (M events / CPU s)",
-      "events lost (%)", "peak RSS (MiB)"};
+      "events lost (%)", "peak RSS (MiB)", "paced rate (events/s)",
+      "CPU, rules (% of a core)", "CPU, one condition (%)"};
   static const char *const key[N_F] = {"events_read_m", "cpu_s",
                                        "rate_m_per_cpu_s", "lost_percent",
-                                       "peak_rss_mib"};
+                                       "peak_rss_mib", "paced_events_per_s",
+                                       "rules_cpu_percent",
+                                       "plain_cpu_percent"};
   printf("eventring watch: one watcher following a writer at full speed for "
          "%d ms\n(default ring, a phase begin and end, a counter and a user "
          "int per round);\nmedian, min and max of %d runs, each a new "
          "process\n\n",
          RUN_MS, runs);
   printf("%-26s %10s %10s %10s\n", "figure", "median", "min", "max");
-  for (int i = 0; i < N_F; i++)
+  for (int i = 0; i < F_PACED; i++)
     printf("%-26s %10.2f %10.2f %10.2f\n", label[i], s[i].median, s[i].min,
            s[i].max);
   printf("\nrate: events read (written - lost) per second of the watcher's "
          "CPU time; lost:\nwhat the writer overwrote before the watcher read "
          "it (its core was the limit)\n");
+  printf("\nThe watcher's rules (issue 24): the writer paced to %d events/s "
+         "for %d ms, the\nwatcher following %d rules (aggregates over "
+         "windows, for, and/or/not), or the\none condition above; its CPU "
+         "time over the run's wall time; target: rules under 5%%\n\n",
+         PACED_RATE, RUN_MS, N_RULES);
+  printf("%-26s %10s %10s %10s\n", "figure", "median", "min", "max");
+  for (int i = F_PACED; i < N_F; i++)
+    printf("%-26s %10.*f %10.*f %10.*f\n", label[i], i == F_PACED ? 0 : 2,
+           s[i].median, i == F_PACED ? 0 : 2, s[i].min, i == F_PACED ? 0 : 2,
+           s[i].max);
+  printf("%-26s %10s\n", "rules under 5% of a core",
+         s[F_RULES].nv == 0 ? "not measured"
+         : s[F_RULES].median < 5 ? "met" : "MISSED");
   bl_cpu_model(cpu, sizeof cpu);
   FILE *o;
   if (bl_json_open("bench_watch", &o) < 0) return 1;
@@ -231,7 +324,7 @@ static int driver(const char *argv0) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 2 && strcmp(argv[1], "--one") == 0) return run_one();
+  if (argc == 3 && strcmp(argv[1], "--one") == 0) return run_one(argv[2]);
   if (argc != 1) {
     fprintf(stderr, "usage: %s\n", argv[0]);
     return 2;

@@ -202,6 +202,15 @@ void bl_json_stat(FILE *out, const struct bl_stat *s) {
   bl_json_stat_digits(out, s, 4);
 }
 
+void bl_json_figures(FILE *out, const char *const *keys,
+                     const struct bl_stat *s, int n) {
+  for (int i = 0; i < n; i++) {
+    fprintf(out, ",\n  \"%s\": {", keys[i]);
+    bl_json_stat(out, &s[i]);
+    fputc('}', out);
+  }
+}
+
 int bl_start_tracing(const char *prog, char *dir) {
   if (mkdtemp(dir) == NULL) {
     fprintf(stderr, "%s: mkdtemp: %s\n", prog, strerror(errno));

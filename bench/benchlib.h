@@ -104,6 +104,11 @@ void bl_json_str(FILE *out, const char *s);
 void bl_json_stat(FILE *out, const struct bl_stat *s);
 void bl_json_stat_digits(FILE *out, const struct bl_stat *s, int digits);
 
+/* Writes ,\n  "keys[i]": {stat} for each of the `n` figures `s`, the
+ * members of a benchmark's object after its first. */
+void bl_json_figures(FILE *out, const char *const *keys,
+                     const struct bl_stat *s, int n);
+
 /* Creates a private directory from the template `dir` (mkdtemp), points
  * OCAML_RUNTIME_EVENTS_DIR at it and starts tracing.  Returns 0; or
  * BL_EXIT_DISABLED (tracing compiled out) or 2 (an error, said on stderr

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "internal.h"
+#include "layout.h"
 
 /* The program name the host gave (eventring__set_program()), or empty;
  * under er_st.lock. */
@@ -36,16 +37,14 @@ void eventring__set_program(const char *name) {
   er_lock();
   snprintf(program, sizeof program, "%s", base);
   /* A file made before (OCAML_RUNTIME_EVENTS_START starts tracing before
-   * the host's own initialisation) is renamed too: the name lies just
-   * before the command line and the thread entries (ring_format.h).
-   * Readers copy it when they open the file; one that opens it while
-   * this runs may get a mixed name, once.  The wall clock words, when
-   * there, lie between the name and the command line. */
-  if (er_st.threads) {
-    unsigned char *at = (unsigned char *)er_st.threads -
-                        ER_EXT_CMDLINE_BYTES - ER_EXT_PROGRAM_BYTES;
-    if (er_st.ext[ER_EXT_FLAGS] & ER_EXT_FLAG_WALLCLOCK)
-      at -= ER_EXT_WALL_WORDS * 8;
+   * the host's own initialisation) is renamed too.  Readers copy the
+   * name when they open the file; one that opens it while this runs may
+   * get a mixed name, once. */
+  struct er_layout l;
+  if (er_st.map &&
+      er_layout_read(&l, er_st.meta, er_st.ext, er_st.map_bytes) == 0 &&
+      l.program_off) {
+    unsigned char *at = er_st.map + l.program_off;
     memset(at, 0, ER_EXT_PROGRAM_BYTES);
     memcpy(at, program, strlen(program));
   }
@@ -89,13 +88,16 @@ void er_cmdline_text(char *buf, size_t size, int env_asks) {
 }
 
 void er_cmdline_rewrite_locked(void) {
-  if (!er_st.threads) return; /* no live file */
+  struct er_layout l;
+  if (!er_st.map || /* no live file */
+      er_layout_read(&l, er_st.meta, er_st.ext, er_st.map_bytes) != 0 ||
+      !l.cmdline_off)
+    return;
   char text[ER_EXT_CMDLINE_BYTES];
   er_cmdline_text(text, sizeof text, env_asked);
-  /* The field lies just before the thread entries (ring_format.h).
-   * Readers copy it when they open the file; one that opens it while
-   * this runs may get a mixed line, once. */
-  unsigned char *at = (unsigned char *)er_st.threads - ER_EXT_CMDLINE_BYTES;
+  /* Readers copy the line when they open the file; one that opens it
+   * while this runs may get a mixed line, once. */
+  unsigned char *at = er_st.map + l.cmdline_off;
   size_t n = strlen(text);
   memcpy(at, text, n);
   memset(at + n, 0, ER_EXT_CMDLINE_BYTES - n);

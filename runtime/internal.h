@@ -40,7 +40,7 @@
 /* Largest apparent (sparse) file: d is lowered to stay under it. */
 #define ER_MAX_FILE_BYTES (UINT64_C(64) << 30)
 
-/* Eviction in batches (ring.c, er_make_room()): a ring of 2^e words is cut
+/* Eviction in batches (evict.c, er_make_room()): a ring of 2^e words is cut
  * into ER_CHUNKS chunks (2^e / ER_CHUNKS words each, or 1 word for rings
  * of fewer words), and eviction frees whole chunks.  A chunk's mark lives
  * from when it is written until head passes it: at most ER_CHUNKS + 1 at
@@ -65,7 +65,7 @@ struct er_domain {
   /* An event of n words goes at the tail with no padding, no eviction
    * and no mark to take when tail + n <= limit: the smaller of mark_at
    * and head + ring size (0 while there is no ring), updated whenever
-   * either moves (ring.c, er_make_room()). */
+   * either moves (evict.c, er_make_room()). */
   uint64_t limit;
   uint64_t written;    /* events before tail */
   uint64_t last_ts;    /* the last timestamp written (never go back) */
@@ -78,7 +78,7 @@ struct er_domain {
   uint64_t evicted;    /* events before head */
   uint64_t seq;        /* the PSEQ word's value: moves of head */
   uint64_t file_gen;   /* er_st.file_gen the fields above belong to */
-  /* Eviction in batches (ring.c): the ring is cut into ER_CHUNKS chunks
+  /* Eviction in batches (evict.c): the ring is cut into ER_CHUNKS chunks
    * of chunk_mask + 1 words, and the first event (or padding) that
    * starts at or after each chunk's start is a mark, whose position and
    * count of events before it are kept in marks[], oldest first
@@ -223,31 +223,6 @@ ER_HIDDEN int er_file_open_new(const char *path);
  * (or a negated errno value) after closing `fd`: a descriptor the library
  * keeps must never be the host's stdin, stdout or stderr. */
 ER_HIDDEN int er_fd_above_std(int fd);
-/* What an extension block holds besides its magic (ring_format.h): the
- * name tables (phases, counters, lifecycle kinds; a NULL name is written
- * empty), the writer's pid and, unless NULL, its program name. */
-struct er_ext_desc {
-  int numbering;             /* ER_PHASES_OCAML53 or _OCAML50 */
-  uint64_t flags;            /* ER_EXT_FLAG_* other than _PROGRAM */
-  pid_t pid;
-  uint64_t dropped;          /* the ER_EXT_DROPPED word */
-  uint64_t start_time;       /* with ER_EXT_FLAG_START_TIME in flags */
-  uint64_t wall[4];          /* with ER_EXT_FLAG_WALLCLOCK: the start pair
-                                (ts, wall), then the latest (wallclock.h) */
-  const char *program;
-  const char *cmdline;       /* with ER_EXT_FLAG_THREADS in flags */
-  unsigned threads;          /* thread entries, with ER_EXT_FLAG_THREADS */
-  const uint64_t *thread_entries; /* their words, or NULL for zeros */
-  const char *const *tables[3];
-  unsigned counts[3];
-};
-/* The bytes the block takes, names included. */
-ER_HIDDEN uint64_t er_ext_bytes(const struct er_ext_desc *d);
-/* Where the thread entries begin, in bytes from the block's start. */
-ER_HIDDEN uint64_t er_ext_threads_offset(const struct er_ext_desc *d);
-/* Writes every word of the block at `x` (zeroed, er_ext_bytes() long)
- * except the magic, which the caller stores last. */
-ER_HIDDEN void er_ext_fill(uint64_t *x, const struct er_ext_desc *d);
 /* What er_file_drop() does besides closing the descriptor. */
 enum {
   ER_FILE_UNMAP = 1,  /* only when the world stopped (stw.h) */
@@ -433,7 +408,7 @@ ER_HIDDEN void er_remote_stop(void);
 ER_HIDDEN void er_remote_wait_up(void);
 ER_HIDDEN void er_remote_after_fork(void);
 
-/* consumer.c: what a ring file's metadata header (`meta`, the first 8
+/* layout.c: what a ring file's metadata header (`meta`, the first 8
  * words, zero-padded when the file is shorter) must be, for the cursor and
  * remote control alike.  `size` is the file's size.  Returns 0 for a
  * version 1 header whose layout fits in the file, EVENTRING_E_NOTRINGFILE
@@ -472,7 +447,7 @@ extern int (*er_test_hook)(enum er_hook);
 #define ER_HOOK(h) 0
 #endif
 
-/* consumer.c: a cursor on a ring file image in memory (for the fuzzer). */
+/* consumer_open.c: a cursor on a ring file image in memory (for the fuzzer). */
 ER_HIDDEN int er_cursor_open_image(eventring_cursor **out, const void *bytes,
                                    size_t len);
 

@@ -47,7 +47,7 @@
  * unsure.  The verdict never needs the events to be read in order across
  * domains: each domain is replayed on its own.
  *
- * The rings are read the way the consumer reads them (consumer.c): tail
+ * The rings are read the way the consumer reads them (consumer_poll.c): tail
  * first, a copy, then head again; what the writer may have overwritten
  * while we copied is dropped and the nesting after it taken as unknown.
  */

@@ -1,7 +1,7 @@
 /* numbering.h -- telling OCaml 5.0-5.2's phase numbering from 5.3's in a
  * file that does not say which it uses (numbering.c).
  *
- * The consumer (consumer.c) makes one of these for a file written by an
+ * The consumer (consumer_open.c) makes one of these for a file written by an
  * OCaml 5 runtime, lets it scan the rings when the cursor opens and, while
  * the evidence is too thin to decide, again before each poll; it asks for
  * the verdict after each scan.

@@ -1,4 +1,4 @@
-/* ring.c -- the ring file, and the writer's out-of-line eviction.
+/* ring.c -- the ring file: made, bound to the domains, dropped.
  *
  * The file (format version 1, see doc/FORMAT.md and ring_format.h):
  *
@@ -14,24 +14,7 @@
  * reserved with posix_fallocate() before the first store, so that a full
  * disk is an error we report rather than a SIGBUS in the host.
  *
- * Overwrite policy: a flight recorder.  Each domain's ring has exactly one
- * writer, the thread holding the slot.  When a new event does not fit, the
- * writer advances ring_head past the oldest whole events, in batches: the
- * ring is cut into ER_CHUNKS (32) chunks, the first event or padding to
- * start in each chunk is a mark, whose position and count of events before
- * it the writer keeps (internal.h), and head goes to the first mark at or
- * after where the event needs it, so a ring that keeps wrapping moves head
- * once per chunk, without reading a word of the ring.  The ring so holds
- * up to a chunk (1/32 of it) and one event less history than it could.  The writer
- * publishes the new head, and only then overwrites the words; a reader
- * that copied an event and then finds ring_head beyond it knows the copy
- * may be torn.  The owner keeps its own copies of head, tail and the
- * counts, so the write path never loads a shared word.
- *
- * Stores into the ring are relaxed atomics: on x86-64 and AArch64 they are
- * the plain stores a memcpy would do, and they let concurrent readers in
- * the same process read without a data race.  The inline write path is in
- * writer.h; when the mapping may be unmapped is stw.h's to say.
+ * Each domain's ring is filled by its writer (writer.h, evict.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,6 +26,7 @@
 #include <unistd.h>
 
 #include "fsize.h"
+#include "layout.h"
 #include "sigbus.h"
 #include "starttime.h"
 #include "wallclock.h"
@@ -64,13 +48,6 @@ static int reserve(uint64_t off, uint64_t len) {
   if (end > er_st.map_bytes) end = er_st.map_bytes;
   if (!er_fsize_allows(end)) return EFBIG;
   return posix_fallocate(er_st.fd, (off_t)start, (off_t)(end - start));
-}
-
-static void put_name(unsigned char *slot, size_t slot_bytes,
-                     const char *name) {
-  size_t n = strnlen(name, slot_bytes - 1);
-  memcpy(slot, name, n);
-  memset(slot + n, 0, slot_bytes - n);
 }
 
 int er_file_path(char *buf, size_t size, const char *dir, pid_t pid) {
@@ -98,68 +75,6 @@ int er_fd_above_std(int fd) {
   int err = errno;
   close(fd);
   return high < 0 ? -err : high;
-}
-
-/* Whether the block holds a program name: the thread entries come after
- * one, empty when the writer gave none. */
-static int has_program(const struct er_ext_desc *d) {
-  return d->program || (d->flags & ER_EXT_FLAG_THREADS);
-}
-
-uint64_t er_ext_threads_offset(const struct er_ext_desc *d) {
-  uint64_t n_names = (uint64_t)d->counts[0] + d->counts[1] + d->counts[2];
-  return ER_EXT_WORDS * 8 + n_names * ER_EXT_NAME_BYTES +
-         (d->flags & ER_EXT_FLAG_LEASES ? ER_EXT_LEASE_SLOTS * 8 : 0) +
-         (has_program(d) ? ER_EXT_PROGRAM_BYTES : 0) +
-         (d->flags & ER_EXT_FLAG_WALLCLOCK ? ER_EXT_WALL_WORDS * 8 : 0) +
-         (d->flags & ER_EXT_FLAG_THREADS ? ER_EXT_CMDLINE_BYTES : 0);
-}
-
-uint64_t er_ext_bytes(const struct er_ext_desc *d) {
-  return er_ext_threads_offset(d) +
-         (d->flags & ER_EXT_FLAG_THREADS
-              ? (uint64_t)d->threads * ER_EXT_THREAD_BYTES
-              : 0) +
-         (d->flags & ER_EXT_FLAG_START_TIME ? 8 : 0);
-}
-
-void er_ext_fill(uint64_t *x, const struct er_ext_desc *d) {
-  x[ER_EXT_VERSION_W] = ER_EXT_VERSION;
-  x[ER_EXT_SIZE] = er_ext_bytes(d);
-  x[ER_EXT_PHASE_NUMBERING] = (uint64_t)d->numbering;
-  x[ER_EXT_FLAGS] = d->flags | (has_program(d) ? ER_EXT_FLAG_PROGRAM : 0);
-  x[ER_EXT_PID] = (uint64_t)d->pid;
-  x[ER_EXT_DROPPED] = d->dropped;
-  /* The lease words, when there are any, lie between the fixed part and
-   * the names (ring_format.h); they start at 0, no holder. */
-  unsigned leases = d->flags & ER_EXT_FLAG_LEASES ? ER_EXT_LEASE_SLOTS : 0;
-  x[ER_EXT_NAMES_OFFSET] = ER_META_WORDS * 8 + (ER_EXT_WORDS + leases) * 8;
-  x[ER_EXT_N_PHASES] = d->counts[0];
-  x[ER_EXT_N_COUNTERS] = d->counts[1];
-  x[ER_EXT_N_LIFECYCLE] = d->counts[2];
-  x[ER_EXT_NAME_SLOT] = ER_EXT_NAME_BYTES;
-  unsigned char *names = (unsigned char *)(x + ER_EXT_WORDS + leases);
-  for (int t = 0; t < 3; t++)
-    for (unsigned i = 0; i < d->counts[t]; i++, names += ER_EXT_NAME_BYTES)
-      put_name(names, ER_EXT_NAME_BYTES, d->tables[t][i] ? d->tables[t][i] : "");
-  if (has_program(d)) {
-    put_name(names, ER_EXT_PROGRAM_BYTES, d->program ? d->program : "");
-    names += ER_EXT_PROGRAM_BYTES;
-  }
-  if (d->flags & ER_EXT_FLAG_WALLCLOCK) {
-    er_wall_fill((uint64_t *)names, d->wall);
-    names += ER_EXT_WALL_WORDS * 8;
-  }
-  if (d->flags & ER_EXT_FLAG_THREADS) {
-    put_name(names, ER_EXT_CMDLINE_BYTES, d->cmdline ? d->cmdline : "");
-    /* Entries not given stay zero: never held. */
-    if (d->thread_entries)
-      memcpy((unsigned char *)x + er_ext_threads_offset(d), d->thread_entries,
-             (size_t)d->threads * ER_EXT_THREAD_BYTES);
-  }
-  /* The start time is the block's last word, wherever the rest ends. */
-  if (d->flags & ER_EXT_FLAG_START_TIME)
-    x[er_ext_bytes(d) / 8 - 1] = d->start_time;
 }
 
 /* Puts the complete file `fresh` in place of the one at `path` whose
@@ -200,7 +115,6 @@ int er_file_create(const char *dir, const struct er_params *params) {
       .pid = getpid(),
       .program = er_program_name(),
       .cmdline = cmdline,
-      .threads = max_domains,
       .tables = {eventring__phase_names_53, eventring__counter_names,
                  eventring__lifecycle_names},
       .counts = {eventring__n_phases_53, eventring__n_counters,
@@ -210,13 +124,10 @@ int er_file_create(const char *dir, const struct er_params *params) {
   if (params->preserve) desc.flags |= ER_EXT_FLAG_PRESERVED;
   desc.flags |= ER_EXT_FLAG_WALLCLOCK;
   er_wall_start(desc.wall);
-  uint64_t ext_bytes = er_ext_bytes(&desc);
-  uint64_t ring_words = UINT64_C(1) << log2;
-  uint64_t headers_off = round_up(ER_META_WORDS * 8 + ext_bytes, 64);
-  uint64_t data_off =
-      round_up(headers_off + (uint64_t)max_domains * ER_RING_HEADER_BYTES, PAGE);
-  uint64_t custom_off = data_off + (uint64_t)max_domains * ring_words * 8;
-  uint64_t size = custom_off + (uint64_t)ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
+  struct er_layout l;
+  if (er_ext_layout(&l, &desc, max_domains, UINT64_C(1) << log2, PAGE) != 0)
+    return -EFBIG;
+  uint64_t size = l.file_bytes;
 
   /* Refused before it exists (fsize.h); a limit lowered later is checked
    * again by each reservation (reserve()). */
@@ -257,7 +168,7 @@ int er_file_create(const char *dir, const struct er_params *params) {
   }
   er_st.fd = fd;
   er_st.map_bytes = size;
-  if ((err = reserve(0, data_off)) != 0) {
+  if ((err = reserve(0, l.data_off)) != 0) {
     err = -err;
     goto fail;
   }
@@ -275,17 +186,17 @@ int er_file_create(const char *dir, const struct er_params *params) {
   er_sigbus_guard(map, size, fd, er_st.path);
   (void)ER_HOOK(ER_HOOK_FILE_MAPPED);
 
-  uint64_t *x = (uint64_t *)((unsigned char *)map + ER_META_WORDS * 8);
-  er_ext_fill(x, &desc);
+  uint64_t *x = (uint64_t *)((unsigned char *)map + ER_EXT_OFFSET);
+  er_ext_fill(x, &desc, &l);
 
   uint64_t *m = map;
   m[ER_META_MAX_DOMAINS] = max_domains;
   m[ER_META_RING_HEADER_SIZE] = ER_RING_HEADER_BYTES;
-  m[ER_META_RING_SIZE_BYTES] = ring_words * 8;
-  m[ER_META_RING_SIZE_ELEMENTS] = ring_words;
-  m[ER_META_HEADERS_OFFSET] = headers_off;
-  m[ER_META_DATA_OFFSET] = data_off;
-  m[ER_META_CUSTOM_EVENTS_OFFSET] = custom_off;
+  m[ER_META_RING_SIZE_BYTES] = l.ring_bytes;
+  m[ER_META_RING_SIZE_ELEMENTS] = l.ring_words;
+  m[ER_META_HEADERS_OFFSET] = l.headers_off;
+  m[ER_META_DATA_OFFSET] = l.data_off;
+  m[ER_META_CUSTOM_EVENTS_OFFSET] = l.custom_off;
   /* The magic and the version go last, each with release order: a reader
    * polling a file being created sees either no version or a complete
    * header behind it. */
@@ -299,8 +210,8 @@ int er_file_create(const char *dir, const struct er_params *params) {
   er_st.map = map;
   er_st.meta = m;
   er_st.ext = x;
-  er_wall_file(x);
-  er_st.threads = (uint64_t *)((unsigned char *)x + er_ext_threads_offset(&desc));
+  er_wall_file(l.wall_off);
+  er_st.threads = (uint64_t *)((unsigned char *)map + l.threads_off);
   er_st.max_domains = max_domains;
   er_st.ring_log2 = log2;
   er_st.pid = getpid();
@@ -348,7 +259,7 @@ void er_file_write_name(int id, const char *name) {
     }
     return;
   }
-  put_name(er_st.map + off, ER_NAME_SLOT_BYTES, name);
+  er_put_name(er_st.map + off, ER_NAME_SLOT_BYTES, name);
 }
 
 int er_domain_bind_file(struct er_domain *d) {
@@ -377,97 +288,4 @@ int er_domain_bind_file(struct er_domain *d) {
   d->chunk_mask = d->mask >> ER_CHUNKS_LOG2; /* 0: chunks of a word */
   d->thr = er_st.threads + (uint64_t)d->id * ER_THR_WORDS;
   return 1;
-}
-
-/* Marks (internal.h, ER_CHUNKS): the event or padding about to be
- * written at `pos` is one when it is the first to start in a chunk. */
-static void take_mark(struct er_domain *d, uint64_t pos) {
-  if (pos < d->mark_at) return;
-  if (d->mk_n == ER_MARKS) {
-    /* Cannot happen (see ER_MARKS); were it to, losing the oldest mark
-     * only makes a later eviction free more. */
-    d->mk_first = (d->mk_first + 1) % ER_MARKS;
-    d->mk_n--;
-  }
-  struct er_mark *m = &d->marks[(d->mk_first + d->mk_n) % ER_MARKS];
-  m->pos = pos;
-  m->count = d->written;
-  d->mk_n++;
-  d->mark_at = (pos | d->chunk_mask) + 1;
-}
-
-/* Advances head so that the words up to `end` fit in the ring, to the
- * first mark at or after end - size, or, when there is none, past
- * everything written; `pad` words of padding precede the new event.
- * Returns 1 when the padding itself had to be given up (the padding and
- * the event together are longer than the ring), in which case the caller
- * does not write it. */
-static int evict(struct er_domain *d, uint64_t end, uint64_t pad) {
-  uint64_t size = d->mask + 1, need = end - size;
-  uint64_t head, evicted;
-  int skip_pad = 0;
-  while (d->mk_n && d->marks[d->mk_first].pos < need) {
-    d->mk_first = (d->mk_first + 1) % ER_MARKS;
-    d->mk_n--;
-  }
-  if (d->mk_n) {
-    /* Popped too: head never comes back to it. */
-    const struct er_mark *m = &d->marks[d->mk_first];
-    head = m->pos;
-    evicted = m->count;
-    d->mk_first = (d->mk_first + 1) % ER_MARKS;
-    d->mk_n--;
-  } else {
-    /* Everything written is gone.  If the padding still does not fit,
-     * start the ring again after where the padding would have been. */
-    head = d->tail;
-    evicted = d->written;
-    if (end - head > size) {
-      head += pad;
-      skip_pad = 1;
-    }
-  }
-  d->head = head;
-  d->evicted = evicted;
-  /* Publish head and evicted as a pair in the next slot, then its number,
-   * then head itself for OCaml's readers (see ring_format.h).  Each store
-   * is a release: a reader that sees a slot rewritten also sees the PSEQ
-   * stored before it, and so knows the slot is no longer the one it
-   * asked for. */
-  uint64_t k = ++d->seq;
-  uint64_t *pair = &d->hdr[ER_RING_PAIRS + 2 * (k % ER_RING_NPAIRS)];
-  er_store_rel(&pair[0], head);
-  er_store_rel(&pair[1], evicted);
-  er_store_rel(&d->hdr[ER_RING_PSEQ], k);
-  (void)ER_HOOK(ER_HOOK_PAIR_PUBLISHED);
-  er_store_rel(&d->hdr[ER_RING_HEAD], head);
-  /* The new head must be visible before any of the words it frees is
-   * overwritten: a reader checks head after copying an event to detect a
-   * torn copy.  Pairs with the reader's acquire fence between its copy
-   * and its second load of the pair.  On x86-64 this emits no instruction
-   * (stores are not reordered with stores). */
-  er_fence_release();
-  return skip_pad;
-}
-
-uint64_t *er_make_room(struct er_domain *d, unsigned len) {
-  uint64_t size = d->mask + 1, tail = d->tail;
-  uint64_t idx = tail & d->mask;
-  uint64_t pad = idx + len > size ? size - idx : 0;
-  uint64_t end = tail + pad + len;
-  int skip_pad = 0;
-  if (end - d->head > size) skip_pad = evict(d, end, pad);
-  if (pad) {
-    if (!skip_pad) {
-      take_mark(d, tail);
-      er_store_rlx(&d->ring[idx], ER_HDR(pad, 0, 0, 0));
-    }
-    tail += pad;
-    d->tail = tail;
-    idx = 0;
-  }
-  take_mark(d, tail);
-  uint64_t room = d->head + size;
-  d->limit = d->mark_at < room ? d->mark_at : room;
-  return &d->ring[idx];
 }

@@ -13,6 +13,10 @@
  *                          ring occupies whole pages of its own
  *   custom_events_offset   8192 user event name slots of 128 bytes
  *
+ * Where each section lies, for a file being made and for one being read,
+ * is computed in one place, layout.h (er_layout_plan(), er_layout_meta(),
+ * er_layout_ext()), with every sum checked for overflow.
+ *
  * All words are 64-bit in host order.  Ring positions only grow; the index
  * of position p is p & (ring_size_elements - 1).
  */

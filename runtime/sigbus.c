@@ -49,7 +49,7 @@
  * view is registered here for as long as it is mapped (a fixed table; a
  * cursor that finds it full reads with pread(2) instead).  A fault in a
  * view puts anonymous zeros in its place and marks it cut, so that the
- * cursor says EVENTRING_E_TRUNCATED from then on (consumer.c) and never
+ * cursor says EVENTRING_E_TRUNCATED from then on (consumer_poll.c) and never
  * passes on what it read from the zeros.
  *
  * Every call in the handler is async-signal-safe (fallocate(2) is a plain

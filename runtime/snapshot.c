@@ -1,4 +1,6 @@
-/* snapshot.c -- compact ring files, their default names, and eventring_snapshot().
+/* snapshot.c -- compact ring files: the snapshot in memory, and the file
+ * it is written as (snapshot_encode.c fills one from a cursor,
+ * snapshot_name.c names it, snapshot_api.c is eventring_snapshot()).
  *
  * A flight recorder is looked at when something went wrong, and what it
  * holds then must be kept before the rings wrap over it.  A snapshot
@@ -6,17 +8,11 @@
  * so that every reader -- the consumer, every subcommand of the tool,
  * OCaml 5's own -- reads it as it reads a live file.
  *
- * The copy goes through a cursor rather than through the ring words: the
- * cursor already knows which of the words it copied a writer may have
- * overwritten meanwhile (consumer.c), and delivers only whole events
- * from before that point, counting the rest as lost.  Re-encoding what
- * it delivers is the whole of the copy's correctness; there is no second
- * reader protocol here.
- *
  * The file's layout (ring_format.h; doc/FORMAT.md, "Compact files"):
  *
  *   0                      metadata header
- *   64                     extension block (ring.c's er_ext_fill)
+ *   64                     extension block (ring.c's er_ext_fill; the
+ *                          offsets are layout.h's plan)
  *   headers_offset         one 256-byte header per ring
  *   data_offset            the rings, 2^k words each
  *   custom_events_offset   the 8192 user event name slots
@@ -45,9 +41,10 @@
 
 #include "fsize.h"
 #include "internal.h"
+#include "layout.h"
 #include "snapshot.h"
 
-#define MAX_DOMAINS 65536 /* as many as a reader accepts */
+#define MAX_DOMAINS ER_LAYOUT_MAX_DOMAINS /* as many as a reader accepts */
 
 _Static_assert(sizeof(((eventring_slot_thread *)0)->name) ==
                    ER_EXT_THREAD_NAME_BYTES,
@@ -231,148 +228,6 @@ int er_snap_user_name(struct er_snap *s, int id, const char *name) {
   return 0;
 }
 
-/* ------------------------------------------------------------------ */
-/* Reading a cursor: each delivered event re-encoded as the writer had  */
-/* it (ring.c), header, timestamp, payload.                             */
-
-struct reading {
-  struct er_snap *s;
-  int err;
-  long added;
-  unsigned max_phase, max_counter; /* 1 + the highest ids seen */
-  const struct er_snap_sink *sink; /* NULL: into s */
-};
-
-static int add(struct reading *rd, int domain, const uint64_t *ev,
-               unsigned len) {
-  int e = rd->sink ? rd->sink->event(rd->sink->arg, domain, ev, len)
-                   : er_snap_event(rd->s, domain, ev, len);
-  if (e) {
-    rd->err = e;
-    return 0; /* ends the poll */
-  }
-  rd->added++;
-  return 1;
-}
-
-static int phase(void *data, int domain, uint64_t ts, int id, unsigned type) {
-  struct reading *rd = data;
-  if ((unsigned)id >= rd->max_phase) rd->max_phase = (unsigned)id + 1;
-  uint64_t ev[2] = {ER_HDR(2, 0, type, (unsigned)id), ts};
-  return add(rd, domain, ev, 2);
-}
-
-static int on_begin(void *data, int domain, uint64_t ts, int id) {
-  return phase(data, domain, ts, id, ER_EV_BEGIN);
-}
-
-static int on_end(void *data, int domain, uint64_t ts, int id) {
-  return phase(data, domain, ts, id, ER_EV_END);
-}
-
-static int on_counter(void *data, int domain, uint64_t ts, int id,
-                      uint64_t value) {
-  struct reading *rd = data;
-  if ((unsigned)id >= rd->max_counter) rd->max_counter = (unsigned)id + 1;
-  uint64_t ev[3] = {ER_HDR(3, 0, ER_EV_COUNTER, (unsigned)id), ts, value};
-  return add(rd, domain, ev, 3);
-}
-
-static int on_alloc(void *data, int domain, uint64_t ts,
-                    const uint64_t *buckets) {
-  uint64_t ev[2 + EVENTRING_ALLOC_BUCKETS];
-  ev[0] = ER_HDR(2 + EVENTRING_ALLOC_BUCKETS, 0, ER_EV_ALLOC, 0);
-  ev[1] = ts;
-  memcpy(ev + 2, buckets, sizeof(uint64_t) * EVENTRING_ALLOC_BUCKETS);
-  return add(data, domain, ev, 2 + EVENTRING_ALLOC_BUCKETS);
-}
-
-static int on_lifecycle(void *data, int domain, uint64_t ts, int kind,
-                        int64_t value, int has_data) {
-  /* Without data (ring_stop) the event is two words long, as OCaml 5
-   * writes it; a reader then reports no data either. */
-  unsigned len = has_data ? 3 : 2;
-  uint64_t ev[3] = {ER_HDR(len, 0, ER_EV_LIFECYCLE, (unsigned)kind), ts,
-                    (uint64_t)value};
-  return add(data, domain, ev, len);
-}
-
-static int user(struct reading *rd, int domain, const uint64_t *ev,
-                unsigned len, int id, const char *name) {
-  int e = rd->sink ? rd->sink->user_name(rd->sink->arg, id, name)
-                   : er_snap_user_name(rd->s, id, name);
-  if (e) {
-    rd->err = e;
-    return 0;
-  }
-  return add(rd, domain, ev, len);
-}
-
-static int on_user_unit(void *data, int domain, uint64_t ts, int id,
-                        const char *name) {
-  uint64_t ev[2] = {ER_HDR(2, 1, ER_UEV_UNIT, (unsigned)id), ts};
-  return user(data, domain, ev, 2, id, name);
-}
-
-static int on_user_int(void *data, int domain, uint64_t ts, int id,
-                       const char *name, int64_t value) {
-  uint64_t ev[3] = {ER_HDR(3, 1, ER_UEV_INT, (unsigned)id), ts,
-                    (uint64_t)value};
-  return user(data, domain, ev, 3, id, name);
-}
-
-static int on_user_span(void *data, int domain, uint64_t ts, int id,
-                        const char *name, int is_end) {
-  uint64_t ev[2] = {
-      ER_HDR(2, 1, is_end ? ER_UEV_SPAN_END : ER_UEV_SPAN_BEGIN, (unsigned)id),
-      ts};
-  return user(data, domain, ev, 2, id, name);
-}
-
-static int on_user_custom(void *data, int domain, uint64_t ts, int id,
-                          const char *name, const void *bytes, size_t len) {
-  /* The cursor bounds len by the event it came in, so it fits in one. */
-  uint64_t ev[ER_MAX_EVENT_WORDS] = {0};
-  unsigned words = (unsigned)ER_CUSTOM_WORDS(len);
-  ev[0] = ER_HDR(2 + words, 1, ER_UEV_CUSTOM, (unsigned)id);
-  ev[1] = ts;
-  for (unsigned w = 0; w < words; w++) ev[2 + w] = er_padded_word(bytes, len, w);
-  return user(data, domain, ev, 2 + words, id, name);
-}
-
-/* A thread-switch marker is kept: without it a shared slot's events
- * could no longer be told apart by thread. */
-static int on_thread(void *data, int domain, uint64_t ts, int64_t thread,
-                     uint64_t tid, const char *name, size_t len) {
-  uint64_t ev[ER_XEV_THREAD_MIN_WORDS + ER_THREAD_NAME_BYTES / 8] = {0};
-  unsigned words = len ? (unsigned)ER_CUSTOM_WORDS(len) : 0;
-  ev[0] = ER_HDR(ER_XEV_THREAD_MIN_WORDS + words, 0, ER_EV_FLUSH,
-                 ER_XEV_THREAD);
-  ev[1] = ts;
-  ev[2] = (uint64_t)thread;
-  ev[3] = tid;
-  for (unsigned w = 0; w < words; w++)
-    ev[ER_XEV_THREAD_MIN_WORDS + w] = er_padded_word(name, len, w);
-  return add(data, domain, ev, ER_XEV_THREAD_MIN_WORDS + words);
-}
-
-static int on_lost(void *data, int domain, uint64_t count) {
-  struct reading *rd = data;
-  int e = rd->sink ? rd->sink->lost(rd->sink->arg, domain, count)
-                   : er_snap_lost(rd->s, domain, count);
-  if (e) rd->err = e;
-  return !e;
-}
-
-static int on_window(void *data, int domain, uint64_t before) {
-  struct reading *rd = data;
-  int e = !rd->sink ? er_snap_window(rd->s, domain, before)
-          : rd->sink->window ? rd->sink->window(rd->sink->arg, domain, before)
-                             : rd->sink->lost(rd->sink->arg, domain, before);
-  if (e) rd->err = e;
-  return !e;
-}
-
 static const char *cursor_phase(const void *c, int i) {
   return eventring_cursor_phase_name(c, i);
 }
@@ -390,26 +245,6 @@ static unsigned count_names(const eventring_cursor *c,
   unsigned n = 0;
   while (n < 8192 && get(c, (int)n)) n++;
   return n > seen ? n : seen;
-}
-
-/* The callbacks that re-encode what a cursor delivers; their data is a
- * struct reading. */
-static eventring_callbacks *encoding_callbacks(void) {
-  eventring_callbacks *cb = eventring_callbacks_create();
-  if (!cb) return NULL;
-  eventring_callbacks_set_runtime_begin(cb, on_begin);
-  eventring_callbacks_set_runtime_end(cb, on_end);
-  eventring_callbacks_set_runtime_counter(cb, on_counter);
-  eventring_callbacks_set_alloc(cb, on_alloc);
-  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
-  eventring_callbacks_set_user_unit(cb, on_user_unit);
-  eventring_callbacks_set_user_int(cb, on_user_int);
-  eventring_callbacks_set_user_span(cb, on_user_span);
-  eventring_callbacks_set_user_custom(cb, on_user_custom);
-  eventring_callbacks_set_lost_events(cb, on_lost);
-  eventring_callbacks_set_thread(cb, on_thread);
-  eventring_callbacks_set_window(cb, on_window);
-  return cb;
 }
 
 /* The command line and the slots' holders that the cursor's file
@@ -439,10 +274,8 @@ static int take_threads(struct er_snap *s, eventring_cursor *c) {
   return 0;
 }
 
-/* The cursor's phase numbering and name tables into `s`, with room for
- * the ids up to max_phase and max_counter (1 + the highest used). */
-static int take_names(struct er_snap *s, eventring_cursor *c,
-                      unsigned max_phase, unsigned max_counter) {
+int er_snap_source_from_cursor(struct er_snap *s, eventring_cursor *c,
+                               unsigned max_phase, unsigned max_counter) {
   int e = take_threads(s, c);
   if (e) return e;
   int numbering = eventring_cursor_numbering(c, NULL);
@@ -468,67 +301,11 @@ static int take_names(struct er_snap *s, eventring_cursor *c,
 }
 
 int er_snap_names_from_cursor(struct er_snap *s, eventring_cursor *c) {
-  return take_names(s, c, 0, 0);
-}
-
-struct er_snap_encoder {
-  struct reading rd;
-  eventring_callbacks *cb;
-};
-
-struct er_snap_encoder *er_snap_encoder_new(const struct er_snap_sink *sink) {
-  struct er_snap_encoder *e = calloc(1, sizeof *e);
-  if (!e) return NULL;
-  if (!(e->cb = encoding_callbacks())) {
-    free(e);
-    return NULL;
-  }
-  e->rd.sink = sink;
-  return e;
-}
-
-void er_snap_encoder_free(struct er_snap_encoder *e) {
-  if (!e) return;
-  eventring_callbacks_free(e->cb);
-  free(e);
-}
-
-const eventring_callbacks *er_snap_encoder_callbacks(
-    const struct er_snap_encoder *e) {
-  return e->cb;
-}
-
-void *er_snap_encoder_data(struct er_snap_encoder *e) { return &e->rd; }
-
-int er_snap_encoder_error(struct er_snap_encoder *e) {
-  int err = e->rd.err;
-  e->rd.err = 0;
-  return err;
-}
-
-long er_snap_read_cursor(struct er_snap *s, eventring_cursor *c) {
-  eventring_callbacks *cb = encoding_callbacks();
-  if (!cb) return -ENOMEM;
-  struct reading rd = {s, 0, 0, 0, 0, NULL};
-  /* One poll: each ring up to the tail it has when the poll comes to it,
-   * which is what the ring holds "now"; a writer faster than the copy
-   * cannot make it run on. */
-  int r = eventring_cursor_poll(c, cb, &rd, 0);
-  eventring_callbacks_free(cb);
-  if (rd.err) return rd.err;
-  /* The names last: for a file of OCaml 5 the cursor may have settled its
-   * phase numbering only now, from the events it read. */
-  int e = take_names(s, c, rd.max_phase, rd.max_counter);
-  if (e) return e;
-  return r < 0 ? r : rd.added;
+  return er_snap_source_from_cursor(s, c, 0, 0);
 }
 
 /* ------------------------------------------------------------------ */
 /* Writing.                                                             */
-
-static uint64_t round_up(uint64_t x, uint64_t to) {
-  return (x + to - 1) / to * to;
-}
 
 struct out {
   int fd;
@@ -560,6 +337,67 @@ static void zeros(struct out *o, uint64_t n) {
   put(o, z, (size_t)n);
 }
 
+/* The extension block `s` gets with the thread entries `entries` (NULL:
+ * none). */
+static void describe(const struct er_snap *s, const uint64_t *entries,
+                     struct er_ext_desc *desc) {
+  memset(desc, 0, sizeof *desc);
+  desc->numbering = s->numbering;
+  desc->flags = entries ? ER_EXT_FLAG_THREADS : 0;
+  desc->pid = s->pid;
+  desc->program = s->program;
+  desc->cmdline = s->cmdline;
+  desc->thread_entries = entries;
+  desc->tables[0] = (const char *const *)s->names[0];
+  desc->tables[1] = (const char *const *)s->names[1];
+  desc->tables[2] = eventring__lifecycle_names;
+  desc->counts[0] = s->counts[0];
+  desc->counts[1] = s->counts[1];
+  desc->counts[2] = eventring__n_lifecycle;
+  if (s->has_wall) {
+    desc->flags |= ER_EXT_FLAG_WALLCLOCK;
+    memcpy(desc->wall, s->wall, sizeof desc->wall);
+  }
+}
+
+/* The words of each ring of a file whose fullest ring holds `most`: the
+ * smallest power of two that holds them, 2 at least (the smallest ring
+ * a reader accepts). */
+static uint64_t ring_words_for(uint64_t most) {
+  uint64_t words = 2;
+  while (words < most) words *= 2;
+  return words;
+}
+
+/* The layout of the file: the rings on a 64-byte boundary only (a
+ * compact file is written, not mapped by a writer).  0, or -1 when it
+ * overflows. */
+static int lay_out(const struct er_ext_desc *desc, unsigned n_rings,
+                   uint64_t ring_words, struct er_layout *l) {
+  return er_ext_layout(l, desc, n_rings, ring_words, 64);
+}
+
+uint64_t er_snap_bytes(const struct er_snap *s, int domain, unsigned words) {
+  unsigned used = s->used;
+  if (words && domain >= 0 && (unsigned)domain >= used)
+    used = (unsigned)domain + 1;
+  unsigned n_rings = used ? used : 1;
+  uint64_t most = 0;
+  for (unsigned d = 0; d < used; d++) {
+    uint64_t n = d < s->used ? s->rings[d].n : 0;
+    if (words && (int)d == domain) n += words;
+    if (n > most) most = n;
+  }
+  struct er_ext_desc desc;
+  /* Only the presence of the entries counts for the size. */
+  static const uint64_t some_entries[1];
+  describe(s, s->threads || s->cmdline ? some_entries : NULL, &desc);
+  struct er_layout l;
+  if (lay_out(&desc, n_rings, ring_words_for(most), &l) != 0)
+    return UINT64_MAX;
+  return l.file_bytes;
+}
+
 int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
   unsigned n_rings = s->used ? s->used : 1;
   uint64_t most = 0, events = 0, lost = 0, before = 0, from = 0, to = 0;
@@ -574,9 +412,7 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
     before += r->before;
     domains += r->events || r->lost || r->before;
   }
-  /* 2 words: the smallest ring a reader accepts. */
-  uint64_t ring_words = 2;
-  while (ring_words < most) ring_words *= 2;
+  uint64_t ring_words = ring_words_for(most);
   uint64_t ring_bytes = ring_words * 8;
 
   /* The holders of the copied slots, as thread entries (ring_format.h). */
@@ -591,28 +427,15 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
       memcpy(&e[ER_THR_NAME], s->threads[d].name, ER_EXT_THREAD_NAME_BYTES);
     }
   }
-  struct er_ext_desc desc = {
-      .numbering = s->numbering,
-      .flags = entries ? ER_EXT_FLAG_THREADS : 0,
-      .pid = s->pid,
-      .program = s->program,
-      .cmdline = s->cmdline,
-      .threads = n_rings,
-      .thread_entries = entries,
-      .tables = {(const char *const *)s->names[0],
-                 (const char *const *)s->names[1],
-                 eventring__lifecycle_names},
-      .counts = {s->counts[0], s->counts[1], eventring__n_lifecycle}};
-  if (s->has_wall) {
-    desc.flags |= ER_EXT_FLAG_WALLCLOCK;
-    memcpy(desc.wall, s->wall, sizeof desc.wall);
+  struct er_ext_desc desc;
+  describe(s, entries, &desc);
+  struct er_layout l;
+  if (lay_out(&desc, n_rings, ring_words, &l) != 0) {
+    free(entries);
+    return -EFBIG;
   }
-  uint64_t ext_bytes = er_ext_bytes(&desc);
-  uint64_t headers_off = round_up(ER_META_WORDS * 8 + ext_bytes, 64);
-  uint64_t data_off =
-      round_up(headers_off + (uint64_t)n_rings * ER_RING_HEADER_BYTES, 64);
-  uint64_t custom_off = data_off + (uint64_t)n_rings * ring_bytes;
-  uint64_t size = custom_off + (uint64_t)ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
+  uint64_t headers_off = l.headers_off, data_off = l.data_off;
+  uint64_t size = l.file_bytes;
 
   /* Everything before the rings, built in memory. */
   unsigned char *front = calloc(1, (size_t)data_off);
@@ -628,9 +451,9 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
   m[ER_META_RING_SIZE_ELEMENTS] = ring_words;
   m[ER_META_HEADERS_OFFSET] = headers_off;
   m[ER_META_DATA_OFFSET] = data_off;
-  m[ER_META_CUSTOM_EVENTS_OFFSET] = custom_off;
-  uint64_t *x = (uint64_t *)(front + ER_META_WORDS * 8);
-  er_ext_fill(x, &desc);
+  m[ER_META_CUSTOM_EVENTS_OFFSET] = l.custom_off;
+  uint64_t *x = (uint64_t *)(front + ER_EXT_OFFSET);
+  er_ext_fill(x, &desc, &l);
   free(entries);
   x[ER_EXT_MAGIC_W] = ER_EXT_MAGIC;
   for (unsigned d = 0; d < s->used; d++) {
@@ -699,65 +522,4 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
     st->bytes = size;
   }
   return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Naming.                                                              */
-
-void er_snap_file_part(const char *name, char *out, size_t size) {
-  size_t n = 0;
-  for (; name && name[n] && n + 1 < size; n++) {
-    unsigned char ch = (unsigned char)name[n];
-    out[n] = ch > ' ' && ch < 127 && ch != '/' ? (char)ch : '_';
-  }
-  out[n] = 0;
-  if (!n) snprintf(out, size, "unknown");
-}
-
-int er_snap_default_name(char *buf, size_t size, const char *program,
-                         pid_t pid, const struct timespec *when, int seq,
-                         const char *ext) {
-  char prog[64], stamp[32], nth[16] = "";
-  er_snap_file_part(program, prog, sizeof prog);
-  struct tm tm;
-  gmtime_r(&when->tv_sec, &tm);
-  size_t n = strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%S", &tm);
-  snprintf(stamp + n, sizeof stamp - n, ".%03ldZ", when->tv_nsec / 1000000);
-  if (seq > 1) snprintf(nth, sizeof nth, "-%d", seq);
-  int len = snprintf(buf, size, "%s-%ld-%s%s.%s", prog, (long)pid, stamp,
-                     nth, ext);
-  return len < 0 || (size_t)len >= size ? -ENAMETOOLONG : 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* eventring_snapshot().                                                */
-
-int eventring_snapshot(const char *path) {
-  if (!path || !*path) return EVENTRING_E_INVAL;
-  eventring_cursor *c;
-  int r = eventring_cursor_open(&c, NULL, 0);
-  if (r) return r;
-  struct er_snap *s = er_snap_new();
-  int fd = -1;
-  if (!s) {
-    r = -ENOMEM;
-    goto out;
-  }
-  /* The file before the copy: a name already taken is reported without
-   * spending the copy, and the copy is not delayed by the creation. */
-  if ((fd = er_file_open_new(path)) < 0) {
-    r = fd;
-    goto out;
-  }
-  long n = er_snap_read_cursor(s, c);
-  if (n < 0) r = (int)n;
-  if (!r) r = er_snap_set_writer(s, getpid(), program_invocation_short_name);
-  if (!r) r = er_snap_write(s, fd, NULL);
-  if (close(fd) < 0 && !r) r = -errno;
-  /* We created the file with O_EXCL just now: it is ours to remove. */
-  if (r) unlink(path);
-out:
-  er_snap_free(s);
-  eventring_cursor_free(c);
-  return r;
 }

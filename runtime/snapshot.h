@@ -13,7 +13,7 @@
  * (er_snap_event) or by reading a cursor through to the tail it finds
  * (er_snap_read_cursor) -- and the losses (er_snap_lost), the names and
  * the writer, then er_snap_write() into a descriptor.  Callers: the
- * public eventring_snapshot() (snapshot.c) and the `eventring` command's
+ * public eventring_snapshot() (snapshot_api.c) and the `eventring` command's
  * snapshot and watch subcommands, which link the static library.
  */
 #ifndef EVENTRING_SNAPSHOT_H
@@ -88,6 +88,13 @@ ER_SNAP_HIDDEN long er_snap_read_cursor(struct er_snap *s,
  * -ENOMEM. */
 ER_SNAP_HIDDEN int er_snap_names_from_cursor(struct er_snap *s,
                                              eventring_cursor *c);
+/* The same, with room in the name tables for the ids below `max_phase`
+ * and `max_counter` (the events' ids, whose names may be unknown), and
+ * the source's command line, slot holders and wall clock. */
+ER_SNAP_HIDDEN int er_snap_source_from_cursor(struct er_snap *s,
+                                              eventring_cursor *c,
+                                              unsigned max_phase,
+                                              unsigned max_counter);
 
 /* Where an encoder (below) puts the events it re-encodes instead of a
  * snapshot: `event` gets each event's words as er_snap_event() would,
@@ -129,6 +136,13 @@ struct er_snap_stats {
   unsigned max_domains; /* rings in the file */
   uint64_t bytes;    /* the file's size */
 };
+
+/* The size er_snap_write() would give the file now, or, with `words`
+ * > 0, once `words` more words were added to the ring of `domain`: for a
+ * writer that bounds its files' size.  Names and writer given later may
+ * change it. */
+ER_SNAP_HIDDEN uint64_t er_snap_bytes(const struct er_snap *s, int domain,
+                                      unsigned words);
 
 /* Writes the compact file into `fd`, from its current offset on, in one
  * pass (so a pipe will do); a regular file gets holes instead of runs of

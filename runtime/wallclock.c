@@ -29,6 +29,7 @@
  */
 #include <time.h>
 
+#include "layout.h"
 #include "wallclock.h"
 
 /* How much more than the sample's own uncertainty two offsets may differ
@@ -96,41 +97,8 @@ void er_wall_start(uint64_t pairs[4]) {
   pairs[3] = pairs[1];
 }
 
-void er_wall_fill(uint64_t *w, const uint64_t pairs[4]) {
-  w[ER_WALL_START_TS] = pairs[0];
-  w[ER_WALL_START_WALL] = pairs[1];
-  /* Generation 1, slot 1; slot 0 holds the same pair, so that even a
-   * reader that ignores the generation reads a sensible one. */
-  for (int j = 0; j < 2; j++) {
-    w[ER_WALL_SLOTS + 2 * j] = pairs[2];
-    w[ER_WALL_SLOTS + 2 * j + 1] = pairs[3];
-  }
-  w[ER_WALL_GEN] = 1;
-}
-
-uint64_t er_wall_offset(const uint64_t *x, uint64_t limit) {
-  if (!(x[ER_EXT_FLAGS] & ER_EXT_FLAG_WALLCLOCK)) return 0;
-  uint64_t n = x[ER_EXT_N_PHASES] + x[ER_EXT_N_COUNTERS] +
-               x[ER_EXT_N_LIFECYCLE];
-  uint64_t at, end, block_end;
-  uint64_t tail = x[ER_EXT_FLAGS] & ER_EXT_FLAG_START_TIME ? 8 : 0;
-  if (n > 3 * 8192 || x[ER_EXT_NAME_SLOT] > 256 ||
-      x[ER_EXT_NAMES_OFFSET] > UINT64_MAX / 2 ||
-      x[ER_EXT_SIZE] > UINT64_MAX / 2)
-    return 0;
-  at = x[ER_EXT_NAMES_OFFSET] + n * x[ER_EXT_NAME_SLOT];
-  if (x[ER_EXT_FLAGS] & ER_EXT_FLAG_PROGRAM) at += ER_EXT_PROGRAM_BYTES;
-  end = at + ER_EXT_WALL_WORDS * 8;
-  block_end = ER_META_WORDS * 8 + x[ER_EXT_SIZE];
-  if (at % 8 || at < ER_META_WORDS * 8 + ER_EXT_WORDS * 8 ||
-      end + tail > block_end || end > limit)
-    return 0;
-  return at;
-}
-
-void er_wall_file(const uint64_t *x) {
-  uint64_t at = er_wall_offset(x, UINT64_MAX);
-  if (at) er_store_rlx(&wall_word, (at - ER_META_WORDS * 8) / 8);
+void er_wall_file(uint64_t wall_off) {
+  if (wall_off) er_store_rlx(&wall_word, (wall_off - ER_EXT_OFFSET) / 8);
 }
 
 void er_wall_recalibrated(void) {

@@ -17,22 +17,14 @@
  * latest wall; the latest is the start); under er_st.lock. */
 ER_HIDDEN void er_wall_start(uint64_t pairs[4]);
 
-/* Writes the ER_EXT_WALL_WORDS words of a block being made at `w`: the
- * start pair of `pairs` and the latest in its slot, one published. */
-ER_HIDDEN void er_wall_fill(uint64_t *w, const uint64_t pairs[4]);
-
-/* Remembers where the wall words lie in a block of this process, `x`
- * being a complete block of its (ring.c, when a file is made). */
-ER_HIDDEN void er_wall_file(const uint64_t *x);
+/* Remembers where the wall words lie in the blocks of this process: at
+ * byte `wall_off` of the file (layout.h; 0: none), as planned for the
+ * file just made (ring.c). */
+ER_HIDDEN void er_wall_file(uint64_t wall_off);
 
 /* Publishes a new latest pair in the file of the probe the caller is in,
  * if it is in one (clock.c, at each recalibration).  Async-signal-safe:
  * a probe of a signal handler may recalibrate. */
 ER_HIDDEN void er_wall_recalibrated(void);
-
-/* Where the wall words of the block whose fixed part is `x` lie, as a
- * byte offset in the file, given the block's size; 0 when the block has
- * none or says something impossible.  For the writer and the readers. */
-ER_HIDDEN uint64_t er_wall_offset(const uint64_t *x, uint64_t limit);
 
 #endif /* EVENTRING_WALLCLOCK_H */

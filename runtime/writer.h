@@ -39,9 +39,9 @@ static inline uint64_t er_stamp(struct er_domain *d) {
 }
 
 /* ------------------------------------------------------------------ */
-/* Reserving and publishing words (see ring.c for the overwrite policy). */
+/* Reserving and publishing words (see evict.c for the overwrite policy). */
 
-/* The whole of reserving (ring.c): pads to the ring's end, evicts a batch
+/* The whole of reserving (evict.c): pads to the ring's end, evicts a batch
  * and takes a mark as needed, and returns room for `len` (at most the
  * ring's size) contiguous words at the tail. */
 ER_HIDDEN uint64_t *er_make_room(struct er_domain *d, unsigned len);

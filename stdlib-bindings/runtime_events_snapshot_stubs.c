@@ -17,7 +17,7 @@
  *   - Those writers go on while the copy reads, which is the ordinary case
  *     of a reader following a live ring: what they overwrite during the
  *     copy is counted as lost in the snapshot, never copied torn (the
- *     consumer's race detection, runtime/consumer.c).  Holding the lock
+ *     consumer's race detection, runtime/consumer_poll.c).  Holding the lock
  *     would not make the copy more exact anyway: C threads with slots of
  *     their own write outside it.
  *

@@ -11,7 +11,10 @@
  * a crafted file there, or truncates it.  The consumer's objects in
  * libeventring.a are then not linked (this file defines their symbols). */
 #define ER_CONSUMER_TEST 1
-#include "../runtime/consumer.c"
+#include "../runtime/consumer_info.c"
+#include "../runtime/consumer_io.c"
+#include "../runtime/consumer_open.c"
+#include "../runtime/consumer_poll.c"
 
 #include <sys/wait.h>
 
@@ -270,7 +273,7 @@ START_TEST(test_handler_replaced_falls_back) {
 }
 END_TEST
 
-/* ---- A torn first load of TAIL (through pread(), see consumer.c). */
+/* ---- A torn first load of TAIL (through pread(), see consumer_poll.c). */
 
 static void set_tail_word(uint64_t tail) {
   int fd = open(path, O_WRONLY);

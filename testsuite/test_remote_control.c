@@ -364,7 +364,7 @@ START_TEST(test_errors) {
   struct er_pipe_proc p = start_loop(d, "1");
   char pid[16];
   snprintf(pid, sizeof pid, "%ld", (long)p.pid);
-  kill(p.pid, SIGSTOP);
+  er_stop(p.pid);
   char *a4[] = {"pause", pid, "--dir", d, NULL};
   uint64_t took;
   ck_assert_int_eq(run_tool(a4, err, sizeof err, &took), 1);

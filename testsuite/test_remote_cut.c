@@ -55,7 +55,7 @@ static struct er_pipe_proc stopped_victim(const char *prog, const char *dir,
   snprintf(file, size, "%s/%ld.events", dir, (long)p.pid);
   /* The watcher serves the file before the process says it is ready. */
   ck_assert_int_ge(eventring_remote_state(dir, p.pid), 0);
-  ck_assert_int_eq(kill(p.pid, SIGSTOP), 0);
+  er_stop(p.pid);
   return p;
 }
 

@@ -68,7 +68,7 @@ START_TEST(test_withdrawn) {
   snprintf(pid, sizeof pid, "%ld", (long)p.pid);
   snprintf(file, sizeof file, "%s/%ld.events", dir, (long)p.pid);
 
-  kill(p.pid, SIGSTOP);
+  er_stop(p.pid);
   const char *args[] = {"pause", pid, "--dir", dir, NULL};
   struct er_run r = er_run_tool(dir, args, 0);
   ck_assert_int_eq(er_exit_code(&r, "eventring pause"), 1);

@@ -17,7 +17,7 @@ NM=${NM:-nm}
 layers=(
   "base:    state warn errors names numbering fsize starttime layout"
   "clock:   clock wallclock"
-  "ring:    leftovers sigbus cmdline ring"
+  "ring:    leftovers sigbus cmdline evict ring"
   "stw:     stw"
   "domain:  domain"
   "control: params users lifecycle fork"

@@ -10,6 +10,7 @@
 
 #include "eventring.h"
 #include "harness.h"
+#include "layout.h"
 #include "ring_format.h"
 #include "wallclock.h"
 #include "writer.h"
@@ -161,7 +162,10 @@ START_TEST(test_half_written_slot_unread) {
   char path[PATH_MAX];
   eventring_cursor *c = open_file(er_ring_path(path, sizeof path, dir));
   eventring_wallclock l = pair(c, EVENTRING_WALLCLOCK_LATEST);
-  uint64_t at = er_wall_offset(er_st.ext, UINT64_MAX);
+  struct er_layout lay;
+  ck_assert_int_eq(
+      er_layout_read(&lay, er_st.meta, er_st.ext, er_st.map_bytes), 0);
+  uint64_t at = lay.wall_off;
   ck_assert_uint_ne(at, 0);
   uint64_t *w = (uint64_t *)(er_st.map + at);
   uint64_t g = er_load_acq(&w[ER_WALL_GEN]);

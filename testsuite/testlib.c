@@ -108,6 +108,41 @@ int er_wait_for(pid_t pid, double seconds) {
   }
 }
 
+/* Whether every thread of `pid` is stopped ('T' in its stat line). */
+static int all_stopped(pid_t pid) {
+  char taskdir[64];
+  snprintf(taskdir, sizeof taskdir, "/proc/%ld/task", (long)pid);
+  DIR *d = opendir(taskdir);
+  ck_assert_msg(d != NULL, "%s: %s", taskdir, strerror(errno));
+  struct dirent *e;
+  int stopped = 1, threads = 0;
+  while (stopped && (e = readdir(d))) {
+    if (e->d_name[0] == '.') continue;
+    char path[320], line[512];
+    snprintf(path, sizeof path, "%s/%s/stat", taskdir, e->d_name);
+    FILE *f = fopen(path, "r");
+    if (!f) continue; /* a thread that just ended */
+    size_t n = fread(line, 1, sizeof line - 1, f);
+    fclose(f);
+    line[n] = 0;
+    const char *paren = strrchr(line, ')');
+    threads++;
+    if (!paren || paren[1] != ' ' || paren[2] != 'T') stopped = 0;
+  }
+  closedir(d);
+  return stopped && threads > 0;
+}
+
+void er_stop(pid_t pid) {
+  ck_assert_int_eq(kill(pid, SIGSTOP), 0);
+  double deadline = er_now() + ER_RUN_TIMEOUT;
+  while (!all_stopped(pid)) {
+    ck_assert_msg(er_now() < deadline, "pid %ld: not stopped after %.0f s",
+                  (long)pid, ER_RUN_TIMEOUT);
+    er_sleep_ms(1);
+  }
+}
+
 void er_wait_open(pid_t pid, const char *path) {
   char fddir[64];
   snprintf(fddir, sizeof fddir, "/proc/%ld/fd", (long)pid);
@@ -380,6 +415,30 @@ int er_count_entries(const char *dir, const char *suffix) {
   }
   closedir(d);
   return n;
+}
+
+static int by_string(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+struct er_lines er_entries(const char *dir, const char *suffix) {
+  struct er_lines l = {0};
+  DIR *d = opendir(dir);
+  ck_assert_msg(d != NULL, "%s: %s", dir, strerror(errno));
+  size_t sl = strlen(suffix);
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    size_t k = strlen(e->d_name);
+    if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..") || k < sl ||
+        strcmp(e->d_name + k - sl, suffix))
+      continue;
+    char p[PATH_MAX];
+    snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+    er_lines_push(&l, p, strlen(p));
+  }
+  closedir(d);
+  if (l.n) qsort(l.v, l.n, sizeof *l.v, by_string);
+  return l;
 }
 
 void er_gunzip(const char *gz, const char *path) {

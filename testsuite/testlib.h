@@ -94,6 +94,12 @@ pid_t er_spawn(char *const argv[], int in_fd, int out_fd, int err_fd,
  * the wait status, or -1 on timeout. */
 int er_wait_for(pid_t pid, double seconds);
 
+/* Stops process `pid` with SIGSTOP and waits (at most ER_RUN_TIMEOUT)
+ * until every thread of it is stopped: kill() returns before a thread
+ * running on another CPU has taken the signal, and a test that needs a
+ * process that cannot answer must not race with its last steps. */
+void er_stop(pid_t pid);
+
 /* Waits (at most ER_RUN_TIMEOUT) until process `pid` has `path` open,
  * so that what the test does to the file next cannot race with the
  * opening; fails the test when `pid` ends first. */
@@ -242,6 +248,10 @@ struct er_lines er_lines_starting(const struct er_lines *all,
                                   const char *prefix);
 
 void er_lines_free(struct er_lines *l);
+
+/* The paths (`dir`/NAME) of the entries of `dir` whose name ends in
+ * `suffix` ("" for every entry but . and ..), sorted by name. */
+struct er_lines er_entries(const char *dir, const char *suffix);
 
 /* Nonzero when `line` is the ring_stop event of a `dump` listing. */
 int er_is_ring_stop(const char *line);

@@ -45,6 +45,8 @@ static const struct subcommand subcommands[] = {
     {"metrics", tool_metrics, "serve the events as Prometheus metrics", 1},
     {"snapshot", tool_snapshot, "copy what the rings hold now to a file", 0},
     {"watch", tool_watch, "write the events around each anomaly to a file", 1},
+    {"record", tool_record, "write every event to files rotated by size or time",
+     1},
     {"pause", tool_pause, "pause recording in a running process", 0},
     {"resume", tool_resume, "resume recording in a running process", 0},
 };

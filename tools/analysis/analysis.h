@@ -8,7 +8,9 @@
  *   ranktest.c  the rank tests of `eventring diff`;
  *   jsonread.c  a JSON reader, for saved `stats --json` outputs;
  *   metricset.c the series of `eventring metrics`: what each ring file's
- *               events add up to, listed as Prometheus families.
+ *               events add up to, listed as Prometheus families;
+ *   rules.c     the rules of `watch --when`: parsed, and evaluated over
+ *               the events of a process in trace time.
  * It builds on input/ (and base/).
  */
 #ifndef EVENTRING_TOOLS_ANALYSIS_H
@@ -103,6 +105,14 @@ void hist_add(struct histogram *dst, const struct histogram *src);
  * once every bucket has been seen. */
 int hist_bucket_next(const struct histogram *h, size_t *i, uint64_t *value,
                      uint64_t *count);
+
+/* The layout above with S = sub_bits (2 .. 32) instead of HIST_SUB_BITS,
+ * for a caller that keeps its own counters (rules.c keeps one array per
+ * time slice): how many buckets it has, the bucket of `v`, and the
+ * midpoint of bucket `i`, within v / 2^sub_bits of every v it holds. */
+size_t hist_layout_buckets(unsigned sub_bits);
+size_t hist_layout_index(uint64_t v, unsigned sub_bits);
+uint64_t hist_layout_mid(size_t i, unsigned sub_bits);
 
 /* ================================================================== */
 /* analysis.c, spans.c                                                  */
@@ -842,5 +852,102 @@ void metrics_utf8(const char *s, void (*put)(void *arg, const char *p,
  * one that series have already (pid, program, domain, event, phase,
  * le); `host` may be, and replaces the host's name. */
 int metrics_label_name_ok(const char *name);
+
+/* ================================================================== */
+/* rules.c                                                              */
+/* ================================================================== */
+
+/* The conditions of `eventring watch --when`.
+ *
+ *   rule    := or
+ *   or      := and { "or" and }
+ *   and     := unary { "and" unary }
+ *   unary   := "not" unary | primary [ "for" DURATION ]
+ *   primary := "(" or ")" | simple | aggregate
+ *   simple  := "pause>" DURATION | "phase:" NAME ">" DURATION
+ *            | "span:" NAME ">" DURATION | "int:" NAME ">" INTEGER
+ *            | "event:" NAME | "lost"
+ *   aggregate := FN "(" SOURCE "," DURATION ")" CMP LIMIT
+ *            | "gc_share(" DURATION ")" CMP PERCENT
+ *   FN      := p50 | p90 | p99 | p999 | max | min | avg | count | rate
+ *   SOURCE  := pause | phase:NAME | span:NAME | int:NAME | event:NAME | lost
+ *   CMP     := > | >= | < | <=
+ *
+ * Words are separated by spaces or by ( ) , < > =, which names cannot
+ * hold.  p50 ... avg take the durations of pauses, phases and spans
+ * (LIMIT a duration) or the values of an int (LIMIT a number); count and
+ * rate (per second; LIMIT a number, "/s" allowed) any source, lost
+ * counting the events lost.  gc_share is the largest share of the window
+ * that one domain spent in GC pauses (outermost runtime phases, counted
+ * when they end), LIMIT a percentage such as 30%.  A percentile of an
+ * int counts a negative value as 0.  An aggregate over no value (a
+ * percentile, min, max or avg of an empty window) is false.
+ *
+ * A simple condition holds at the instant of its event; an aggregate, a
+ * level, over the window that ends at the last boundary of its slices
+ * (rules.c); `C for D` (C of aggregates only) when C has held at every
+ * evaluation for at least D. */
+
+/* Each window is cut into this many slices, its resolution. */
+#define RULES_SLICES 20
+
+struct rules;
+struct rules_eval;
+
+/* An empty set of rules, or NULL when out of memory. */
+struct rules *rules_new(void);
+void rules_free(struct rules *rs);
+
+/* Parses `text` and adds it to `rs` as rule number rules_count() - 1.
+ * Returns 0, or -1 with what was wrong or expected and ", at column N"
+ * (1 for the first byte) in `err`, `size` bytes, or "out of memory". */
+int rules_add(struct rules *rs, const char *text, char *err, size_t size);
+int rules_count(const struct rules *rs);
+/* Whether a rule of `rs` is on runtime phases by name (phase:NAME), so
+ * that a caller may skip naming the phases when none is. */
+int rules_on_phases(const struct rules *rs);
+/* Rule `i` as written. */
+const char *rules_text(const struct rules *rs, int i);
+/* One word for snapshot names: the simple condition's kind (pause,
+ * phase, span, int, event, lost), the aggregate's function (p99, count,
+ * gc_share...), or "rule" for a compound rule. */
+const char *rules_reason(const struct rules *rs, int i);
+/* How many sources of rule `i` never appeared in any process evaluated
+ * (lost and gc_share are not counted), listed in `buf` ("event:app.retry,
+ * span:db"); 0 when every one did. */
+int rules_unseen(const struct rules *rs, int i, char *buf, size_t size);
+
+/* Called when rule `rule` fires: in `domain`, at trace time `at`, for an
+ * anomaly that began at `start`, with what was measured. */
+typedef void (*rules_fire_fn)(void *arg, int rule, int domain, uint64_t at,
+                              uint64_t start, const char *measured);
+
+/* The evaluation of `rs` for one process with domains 0 .. ndomains - 1,
+ * losses counted in `lost_unit` (kept, not copied).  NULL when out of
+ * memory. */
+struct rules_eval *rules_eval_new(struct rules *rs, int ndomains,
+                                  const char *lost_unit, rules_fire_fn fire,
+                                  void *arg);
+void rules_eval_free(struct rules_eval *e);
+
+/* Feeding: every event's timestamp (rules_time), which moves trace time
+ * and evaluates the rules at the boundaries it passes, and what the
+ * conditions are about.  The others call rules_time() themselves. */
+void rules_time(struct rules_eval *e, int domain, uint64_t ts);
+/* A GC pause (pauses_init's callback) that ended at `ts`. */
+void rules_pause(struct rules_eval *e, int domain, uint64_t ts,
+                 uint64_t duration);
+/* Runtime phase `name` from `start` to `ts`, at any depth. */
+void rules_phase(struct rules_eval *e, int domain, const char *name,
+                 uint64_t ts, uint64_t start);
+enum rules_user_kind { RULES_UNIT, RULES_INT, RULES_SPAN_BEGIN,
+                       RULES_SPAN_END, RULES_CUSTOM };
+void rules_user(struct rules_eval *e, int domain, uint64_t ts,
+                enum rules_user_kind kind, const char *name, int64_t value);
+/* `count` events lost in `domain` after its event at `ts`. */
+void rules_lost(struct rules_eval *e, int domain, uint64_t ts,
+                uint64_t count);
+/* The spans open in `domain` are cut (a loss, a thread leaving it). */
+void rules_cut(struct rules_eval *e, int domain);
 
 #endif /* EVENTRING_TOOLS_ANALYSIS_H */

@@ -25,21 +25,41 @@ struct histogram {
   uint64_t buckets[N_BUCKETS];
 };
 
-static size_t index_of(uint64_t v) {
-  if (v < LINEAR) return (size_t)v;
+/* The layout above for any S (`sub` bits), inline here so that the
+ * histogram's own S costs no call. */
+static inline size_t layout_index(uint64_t v, unsigned sub) {
+  uint64_t linear = UINT64_C(1) << sub, half = linear >> 1;
+  if (v < linear) return (size_t)v;
   unsigned e = 63u - (unsigned)__builtin_clzll(v);
-  unsigned shift = e - HIST_SUB_BITS + 1;
-  return (size_t)(LINEAR + (e - HIST_SUB_BITS) * HALF + ((v >> shift) - HALF));
+  unsigned shift = e - sub + 1;
+  return (size_t)(linear + (e - sub) * half + ((v >> shift) - half));
 }
 
 /* The midpoint of bucket `i`: the value that is within half a bucket's
  * width of every value the bucket holds. */
-static uint64_t midpoint_of(size_t i) {
-  if (i < LINEAR) return i;
-  uint64_t j = i - LINEAR;
-  unsigned shift = (unsigned)(j / HALF) + 1; /* e - HIST_SUB_BITS + 1 */
-  uint64_t lo = (HALF + j % HALF) << shift;
+static inline uint64_t layout_mid(size_t i, unsigned sub) {
+  uint64_t linear = UINT64_C(1) << sub, half = linear >> 1;
+  if (i < linear) return i;
+  uint64_t j = i - linear;
+  unsigned shift = (unsigned)(j / half) + 1; /* e - sub + 1 */
+  uint64_t lo = (half + j % half) << shift;
   return lo + (UINT64_C(1) << (shift - 1));
+}
+
+static size_t index_of(uint64_t v) { return layout_index(v, HIST_SUB_BITS); }
+static uint64_t midpoint_of(size_t i) { return layout_mid(i, HIST_SUB_BITS); }
+
+size_t hist_layout_buckets(unsigned sub_bits) {
+  return ((size_t)1 << sub_bits) +
+         (64 - sub_bits) * ((size_t)1 << (sub_bits - 1));
+}
+
+size_t hist_layout_index(uint64_t v, unsigned sub_bits) {
+  return layout_index(v, sub_bits);
+}
+
+uint64_t hist_layout_mid(size_t i, unsigned sub_bits) {
+  return layout_mid(i, sub_bits);
 }
 
 struct histogram *hist_create(void) {

@@ -232,6 +232,11 @@ int tool_parse_duration(const char *s, uint64_t *ns, char *why, size_t size);
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t tool_now_ns(void);
 
+/* A size such as 512K, 64M, 1G (a number of bytes, or K, M or G: powers
+ * of 1024) into *bytes: the one parser of every option that takes a
+ * size.  Returns 0, or -1 when it is none (or too large). */
+int tool_parse_size(const char *s, uint64_t *bytes);
+
 /* ================================================================== */
 /* runcmd.c                                                             */
 /* ================================================================== */

@@ -1,7 +1,8 @@
 /* duration.c -- the clock of the events and the one parser of the
- * durations options take.
+ * durations and of the sizes options take.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,4 +49,18 @@ int tool_parse_duration(const char *s, uint64_t *ns, char *why, size_t size) {
   snprintf(why, size, "duration '%s' has an unknown unit '%s' (ns, us, ms, "
            "s)", s, end);
   return -1;
+}
+
+int tool_parse_size(const char *s, uint64_t *bytes) {
+  char *end;
+  errno = 0;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s || errno || *s == '-') return -1;
+  unsigned shift = 0;
+  if (*end == 'K' || *end == 'k') shift = 10, end++;
+  else if (*end == 'M' || *end == 'm') shift = 20, end++;
+  else if (*end == 'G' || *end == 'g') shift = 30, end++;
+  if (*end || v > (UINT64_MAX >> (shift + 4))) return -1;
+  *bytes = (uint64_t)v << shift;
+  return 0;
 }

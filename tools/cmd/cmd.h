@@ -12,6 +12,7 @@
  *   snapshot.c `eventring snapshot`, what the rings hold now (it runs
  *              ctf.c's or trace.c's subcommand on the file it writes);
  *   watch.c    `eventring watch`, the windows around triggers;
+ *   record.c   `eventring record`, every event in rotated files;
  *   control.c  `eventring pause` and `eventring resume`.
  * A new subcommand reuses the layers below and adds a file here.
  */
@@ -34,6 +35,7 @@ int tool_report(int argc, char **argv);
 int tool_metrics(int argc, char **argv);
 int tool_snapshot(int argc, char **argv);
 int tool_watch(int argc, char **argv);
+int tool_record(int argc, char **argv);
 int tool_pause(int argc, char **argv);
 int tool_resume(int argc, char **argv);
 

@@ -10,10 +10,12 @@
  * private directory, followed as --dir follows one, until the tree ends),
  * and when a condition holds (a GC pause, a phase or a user span longer
  * than a duration, a user int above a value, a named user event, lost
- * events, or SIGUSR1 to the watcher) writes the window around it -- every
- * domain's events from --before ahead of the trigger to --after past it
- * -- as a compact ring file (runtime/snapshot.h, the writer of `eventring
- * snapshot`), or as a trace made from that file by `eventring trace`.
+ * events, a rule over windows of them -- analysis/rules.c parses and
+ * evaluates every --when, fed here -- or SIGUSR1 to the watcher) writes
+ * the window around it -- every domain's events from --before ahead of
+ * the trigger to --after past it -- as a compact ring file
+ * (runtime/snapshot.h, the writer of `eventring snapshot`), or as a trace
+ * made from that file by `eventring trace`.
  *
  * Memory.  The rings of a busy process turn over in a fraction of a
  * second, so the watcher keeps the recent past itself: each domain has a
@@ -140,6 +142,16 @@ static void help(void) {
       "  int:NAME>VALUE   a user int NAME above VALUE\n"
       "  event:NAME       any user event NAME (a program triggers its own)\n"
       "  lost             events lost (the rings turned over unread)\n"
+      "Rules: aggregates over a sliding window of trace time,\n"
+      "  FN(SOURCE, WINDOW) CMP LIMIT   FN p50 p90 p99 p999 max min avg count "
+      "rate,\n"
+      "                   SOURCE pause phase:NAME span:NAME int:NAME "
+      "event:NAME lost,\n"
+      "                   CMP > >= < <=, e.g. 'p99(pause, 10s) > 5ms'\n"
+      "  gc_share(WINDOW) > PCT%%  one domain's share of time in GC pauses\n"
+      "  COND for DUR     an aggregate that held throughout DUR\n"
+      "  and, or, not, ( )  e.g. 'count(event:app.retry, 1s) > 100 and not "
+      "lost'\n"
       "SIGUSR1 to the watcher triggers a snapshot by hand.\n"
       "\n"
       "Options:\n"
@@ -189,22 +201,18 @@ static void help(void) {
 /* ------------------------------------------------------------------ */
 /* Conditions.                                                          */
 
-enum cond_kind { C_PAUSE, C_PHASE, C_SPAN, C_INT, C_EVENT, C_LOST, C_SIGNAL };
-static const char *const reason_name[] = {"pause", "phase", "span", "int",
-                                          "event", "lost",  "signal"};
-
+/* A rule (analysis/rules.c) as the windows know it: its text, and the
+ * word that names its snapshots. */
 struct cond {
-  enum cond_kind kind;
-  const char *text; /* as given */
-  char name[EVENTRING_MAX_NAME + 1];
-  uint64_t ns;   /* pause, phase, span */
-  int64_t value; /* int */
+  const char *text;
+  const char *reason;
 };
 
 enum format { FMT_EVENTS, FMT_FXT, FMT_JSON };
 static const char *const format_names[] = {"events", "fxt", "json"};
 
 static struct {
+  struct rules *rules;
   struct cond conds[MAX_CONDS];
   int nconds;
   uint64_t before, after, every;
@@ -215,101 +223,20 @@ static struct {
   int numbering;
 } O;
 
-/* Whether `name` is a runtime phase in either numbering (eventring's
- * table, OCaml 5.3+'s up to the latest release known, or 5.0-5.2's). */
-static int known_phase(const char *name) {
-  for (unsigned i = 0; i < eventring__n_phases_53; i++)
-    if (eventring__phase_names_53[i] &&
-        !strcmp(eventring__phase_names_53[i], name))
-      return 1;
-  for (unsigned i = 0; i < eventring__n_ocaml_phases; i++)
-    if (!strcmp(eventring__ocaml_phase_names[i], name)) return 1;
-  for (unsigned i = 0; i < eventring__n_phases_50; i++)
-    if (eventring__phase_names_50[i] &&
-        !strcmp(eventring__phase_names_50[i], name))
-      return 1;
-  return 0;
-}
+static const struct cond by_hand = {"SIGUSR1", "signal"};
 
-/* Parses --when's argument into `c`.  Returns 0, or a usage error. */
-static int parse_cond(const char *arg, struct cond *c) {
-  char why[256];
-  memset(c, 0, sizeof *c);
-  c->text = arg;
-  static const struct {
-    const char *prefix;
-    enum cond_kind kind;
-  } kinds[] = {{"pause>", C_PAUSE}, {"phase:", C_PHASE}, {"span:", C_SPAN},
-               {"int:", C_INT},     {"event:", C_EVENT}};
-  if (!strcmp(arg, "lost")) {
-    c->kind = C_LOST;
-    return 0;
-  }
-  size_t k = 0;
-  while (k < sizeof kinds / sizeof kinds[0] &&
-         strncmp(arg, kinds[k].prefix, strlen(kinds[k].prefix)))
-    k++;
-  if (k == sizeof kinds / sizeof kinds[0])
-    return tool_usage_error(HELP_REF, "--when '%s': unknown condition "
-                            "(pause>DUR, phase:NAME>DUR, span:NAME>DUR, "
-                            "int:NAME>VALUE, event:NAME or lost)", arg);
-  c->kind = kinds[k].kind;
-  const char *rest = arg + strlen(kinds[k].prefix);
-  if (c->kind == C_PAUSE) {
-    if (tool_parse_duration(rest, &c->ns, why, sizeof why))
-      return tool_usage_error(HELP_REF, "--when '%s': %s", arg, why);
-    return 0;
-  }
-  if (c->kind == C_EVENT) {
-    if (!*rest || strlen(rest) > EVENTRING_MAX_NAME)
-      return tool_usage_error(HELP_REF, "--when '%s': %s", arg,
-                              *rest ? "name too long" : "no event name");
-    snprintf(c->name, sizeof c->name, "%s", rest);
-    return 0;
-  }
-  /* NAME>LIMIT: the last '>' ends the name. */
-  const char *gt = strrchr(rest, '>');
-  if (!gt)
-    return tool_usage_error(HELP_REF, "--when '%s': expected %s%s", arg,
-                            kinds[k].prefix,
-                            c->kind == C_INT ? "NAME>VALUE" : "NAME>DURATION");
-  if (gt == rest || (size_t)(gt - rest) > EVENTRING_MAX_NAME)
-    return tool_usage_error(HELP_REF, "--when '%s': %s", arg,
-                            gt == rest ? "no name before '>'"
-                                       : "name too long");
-  snprintf(c->name, sizeof c->name, "%.*s", (int)(gt - rest), rest);
-  const char *limit = gt + 1;
-  if (c->kind == C_INT) {
-    char *end;
-    errno = 0;
-    long long v = strtoll(limit, &end, 10);
-    if (end == limit || *end || errno)
-      return tool_usage_error(HELP_REF, "--when '%s': '%s' is not an integer",
-                              arg, limit);
-    c->value = v;
-    return 0;
-  }
-  if (tool_parse_duration(limit, &c->ns, why, sizeof why))
+/* Parses --when's argument into the next rule.  Returns 0, or a usage
+ * error. */
+static int parse_cond(const char *arg) {
+  char why[512];
+  if (O.nconds == MAX_CONDS)
+    return tool_usage_error(HELP_REF, "too many --when (%d at most)",
+                            MAX_CONDS);
+  if (rules_add(O.rules, arg, why, sizeof why) < 0)
     return tool_usage_error(HELP_REF, "--when '%s': %s", arg, why);
-  if (c->kind == C_PHASE && !known_phase(c->name))
-    return tool_usage_error(HELP_REF, "--when '%s': unknown runtime phase "
-                            "'%s' (e.g. minor, major_slice, stw_leader; "
-                            "eventring(1) lists them)", arg, c->name);
-  return 0;
-}
-
-/* A size: a number of bytes, or with K, M or G.  Returns 0 or -1. */
-static int parse_size(const char *s, uint64_t *bytes) {
-  char *end;
-  errno = 0;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s || errno || *s == '-') return -1;
-  unsigned shift = 0;
-  if (*end == 'K' || *end == 'k') shift = 10, end++;
-  else if (*end == 'M' || *end == 'm') shift = 20, end++;
-  else if (*end == 'G' || *end == 'g') shift = 30, end++;
-  if (*end || v > (UINT64_MAX >> (shift + 4))) return -1;
-  *bytes = (uint64_t)v << shift;
+  O.conds[O.nconds].text = rules_text(O.rules, O.nconds);
+  O.conds[O.nconds].reason = rules_reason(O.rules, O.nconds);
+  O.nconds++;
   return 0;
 }
 
@@ -373,7 +300,7 @@ struct target {
   struct pauses pauses;
   int have_pauses;
   uint64_t cur_ts; /* the end event being handled, for on_pause */
-  uint64_t *span_open[MAX_CONDS]; /* per domain: begin's ts + 1, 0 none */
+  struct rules_eval *rules; /* the conditions' state */
   const char *uname; /* the name of the user event being handled */
   struct window *wins; /* open, oldest first */
   uint64_t last_first; /* the previous window's first trigger */
@@ -450,8 +377,8 @@ static void log_trigger(const struct target *t, const struct cond *c,
                         int domain, uint64_t at, const char *measured,
                         const char *outcome) {
   eventlog_begin(&L, "trigger");
-  eventlog_str(&L, "rule", c->kind == C_SIGNAL ? "SIGUSR1" : c->text);
-  eventlog_str(&L, "reason", reason_name[c->kind]);
+  eventlog_str(&L, "rule", c->text);
+  eventlog_str(&L, "reason", c->reason);
   eventlog_str(&L, "measured", measured);
   eventlog_int(&L, "domain", domain);
   eventlog_int(&L, "ts", (int64_t)at);
@@ -705,7 +632,7 @@ static void add_mark(struct window *w, const struct cond *c, int domain,
   m->domain = domain;
   m->ts = at;
   snprintf(m->text, sizeof m->text, "%s%s%s",
-           c->kind == C_SIGNAL ? "SIGUSR1" : c->text, *measured ? ": " : "",
+           c->text, *measured ? ": " : "",
            measured);
 }
 
@@ -867,7 +794,7 @@ static int create_file(const struct target *t, const struct window *w,
   strftime(when, sizeof when, "%Y%m%dT%H%M%SZ", &tm);
   er_snap_file_part(t->program, prog, sizeof prog);
   snprintf(base, sizeof base, "%s/%s-%s-%ld-%s", O.out, when, prog,
-           (long)t->pid, reason_name[w->cond->kind]);
+           (long)t->pid, w->cond->reason);
   for (int n = 1; n < 1000; n++) {
     char suffix[16] = "";
     if (n > 1) snprintf(suffix, sizeof suffix, "-%d", n);
@@ -917,7 +844,7 @@ static void close_window(struct target *t) {
   } else if (e && fd >= 0) {
     unlink(events);
   }
-  const char *rule = w->cond->kind == C_SIGNAL ? "SIGUSR1" : w->cond->text;
+  const char *rule = w->cond->text;
   if (e) {
     const char *why =
         e == -EFBIG ? tool_strerror(EFBIG) : eventring_strerror(e);
@@ -948,7 +875,7 @@ static void close_window(struct target *t) {
     eventlog_str(&L, "snapshot", path);
     eventlog_str(&L, "format", format_names[O.format]);
     eventlog_str(&L, "rule", rule);
-    eventlog_str(&L, "reason", reason_name[w->cond->kind]);
+    eventlog_str(&L, "reason", w->cond->reason);
     eventlog_str(&L, "measured", w->measured);
     if (!traced) eventlog_str(&L, "error", "eventring trace failed");
     eventlog_int(&L, "triggers", (int64_t)w->triggers);
@@ -967,75 +894,35 @@ static void close_window(struct target *t) {
 /* ------------------------------------------------------------------ */
 /* Events: the encoder's sink.                                          */
 
-static void cut_spans(struct target *t, int d) {
-  for (int i = 0; i < O.nconds; i++)
-    if (t->span_open[i] && d >= 0 && d < t->maxd) t->span_open[i][d] = 0;
+/* Rule `rule` fired (rules_eval_new's callback). */
+static void on_rule(void *arg, int rule, int domain, uint64_t at,
+                    uint64_t start, const char *measured) {
+  trigger(arg, &O.conds[rule], domain, at, start, measured);
 }
 
 static void on_pause(void *arg, int domain, uint64_t duration) {
   struct target *t = arg;
-  for (int i = 0; i < O.nconds; i++) {
-    const struct cond *c = &O.conds[i];
-    if (c->kind != C_PAUSE || duration <= c->ns) continue;
-    char m[128], dur[32];
-    snprintf(m, sizeof m, "%s (domain %d)", analysis_duration(dur, duration),
-             domain);
-    trigger(t, c, domain, t->cur_ts, t->cur_ts - duration, m);
-  }
+  rules_pause(t->rules, domain, t->cur_ts, duration);
 }
 
 static void check_phase(struct target *t, int d, int phase, uint64_t start,
                         uint64_t ts) {
-  uint64_t dur = ts >= start ? ts - start : 0;
-  const char *name = NULL;
-  for (int i = 0; i < O.nconds; i++) {
-    const struct cond *c = &O.conds[i];
-    if (c->kind != C_PHASE || dur <= c->ns) continue;
-    if (!name) name = eventring_cursor_phase_name(t->cursor, phase);
-    if (!name || strcmp(name, c->name)) continue;
-    char m[128], buf[32];
-    snprintf(m, sizeof m, "%s (domain %d)", analysis_duration(buf, dur), d);
-    trigger(t, c, d, ts, start, m);
-  }
+  const char *name = rules_on_phases(O.rules)
+                         ? eventring_cursor_phase_name(t->cursor, phase)
+                         : NULL;
+  if (name) rules_phase(t->rules, d, name, ts, start);
 }
 
 static void user_event(struct target *t, int d, unsigned type,
                        const uint64_t *ev, unsigned len) {
-  uint64_t ts = ev[1];
-  const char *name = t->uname ? t->uname : "";
-  for (int i = 0; i < O.nconds; i++) {
-    const struct cond *c = &O.conds[i];
-    if (c->kind != C_SPAN && c->kind != C_INT && c->kind != C_EVENT) continue;
-    if (strcmp(name, c->name)) continue;
-    char m[128];
-    if (c->kind == C_EVENT && type != ER_UEV_SPAN_END) {
-      if (type == ER_UEV_INT && len >= 3)
-        snprintf(m, sizeof m, "%" PRId64 " (domain %d)", (int64_t)ev[2], d);
-      else
-        snprintf(m, sizeof m, "domain %d", d);
-      trigger(t, c, d, ts, ts, m);
-    } else if (c->kind == C_INT && type == ER_UEV_INT && len >= 3 &&
-               (int64_t)ev[2] > c->value) {
-      snprintf(m, sizeof m, "%" PRId64 " (domain %d)", (int64_t)ev[2], d);
-      trigger(t, c, d, ts, ts, m);
-    } else if (c->kind == C_SPAN &&
-               (type == ER_UEV_SPAN_BEGIN || type == ER_UEV_SPAN_END)) {
-      if (!t->span_open[i] &&
-          !(t->span_open[i] = calloc((size_t)t->maxd, sizeof(uint64_t))))
-        continue;
-      /* Spans of one name do not nest: a second begin restarts it. */
-      if (type == ER_UEV_SPAN_BEGIN) {
-        t->span_open[i][d] = ts + 1;
-      } else if (t->span_open[i][d]) {
-        uint64_t b = t->span_open[i][d] - 1, dur = ts >= b ? ts - b : 0;
-        t->span_open[i][d] = 0;
-        char buf[32];
-        snprintf(m, sizeof m, "%s (domain %d)", analysis_duration(buf, dur),
-                 d);
-        if (dur > c->ns) trigger(t, c, d, ts, b, m);
-      }
-    }
-  }
+  static const enum rules_user_kind kind[] = {
+      [ER_UEV_UNIT] = RULES_UNIT, [ER_UEV_INT] = RULES_INT,
+      [ER_UEV_SPAN_BEGIN] = RULES_SPAN_BEGIN,
+      [ER_UEV_SPAN_END] = RULES_SPAN_END, [ER_UEV_CUSTOM] = RULES_CUSTOM};
+  if (type >= sizeof kind / sizeof kind[0]) return;
+  if (type == ER_UEV_INT && len < 3) type = ER_UEV_UNIT;
+  rules_user(t->rules, d, ev[1], kind[type], t->uname ? t->uname : "",
+             type == ER_UEV_INT ? (int64_t)ev[2] : 0);
 }
 
 static int sink_user_name(void *arg, int id, const char *name) {
@@ -1054,6 +941,7 @@ static int sink_event(void *arg, int domain, const uint64_t *ev,
   unsigned type = ER_HDR_TYPE(h), id = ER_HDR_ID(h);
   if (ts > t->max_ts) t->max_ts = ts;
   b->last_ts = ts;
+  rules_time(t->rules, domain, ts);
   if (ER_HDR_IS_USER(h)) {
     user_event(t, domain, type, ev, len);
   } else if (type == ER_EV_BEGIN) {
@@ -1068,7 +956,7 @@ static int sink_event(void *arg, int domain, const uint64_t *ev,
     if (id == EVENTRING_LIFECYCLE_RING_PAUSE ||
         id == EVENTRING_LIFECYCLE_DOMAIN_SPAWN ||
         id == EVENTRING_LIFECYCLE_DOMAIN_TERMINATE)
-      cut_spans(t, domain);
+      rules_cut(t->rules, domain);
   }
   t->uname = NULL;
   trim_age(t, domain);
@@ -1087,7 +975,7 @@ static int sink_lost(void *arg, int domain, uint64_t count) {
   struct dbuf *b = domain < t->maxd ? dbuf_of(t, domain) : NULL;
   if (!b) return 0;
   pauses_cut(&t->pauses, domain);
-  cut_spans(t, domain);
+  rules_cut(t->rules, domain);
   uint64_t at = b->last_ts ? b->last_ts : t->max_ts;
   uint64_t ev[3] = {LOST_HDR, at, count};
   if (append(b, ev, 3) < 0) return -ENOMEM;
@@ -1095,13 +983,7 @@ static int sink_lost(void *arg, int domain, uint64_t count) {
    * over before we came: no news. */
   if (!t->started)
     return 0;
-  for (int i = 0; i < O.nconds; i++)
-    if (O.conds[i].kind == C_LOST) {
-      char m[128];
-      snprintf(m, sizeof m, "%" PRIu64 " %s (domain %d)", count,
-               tool_lost_unit(t->cursor), domain);
-      trigger(t, &O.conds[i], domain, at, at, m);
-    }
+  rules_lost(t->rules, domain, at, count);
   return 0;
 }
 
@@ -1128,7 +1010,9 @@ static struct target *target_new(eventring_cursor *c, int own,
   }
   t->pauses.live = 1;
   t->have_pauses = 1;
-  if (!(t->enc = er_snap_encoder_new(&t->sink))) {
+  t->rules = rules_eval_new(O.rules, t->maxd, tool_lost_unit(c), on_rule, t);
+  if (!t->rules || !(t->enc = er_snap_encoder_new(&t->sink))) {
+    rules_eval_free(t->rules);
     pauses_free(&t->pauses);
     free(t);
     return NULL;
@@ -1149,10 +1033,8 @@ static void target_release(struct target *t) {
   free(t->d);
   t->d = NULL;
   t->nd = 0;
-  for (int i = 0; i < MAX_CONDS; i++) {
-    free(t->span_open[i]);
-    t->span_open[i] = NULL;
-  }
+  rules_eval_free(t->rules);
+  t->rules = NULL;
   if (t->have_pauses) pauses_free(&t->pauses);
   t->have_pauses = 0;
   while (t->wins) {
@@ -1230,7 +1112,6 @@ static void tick(void) {
   uint64_t now = tool_now_ns();
   int usr1 = W.usr1;
   if (usr1) W.usr1 = 0;
-  static const struct cond by_hand = {C_SIGNAL, "SIGUSR1", "", 0, 0};
   for (struct target *t = W.targets; t; t = t->next) {
     if (t->retired) continue;
     if (usr1) trigger(t, &by_hand, 0, now, now, "");
@@ -1442,6 +1323,10 @@ static int watch(int argc, char **argv) {
   struct tool_source src;
   memset(&src, 0, sizeof src);
   memset(&O, 0, sizeof O);
+  if (!(O.rules = rules_new())) {
+    tool_error("out of memory");
+    return TOOL_EXIT_INPUT;
+  }
   memset(&W, 0, sizeof W);
   memset(&A, 0, sizeof A);
   eventlog_init(&L);
@@ -1462,11 +1347,7 @@ static int watch(int argc, char **argv) {
                     : c == OPT_EVERY ? &O.every
                                      : NULL;
     if (c == OPT_WHEN) {
-      if (O.nconds == MAX_CONDS)
-        return tool_usage_error(HELP_REF, "too many --when (%d at most)",
-                                MAX_CONDS);
-      if ((rc = parse_cond(optarg, &O.conds[O.nconds])) != 0) return rc;
-      O.nconds++;
+      if ((rc = parse_cond(optarg)) != 0) return rc;
     } else if (dur) {
       if (tool_parse_duration(optarg, dur, why, sizeof why))
         return tool_usage_error(HELP_REF, "--%s: %s",
@@ -1492,7 +1373,7 @@ static int watch(int argc, char **argv) {
                                 "or json)", optarg);
       O.format = (enum format)i;
     } else if (c == OPT_MAX_MEMORY) {
-      if (parse_size(optarg, &max_memory) || max_memory < (1u << 20))
+      if (tool_parse_size(optarg, &max_memory) || max_memory < (1u << 20))
         return tool_usage_error(HELP_REF, "invalid --max-memory '%s' (a size "
                                 "of at least 1M, e.g. 64M)", optarg);
     } else if (c == OPT_EXEC) {
@@ -1601,6 +1482,18 @@ static int watch(int argc, char **argv) {
   while (W.targets) target_unlink(W.targets);
   /* The commands of the last snapshots end (or time out) first. */
   if (A.on) tool_run_wait();
+  /* A rule that could never hold: its event never came. */
+  for (int i = 0; i < O.nconds; i++) {
+    char unseen[256];
+    if (!rules_unseen(O.rules, i, unseen, sizeof unseen)) continue;
+    eventlog_text(&L, "watch: --when '%s' was never evaluated: no %s in "
+                  "the events read", O.conds[i].text, unseen);
+    eventlog_begin(&L, "rule_never_evaluated");
+    eventlog_str(&L, "rule", O.conds[i].text);
+    eventlog_str(&L, "missing", unseen);
+    eventlog_end(&L);
+  }
+  rules_free(O.rules);
   if (rc == TOOL_EXIT_OK && W.failed) rc = TOOL_EXIT_INPUT;
   log_summary(rc);
   return rc;

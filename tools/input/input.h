@@ -366,6 +366,12 @@ int tool_procs_open(struct tool_source *src, int nargs, char **args,
 int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
                     void *data);
 void tool_procs_close(struct tool_source *src);
+/* The files of directory `dir` named *.events (not hidden), sorted by
+ * name, as paths into *out (*n of them; each to free with the array):
+ * what a directory named as a FILE operand stands for (a directory of
+ * `eventring record`'s files, or kept ring files).  Returns
+ * TOOL_EXIT_OK, or TOOL_EXIT_INPUT after one line. */
+int tool_procs_dir_files(const char *dir, char ***out, int *n);
 void tool_procs_lost(struct tool_source *src, int domain, uint64_t count);
 void tool_procs_lost_summary(const struct tool_source *src, FILE *out);
 

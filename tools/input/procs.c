@@ -291,21 +291,22 @@ static int by_pid_of_name(const void *a, const void *b) {
   return (ix > iy) - (ix < iy);
 }
 
-/* The ring file names of directory `dir`, sorted, into *out (*n of them,
- * each to free with the array).  Returns TOOL_EXIT_OK, or
- * TOOL_EXIT_INPUT after one line. */
-static int list_dir(const char *dir, char ***out, int *n) {
+/* The names of the entries of directory `dir` that `keep` takes, into
+ * *out (*n of them, each to free with the array), unsorted.  Returns
+ * TOOL_EXIT_OK, or TOOL_EXIT_INPUT after one line (`who`: DIR: why). */
+static int read_names(const char *dir, const char *who,
+                      int (*keep)(const char *name), char ***out, int *n) {
   *out = NULL;
   *n = 0;
   DIR *d = opendir(dir);
   if (!d) {
-    tool_error("--dir: %s: %s", dir, strerror(errno));
+    tool_error("%s%s: %s", who, dir, strerror(errno));
     return TOOL_EXIT_INPUT;
   }
   struct dirent *e;
   int cap = 0;
   while ((e = readdir(d)) != NULL) {
-    if (!tool_pid_of_path(e->d_name)) continue;
+    if (!keep(e->d_name)) continue;
     if (*n == cap) {
       cap = cap ? 2 * cap : 64;
       char **v = realloc(*out, (size_t)cap * sizeof *v);
@@ -316,12 +317,25 @@ static int list_dir(const char *dir, char ***out, int *n) {
     (*n)++;
   }
   closedir(d);
-  if (*n) qsort(*out, (size_t)*n, sizeof **out, by_pid_of_name);
   return TOOL_EXIT_OK;
 oom:
   closedir(d);
   tool_error("out of memory");
   return TOOL_EXIT_INPUT;
+}
+
+static int is_ring_name(const char *name) {
+  return tool_pid_of_path(name) != 0;
+}
+
+/* The ring file names of directory `dir`, sorted, into *out (*n of them,
+ * each to free with the array).  Returns TOOL_EXIT_OK, or
+ * TOOL_EXIT_INPUT after one line. */
+static int list_dir(const char *dir, char ***out, int *n) {
+  int rc = read_names(dir, "--dir: ", is_ring_name, out, n);
+  if (rc == TOOL_EXIT_OK && *n)
+    qsort(*out, (size_t)*n, sizeof **out, by_pid_of_name);
+  return rc;
 }
 
 /* Descriptors left free, once the files of a directory have taken all
@@ -419,6 +433,32 @@ static int open_files(struct tool_source *src, int nargs, char **args,
       return TOOL_EXIT_INPUT;
     }
     if (!add_proc(src, c, args[i])) return TOOL_EXIT_INPUT;
+  }
+  return TOOL_EXIT_OK;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int is_events_name(const char *name) {
+  size_t len = strlen(name);
+  return name[0] != '.' && len > 7 && !strcmp(name + len - 7, ".events");
+}
+
+int tool_procs_dir_files(const char *dir, char ***out, int *n) {
+  int rc = read_names(dir, "", is_events_name, out, n);
+  if (rc != TOOL_EXIT_OK) return rc;
+  if (*n) qsort(*out, (size_t)*n, sizeof **out, by_name);
+  for (int i = 0; i < *n; i++) {
+    char *path = malloc(strlen(dir) + strlen((*out)[i]) + 2);
+    if (!path) {
+      tool_error("out of memory");
+      return TOOL_EXIT_INPUT;
+    }
+    sprintf(path, "%s/%s", dir, (*out)[i]);
+    free((*out)[i]);
+    (*out)[i] = path;
   }
   return TOOL_EXIT_OK;
 }

@@ -46,6 +46,11 @@
 static char **taken_cmd;
 static int taken;
 
+/* The files of a directory given as the FILE operand, kept while the
+ * source is open. */
+static char **dir_files;
+static int n_dir_files;
+
 /* What tool_source_exit_status() reports once the source is closed. */
 static int last_child_reaped, last_child_status, last_interrupted;
 
@@ -243,6 +248,19 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
   src->scan = NULL;
   if (nargs > 1 && !src->multi)
     return tool_usage_error(help, "too many arguments (one ring file at most)");
+  /* A directory, where several files will do, is the files in it. */
+  struct stat dsb;
+  if (src->multi && nargs == 1 && stat(args[0], &dsb) == 0 &&
+      S_ISDIR(dsb.st_mode)) {
+    int rc = tool_procs_dir_files(args[0], &dir_files, &n_dir_files);
+    if (rc != TOOL_EXIT_OK) return rc;
+    if (!n_dir_files) {
+      tool_error("%s: no ring file (*.events) in this directory", args[0]);
+      return TOOL_EXIT_INPUT;
+    }
+    args = dir_files;
+    nargs = n_dir_files;
+  }
   src->file = nargs >= 1 ? args[0] : NULL;
   if (nargs > 1 && (src->cmd || src->pid_arg || src->dir))
     return tool_usage_error(help, "give either FILEs, --pid, --dir or "
@@ -308,6 +326,10 @@ void tool_source_close(struct tool_source *src) {
   if (src->multi) tool_procs_close(src); /* frees src->cursor too */
   else eventring_cursor_free(src->cursor);
   src->cursor = NULL;
+  for (int i = 0; i < n_dir_files; i++) free(dir_files[i]);
+  free(dir_files);
+  dir_files = NULL;
+  n_dir_files = 0;
   if (src->cmd) tool_spawn_cleanup(src, 2.0);
   if (!src->interrupted) src->interrupted = tool_signal_pending();
   last_child_reaped = src->child_reaped;

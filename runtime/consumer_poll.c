@@ -1,4 +1,6 @@
-/* consumer.c -- reading ring files: the cursor API of eventring.h.
+/* consumer_poll.c -- polling a cursor: reading each domain's ring and
+ * decoding its events (the cursor API of eventring.h; cursor.h says which
+ * file does what).
  *
  * A cursor maps a ring file read-only and reads each domain's ring from
  * its own position, with no coordination with the writer (ring.c):
@@ -23,32 +25,6 @@
  *      callbacks, in a pass that checks the run (scan_run) and one that
  *      delivers what it must (user names) without checks; any other
  *      event one at a time.
- *
- * The file is never trusted.  Every value is loaded once into a local and
- * checked before use: the metadata and the extension block against the
- * file's size when the cursor opens, positions against the ring size and
- * against MAX_POSITION, lost counts against the positions, event lengths
- * against the copy and the type, name slots for a NUL.
- *
- * How the file is read.  A file may be truncated while we read it (by its
- * owner, or by anyone who may write it), and a mapping of a file that
- * shrank raises SIGBUS on the next touch of a page past its new end: no
- * check beforehand closes that window.  So a cursor maps a file only as
- * a view that sigbus.c guards: a fault there leaves zeros in the view,
- * marked cut, which the poll reports as EVENTRING_E_TRUNCATED in place
- * of anything it read.  On another process's file the cursor installs
- * that handler (chained to the host's) if this process has not.  Each
- * poll first checks that a fault would still reach the handler (the host
- * may have replaced it, or this thread block SIGBUS): if not, the cursor
- * reads with pread(2) from then on.  It reads with pread(2) from the
- * start when the view table is full (tools reading many files), when the
- * mapping fails, or when EVENTRING_READ_PREAD is set: one call per run of
- * ring words, one per header word whose order matters, a short read
- * being EVENTRING_E_TRUNCATED.  A cursor on an image in memory (the
- * fuzzer's) reads the caller's bytes.  Every access goes through get()
- * and get_acq(), so that the decoding is the same for all three.  The
- * size is also checked with fstat() before each poll, so that a file cut
- * anywhere is reported at once, whatever the poll reads.
  *
  * Header words.  Through a mapping every header word is one aligned
  * 8-byte load and cannot tear.  Through pread(2) the kernel copies them
@@ -82,60 +58,17 @@
  * ring is read on.  An insane header means the cursor no longer knows
  * where events start: the ring is broken from there (EVENTRING_E_CORRUPT)
  * and skipped by later polls.
- *
- * Loads from the mapping are relaxed atomics, so that a cursor in the
- * process that writes the rings reads them without a data race.
- *
- * Released cursors.  A tool reading more finished files than it may hold
- * descriptors releases each once read to its end
- * (eventring__cursor_release()): what the accessors would still read
- * from the file is copied into a struct kept, the view, mapping and
- * descriptor go, and from then on every accessor answers from the copy.
  */
-#include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
-#include <sched.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include "internal.h"
-#include "wallclock.h"
+#include "cursor.h"
 #include "numbering.h"
-#include "sigbus.h"
-
-/* Words copied out of a ring per batch: enough to amortise the fence and
- * the reload of head, small enough to stay in L2. */
-#define CHUNK 16384
-#define MAX_DOMAINS_READ 65536
-#define MAX_RING_LOG2 32
-
-/* No ring position can exceed 2^60 words: a writer storing one word per
- * nanosecond, faster than any probe, takes 36 years to get there.  A
- * larger head or tail is a malformed file.  The counts of eventring's
- * files have the same bound: the events before head cannot exceed
- * WRITTEN (every event before head was written), nor WRITTEN 2^60 (one
- * event per nanosecond for 36 years), so no domain's lost count can;
- * not half of head, as a compact file (snapshot.c) tells a gap of any
- * size with a head of one ring size.  The DROPPED words count events
- * never written, under the same bound. */
-#define MAX_POSITION (UINT64_C(1) << 60)
-#define MAX_COUNT (UINT64_C(1) << 60)
-
-/* The bits of an event header below the id, which every writer leaves 0
- * (ring_format.h). */
-#define HDR_ZERO_BITS ((UINT64_C(1) << 36) - 1)
-
-/* The ring header words a cursor on an eventring file reads: the pairs
- * end the header. */
-#define OUR_HEADER_BYTES ((ER_RING_PAIRS + 2 * ER_RING_NPAIRS) * 8)
 
 #ifdef ER_CONSUMER_TEST
-/* Test builds only (a test compiles this file itself with
+/* Test builds only (a test compiles the consumer's files itself with
  * ER_CONSUMER_TEST defined): called between the copy of a run of ring
  * words and the re-check of head that validates it, so that a test can
  * move the writer's head or truncate the file exactly there.  Production
@@ -149,621 +82,11 @@ void (*er_consumer_test_after_copy)(int domain, uint64_t pos, uint64_t n);
 #define AFTER_COPY(d, pos, n) ((void)0)
 #endif
 
-struct eventring_callbacks {
-  eventring_phase_fn runtime_begin, runtime_end;
-  eventring_counter_fn runtime_counter;
-  eventring_alloc_fn alloc;
-  eventring_lifecycle_fn lifecycle;
-  eventring_user_unit_fn user_unit;
-  eventring_user_int_fn user_int;
-  eventring_user_span_fn user_span;
-  eventring_user_custom_fn user_custom;
-  eventring_lost_fn lost_events;
-  eventring_thread_fn thread;
-  eventring_window_fn window;
-};
-
-struct ring_pos {
-  uint64_t pos;     /* next word position to read */
-  uint64_t events;  /* events (padding excluded) before pos */
-  uint64_t malformed; /* bad events skipped */
-  int broken;       /* corrupt: skipped from now on */
-  int looked;       /* this cursor has loaded the ring's head once */
-  /* The last pair load_head() read whole, and its number (0: none): while
-   * PSEQ still says it, head has not moved since. */
-  uint64_t seq, seq_head, seq_evicted;
-};
-
-/* How the cursor reaches the file's bytes (see the opening comment). */
-enum via { VIA_PREAD, VIA_MAP, VIA_IMAGE };
-
-struct eventring_cursor {
-  int fd;                   /* -1 for an image in memory */
-  /* An enum via, read with via_of(): a poll may turn VIA_MAP into
-   * VIA_PREAD for good (poll_guarded()) while another thread asks the
-   * cursor for a name or a thread entry. */
-  int via;
-  const unsigned char *map; /* mapped, or the image; NULL for pread only */
-  int view;                 /* sigbus.c's number for the map, or -1 */
-  size_t map_bytes;
-  uint64_t max_domains, ring_words, ring_bytes, hdr_bytes;
-  uint64_t headers_off, data_off, custom_off;
-  int ours;                 /* eventring's extension block is present */
-  int numbering;            /* ER_PHASES_OCAML53 or _OCAML50 */
-  int forced;               /* ER_PHASES_* set by the caller, or 0 */
-  int basis;                /* EVENTRING_NUMBERING_GUESSED, ... */
-  struct er_numbering *infer; /* OCaml 5's files: numbering.c's evidence */
-  pid_t writer_pid;         /* from the extension block, 0: unknown */
-  char *program;            /* the program name of the extension block */
-  uint64_t wall_off;        /* file offset of the wall clock words, or 0 */
-  char *cmdline;            /* its command line (ER_EXT_FLAG_THREADS) */
-  uint64_t threads_off;     /* its thread entries' offset, 0: none */
-  /* Name tables from the file (ours) or built in. */
-  char *ext_names;          /* n_phases + n_counters slots of name_bytes */
-  unsigned n_phases, n_counters, name_bytes;
-  char **user_names;        /* ER_NAME_SLOTS, cached once non-empty;
-                               allocated at the first user event */
-  /* The kinds the first pass of the decode validates in runs (read_ring):
-   * for each dispatch key, the header's 28 high bits less `base` must be
-   * below `lim`; lim is 0 for the kinds decoded one at a time. */
-  struct fast_kind { uint32_t base, lim; } fast[32];
-  uint64_t busy;            /* a poll is running (atomic) */
-  struct ring_pos *rings;
-  uint64_t *buf;            /* the copy: min(CHUNK, ring size) words */
-  uint64_t buf_words;
-  /* What a released cursor answers from (eventring__cursor_release()),
-   * NULL while the file is open. */
-  struct kept *kept;
-};
-
-/* The answers a released cursor keeps: what its accessors would read
- * from the file.  Each `*_err` is the error reading it gave, or 0. */
-struct kept {
-  struct { uint64_t n; int err; } *dropped; /* domains -1 .. max - 1 */
-  eventring_slot_thread *threads; /* max_domains entries, or NULL */
-  int *thread_rc;                /* eventring_cursor_slot_thread()'s */
-  eventring_wallclock wall[2];   /* START, LATEST */
-  int wall_err[2];
-  unsigned char bad_name[ER_NAME_SLOTS / 8]; /* slots without a NUL */
-};
-
 /* ------------------------------------------------------------------ */
-/* Callbacks.                                                           */
+/* User event names, read as events need them.                          */
 
-eventring_callbacks *eventring_callbacks_create(void) {
-  return calloc(1, sizeof(eventring_callbacks));
-}
-
-void eventring_callbacks_free(eventring_callbacks *cb) { free(cb); }
-
-#define SETTER(field, type)                                            \
-  void eventring_callbacks_set_##field(eventring_callbacks *cb, type f) { \
-    if (cb) cb->field = f;                                             \
-  }
-SETTER(runtime_begin, eventring_phase_fn)
-SETTER(runtime_end, eventring_phase_fn)
-SETTER(runtime_counter, eventring_counter_fn)
-SETTER(alloc, eventring_alloc_fn)
-SETTER(lifecycle, eventring_lifecycle_fn)
-SETTER(user_unit, eventring_user_unit_fn)
-SETTER(user_int, eventring_user_int_fn)
-SETTER(user_span, eventring_user_span_fn)
-SETTER(user_custom, eventring_user_custom_fn)
-SETTER(lost_events, eventring_lost_fn)
-SETTER(thread, eventring_thread_fn)
-SETTER(window, eventring_window_fn)
-
-/* ------------------------------------------------------------------ */
-/* Opening.                                                             */
-
-static int is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
-
-/* a + b * c <= limit, without overflow; stores a + b * c in *out. */
-static int fits(uint64_t a, uint64_t b, uint64_t c, uint64_t limit,
-                uint64_t *out) {
-  uint64_t p, s;
-  if (__builtin_mul_overflow(b, c, &p) || __builtin_add_overflow(a, p, &s))
-    return 0;
-  if (out) *out = s;
-  return s <= limit;
-}
-
-static uint64_t load(const void *p) { return er_load_rlx((uint64_t *)p); }
-
-/* Relaxed: the store in poll_guarded() is one-way, and either value reads
- * the same bytes of the file. */
-static enum via via_of(const eventring_cursor *c) {
-  return (enum via)er_iload_rlx(&c->via);
-}
-
-/* EVENTRING_E_TRUNCATED when the file was cut under the cursor's mapping
- * (sigbus.c put zeros in its place), else 0.  Looked at after each read
- * through the mapping, so that what came from the zeros is never used:
- * the mark is stored before the zeros are mapped, and a thread that reads
- * them has faulted itself or was interrupted to drop the old mapping
- * (TLB shootdown), either way after the store. */
-static int view_cut(const eventring_cursor *c) {
-  return c->view >= 0 && er_sigbus_view_cut(c->view)
-             ? EVENTRING_E_TRUNCATED
-             : 0;
-}
-
-/* Copies the `bytes` bytes at offset `off` of the file into `dst`.  The
- * caller has checked the range against the size the file had when the
- * cursor opened.  Returns 0, EVENTRING_E_TRUNCATED when the file has
- * shrunk since, or another negative errno from pread().  Small aligned
- * reads from a mapping (header words, name slots) are relaxed loads, as
- * this process's writer may be storing them; a run of ring words is a
- * plain copy, which the re-check of head validates (read_ring). */
-static int get(const eventring_cursor *c, uint64_t off, void *dst,
-               size_t bytes) {
-  if (via_of(c) == VIA_PREAD) {
-    for (;;) {
-      ssize_t r = pread(c->fd, dst, bytes, (off_t)off);
-      if (r == (ssize_t)bytes) return 0;
-      if (r >= 0) return EVENTRING_E_TRUNCATED;
-      if (errno != EINTR) return -errno;
-    }
-  }
-  if (off % 8 == 0 && bytes % 8 == 0 && bytes <= 256) {
-    uint64_t *w = dst;
-    for (size_t i = 0; i < bytes / 8; i++) w[i] = load(c->map + off + 8 * i);
-  } else {
-    memcpy(dst, c->map + off, bytes);
-  }
-  return view_cut(c);
-}
-
-/* One word, with acquire order: the loads after it (the copy of the ring
- * words, the next header word) stay after it.  Through pread(), the
- * fence orders what the kernel copied for us before what we load next. */
-static int get_acq(const eventring_cursor *c, uint64_t off, uint64_t *w) {
-  if (via_of(c) != VIA_PREAD) {
-    *w = er_load_acq((const uint64_t *)(c->map + off));
-    return view_cut(c);
-  }
-  int e = get(c, off, w, 8);
-  er_fence_acquire();
-  return e;
-}
-
-/* The command line and the thread entries that follow the program name
- * at `at` (ER_EXT_FLAG_THREADS): the line copied into c->cmdline, the
- * entries' offset kept for eventring_cursor_slot_thread(), when they fit in
- * the block.  Returns 0 or a negative error from get(). */
-static int read_threads_part(eventring_cursor *c, const uint64_t *x,
-                             uint64_t at) {
-  uint64_t line_end, end;
-  if (!(x[ER_EXT_FLAGS] & ER_EXT_FLAG_THREADS) ||
-      !fits(at, 1, ER_EXT_CMDLINE_BYTES, c->headers_off, &line_end) ||
-      !fits(line_end, c->max_domains, ER_EXT_THREAD_BYTES, c->headers_off,
-            &end) ||
-      end > ER_META_WORDS * 8 + x[ER_EXT_SIZE])
-    return 0;
-  char line[ER_EXT_CMDLINE_BYTES];
-  int e = get(c, at, line, sizeof line);
-  if (e) return e;
-  if (!memchr(line, 0, sizeof line)) return 0;
-  if (!(c->cmdline = strdup(line))) return -ENOMEM;
-  c->threads_off = line_end;
-  return 0;
-}
-
-/* The program name that follows the name tables (ER_EXT_FLAG_PROGRAM),
- * copied into c->program when it is there and well formed; a name that
- * is not is ignored, as nothing else depends on it.  `x` is the block's
- * fixed part.  Returns 0 or a negative error from get(). */
-static int read_program(eventring_cursor *c, const uint64_t *x) {
-  if (!(x[ER_EXT_FLAGS] & ER_EXT_FLAG_PROGRAM)) return 0;
-  uint64_t n = x[ER_EXT_N_PHASES] + x[ER_EXT_N_COUNTERS] +
-               x[ER_EXT_N_LIFECYCLE];
-  uint64_t at, end;
-  if (!fits(x[ER_EXT_NAMES_OFFSET], n, x[ER_EXT_NAME_SLOT], UINT64_MAX, &at) ||
-      !fits(at, 1, ER_EXT_PROGRAM_BYTES, c->headers_off, &end) ||
-      end > ER_META_WORDS * 8 + x[ER_EXT_SIZE])
-    return 0;
-  char name[ER_EXT_PROGRAM_BYTES];
-  int e = get(c, at, name, sizeof name);
-  if (e) return e;
-  if (!memchr(name, 0, sizeof name)) return 0;
-  if (!(c->program = strdup(name))) return -ENOMEM;
-  /* The wall clock words, when there, lie between (ring_format.h). */
-  if (x[ER_EXT_FLAGS] & ER_EXT_FLAG_WALLCLOCK) end += ER_EXT_WALL_WORDS * 8;
-  return read_threads_part(c, x, end);
-}
-
-/* Reads the extension block, if there is one, and copies its name tables
- * and program name.  Returns 0, EVENTRING_E_CORRUPT when the block is
- * there but bad, or an error from get(). */
-static int read_ext(eventring_cursor *c, uint64_t size) {
-  uint64_t ext_off = ER_META_WORDS * 8;
-  if (c->headers_off < ext_off + ER_EXT_WORDS * 8) return 0;
-  uint64_t x[ER_EXT_WORDS];
-  int e = get(c, ext_off, x, sizeof x);
-  if (e) return e;
-  if (x[ER_EXT_MAGIC_W] != ER_EXT_MAGIC) return 0;
-  if (x[ER_EXT_VERSION_W] != ER_EXT_VERSION) return EVENTRING_E_VERSION;
-  /* The pairs that give head and the events before it end eventring's
-   * ring header: a file with this block and shorter headers would have
-   * us read them from the next domain's header, or past the last. */
-  if (c->hdr_bytes < OUR_HEADER_BYTES) return EVENTRING_E_CORRUPT;
-  c->writer_pid = x[ER_EXT_PID] <= INT_MAX ? (pid_t)x[ER_EXT_PID] : 0;
-  uint64_t ext_end, names_end;
-  uint64_t np = x[ER_EXT_N_PHASES], nc = x[ER_EXT_N_COUNTERS];
-  uint64_t nl = x[ER_EXT_N_LIFECYCLE], slot = x[ER_EXT_NAME_SLOT];
-  if (!fits(ext_off, 1, x[ER_EXT_SIZE], c->headers_off, &ext_end) ||
-      x[ER_EXT_SIZE] > size || np > 8192 || nc > 8192 || nl > 8192 ||
-      slot < 2 || slot > 256 ||
-      !fits(x[ER_EXT_NAMES_OFFSET], np + nc + nl, slot, ext_end, &names_end) ||
-      x[ER_EXT_NAMES_OFFSET] < ext_off + ER_EXT_WORDS * 8 ||
-      (x[ER_EXT_PHASE_NUMBERING] != ER_PHASES_OCAML53 &&
-       x[ER_EXT_PHASE_NUMBERING] != ER_PHASES_OCAML50))
-    return EVENTRING_E_CORRUPT;
-  c->ours = 1;
-  c->numbering = (int)x[ER_EXT_PHASE_NUMBERING];
-  c->n_phases = (unsigned)np;
-  c->n_counters = (unsigned)nc;
-  c->name_bytes = (unsigned)slot;
-  size_t bytes = (size_t)((np + nc) * slot);
-  c->ext_names = malloc(bytes ? bytes : 1);
-  if (!c->ext_names) return -ENOMEM;
-  if (bytes && (e = get(c, x[ER_EXT_NAMES_OFFSET], c->ext_names, bytes)) != 0)
-    return e;
-  for (uint64_t i = 0; i < np + nc; i++)
-    if (!memchr(c->ext_names + i * slot, 0, slot)) return EVENTRING_E_CORRUPT;
-  c->wall_off = er_wall_offset(x, c->headers_off);
-  return read_program(c, x);
-}
-
-/* The most a writer leaves between the ring headers and the rings, and
- * between the rings and the name slots: eventring aligns the rings to a
- * page (64 KiB at most), OCaml 5 leaves nothing. */
-#define MAX_GAP 65536
-
-/* Whether the metadata words 1-7 describe a layout a writer could have
- * made, whatever the file's size: a text file, an executable or zeros do
- * not, a ring file of another version most likely does.  The gaps are
- * bounded so that a header whose offsets are wild is not taken for that
- * of a truncated file. */
-static int meta_plausible(const uint64_t *m) {
-  uint64_t headers_end, rings_end;
-  return m[ER_META_MAX_DOMAINS] >= 1 &&
-         m[ER_META_MAX_DOMAINS] <= MAX_DOMAINS_READ &&
-         m[ER_META_RING_HEADER_SIZE] >= ER_RING_HEADER_MIN_BYTES &&
-         m[ER_META_RING_HEADER_SIZE] % 8 == 0 &&
-         m[ER_META_RING_HEADER_SIZE] <= 4096 &&
-         is_pow2(m[ER_META_RING_SIZE_ELEMENTS]) &&
-         m[ER_META_RING_SIZE_ELEMENTS] >= 2 &&
-         m[ER_META_RING_SIZE_ELEMENTS] <= (UINT64_C(1) << MAX_RING_LOG2) &&
-         m[ER_META_RING_SIZE_BYTES] == m[ER_META_RING_SIZE_ELEMENTS] * 8 &&
-         m[ER_META_HEADERS_OFFSET] >= 64 && m[ER_META_HEADERS_OFFSET] % 8 == 0 &&
-         m[ER_META_DATA_OFFSET] % 8 == 0 &&
-         m[ER_META_CUSTOM_EVENTS_OFFSET] % 8 == 0 &&
-         fits(m[ER_META_HEADERS_OFFSET], m[ER_META_MAX_DOMAINS],
-              m[ER_META_RING_HEADER_SIZE], m[ER_META_DATA_OFFSET],
-              &headers_end) &&
-         m[ER_META_DATA_OFFSET] - headers_end <= MAX_GAP &&
-         fits(m[ER_META_DATA_OFFSET], m[ER_META_MAX_DOMAINS],
-              m[ER_META_RING_SIZE_BYTES], m[ER_META_CUSTOM_EVENTS_OFFSET],
-              &rings_end) &&
-         m[ER_META_CUSTOM_EVENTS_OFFSET] - rings_end <= MAX_GAP;
-}
-
-int er_check_meta(const uint64_t *meta, uint64_t size) {
-  if (size < ER_META_WORDS * 8)
-    return size >= 8 && meta[ER_META_VERSION] == ER_FORMAT_VERSION
-               ? EVENTRING_E_TRUNCATED
-               : EVENTRING_E_NOTRINGFILE;
-  int plausible = meta_plausible(meta);
-  if (meta[ER_META_VERSION] != ER_FORMAT_VERSION)
-    return plausible ? EVENTRING_E_VERSION : EVENTRING_E_NOTRINGFILE;
-  if (!plausible) return EVENTRING_E_CORRUPT;
-  if (!fits(meta[ER_META_CUSTOM_EVENTS_OFFSET], ER_NAME_SLOTS,
-            ER_NAME_SLOT_BYTES, size, NULL))
-    return EVENTRING_E_TRUNCATED;
-  return 0;
-}
-
-static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size);
-static void set_fast_kinds(eventring_cursor *c);
-
-/* Lets numbering.c weigh what the rings of an OCaml 5 file hold beyond
- * what it saw before, through get(), and takes its verdict.  Returns 0
- * or -ENOMEM. */
-static int read_for_numbering(const void *ctx, uint64_t off, void *dst,
-                              uint64_t bytes) {
-  const eventring_cursor *c = ctx;
-  return bytes == 8 ? get_acq(c, off, dst) : get(c, off, dst, (size_t)bytes);
-}
-
-static int infer_numbering(eventring_cursor *c) {
-  if (!c->infer && !(c->infer = er_numbering_new(c->max_domains)))
-    return -ENOMEM;
-  struct er_rings r = {read_for_numbering, c,
-                       c->max_domains,     c->ring_words,
-                       c->ring_bytes,      c->hdr_bytes,
-                       c->headers_off,     c->data_off};
-  er_numbering_scan(c->infer, &r);
-  c->numbering = er_numbering_verdict(c->infer, &c->basis);
-  return 0;
-}
-
-/* How open_fd() reads a file. */
-enum open_as {
-  OPEN_PREAD, /* with pread(2) */
-  OPEN_OWN,   /* mapped, this process's own file: the handler is ours */
-  OPEN_OTHER  /* mapped, installing the handler (sigbus.c) if need be */
-};
-
-/* Whether EVENTRING_READ_PREAD asks for pread(2) on every file. */
-static int pread_forced(void) {
-  const char *v = getenv("EVENTRING_READ_PREAD");
-  return v && *v && strcmp(v, "0") != 0;
-}
-
-static int open_fd(eventring_cursor **out, int fd, enum open_as as) {
-  *out = NULL;
-  struct stat st;
-  if (fstat(fd, &st) < 0) return -errno;
-  if (!S_ISREG(st.st_mode)) return EVENTRING_E_NOTRING;
-  /* A ring file holds another user's program's events: only its owner
-   * (or the superuser) may read it, as the 0600 mode says. */
-  if (st.st_uid != geteuid() && geteuid() != 0) return -EPERM;
-  uint64_t size = (uint64_t)st.st_size;
-  if (size < ER_META_WORDS * 8) {
-    /* Too short to map usefully, but what it holds says whether it is a
-     * ring file cut short or something else. */
-    uint64_t meta[ER_META_WORDS] = {0};
-    if (pread(fd, meta, (size_t)size, 0) < 0) return -errno;
-    return er_check_meta(meta, size);
-  }
-  if (size > (uint64_t)SIZE_MAX) return EVENTRING_E_CORRUPT;
-
-  eventring_cursor *c = calloc(1, sizeof *c);
-  if (!c) return -ENOMEM;
-  c->fd = fd;
-  c->via = VIA_PREAD;
-  c->view = -1;
-  c->map_bytes = (size_t)size;
-  if (as != OPEN_PREAD && !pread_forced()) {
-    /* Mapped only once guarded: with no view free (a tool reading many
-     * files holds more cursors than the table has views), or no mapping,
-     * the cursor reads with pread(2), which needs neither. */
-    void *m = mmap(NULL, c->map_bytes, PROT_READ, MAP_SHARED, fd, 0);
-    if (m != MAP_FAILED) {
-      c->view = as == OPEN_OWN ? er_sigbus_watch_view(m, c->map_bytes)
-                               : er_sigbus_watch_other_view(m, c->map_bytes);
-      if (c->view < 0) {
-        munmap(m, c->map_bytes);
-      } else {
-        c->map = m;
-        c->via = VIA_MAP;
-      }
-    }
-  }
-  return setup(out, c, size);
-}
-
-/* Checks the metadata and the extension block of the file in c->map
- * (`size` bytes) and completes the cursor.  Frees it on failure, except
- * for the file descriptor, which the caller closes. */
-static int setup(eventring_cursor **out, eventring_cursor *c, uint64_t size) {
-  uint64_t meta[ER_META_WORDS];
-  int err = get(c, 0, meta, sizeof meta);
-  /* er_check_meta() has checked every value copied below. */
-  if (!err) err = er_check_meta(meta, size);
-  if (err) goto fail;
-  c->max_domains = meta[ER_META_MAX_DOMAINS];
-  c->hdr_bytes = meta[ER_META_RING_HEADER_SIZE];
-  c->ring_bytes = meta[ER_META_RING_SIZE_BYTES];
-  c->ring_words = meta[ER_META_RING_SIZE_ELEMENTS];
-  c->headers_off = meta[ER_META_HEADERS_OFFSET];
-  c->data_off = meta[ER_META_DATA_OFFSET];
-  c->custom_off = meta[ER_META_CUSTOM_EVENTS_OFFSET];
-  c->numbering = ER_PHASES_OCAML53;
-  if ((err = read_ext(c, size)) != 0) goto fail;
-  c->rings = calloc((size_t)c->max_domains, sizeof *c->rings);
-  c->buf_words = c->ring_words < CHUNK ? c->ring_words : CHUNK;
-  c->buf = malloc(c->buf_words * sizeof *c->buf);
-  if (!c->rings || !c->buf) {
-    err = -ENOMEM;
-    goto fail;
-  }
-  c->basis = EVENTRING_NUMBERING_FROM_FILE;
-  if (!c->ours && (err = infer_numbering(c)) != 0) goto fail;
-  set_fast_kinds(c);
-  *out = c;
-  return 0;
-
-fail:
-  c->fd = -1; /* the caller closes it */
-  eventring_cursor_free(c);
-  return err;
-}
-
-static int open_path(eventring_cursor **out, const char *path,
-                     enum open_as as) {
-  /* O_NONBLOCK: opening a FIFO planted at the path must not block us. */
-  int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) return -errno;
-  int r = open_fd(out, fd, as);
-  if (r != 0) close(fd);
-  return r;
-}
-
-int eventring_cursor_open_file(eventring_cursor **out, const char *path) {
-  if (!out) return EVENTRING_E_INVAL;
-  *out = NULL;
-  if (!path) return EVENTRING_E_INVAL;
-  return open_path(out, path, OPEN_OTHER);
-}
-
-int eventring_cursor_open(eventring_cursor **out, const char *dir, pid_t pid) {
-  if (!out) return EVENTRING_E_INVAL;
-  *out = NULL;
-  char path[PATH_MAX];
-  if (pid == 0 && !dir) {
-    /* This process: the file its tracing writes (a forked child's made
-     * now, if pending). */
-    er_lock();
-    er_fork_file_locked();
-    int live = er_iload_rlx(&er_st.live);
-    if (live) snprintf(path, sizeof path, "%s", er_st.path);
-    er_unlock();
-    if (!live) return EVENTRING_E_NOTSTARTED;
-    /* Our own file, mapped: a cut is repaired (sigbus.c).  Opening the
-     * file by name again could find another, should it have been
-     * replaced: it is then read like any other file. */
-    return open_path(out, path, OPEN_OWN);
-  }
-  if (pid < 0) return EVENTRING_E_INVAL;
-  int n = er_file_path(path, sizeof path, dir, pid ? pid : getpid());
-  if (n) return n;
-  return open_path(out, path, OPEN_OTHER);
-}
-
-/* A cursor on a ring file's image in memory, which stays the caller's and
- * must outlive the cursor: the same checks and decoding, without a file.
- * For the fuzzer, which would otherwise spend its time in mmap(). */
-int er_cursor_open_image(eventring_cursor **out, const void *bytes,
-                         size_t len) {
-  *out = NULL;
-  if ((uintptr_t)bytes % 8) return EVENTRING_E_INVAL;
-  if (len < ER_META_WORDS * 8) {
-    uint64_t meta[ER_META_WORDS] = {0};
-    memcpy(meta, bytes, len);
-    return er_check_meta(meta, len);
-  }
-  eventring_cursor *c = calloc(1, sizeof *c);
-  if (!c) return -ENOMEM;
-  c->fd = -1;
-  c->via = VIA_IMAGE;
-  c->view = -1;
-  c->map = bytes;
-  c->map_bytes = len;
-  return setup(out, c, len);
-}
-
-/* Gives up the cursor's view (and its SIGBUS watch), mapping and
- * descriptor; every accessor that reads the file fails afterwards. */
-static void close_file(eventring_cursor *c) {
-  if (c->view >= 0) {
-    er_sigbus_unwatch_view(c->view);
-    munmap((void *)c->map, c->map_bytes);
-    c->view = -1;
-  }
-  c->map = NULL;
-  if (c->fd >= 0) close(c->fd);
-  c->fd = -1;
-}
-
-/* Frees what a released cursor kept (NULL: nothing). */
-static void kept_free(struct kept *k) {
-  if (!k) return;
-  free(k->dropped);
-  free(k->threads);
-  free(k->thread_rc);
-  free(k);
-}
-
-void eventring_cursor_free(eventring_cursor *c) {
-  if (!c) return;
-  close_file(c);
-  kept_free(c->kept);
-  if (c->user_names)
-    for (unsigned i = 0; i < ER_NAME_SLOTS; i++)
-      if (c->user_names[i]) free(c->user_names[i]);
-  free(c->user_names);
-  free(c->buf);
-  free(c->ext_names);
-  free(c->program);
-  free(c->cmdline);
-  free(c->rings);
-  er_numbering_free(c->infer);
-  free(c);
-}
-
-int eventring_cursor_set_numbering(eventring_cursor *c, int numbering) {
-  if (!c || (numbering != EVENTRING_NUMBERING_AUTO &&
-             numbering != EVENTRING_NUMBERING_OCAML50 &&
-             numbering != EVENTRING_NUMBERING_OCAML53))
-    return EVENTRING_E_INVAL;
-  /* The public values are the extension block's (ER_PHASES_*). */
-  c->forced = numbering;
-  return 0;
-}
-
-int eventring_cursor_set_ocaml50(eventring_cursor *c, int yes) {
-  return eventring_cursor_set_numbering(
-      c, yes ? EVENTRING_NUMBERING_OCAML50 : EVENTRING_NUMBERING_AUTO);
-}
-
-int eventring_cursor_numbering(const eventring_cursor *c, int *basis) {
-  if (!c) return EVENTRING_E_INVAL;
-  int forced = c->forced && !c->ours;
-  if (basis) *basis = forced ? EVENTRING_NUMBERING_FORCED : c->basis;
-  return forced ? c->forced : c->numbering;
-}
-
-int eventring_cursor_lost_unit(const eventring_cursor *c) {
-  return c && c->ours ? EVENTRING_LOST_EVENTS : EVENTRING_LOST_WORDS;
-}
-
-pid_t eventring_cursor_writer_pid(const eventring_cursor *c) {
-  return c ? c->writer_pid : 0;
-}
-
-int eventring_cursor_max_domains(const eventring_cursor *c) {
-  return c ? (int)c->max_domains : 0;
-}
-
-const char *eventring_cursor_phase_name(const eventring_cursor *c,
-                                        int phase) {
-  if (!c || phase < 0) return NULL;
-  if (c->ours)
-    return (unsigned)phase < c->n_phases
-               ? c->ext_names + (size_t)phase * c->name_bytes
-               : NULL;
-  if (eventring_cursor_numbering(c, NULL) == ER_PHASES_OCAML50)
-    return (unsigned)phase < eventring__n_phases_50
-               ? eventring__phase_names_50[phase]
-               : NULL;
-  return (unsigned)phase < eventring__n_ocaml_phases
-             ? eventring__ocaml_phase_names[phase]
-             : NULL;
-}
-
-const char *eventring_cursor_counter_name(const eventring_cursor *c,
-                                          int counter) {
-  if (!c || counter < 0) return NULL;
-  if (c->ours)
-    return (unsigned)counter < c->n_counters
-               ? c->ext_names +
-                     (size_t)(c->n_phases + (unsigned)counter) * c->name_bytes
-               : NULL;
-  return (unsigned)counter < eventring__n_ocaml_counters
-             ? eventring__ocaml_counter_names[counter]
-             : NULL;
-}
-
-int eventring_cursor_ocaml_release(const eventring_cursor *c, int *kind,
-                                   int *id) {
-  if (!c) return EVENTRING_E_INVAL;
-  if (kind) *kind = 0;
-  if (id) *id = 0;
-  if (c->ours || !c->infer) return 0;
-  return er_numbering_release(c->infer, eventring_cursor_numbering(c, NULL),
-                              kind, id);
-}
-
-/* Value of user_name() for a slot without a NUL: the event naming it is
- * malformed. */
-#define BAD_NAME 1
-
-/* The name in slot `id` into *name, read from the file (and kept once it
- * is there), "" when the slot is empty.  Returns 0, BAD_NAME when the
- * slot has no NUL, or a negative error (the file shrank, no memory). */
-static int user_name(eventring_cursor *c, unsigned id, const char **name) {
+int er_cursor_user_name(eventring_cursor *c, unsigned id,
+                        const char **name) {
   if (ER_LIKELY(c->user_names && c->user_names[id])) {
     *name = c->user_names[id];
     return 0;
@@ -791,10 +114,25 @@ static int user_name(eventring_cursor *c, unsigned id, const char **name) {
   return 0;
 }
 
-const char *eventring_cursor_user_name(const eventring_cursor *c, int id) {
-  if (!c || id < 0 || id >= ER_NAME_SLOTS) return NULL;
-  const char *name;
-  return user_name((eventring_cursor *)c, (unsigned)id, &name) ? NULL : name;
+/* Lets numbering.c weigh what the rings of an OCaml 5 file hold beyond
+ * what it saw before, through get(), and takes its verdict.  Returns 0
+ * or -ENOMEM. */
+static int read_for_numbering(const void *ctx, uint64_t off, void *dst,
+                              uint64_t bytes) {
+  const eventring_cursor *c = ctx;
+  return bytes == 8 ? get_acq(c, off, dst) : get(c, off, dst, (size_t)bytes);
+}
+
+int er_cursor_infer_numbering(eventring_cursor *c) {
+  if (!c->infer && !(c->infer = er_numbering_new(c->max_domains)))
+    return -ENOMEM;
+  struct er_rings r = {read_for_numbering, c,
+                       c->max_domains,     c->ring_words,
+                       c->ring_bytes,      c->hdr_bytes,
+                       c->headers_off,     c->data_off};
+  er_numbering_scan(c->infer, &r);
+  c->numbering = er_numbering_verdict(c->infer, &c->basis);
+  return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -923,7 +261,7 @@ static int lost(struct poll_state *ps, int domain, uint64_t n) {
 #define TOP(h) ((uint32_t)((uint64_t)(h) >> 36))
 #define FAST_BASE(len, key) (((uint32_t)(len) << 18) | ((uint32_t)(key) << 13))
 
-static void set_fast_kinds(eventring_cursor *c) {
+void er_cursor_set_fast_kinds(eventring_cursor *c) {
   /* OCaml 5's files have no tables: every 13-bit id is taken. */
   uint32_t phases = c->ours ? c->n_phases : 8192;
   uint32_t counters = c->ours ? c->n_counters : 8192;
@@ -1095,7 +433,7 @@ dispatch_run(const eventring_callbacks *cb, char *const *names, void *data,
       const eventring_phase_fn f = phase[key & 1];
       if (f) go = f(data, domain, p[1], id);
       p += 2;
-    } else { /* the user kinds of set_fast_kinds() */
+    } else { /* the user kinds of er_cursor_set_fast_kinds() */
       const char *name = names ? names[id] : NULL;
       if (!name) {
         *why = RUN_NAME;
@@ -1170,7 +508,7 @@ check_dispatch_run(const eventring_cursor *c, const eventring_callbacks *cb,
     } else if (ER_LIKELY(key < USER(0))) { /* begin or end */
       go = phase[key & 1](data, domain, p[1], id);
       p += 2;
-    } else { /* the user kinds of set_fast_kinds() */
+    } else { /* the user kinds of er_cursor_set_fast_kinds() */
       const char *name = c->user_names ? c->user_names[id] : NULL;
       if (!name) {
         *why = RUN_NAME;
@@ -1274,7 +612,7 @@ deliver(struct poll_state *ps, int domain, const uint64_t *ev, unsigned len) {
   case USER(ER_UEV_SPAN_END):
   case USER(ER_UEV_CUSTOM): {
     const char *name;
-    int e = user_name(c, id, &name);
+    int e = er_cursor_user_name(c, id, &name);
     if (e) return e == BAD_NAME ? MALFORMED : e;
     switch (ER_HDR_TYPE(h)) {
     case ER_UEV_UNIT:
@@ -1670,7 +1008,7 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
     (void)ER_HOOK(ER_HOOK_POLL_SIZED);
     /* Too little evidence so far: look at what is new before naming it. */
     if (c->infer && !c->forced && c->basis == EVENTRING_NUMBERING_GUESSED)
-      infer_numbering(c);
+      er_cursor_infer_numbering(c);
     struct poll_state ps = {c, cb, data, max_events, 0, 0};
     for (uint64_t d = 0; d < c->max_domains && !ps.stop; d++) {
       if (c->rings[d].broken) continue;
@@ -1692,193 +1030,4 @@ int eventring_cursor_poll(eventring_cursor *c, const eventring_callbacks *cb,
   }
   er_store_rel(&c->busy, 0);
   return r;
-}
-
-/* ------------------------------------------------------------------ */
-/* What the writer could not record, and what the cursor skipped.       */
-
-int eventring_cursor_dropped(const eventring_cursor *c, int domain,
-                             uint64_t *count) {
-  if (!c || !count || domain < -1 ||
-      (domain >= 0 && (uint64_t)domain >= c->max_domains))
-    return EVENTRING_E_INVAL;
-  *count = 0;
-  /* OCaml 5's files do not count what they drop. */
-  if (!c->ours) return 0;
-  if (c->kept) {
-    *count = c->kept->dropped[domain + 1].n;
-    return c->kept->dropped[domain + 1].err;
-  }
-  uint64_t off = domain < 0
-                     ? ER_META_WORDS * 8 + 8 * ER_EXT_DROPPED
-                     : c->headers_off + (uint64_t)domain * c->hdr_bytes +
-                           8 * ER_RING_DROPPED;
-  uint64_t n;
-  int e = get_acq(c, off, &n);
-  if (e) return e;
-  if (n > MAX_COUNT) return EVENTRING_E_CORRUPT;
-  *count = n;
-  return 0;
-}
-
-int eventring_cursor_malformed(const eventring_cursor *c, int domain,
-                               uint64_t *count) {
-  if (!c || !count || domain < -1 ||
-      (domain >= 0 && (uint64_t)domain >= c->max_domains))
-    return EVENTRING_E_INVAL;
-  *count = domain < 0 ? 0 : er_load_rlx(&c->rings[domain].malformed);
-  return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* The program name of eventring's files (ER_EXT_FLAG_PROGRAM).         */
-
-const char *eventring_cursor_program(const eventring_cursor *c) {
-  /* Copied when the cursor opened (read_program()). */
-  return c ? c->program : NULL;
-}
-
-/* ------------------------------------------------------------------ */
-/* The wall clock of eventring's files (ER_EXT_FLAG_WALLCLOCK).         */
-
-int eventring_cursor_wallclock(const eventring_cursor *c, int which,
-                               eventring_wallclock *out) {
-  if (!c || !out || (which != EVENTRING_WALLCLOCK_START &&
-                     which != EVENTRING_WALLCLOCK_LATEST))
-    return EVENTRING_E_INVAL;
-  if (!c->wall_off) return EVENTRING_E_NOWALLCLOCK;
-  if (c->kept) {
-    *out = c->kept->wall[which];
-    return c->kept->wall_err[which];
-  }
-  uint64_t w[2];
-  int e;
-  if (which == EVENTRING_WALLCLOCK_START) {
-    /* Written before the file was published, never changed. */
-    e = get(c, c->wall_off + 8 * ER_WALL_START_TS, w, sizeof w);
-  } else {
-    /* The writer publishes slot g & 1, then g (wallclock.c): a copy of
-     * the slot between two loads of the same g is one pair.  It
-     * publishes every 0.1 s at most, so a few tries always do. */
-    for (int tries = 0;; tries++) {
-      uint64_t g1, g2;
-      if ((e = get_acq(c, c->wall_off + 8 * ER_WALL_GEN, &g1)) != 0) break;
-      if (g1 == 0) return EVENTRING_E_CORRUPT;
-      if ((e = get(c, c->wall_off + 8 * (ER_WALL_SLOTS + 2 * (g1 & 1)), w,
-                   sizeof w)) != 0)
-        break;
-      /* Orders the copy before the second load; pairs with the writer's
-       * release fence before it rewrites a slot. */
-      er_fence_acquire();
-      if ((e = get(c, c->wall_off + 8 * ER_WALL_GEN, &g2, 8)) != 0) break;
-      if (g1 == g2) break;
-      if (tries == 100) return EVENTRING_E_BUSY;
-    }
-  }
-  if (e) return e;
-  out->ts = w[0];
-  out->wall = (int64_t)w[1];
-  return 0;
-}
-
-/* ------------------------------------------------------------------ */
-/* Threads and the command line (ER_EXT_FLAG_THREADS).                 */
-
-const char *eventring_cursor_cmdline(const eventring_cursor *c) {
-  /* Copied when the cursor opened (read_threads_part()). */
-  return c ? c->cmdline : NULL;
-}
-
-int eventring_cursor_slot_thread(const eventring_cursor *c, int domain,
-                            eventring_slot_thread *out) {
-  if (!c || !out || domain < 0 || (uint64_t)domain >= c->max_domains)
-    return EVENTRING_E_INVAL;
-  memset(out, 0, sizeof *out);
-  if (!c->threads_off) return 0;
-  if (c->kept) {
-    *out = c->kept->threads[domain];
-    return c->kept->thread_rc[domain];
-  }
-  uint64_t off = c->threads_off + (uint64_t)domain * ER_EXT_THREAD_BYTES;
-  uint64_t w[ER_THR_WORDS], seq2;
-  /* The writer's protocol is a sequence count (er_domain_publish()); a
-   * writer that dies mid-update leaves it odd, so a few tries, then the
-   * entry as it is. */
-  for (int tries = 0; tries < 100; tries++) {
-    int e = get_acq(c, off, &w[ER_THR_SEQ]);
-    if (!e) e = get(c, off + 8, &w[1], sizeof w - 8);
-    /* Pairs with the writer's release fence after its odd sequence. */
-    er_fence_acquire();
-    if (!e) e = get(c, off, &seq2, 8);
-    if (e) return e;
-    if (seq2 == w[ER_THR_SEQ] && !(seq2 & 1)) break;
-  }
-  if (w[ER_THR_TID] == 0 || w[ER_THR_TID] > INT_MAX) return 0;
-  out->tid = (pid_t)w[ER_THR_TID];
-  out->since = w[ER_THR_SINCE];
-  memcpy(out->name, &w[ER_THR_NAME], ER_EXT_THREAD_NAME_BYTES);
-  out->name[sizeof out->name - 1] = '\0';
-  return 1;
-}
-
-/* ------------------------------------------------------------------ */
-/* Releasing a file read to its end.                                    */
-
-/* Every name slot of the file cached in c->user_names, those without a
- * NUL (or that could not be read) marked bad in `k`: what user_name()
- * answers from once the file is released.  Returns 0 or -ENOMEM. */
-static int keep_names(eventring_cursor *c, struct kept *k) {
-  size_t bytes = (size_t)ER_NAME_SLOTS * ER_NAME_SLOT_BYTES;
-  char *all = malloc(bytes);
-  if (!all) return -ENOMEM;
-  int e = get(c, c->custom_off, all, bytes);
-  for (unsigned id = 0; id < ER_NAME_SLOTS; id++) {
-    const char *slot = all + (size_t)id * ER_NAME_SLOT_BYTES;
-    if (c->user_names && c->user_names[id]) continue;
-    if (e || !memchr(slot, 0, ER_NAME_SLOT_BYTES)) {
-      k->bad_name[id / 8] |= (unsigned char)(1u << (id % 8));
-      continue;
-    }
-    if (!slot[0]) continue;
-    if ((!c->user_names &&
-         !(c->user_names = calloc(ER_NAME_SLOTS, sizeof *c->user_names))) ||
-        !(c->user_names[id] = strdup(slot))) {
-      free(all);
-      return -ENOMEM;
-    }
-  }
-  free(all);
-  return 0;
-}
-
-int eventring__cursor_release(eventring_cursor *c) {
-  if (!c) return EVENTRING_E_INVAL;
-  if (c->kept || via_of(c) == VIA_IMAGE) return 0;
-  struct kept *k = calloc(1, sizeof *k);
-  int e = -ENOMEM;
-  if (!k ||
-      !(k->dropped = calloc((size_t)c->max_domains + 1, sizeof *k->dropped)))
-    goto fail;
-  for (int d = -1; d < (int)c->max_domains; d++)
-    k->dropped[d + 1].err =
-        eventring_cursor_dropped(c, d, &k->dropped[d + 1].n);
-  if (c->threads_off) {
-    if (!(k->threads = calloc((size_t)c->max_domains, sizeof *k->threads)) ||
-        !(k->thread_rc = calloc((size_t)c->max_domains, sizeof *k->thread_rc)))
-      goto fail;
-    for (int d = 0; d < (int)c->max_domains; d++)
-      k->thread_rc[d] = eventring_cursor_slot_thread(c, d, &k->threads[d]);
-  }
-  for (int w = 0; w < 2; w++)
-    k->wall_err[w] = eventring_cursor_wallclock(c, w, &k->wall[w]);
-  if ((e = keep_names(c, k)) != 0) goto fail;
-  /* From here on nothing reads the file: the accessors answer from `k`,
-   * and a stray get() would fail on the closed descriptor. */
-  er_istore_rlx(&c->via, VIA_PREAD);
-  close_file(c);
-  c->kept = k;
-  return 0;
-fail:
-  kept_free(k);
-  return e;
 }
