@@ -66,6 +66,10 @@ static void help(void) {
       "(default\n"
       "                      100000); what does not fit is dropped and "
       "counted\n"
+      "  --exemplars FILE    follow the JSON log of eventring watch (--log FILE\n"
+      "                      --log-format json): each snapshot taken for a\n"
+      "                      pause, phase or span becomes the exemplar of its\n"
+      "                      histogram bucket (OpenMetrics scrapes only)\n"
       "  --label NAME=VALUE  a label every series gets, scraped or pushed\n"
       "                      (repeatable; host=NAME replaces the host's "
       "name)\n"
@@ -247,11 +251,15 @@ static eventring_callbacks *make_callbacks(void) {
   return tool_callbacks_new(&handlers);
 }
 
+/* --exemplars FILE, or NULL. */
+static struct metrics_exemplars *exemplars;
+
 /* A scrape's page (metrics_http.c calls it in the server's thread). */
-static void render_locked(FILE *o, void *arg) {
+static void render_locked(FILE *o, int openmetrics, void *arg) {
   (void)arg;
   pthread_mutex_lock(&M.lock);
-  exposition_write(o, &M.set);
+  if (exemplars) metrics_exemplars_poll(exemplars, &M.set);
+  exposition_write(o, &M.set, openmetrics);
   pthread_mutex_unlock(&M.lock);
 }
 
@@ -321,7 +329,8 @@ int tool_metrics(int argc, char **argv) {
     OPT_PUSH_INTERVAL,
     OPT_PUSH_TIMEOUT,
     OPT_QUEUE_SIZE,
-    OPT_LABEL
+    OPT_LABEL,
+    OPT_EXEMPLARS
   };
   /* The source options but --follow, which is always on. */
   static const struct option longopts[] = {
@@ -335,6 +344,7 @@ int tool_metrics(int argc, char **argv) {
       {"push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT},
       {"queue-size", required_argument, NULL, OPT_QUEUE_SIZE},
       {"label", required_argument, NULL, OPT_LABEL},
+      {"exemplars", required_argument, NULL, OPT_EXEMPLARS},
       {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},
       {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},
       {"help", no_argument, NULL, 'h'},
@@ -343,7 +353,7 @@ int tool_metrics(int argc, char **argv) {
   };
   struct tool_source src;
   memset(&src, 0, sizeof src);
-  const char *listen_arg = NULL, *push_url = NULL;
+  const char *listen_arg = NULL, *push_url = NULL, *exemplars_arg = NULL;
   double keep_s = 60, header_s = METRICS_HEADER_TIMEOUT;
   uint64_t push_ns = PUSH_INTERVAL_NS, push_timeout_ns = PUSH_TIMEOUT_NS;
   uint64_t queue_size = QUEUE_SAMPLES;
@@ -378,6 +388,8 @@ int tool_metrics(int argc, char **argv) {
         return tool_usage_error(HELP_REF, "invalid --queue-size '%s' "
                                 "(samples, 1 at least)", optarg);
       queue_size = q;
+    } else if (c == OPT_EXEMPLARS) {
+      exemplars_arg = optarg;
     } else if (c == OPT_LABEL) {
       int rc = label_add(optarg);
       if (rc >= 0) return rc;
@@ -452,7 +464,15 @@ int tool_metrics(int argc, char **argv) {
     return TOOL_EXIT_INPUT;
   }
 
+  if (exemplars_arg && !listen_arg)
+    return tool_usage_error(HELP_REF, "--exemplars needs --listen (exemplars "
+                            "are served to scrapers in the OpenMetrics "
+                            "format, not pushed)");
   eventring_callbacks *cb = make_callbacks();
+  if (cb && exemplars_arg && !(exemplars = metrics_exemplars_new(exemplars_arg))) {
+    eventring_callbacks_free(cb);
+    cb = NULL;
+  }
   if (!cb) {
     if (fd >= 0) close(fd);
     tool_error("out of memory");
@@ -535,6 +555,8 @@ done:
     metrics_target_free(t);
   }
   eventring_callbacks_free(cb);
+  metrics_exemplars_free(exemplars);
+  exemplars = NULL;
   return rc;
 }
 

@@ -276,6 +276,8 @@ struct window {
   uint64_t start, end, limit;
   const struct cond *cond; /* the first trigger's */
   char measured[128];      /* the first trigger's, for the message */
+  int domain;              /* the first trigger's domain, */
+  uint64_t at, from;       /* trace time, and its anomaly's start */
   time_t wall;             /* when it fired, for the file name */
   struct mark marks[MAX_MARKS];
   int nmarks;
@@ -655,6 +657,9 @@ static void open_window(struct target *t, const struct cond *c, int domain,
   w->end = at + O.after;
   w->limit = at + (O.after ? O.after : 1) * EXTEND_AFTERS;
   w->cond = c;
+  w->domain = domain;
+  w->at = at;
+  w->from = start;
   snprintf(w->measured, sizeof w->measured, "%s", measured);
   w->wall = time(NULL);
   add_mark(w, c, domain, at, measured);
@@ -816,6 +821,34 @@ static int create_file(const struct target *t, const struct window *w,
   return -EEXIST;
 }
 
+/* The fields of a snapshot's JSON line about the trigger that opened
+ * window `w`: its domain and trace time (ts, ns), its wall time
+ * (wall_time_ns, when the file records the wall clock) and, for a rule on
+ * one event with a duration (pause>, phase:NAME>, span:NAME>), the
+ * histogram it belongs to (source: pause, phase:NAME or span:NAME) and
+ * the event's duration (value_ns): what `eventring metrics --exemplars`
+ * attaches to that histogram's bucket. */
+static void log_first_trigger(const struct target *t, const struct window *w) {
+  eventlog_int(&L, "domain", w->domain);
+  eventlog_int(&L, "ts", (int64_t)w->at);
+  eventring_wallclock wc;
+  if (t->cursor &&
+      eventring_cursor_wallclock(t->cursor, EVENTRING_WALLCLOCK_LATEST,
+                                 &wc) == 0) {
+    int64_t wall = wc.wall + (int64_t)(w->at - wc.ts);
+    if (wall > 0) eventlog_int(&L, "wall_time_ns", wall);
+  }
+  const char *r = w->cond->reason, *text = w->cond->text;
+  if (strcmp(r, "pause") && strcmp(r, "phase") && strcmp(r, "span")) return;
+  /* A simple rule: "KIND:NAME > DURATION", spaces allowed around words. */
+  char source[EVENTRING_MAX_NAME + 16];
+  text += strspn(text, " ");
+  size_t n = strcspn(text, " >");
+  snprintf(source, sizeof source, "%.*s", (int)n, text);
+  eventlog_str(&L, "source", source);
+  eventlog_int(&L, "value_ns", (int64_t)(w->at - w->from));
+}
+
 /* Writes the oldest open window of `t` and frees it. */
 static void close_window(struct target *t) {
   struct window *w = t->wins;
@@ -882,6 +915,7 @@ static void close_window(struct target *t) {
     eventlog_int(&L, "events", (int64_t)st.events);
     eventlog_int(&L, "domains", st.domains);
     eventlog_int(&L, "lost", (int64_t)st.lost);
+    log_first_trigger(t, w);
     log_process(t);
     eventlog_end(&L);
     if (A.on && traced) run_action(t, path);

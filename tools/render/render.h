@@ -290,9 +290,12 @@ void eventlog_end(struct eventlog *l);
 /* exposition.c                                                         */
 /* ================================================================== */
 
-/* Writes the series of `set` to `o` in Prometheus's text exposition
- * format, version 0.0.4 (the page of a scrape). */
-void exposition_write(FILE *o, const struct metrics_set *set);
+/* Writes the series of `set` to `o` (the page of a scrape) in
+ * Prometheus's text exposition format, version 0.0.4, or when
+ * `openmetrics` in the OpenMetrics text format 1.0.0, with the
+ * histograms' exemplars. */
+void exposition_write(FILE *o, const struct metrics_set *set,
+                      int openmetrics);
 
 /* ================================================================== */
 /* remotewrite.c (built with EVENTRING_HAVE_REMOTE_WRITE)               */
