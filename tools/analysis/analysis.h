@@ -868,11 +868,10 @@ double metrics_sample_value(const struct metrics_sample *s);
 void metrics_utf8(const char *s, void (*put)(void *arg, const char *p,
                                               size_t n), void *arg);
 
-/* Whether `name` may be a label an operator adds to every series:
- * [a-zA-Z_][a-zA-Z0-9_]*, not starting with __ (Prometheus's) and not
- * one that series have already (pid, program, domain, event, phase,
- * le); `host` may be, and replaces the host's name. */
-int metrics_label_name_ok(const char *name);
+/* The labels that series have already (pid, program, domain, event,
+ * phase, le), NULL-terminated: no --label may be one of them (`host`
+ * may, and replaces the host's name). */
+extern const char *const metrics_reserved_labels[];
 
 /* ================================================================== */
 /* rules.c                                                              */

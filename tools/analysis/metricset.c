@@ -824,18 +824,8 @@ static void list_push(const struct metrics_push_stats *p,
   }
 }
 
-int metrics_label_name_ok(const char *name) {
-  static const char *const taken[] = {"pid",   "program", "domain",
-                                      "event", "phase",   "le"};
-  if (!*name || (name[0] >= '0' && name[0] <= '9') ||
-      !strncmp(name, "__", 2) ||
-      strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                   "0123456789_") != strlen(name))
-    return 0;
-  for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
-    if (!strcmp(name, taken[i])) return 0;
-  return 1;
-}
+const char *const metrics_reserved_labels[] = {
+    "pid", "program", "domain", "event", "phase", "le", NULL};
 
 void metrics_list(const struct metrics_set *set,
                   const struct metrics_sink *o) {

@@ -266,7 +266,7 @@ static void render_locked(FILE *o, int openmetrics, void *arg) {
 /* ------------------------------------------------------------------ */
 /* The labels of every series: host, then --label's in their order.     */
 
-#define MAX_LABELS 32
+#define MAX_LABELS (TOOL_MAX_LABELS + 1)
 static struct metrics_label labels[MAX_LABELS];
 static int nlabels;
 static char hostname[256];
@@ -278,42 +278,19 @@ static void labels_reset(void) {
   nlabels = 1;
 }
 
-/* --label NAME=VALUE (`arg` stays valid: it is argv's).  Returns -1, or
- * the exit status of a usage error. */
-static int label_add(char *arg) {
-  char *eq = strchr(arg, '=');
-  if (!eq)
-    return tool_usage_error(HELP_REF, "invalid --label '%s' (NAME=VALUE)",
-                            arg);
-  *eq = '\0';
-  const char *name = arg, *value = eq + 1;
-  for (int i = 1; i < nlabels; i++)
-    if (!strcmp(labels[i].name, name)) {
-      int rc = tool_usage_error(HELP_REF, "--label %s given twice", name);
-      *eq = '=';
-      return rc;
-    }
-  if (!metrics_label_name_ok(name)) {
-    int rc = tool_usage_error(HELP_REF, "invalid --label name '%s' "
-                              "([a-zA-Z_][a-zA-Z0-9_]*, not "
-                              "starting with __ and none of pid, program, "
-                              "domain, event, phase, le)", name);
-    *eq = '=';
-    return rc;
-  }
-  if (!strcmp(name, "host")) {
-    labels[0].value = value;
-  } else {
-    if (nlabels == MAX_LABELS)
-      return tool_usage_error(HELP_REF, "too many --label (at most %d)",
-                              MAX_LABELS - 1);
-    labels[nlabels++] = (struct metrics_label){name, value};
-  }
-  return -1;
-}
+/* --label NAME=VALUE: tool_labels_add()'s, then made the series'
+ * labels in labels_finish(). */
+static struct tool_labels given;
 
 /* A host whose name is unknown has no host label. */
 static void labels_finish(void) {
+  for (int i = 0; i < given.n; i++) {
+    if (!strcmp(given.name[i], "host"))
+      labels[0].value = given.value[i];
+    else
+      labels[nlabels++] = (struct metrics_label){given.name[i],
+                                                 given.value[i]};
+  }
   if (!labels[0].value[0]) {
     memmove(labels, labels + 1, (size_t)(nlabels - 1) * sizeof *labels);
     nlabels--;
@@ -391,8 +368,10 @@ int tool_metrics(int argc, char **argv) {
     } else if (c == OPT_EXEMPLARS) {
       exemplars_arg = optarg;
     } else if (c == OPT_LABEL) {
-      int rc = label_add(optarg);
-      if (rc >= 0) return rc;
+      char why[256];
+      if (tool_labels_add(&given, optarg, metrics_reserved_labels, why,
+                          sizeof why) < 0)
+        return tool_usage_error(HELP_REF, "--label: %s", why);
     } else if (c == OPT_KEEP) {
       char *end;
       errno = 0;
@@ -557,6 +536,7 @@ done:
   eventring_callbacks_free(cb);
   metrics_exemplars_free(exemplars);
   exemplars = NULL;
+  tool_labels_free(&given);
   return rc;
 }
 

@@ -1438,7 +1438,7 @@ static int watch(int argc, char **argv) {
     } else if (c == OPT_LOG) {
       log_path = optarg;
     } else if (c == OPT_LABEL) {
-      if (eventlog_label(&L, optarg, why, sizeof why))
+      if (tool_labels_add(&L.labels, optarg, NULL, why, sizeof why))
         return tool_usage_error(HELP_REF, "--label: %s", why);
     } else if ((rc = tool_source_other(&src, c, argv, HELP_REF, help)) >= 0) {
       return rc;
@@ -1452,7 +1452,7 @@ static int watch(int argc, char **argv) {
                             "are followed with --pid, --dir or -- COMMAND)",
                             argv[optind]);
   if (!*O.out) return tool_usage_error(HELP_REF, "empty output directory");
-  if (L.nlabels && !L.json)
+  if (L.labels.n && !L.json)
     return tool_usage_error(HELP_REF, "--label: labels go into the JSON log "
                             "(add --log-format json)");
   O.max_words = max_memory / 8;
