@@ -189,7 +189,7 @@ static void help(void) {
       "                   trigger, snapshot, command and the summary\n"
       "  --log FILE       the log into FILE (appended) instead of standard "
       "error\n"
-      "  --label KEY=VALUE  added to every JSON log line (repeatable)\n"
+      "  --label NAME=VALUE  added to every JSON log line (repeatable)\n"
       "  -h, --help       print this help and exit\n"
       "\n"
       "One line on standard error per snapshot.  Runs until the process (or\n"
