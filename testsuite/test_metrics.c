@@ -1076,6 +1076,8 @@ START_TEST(test_exemplars) {
   struct er_pipe_proc w = start_writer(d, "live");
   char pid[16];
   snprintf(pid, sizeof pid, "%ld", (long)w.pid);
+  /* A line that is not watch's, before watch appends its own. */
+  er_write_text(jlog, "not json\n", 1);
   char *wargv[] = {(char *)tool_path(), "watch", "--pid", pid, "--dir", d,
                    "--when", "pause>1ms", "--before", "100ms", "--after",
                    "10ms", "--max", "1", "-o", d, "--log", jlog,
@@ -1154,6 +1156,10 @@ START_TEST(test_exemplars) {
   ck_assert_msg(!strstr(body, "# {") && !strstr(body, "# EOF"),
                 "exemplars in the 0.0.4 page");
   free(body);
+  /* The bad line was said once and skipped. */
+  char *elog = er_slurp(pf.log, NULL);
+  ck_assert_msg(strstr(elog, "watch.json: line 1 skipped"), "%s", elog);
+  free(elog);
 
   /* Prometheus scrapes in OpenMetrics (its parser is strict: an error
    * fails the scrape) and keeps the exemplar. */
