@@ -1048,7 +1048,7 @@ static uint64_t line_u64(const char *line, const char *key) {
 static void first_snapshot(const char *path, char *line, size_t n) {
   double end = er_now() + ER_RUN_TIMEOUT;
   for (;;) {
-    char *text = er_slurp(path, NULL);
+    char *text = access(path, F_OK) == 0 ? er_slurp(path, NULL) : NULL;
     const char *s = text ? strstr(text, "\"event\":\"snapshot\"") : NULL;
     if (s) {
       while (s > text && s[-1] != '\n') s--;
@@ -1224,6 +1224,82 @@ START_TEST(test_exemplars) {
   er_pipe_finish(&wt, 10);
   er_pipe_finish(&e, 10);
   nftw(pf.data, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+/* A span rule's snapshot becomes the exemplar of the span's bucket: a
+ * program of 3 ms spans in a directory that watch and the exporter both
+ * follow. */
+START_TEST(test_span_exemplar) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  char d[64], wlog[128], jlog[128], mlog[128];
+  snprintf(d, sizeof d, "%s", er_tmpdir());
+  snprintf(wlog, sizeof wlog, "%s/watch.err", d);
+  snprintf(jlog, sizeof jlog, "%s/watch.json", d);
+  snprintf(mlog, sizeof mlog, "%s/exporter.log", d);
+  char *wargv[] = {(char *)tool_path(), "watch", "--dir", d, "--when",
+                   "span:diff.req>1ms", "--before", "10ms", "--after",
+                   "1ms", "--max", "1", "-o", d, "--log", jlog,
+                   "--log-format", "json", NULL};
+  struct er_pipe_proc wt = er_pipe_start(wargv, NULL, wlog);
+  double end = er_now() + ER_RUN_TIMEOUT;
+  for (;;) {
+    char *text = access(wlog, F_OK) == 0 ? er_slurp(wlog, NULL) : NULL;
+    int ready = text && strstr(text, "for new ring files");
+    free(text);
+    if (ready) break;
+    ck_assert_msg(er_now() < end, "watch did not start (see %s)", wlog);
+    er_sleep_ms(20);
+  }
+  char *args[] = {"--dir", d, "--exemplars", jlog, NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, mlog, &port, 0);
+
+  char prog[PATH_MAX], dirvar[128];
+  snprintf(prog, sizeof prog, "%s/span_sleep", progs_dir());
+  snprintf(dirvar, sizeof dirvar, "OCAML_RUNTIME_EVENTS_DIR=%s", d);
+  char *sargv[] = {prog, "3000", "5", NULL};
+  char *env[] = {dirvar, "OCAML_RUNTIME_EVENTS_PRESERVE=1", NULL};
+  struct er_pipe_proc sp = er_pipe_start(sargv, env, NULL);
+  int st = er_pipe_finish(&sp, ER_RUN_TIMEOUT);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "span_sleep: %d", st);
+
+  char line[4096], snap[PATH_MAX], source[64];
+  first_snapshot(jlog, line, sizeof line);
+  line_str(line, "snapshot", snap, sizeof snap);
+  line_str(line, "source", source, sizeof source);
+  ck_assert_str_eq(source, "span:diff.req");
+  uint64_t value = line_u64(line, "value_ns");
+  ck_assert_msg(value >= 3000000 && value <= 5000000,
+                "value_ns %" PRIu64 " (a 3 ms sleep)", value);
+  /* The exemplar is on the span's bucket (3 to 5 ms: le 0.005). */
+  char want[400];
+  snprintf(want, sizeof want, "# {snapshot=\"%s\"} %" PRIu64 ".%09" PRIu64
+           " ", strrchr(snap, '/') + 1, value / 1000000000u,
+           value % 1000000000u);
+  accept_header = "application/openmetrics-text;version=1.0.0";
+  char *body = NULL, ctype[128];
+  const char *x = NULL;
+  end = er_now() + ER_RUN_TIMEOUT;
+  for (;;) {
+    ck_assert_int_eq(http_get(port, "/metrics", &body, ctype, sizeof ctype),
+                     200);
+    x = strstr(body, want);
+    if (x || er_now() > end) break;
+    free(body);
+    er_sleep_ms(50);
+  }
+  accept_header = "text/plain";
+  ck_assert_msg(x, "no exemplar %s in the page", want);
+  while (x > body && x[-1] != '\n') x--;
+  ck_assert_msg(!strncmp(x, "eventring_user_diff_req_seconds_bucket{", 39) &&
+                    strstr(x, "le=\"0.005\"}") < strstr(x, want),
+                "exemplar line: %.300s", x);
+  free(body);
+  kill(wt.pid, SIGTERM);
+  kill(e.pid, SIGTERM);
+  er_pipe_finish(&wt, 10);
+  er_pipe_finish(&e, 10);
 }
 END_TEST
 
@@ -2319,6 +2395,7 @@ static TCase *tc_prometheus(void) {
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, test_prometheus);
   tcase_add_test(tc, test_exemplars);
+  tcase_add_test(tc, test_span_exemplar);
   tcase_add_test(tc, test_remote_write);
   tcase_add_test(tc, test_remote_write_queue);
   return tc;
