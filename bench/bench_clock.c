@@ -127,11 +127,7 @@ int main(void) {
   double seconds = DRIFT_SECONDS_DEFAULT;
   const char *s = getenv("EVENTRING_BENCH_DRIFT_SECONDS");
   if (s != NULL && *s && atof(s) > 0) seconds = atof(s);
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
-  unsetenv("OCAMLRUNPARAM");
-  unsetenv("CAMLRUNPARAM");
-  if (eventring_path() != NULL) eventring_stop();
+  bl_untraced(1);
   const char *forced = getenv("OCAML_RUNTIME_EVENTS_CLOCK");
 
   char dir[] = "/tmp/eventring-bench.XXXXXX";

@@ -136,9 +136,7 @@ static int driver(const char *argv0) {
   char self[4096], out[256], cpu[256];
   bl_self(argv0, self, sizeof self);
   int runs = bl_runs(), errors = 0, disabled = 0;
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
-  if (eventring_path() != NULL) eventring_stop();
+  bl_untraced(0);
 
   struct bl_stat f[N_F], ratio[2];
   memset(f, 0, sizeof f);

@@ -134,11 +134,7 @@ static int driver(const char *argv0) {
   bl_self(argv0, self, sizeof self);
   int rounds = bl_runs(), errors = 0;
   if (rounds < MIN_ROUNDS) rounds = MIN_ROUNDS;
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
-  unsetenv("OCAMLRUNPARAM");
-  unsetenv("CAMLRUNPARAM");
-  if (eventring_path() != NULL) eventring_stop();
+  bl_untraced(1);
 
   static struct kind kinds[2] = {
       {.child = "exit", .label = "child _exit(0) at once"},

@@ -33,71 +33,29 @@
 #define CALIB_NS 8000000ull
 #define CHILD_TIMEOUT_S 20
 
-/* See bench_probes.c: keeps each probe's flag test inside the loop. */
-#define BARRIER() __asm__ volatile("" ::: "memory")
+BL_TIMED_LOOP(loop_lt_event,
+              lttng_ust_tracepoint(eventring_bench, on_begin, 1);
+              BL_BARRIER();)
 
-static volatile uint64_t sink;
+BL_TIMED_LOOP(loop_lt_pair,
+              lttng_ust_tracepoint(eventring_bench, on_begin, 1);
+              BL_BARRIER();
+              lttng_ust_tracepoint(eventring_bench, on_end, 1);
+              BL_BARRIER();)
 
-__attribute__((noinline)) static uint64_t loop_clock(long n) {
-  struct timespec ts;
-  uint64_t acc = 0, t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    acc += (uint64_t)ts.tv_nsec;
-    BARRIER();
-  }
-  sink = acc;
-  return bl_now_ns() - t0;
-}
+BL_TIMED_LOOP(loop_lt_off,
+              lttng_ust_tracepoint(eventring_bench, off_begin, 1);
+              BL_BARRIER();)
 
-__attribute__((noinline)) static uint64_t loop_lt_event(long n) {
-  uint64_t t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    lttng_ust_tracepoint(eventring_bench, on_begin, 1);
-    BARRIER();
-  }
-  return bl_now_ns() - t0;
-}
+BL_TIMED_LOOP(loop_er_event,
+              eventring_begin(EVENTRING_PHASE_MINOR);
+              BL_BARRIER();)
 
-__attribute__((noinline)) static uint64_t loop_lt_pair(long n) {
-  uint64_t t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    lttng_ust_tracepoint(eventring_bench, on_begin, 1);
-    BARRIER();
-    lttng_ust_tracepoint(eventring_bench, on_end, 1);
-    BARRIER();
-  }
-  return bl_now_ns() - t0;
-}
-
-__attribute__((noinline)) static uint64_t loop_lt_off(long n) {
-  uint64_t t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    lttng_ust_tracepoint(eventring_bench, off_begin, 1);
-    BARRIER();
-  }
-  return bl_now_ns() - t0;
-}
-
-__attribute__((noinline)) static uint64_t loop_er_event(long n) {
-  uint64_t t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    eventring_begin(EVENTRING_PHASE_MINOR);
-    BARRIER();
-  }
-  return bl_now_ns() - t0;
-}
-
-__attribute__((noinline)) static uint64_t loop_er_pair(long n) {
-  uint64_t t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    eventring_begin(EVENTRING_PHASE_MINOR);
-    BARRIER();
-    eventring_end(EVENTRING_PHASE_MINOR);
-    BARRIER();
-  }
-  return bl_now_ns() - t0;
-}
+BL_TIMED_LOOP(loop_er_pair,
+              eventring_begin(EVENTRING_PHASE_MINOR);
+              BL_BARRIER();
+              eventring_end(EVENTRING_PHASE_MINOR);
+              BL_BARRIER();)
 
 struct op {
   const char *name, *label;
@@ -106,7 +64,7 @@ struct op {
 };
 
 static const struct op ops[] = {
-  {"clock_gettime", "clock_gettime(MONOTONIC)", 0, loop_clock},
+  {"clock_gettime", "clock_gettime(MONOTONIC)", 0, bl_loop_clock},
   {"lttng_event", "LTTng-UST event, enabled", 0, loop_lt_event},
   {"lttng_pair", "LTTng-UST begin+end, enabled", 0, loop_lt_pair},
   {"lttng_disabled", "LTTng-UST event, disabled", 0, loop_lt_off},
@@ -135,17 +93,7 @@ static int run_one(const char *name) {
       return 2;
     }
   }
-  long n = 1024;
-  uint64_t t;
-  for (;;) {
-    t = op->loop(n);
-    if (t >= CALIB_NS || n > (1L << 40)) break;
-    n *= 2;
-  }
-  n = (long)((double)n * TARGET_NS / (double)(t ? t : 1));
-  if (n < 1) n = 1;
-  t = op->loop(n);
-  printf("%.4f\n", (double)t / (double)n);
+  printf("%.4f\n", bl_ns_per_op(op->loop, TARGET_NS, CALIB_NS));
   fflush(stdout);
   if (op->start) {
     eventring_stop();
@@ -158,9 +106,7 @@ static int driver(const char *argv0) {
   char self[4096], out[256], cpu[256];
   bl_self(argv0, self, sizeof self);
   int runs = bl_runs(), errors = 0;
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
-  if (eventring_path() != NULL) eventring_stop();
+  bl_untraced(0);
   static struct bl_stat s[N_OPS];
   for (int round = 0; round < runs; round++) {
     fprintf(stderr, "bench_lttng: round %d of %d\n", round + 1, runs);

@@ -214,9 +214,7 @@ static int driver(const char *argv0) {
   bl_self(argv0, self, sizeof self);
   int runs = bl_runs(), errors = 0;
   unsigned long fstype = 0;
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
-  if (eventring_path() != NULL) eventring_stop();
+  bl_untraced(0);
 
   static struct bl_stat s[N_NS][N_M];
   memset(s, 0, sizeof s);

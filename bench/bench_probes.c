@@ -73,41 +73,20 @@
  * something this program measures. */
 #define OCAML52_PAIR_NS 54.7
 
-/* A compiler barrier: it emits no instruction but makes the compiler
- * assume that any memory may have changed.  In these tight loops the
- * compiler could otherwise load the probe flag once and hoist the test out
- * of the loop (or delete the loop while tracing is off), which a real call
- * site, with real work between probes, does not allow.  One barrier after
- * each probe keeps every probe's flag load and branch in the loop. */
-#define BARRIER() __asm__ volatile("" ::: "memory")
-
-static volatile uint64_t sink; /* keeps the clock loops' results alive */
+static volatile uint64_t sink; /* keeps the rdtsc loop's result alive */
 static int id_int, id_span, id_custom;
 static unsigned char payload32[32];
 
-/* Each loop is its own non-inlined function so that the compiler treats
- * every measured body alike, whatever the other loops look like.  Each
- * returns the elapsed nanoseconds of n iterations. */
-
-__attribute__((noinline)) static uint64_t loop_clock(long n) {
-  struct timespec ts;
-  uint64_t acc = 0, t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    acc += (uint64_t)ts.tv_nsec;
-    BARRIER();
-  }
-  uint64_t t1 = bl_now_ns();
-  sink = acc;
-  return t1 - t0;
-}
+/* Each loop is its own non-inlined function (benchlib.h's BL_TIMED_LOOP,
+ * and BL_BARRIER after each probe) and returns the elapsed nanoseconds of
+ * n iterations. */
 
 #if HAVE_RDTSC
 __attribute__((noinline)) static uint64_t loop_rdtsc(long n) {
   uint64_t acc = 0, t0 = bl_now_ns();
   for (long i = 0; i < n; i++) {
     acc += __rdtsc();
-    BARRIER();
+    BL_BARRIER();
   }
   uint64_t t1 = bl_now_ns();
   sink = acc;
@@ -117,63 +96,33 @@ __attribute__((noinline)) static uint64_t loop_rdtsc(long n) {
 
 /* The barrier between begin and end stands for the work a real span
  * encloses, which keeps the two flag loads separate. */
-__attribute__((noinline)) static uint64_t loop_pair(long n) {
-  uint64_t t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    eventring_begin(EVENTRING_PHASE_MINOR);
-    BARRIER();
-    eventring_end(EVENTRING_PHASE_MINOR);
-    BARRIER();
-  }
-  return bl_now_ns() - t0;
-}
+BL_TIMED_LOOP(loop_pair,
+              eventring_begin(EVENTRING_PHASE_MINOR);
+              BL_BARRIER();
+              eventring_end(EVENTRING_PHASE_MINOR);
+              BL_BARRIER();)
 
-__attribute__((noinline)) static uint64_t loop_begin(long n) {
-  uint64_t t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    eventring_begin(EVENTRING_PHASE_MINOR);
-    BARRIER();
-  }
-  return bl_now_ns() - t0;
-}
+BL_TIMED_LOOP(loop_begin,
+              eventring_begin(EVENTRING_PHASE_MINOR); BL_BARRIER();)
 
-__attribute__((noinline)) static uint64_t loop_counter(long n) {
-  uint64_t t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, (uint64_t)i);
-    BARRIER();
-  }
-  return bl_now_ns() - t0;
-}
+BL_TIMED_LOOP(loop_counter,
+              eventring_counter(EVENTRING_COUNTER_MINOR_PROMOTED, (uint64_t)i);
+              BL_BARRIER();)
 
-__attribute__((noinline)) static uint64_t loop_user_int(long n) {
-  uint64_t t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    eventring_write_int(id_int, (int64_t)i);
-    BARRIER();
-  }
-  return bl_now_ns() - t0;
-}
+BL_TIMED_LOOP(loop_user_int,
+              eventring_write_int(id_int, (int64_t)i);
+              BL_BARRIER();)
 
-__attribute__((noinline)) static uint64_t loop_user_span(long n) {
-  uint64_t t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    eventring_write_span(id_span, 0);
-    BARRIER();
-    eventring_write_span(id_span, 1);
-    BARRIER();
-  }
-  return bl_now_ns() - t0;
-}
+BL_TIMED_LOOP(loop_user_span,
+              eventring_write_span(id_span, 0);
+              BL_BARRIER();
+              eventring_write_span(id_span, 1);
+              BL_BARRIER();)
 
-__attribute__((noinline)) static uint64_t loop_custom32(long n) {
-  uint64_t t0 = bl_now_ns();
-  for (long i = 0; i < n; i++) {
-    (void)eventring_write_custom(id_custom, payload32, sizeof payload32);
-    BARRIER();
-  }
-  return bl_now_ns() - t0;
-}
+BL_TIMED_LOOP(loop_custom32,
+              (void)eventring_write_custom(id_custom, payload32,
+                                           sizeof payload32);
+              BL_BARRIER();)
 
 struct op {
   const char *name;  /* as given on the command line and in the JSON */
@@ -183,7 +132,7 @@ struct op {
 };
 
 static const struct op ops[] = {
-  {"clock_gettime", "clock_gettime(MONOTONIC)", 0, loop_clock},
+  {"clock_gettime", "clock_gettime(MONOTONIC)", 0, bl_loop_clock},
 #if HAVE_RDTSC
   {"rdtsc", "rdtsc", 0, loop_rdtsc},
 #endif
@@ -378,17 +327,7 @@ static int run_one(const char *opname, const char *statename) {
   /* Calibrate by doubling until a loop is long enough to time well; this
    * also warms the caches and, while active, touches every page of the
    * ring before the timed loop. */
-  long n = 1024;
-  uint64_t t;
-  for (;;) {
-    t = op->loop(n);
-    if (t >= CALIB_NS || n > (1L << 40)) break;
-    n *= 2;
-  }
-  n = (long)((double)n * TARGET_NS / (double)(t ? t : 1));
-  if (n < 1) n = 1;
-  t = op->loop(n);
-  printf("%.4f\n", (double)t / (double)n);
+  printf("%.4f\n", bl_ns_per_op(op->loop, TARGET_NS, CALIB_NS));
   fflush(stdout);
 
   if (reading) reader_stop(&rd, rth);
@@ -496,9 +435,7 @@ static int driver(const char *argv0) {
    * environment started for this process (and would start in every run)
    * is stopped and kept out of the children, and a preserved ring file
    * would be left behind by each active run. */
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
-  if (eventring_path() != NULL) eventring_stop();
+  bl_untraced(0);
 
   struct figure fs[N_OPS * N_STATES];
   size_t nf = 0;

@@ -80,11 +80,7 @@ static int driver(const char *argv0) {
   bl_self(argv0, self, sizeof self);
   int runs = bl_runs(), errors = 0, tsc = 0;
   if (runs < MIN_STARTS) runs = MIN_STARTS;
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
-  unsetenv("OCAMLRUNPARAM");
-  unsetenv("CAMLRUNPARAM");
-  if (eventring_path() != NULL) eventring_stop();
+  bl_untraced(1);
   const char *forced = getenv("OCAML_RUNTIME_EVENTS_CLOCK");
 
   static struct bl_stat first, second;
@@ -139,10 +135,5 @@ static int driver(const char *argv0) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 2 && strcmp(argv[1], "--one") == 0) return run_one();
-  if (argc != 1) {
-    fprintf(stderr, "usage: %s\n", argv[0]);
-    return 2;
-  }
-  return driver(argv[0]);
+  return bl_main(argc, argv, run_one, driver);
 }

@@ -21,6 +21,36 @@ uint64_t bl_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+static volatile uint64_t clock_sink;
+
+__attribute__((noinline)) uint64_t bl_loop_clock(long n) {
+  struct timespec ts;
+  uint64_t acc = 0, t0 = bl_now_ns();
+  for (long i = 0; i < n; i++) {
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    acc += (uint64_t)ts.tv_nsec;
+    BL_BARRIER();
+  }
+  uint64_t t1 = bl_now_ns();
+  clock_sink = acc;
+  return t1 - t0;
+}
+
+double bl_ns_per_op(uint64_t (*loop)(long n), double target_ns,
+                    uint64_t calib_ns) {
+  long n = 1024;
+  uint64_t t;
+  for (;;) {
+    t = loop(n);
+    if (t >= calib_ns || n > (1L << 40)) break;
+    n *= 2;
+  }
+  n = (long)((double)n * target_ns / (double)(t ? t : 1));
+  if (n < 1) n = 1;
+  t = loop(n);
+  return (double)t / (double)n;
+}
+
 void bl_self(const char *argv0, char *buf, size_t len) {
   ssize_t n = readlink("/proc/self/exe", buf, len - 1);
   if (n > 0)
@@ -248,4 +278,24 @@ int bl_fifo(void) {
   if (e && strcmp(e, "0") == 0) return 0;
   struct sched_param sp = {.sched_priority = 10};
   return sched_setscheduler(0, SCHED_FIFO, &sp) == 0;
+}
+
+void bl_untraced(int params) {
+  unsetenv("OCAML_RUNTIME_EVENTS_START");
+  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
+  if (params) {
+    unsetenv("OCAMLRUNPARAM");
+    unsetenv("CAMLRUNPARAM");
+  }
+  if (eventring_path() != NULL) eventring_stop();
+}
+
+int bl_main(int argc, char **argv, int (*one)(void),
+            int (*driver)(const char *argv0)) {
+  if (argc == 2 && strcmp(argv[1], "--one") == 0) return one();
+  if (argc != 1) {
+    fprintf(stderr, "usage: %s\n", argv[0]);
+    return 2;
+  }
+  return driver(argv[0]);
 }

@@ -30,6 +30,39 @@ struct bl_stat {
 /* CLOCK_MONOTONIC in nanoseconds. */
 uint64_t bl_now_ns(void);
 
+/* A compiler barrier: it emits no instruction but makes the compiler
+ * assume that any memory may have changed.  In the timed loops below the
+ * compiler could otherwise load a probe's flag once and hoist the test
+ * out of the loop (or delete the loop while tracing is off), which a real
+ * call site, with real work between probes, does not allow.  One barrier
+ * after each probe keeps every probe's flag load and branch in the loop. */
+#define BL_BARRIER() __asm__ volatile("" ::: "memory")
+
+/* Defines `static uint64_t NAME(long n)`: runs the statements that follow
+ * NAME n times (`i` the iteration, from 0) and returns the nanoseconds
+ * that took.  Each loop is its own non-inlined function so that the
+ * compiler treats every measured body alike, whatever the other loops
+ * look like. */
+#define BL_TIMED_LOOP(name, ...)                             \
+  __attribute__((noinline)) static uint64_t name(long n) {   \
+    uint64_t t0 = bl_now_ns();                               \
+    for (long i = 0; i < n; i++) {                           \
+      __VA_ARGS__                                            \
+    }                                                        \
+    return bl_now_ns() - t0;                                 \
+  }
+
+/* The reference of the probe benchmarks, a BL_TIMED_LOOP-like loop of n
+ * clock_gettime(CLOCK_MONOTONIC) calls (their results kept alive). */
+uint64_t bl_loop_clock(long n);
+
+/* Nanoseconds per iteration of `loop` (above): doubles n until a call
+ * takes calib_ns, which also warms the caches and, while tracing, touches
+ * every page of the ring, then times one call whose n is scaled to take
+ * about target_ns. */
+double bl_ns_per_op(uint64_t (*loop)(long n), double target_ns,
+                    uint64_t calib_ns);
+
 /* The path of the running program (from /proc/self/exe, else argv0). */
 void bl_self(const char *argv0, char *buf, size_t len);
 
@@ -81,6 +114,18 @@ void bl_json_figures(FILE *out, const char *const *keys,
  * BL_EXIT_DISABLED (tracing compiled out) or 2 (an error, said on stderr
  * after `prog`), with the directory removed again. */
 int bl_start_tracing(const char *prog, char *dir);
+
+/* Keeps a driver and the runs it spawns from tracing unless they ask:
+ * unsets OCAML_RUNTIME_EVENTS_START and OCAML_RUNTIME_EVENTS_PRESERVE
+ * (and, with `params` nonzero, OCAMLRUNPARAM and CAMLRUNPARAM), and stops
+ * the tracing that the environment started in this process, if any. */
+void bl_untraced(int params);
+
+/* The main() of a benchmark that re-executes itself: `PROG --one` runs
+ * one(), `PROG` runs driver(argv[0]); other arguments are a usage error
+ * (2). */
+int bl_main(int argc, char **argv, int (*one)(void),
+            int (*driver)(const char *argv0));
 
 /* Opens the JSON output named by EVENTRING_BENCH_OUT, creating the
  * directories above it.  Returns 0 with *out NULL when the variable is

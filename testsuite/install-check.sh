@@ -7,10 +7,10 @@
 # installed file list, the sonames, the exported symbols, DESTDIR staging
 # and uninstall.
 #
-# Environment (all optional): MAKE, CC, PKG_CONFIG, NM; EVENTRING_SAN_FLAGS,
-# the sanitizer flags the build used, which every program compiled here
-# needs as well, because the installed library then depends on the
-# sanitizer runtime; EVENTRING_TRACING=no for a --disable-tracing build,
+# Environment (all optional): MAKE, CC, PKG_CONFIG, OBJDUMP;
+# EVENTRING_SAN_FLAGS, the sanitizer flags the build used, which every
+# program compiled here needs as well, because the installed library then
+# depends on the sanitizer runtime; EVENTRING_TRACING=no for a --disable-tracing build,
 # whose library writes no ring file, so only building is checked there.
 #
 # $CC, $MAKE and the flags are split into words on purpose, and the check
@@ -20,7 +20,6 @@
 MAKE=${MAKE:-make}
 CC=${CC:-cc}
 PKG_CONFIG=${PKG_CONFIG:-pkg-config}
-NM=${NM:-nm}
 SAN_FLAGS=${EVENTRING_SAN_FLAGS:-}
 TRACING=${EVENTRING_TRACING:-yes}
 
@@ -125,26 +124,97 @@ check "soname libeventring.so.$major" \
 check "soname libeventring_i.so.$major" \
   soname_is "$libdir/libeventring_i.so.$version" "libeventring_i.so.$major"
 
-# Only the API may be exported; the version script hides the rest.  The
-# instrumented variant also exports the ten OCaml 4.13 eventlog entry
-# points of its OCaml bridge (runtime-instrumented/ocaml_bridge.c), given
-# as a second argument.
-OCAML_BRIDGE_SYMS='^(caml_ev_(begin|end|counter|alloc|alloc_flush|flush)|caml_eventlog_(init|disable|pause|resume))$'
-exports_only_api() {
-  syms=$($NM -D --defined-only "$1" | awk 'NF >= 3 { print $3 }' |
-         sed 's/@.*//')
-  if [ -z "$syms" ]; then echo "    $1 exports nothing"; return 1; fi
-  bad=$(echo "$syms" | grep -v '^eventring_' | grep -Ev "${2:-^$}")
-  if [ -n "$bad" ]; then
-    echo "    $1 exports symbols outside eventring_*:"
-    echo "$bad" | sed 's/^/      /'
-    return 1
-  fi
+# The exports are exactly what the headers declare, each in a version
+# node (runtime/libeventring.map): a name the header does not declare is
+# an internal symbol let out, a declared function that is not exported a
+# link error in a user's program, and a symbol without a node breaks the
+# library's evolution.  The names declared EVENTRING_API or
+# EVENTRING__EXPORT are read from the installed eventring.h; the OCaml
+# 4.13 entry points that libeventring_i.so adds, from the caml_* ones of
+# runtime-instrumented/ocaml_bridge.h (not installed: its eventring__*
+# helpers stay inside the OCaml package).  The allocation probes' two
+# entry points are declared for both variants but defined only in the
+# instrumented one.
+OBJDUMP=${OBJDUMP:-objdump}
+srcdir=$(cd "$(dirname "$0")/.." && pwd)
+I_ONLY_SYMS='eventring__alloc
+eventring__alloc_flush'
+
+# header_syms HEADER...: the names declared EVENTRING_API or
+# EVENTRING__EXPORT, one a line, sorted: a declaration runs from that
+# word at the start of a line to its ';' or '{'; its name is the word
+# before the first '(' (a function), inside '(*' ')' (a pointer to a
+# function) or the last word (a variable).
+header_syms() {
+  awk '
+    /^(extern[ \t]+)?EVENTRING(_API|__EXPORT)[ \t]/ { decl = ""; on = 1 }
+    on {
+      decl = decl " " $0
+      if (decl ~ /[;{]/) {
+        on = 0
+        sub(/[;{].*/, "", decl)
+        if (decl ~ /\(\*/) { sub(/.*\(\*[ \t]*/, "", decl); sub(/\).*/, "", decl) }
+        else if (decl ~ /\(/) sub(/[ \t]*\(.*/, "", decl)
+        n = split(decl, w, /[^A-Za-z0-9_]+/)
+        while (n > 0 && w[n] == "") n--
+        if (n > 0) print w[n]
+      }
+    }' "$@" | LC_ALL=C sort -u
 }
-check "libeventring.so exports only eventring_*" \
-  exports_only_api "$libdir/libeventring.so.$version"
-check "libeventring_i.so exports only eventring_* and the OCaml bridge" \
-  exports_only_api "$libdir/libeventring_i.so.$version" "$OCAML_BRIDGE_SYMS"
+
+# exports_match SO EXPECTED: SO's defined dynamic symbols, as objdump -T
+# shows them with their version, are the names of EXPECTED (one a line),
+# each in a node EVENTRING_<major>.<minor>, and SO defines EVENTRING_0.1.
+exports_match() {
+  table=$(LC_ALL=C $OBJDUMP -T "$1") || { echo "    $OBJDUMP -T $1 failed"; return 1; }
+  # Defined symbols: "ADDR FLAGS TYPE SECTION SIZE VERSION NAME"; the
+  # node's own symbol (*ABS*, named after the node) is not an export.
+  defs=$(echo "$table" | awk '/^[0-9a-f]+ / && !/\*UND\*/ && NF >= 6 {
+           v = $(NF - 1); if (!($0 ~ /\*ABS\*/ && v == $NF)) print v, $NF }')
+  rc=0
+  if ! echo "$table" | grep -Eq '[*]ABS[*].*[[:space:]]EVENTRING_0[.]1[[:space:]]+EVENTRING_0[.]1$'; then
+    echo "    $1 defines no version node EVENTRING_0.1"
+    rc=1
+  fi
+  unversioned=$(echo "$defs" | awk '$1 !~ /^EVENTRING_[0-9]+[.][0-9]+$/ {
+                  print "      " $2 " (version: " $1 ")" }' | LC_ALL=C sort)
+  if [ -n "$unversioned" ]; then
+    echo "    $1 exports symbols outside an EVENTRING_* version node:"
+    echo "$unversioned"
+    rc=1
+  fi
+  echo "$defs" | awk '{ print $2 }' | LC_ALL=C sort -u >"$tmp/exported"
+  printf '%s\n' "$2" | LC_ALL=C sort -u >"$tmp/expected"
+  extra=$(LC_ALL=C comm -23 "$tmp/exported" "$tmp/expected")
+  missing=$(LC_ALL=C comm -13 "$tmp/exported" "$tmp/expected")
+  if [ -n "$extra" ]; then
+    echo "    $1 exports symbols the header does not declare:"
+    echo "$extra" | sed 's/^/      /'
+    rc=1
+  fi
+  if [ -n "$missing" ]; then
+    echo "    $1 does not export symbols the header declares:"
+    echo "$missing" | sed 's/^/      /'
+    rc=1
+  fi
+  return $rc
+}
+
+api_syms=$(header_syms "$prefix/include/eventring.h")
+bridge_syms=$(header_syms "$srcdir/runtime-instrumented/ocaml_bridge.h" |
+              grep -E '^caml_(ev|eventlog)_')
+plain_syms=$(printf '%s\n' "$api_syms" | grep -vxF "$I_ONLY_SYMS")
+# Both lists are sanity-checked, so that a header the awk above can no
+# longer read fails here rather than letting every symbol through.
+check "eventring.h declares the two entry points of eventring_alloc()" \
+  test "$(printf '%s\n' "$api_syms" | grep -cxF "$I_ONLY_SYMS")" -eq 2
+check "ocaml_bridge.h declares the ten OCaml 4.13 eventlog entry points" \
+  test "$(printf '%s\n' "$bridge_syms" | grep -c .)" -eq 10
+check "libeventring.so exports what eventring.h declares, in EVENTRING_0.1" \
+  exports_match "$libdir/libeventring.so.$version" "$plain_syms"
+check "libeventring_i.so exports eventring.h's and the bridge's, in EVENTRING_0.1" \
+  exports_match "$libdir/libeventring_i.so.$version" \
+  "$(printf '%s\n%s\n' "$api_syms" "$bridge_syms")"
 
 # --- programs built through pkg-config ---------------------------------
 

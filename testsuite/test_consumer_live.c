@@ -7,16 +7,12 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "consumer_cb.h"
 #include "eventring.h"
 #include "harness.h"
+#include "testlib.h"
 
 #define TIME_LIMIT 20.0 /* seconds for any one wait or read */
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + t.tv_nsec / 1e9;
-}
 
 /* A running progs/live_writer. */
 struct child {
@@ -81,9 +77,9 @@ static int reaped(struct child *ch) {
 }
 
 static void wait_exit(struct child *ch) {
-  double t0 = now();
+  double t0 = er_now();
   while (!reaped(ch)) {
-    if (now() - t0 > TIME_LIMIT) {
+    if (er_now() - t0 > TIME_LIMIT) {
       kill(ch->pid, SIGKILL);
       ck_abort_msg("live_writer did not exit");
     }
@@ -137,12 +133,9 @@ static int on_lost(void *data, int d, uint64_t n) {
 }
 
 static eventring_callbacks *callbacks(void) {
-  eventring_callbacks *cb = eventring_callbacks_create();
-  ck_assert_ptr_nonnull(cb);
-  eventring_callbacks_set_user_int(cb, on_int);
-  eventring_callbacks_set_lifecycle(cb, on_life);
-  eventring_callbacks_set_lost_events(cb, on_lost);
-  return cb;
+  static const struct tool_handlers h = {.lifecycle = on_life,
+      .user_int = on_int, .lost_events = on_lost};
+  return er_callbacks(&h);
 }
 
 static void check_seen(const struct seen *s, long n) {
@@ -157,9 +150,9 @@ static void check_seen(const struct seen *s, long n) {
 /* Polls until a poll returns 0. */
 static void drain(eventring_cursor *c, const eventring_callbacks *cb,
                   struct seen *s) {
-  double t0 = now();
+  double t0 = er_now();
   for (;;) {
-    ck_assert(now() - t0 < TIME_LIMIT);
+    ck_assert(er_now() - t0 < TIME_LIMIT);
     int r = eventring_cursor_poll(c, cb, s, 500);
     ck_assert_msg(r >= 0, "poll: %s", eventring_strerror(r));
     if (r == 0) break;
@@ -185,9 +178,9 @@ START_TEST(test_reads_after_exit) {
   ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 0), 1); /* ring_start */
   ck_assert_str_eq(eventring_cursor_user_name(c, 0), "live.seq");
   go(&ch);
-  double t0 = now();
+  double t0 = er_now();
   while (!reaped(&ch)) {
-    if (now() - t0 > TIME_LIMIT) {
+    if (er_now() - t0 > TIME_LIMIT) {
       kill(ch.pid, SIGKILL);
       ck_abort_msg("live_writer did not exit");
     }
@@ -221,11 +214,11 @@ struct own_reader {
 
 static void *read_until_stop(void *arg) {
   struct own_reader *r = arg;
-  double t0 = now();
+  double t0 = er_now();
   while (r->s.stops == 0 && r->err == 0) {
     int rc = eventring_cursor_poll(r->c, r->cb, &r->s, 97);
     if (rc < 0) r->err = rc;
-    if (now() - t0 > TIME_LIMIT) r->err = -1;
+    if (er_now() - t0 > TIME_LIMIT) r->err = -1;
   }
   return NULL;
 }
@@ -280,8 +273,8 @@ struct poller {
 static void *poll_shared(void *arg) {
   struct poller *p = arg;
   struct shared_poll *sp = p->sp;
-  double t0 = now();
-  while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE) && now() - t0 < TIME_LIMIT) {
+  double t0 = er_now();
+  while (!__atomic_load_n(&sp->stop, __ATOMIC_ACQUIRE) && er_now() - t0 < TIME_LIMIT) {
     int rc = eventring_cursor_poll(sp->c, sp->cb, &sp->s, 50);
     /* Atomic: the test waits for the pollers' progress. */
     __atomic_add_fetch(&sp->polls[p->me], 1, __ATOMIC_RELAXED);
@@ -318,10 +311,10 @@ START_TEST(test_one_cursor_two_threads) {
   uint64_t polled[2];
   for (int i = 0; i < 2; i++)
     polled[i] = __atomic_load_n(&sp.polls[i], __ATOMIC_RELAXED);
-  double t0 = now();
+  double t0 = er_now();
   for (int i = 0; i < 2; i++)
     while (__atomic_load_n(&sp.polls[i], __ATOMIC_RELAXED) <= polled[i]) {
-      ck_assert_msg(now() - t0 < TIME_LIMIT, "poller %d stopped polling", i);
+      ck_assert_msg(er_now() - t0 < TIME_LIMIT, "poller %d stopped polling", i);
       usleep(1000);
     }
   __atomic_store_n(&sp.stop, 1, __ATOMIC_RELEASE);

@@ -5,9 +5,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "consumer_cb.h"
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "rtlib.h"
+#include "testlib.h"
 
 #define MAX_POLLS 1000000
 #define MAX_DOMS 4
@@ -86,18 +89,9 @@ static int on_lost(void *data, int d, uint64_t n) {
 }
 
 static eventring_callbacks *callbacks(void) {
-  eventring_callbacks *cb = eventring_callbacks_create();
-  ck_assert_ptr_nonnull(cb);
-  eventring_callbacks_set_user_int(cb, on_int);
-  eventring_callbacks_set_lifecycle(cb, on_life);
-  eventring_callbacks_set_lost_events(cb, on_lost);
-  return cb;
-}
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + t.tv_nsec / 1e9;
+  static const struct tool_handlers h = {.lifecycle = on_life,
+      .user_int = on_int, .lost_events = on_lost};
+  return er_callbacks(&h);
 }
 
 /* Polls until a poll returns 0; returns the sum of what the polls
@@ -105,10 +99,10 @@ static double now(void) {
 static uint64_t drain(eventring_cursor *c, const eventring_callbacks *cb,
                       struct tally *t, size_t max) {
   uint64_t sum = 0;
-  double t0 = now();
+  double t0 = er_now();
   for (int i = 0;; i++) {
     ck_assert_int_lt(i, MAX_POLLS);
-    ck_assert(now() - t0 < 20);
+    ck_assert(er_now() - t0 < 20);
     int r = eventring_cursor_poll(c, cb, t, max);
     ck_assert_msg(r >= 0, "poll: %s", eventring_strerror(r));
     if (r == 0) break;
@@ -158,10 +152,7 @@ static int on_life_spawn(void *data, int d, uint64_t ts, int kind, int64_t v,
 START_TEST(test_lost_quiescent) {
   char dir[64];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "e=10", 1), 0);
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
+  char *path = er_start_preserved("e=10");
   int id = eventring_register("lost.seq", EVENTRING_TYPE_INT);
   ck_assert_int_ge(id, 0);
 
@@ -250,7 +241,7 @@ struct race {
 
 static void *reader(void *arg) {
   struct race *rc = arg;
-  double t0 = now();
+  double t0 = er_now();
   for (;;) {
     int done = __atomic_load_n(&rc->done, __ATOMIC_ACQUIRE);
     int r = eventring_cursor_poll(rc->c, rc->cb, &rc->t, 256);
@@ -262,7 +253,7 @@ static void *reader(void *arg) {
     rc->sum += (uint64_t)r;
     /* Drained after the writer finished: everything it wrote was seen. */
     if (done && r == 0) break;
-    if (now() - t0 > 30) {
+    if (er_now() - t0 > 30) {
       rc->err = -1;
       break;
     }
@@ -273,10 +264,7 @@ static void *reader(void *arg) {
 START_TEST(test_lost_concurrent) {
   char dir[64];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "e=10", 1), 0);
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
+  char *path = er_start_preserved("e=10");
   int id = eventring_register("lost.seq", EVENTRING_TYPE_INT);
   ck_assert_int_ge(id, 0);
 
@@ -289,8 +277,8 @@ START_TEST(test_lost_concurrent) {
 
   /* Bounded in time and count; under a sanitizer far fewer get written. */
   int64_t n = 0;
-  double t0 = now();
-  while (n < 4000000 && (n % 1024 != 0 || now() - t0 < 1.0))
+  double t0 = er_now();
+  while (n < 4000000 && (n % 1024 != 0 || er_now() - t0 < 1.0))
     eventring_write_int(id, ++n);
   __atomic_store_n(&rc.done, 1, __ATOMIC_RELEASE);
   ck_assert_int_eq(pthread_join(th, NULL), 0);

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "consumer_cb.h"
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
@@ -560,19 +561,11 @@ static int cb_lost(void *d, int dom, uint64_t n) {
 }
 
 static eventring_callbacks *all_callbacks(void) {
-  eventring_callbacks *cb = eventring_callbacks_create();
-  ck_assert_ptr_nonnull(cb);
-  eventring_callbacks_set_runtime_begin(cb, cb_phase);
-  eventring_callbacks_set_runtime_end(cb, cb_phase);
-  eventring_callbacks_set_runtime_counter(cb, cb_counter);
-  eventring_callbacks_set_alloc(cb, cb_alloc);
-  eventring_callbacks_set_lifecycle(cb, cb_life);
-  eventring_callbacks_set_user_unit(cb, cb_unit);
-  eventring_callbacks_set_user_int(cb, cb_int);
-  eventring_callbacks_set_user_span(cb, cb_span);
-  eventring_callbacks_set_user_custom(cb, cb_custom);
-  eventring_callbacks_set_lost_events(cb, cb_lost);
-  return cb;
+  static const struct tool_handlers h = {.runtime_begin = cb_phase,
+      .runtime_end = cb_phase, .runtime_counter = cb_counter, .alloc = cb_alloc,
+      .lifecycle = cb_life, .user_unit = cb_unit, .user_int = cb_int,
+      .user_span = cb_span, .user_custom = cb_custom, .lost_events = cb_lost};
+  return er_callbacks(&h);
 }
 
 /* The malformed events the last read_file() skipped, over all domains. */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "consumer_cb.h"
 #include "eventring.h"
 #include "harness.h"
 
@@ -205,19 +206,11 @@ static int on_lost(void *d, int dom, uint64_t n) {
 }
 
 static eventring_callbacks *all_callbacks(void) {
-  eventring_callbacks *cb = eventring_callbacks_create();
-  ck_assert_ptr_nonnull(cb);
-  eventring_callbacks_set_runtime_begin(cb, on_begin);
-  eventring_callbacks_set_runtime_end(cb, on_end);
-  eventring_callbacks_set_runtime_counter(cb, on_counter);
-  eventring_callbacks_set_alloc(cb, on_alloc);
-  eventring_callbacks_set_lifecycle(cb, on_life);
-  eventring_callbacks_set_user_unit(cb, on_unit);
-  eventring_callbacks_set_user_int(cb, on_int);
-  eventring_callbacks_set_user_span(cb, on_span);
-  eventring_callbacks_set_user_custom(cb, on_custom);
-  eventring_callbacks_set_lost_events(cb, on_lost);
-  return cb;
+  static const struct tool_handlers h = {.runtime_begin = on_begin,
+      .runtime_end = on_end, .runtime_counter = on_counter, .alloc = on_alloc,
+      .lifecycle = on_life, .user_unit = on_unit, .user_int = on_int,
+      .user_span = on_span, .user_custom = on_custom, .lost_events = on_lost};
+  return er_callbacks(&h);
 }
 
 static uint64_t mono_ns(void) {

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "consumer_cb.h"
 #include "eventring.h"
 #include "harness.h"
 #include "testlib.h"
@@ -162,19 +163,11 @@ static int on_lost(void *data, int dom, uint64_t count) {
 }
 
 static eventring_callbacks *all_callbacks(void) {
-  eventring_callbacks *cb = eventring_callbacks_create();
-  ck_assert_ptr_nonnull(cb);
-  eventring_callbacks_set_runtime_begin(cb, on_begin);
-  eventring_callbacks_set_runtime_end(cb, on_end);
-  eventring_callbacks_set_runtime_counter(cb, on_counter);
-  eventring_callbacks_set_alloc(cb, on_alloc);
-  eventring_callbacks_set_lifecycle(cb, on_lifecycle);
-  eventring_callbacks_set_user_unit(cb, on_unit);
-  eventring_callbacks_set_user_int(cb, on_int);
-  eventring_callbacks_set_user_span(cb, on_span);
-  eventring_callbacks_set_user_custom(cb, on_custom);
-  eventring_callbacks_set_lost_events(cb, on_lost);
-  return cb;
+  static const struct tool_handlers h = {.runtime_begin = on_begin,
+      .runtime_end = on_end, .runtime_counter = on_counter, .alloc = on_alloc,
+      .lifecycle = on_lifecycle, .user_unit = on_unit, .user_int = on_int,
+      .user_span = on_span, .user_custom = on_custom, .lost_events = on_lost};
+  return er_callbacks(&h);
 }
 
 /* Event and lost_events lines of an .expected file, in order. */
@@ -321,6 +314,14 @@ static void check_vector(const char *name, int ocaml50) {
   unlink(path);
 }
 
+/* Frees a test's cursor, callbacks and the lines it collected. */
+static void close_reading(eventring_cursor *c, eventring_callbacks *cb,
+                          struct er_lines *lines) {
+  eventring_cursor_free(c);
+  eventring_callbacks_free(cb);
+  er_lines_free(lines);
+}
+
 START_TEST(test_vector) {
   check_vector(er_vectors[_i], er_vector_ocaml50(er_vectors[_i]));
 }
@@ -346,9 +347,7 @@ START_TEST(test_vector_inferred) {
   int r = eventring_cursor_poll(c, cb, &s, 0);
   ck_assert_msg(r >= 0, "poll: %s", eventring_strerror(r));
   er_lines_compare(name, &s.lines, &want, 1);
-  eventring_cursor_free(c);
-  eventring_callbacks_free(cb);
-  er_lines_free(&s.lines);
+  close_reading(c, cb, &s.lines);
   er_lines_free(&want);
   unlink(path);
 }
@@ -372,9 +371,7 @@ START_TEST(test_stop_on_lost) {
   ck_assert_uint_eq(s.lost, 14002);
   ck_assert_uint_eq(s.lines.n, 342);
   ck_assert_int_eq(eventring_cursor_poll(c, cb, &s, 0), 0);
-  eventring_cursor_free(c);
-  eventring_callbacks_free(cb);
-  er_lines_free(&s.lines);
+  close_reading(c, cb, &s.lines);
   unlink(path);
 }
 END_TEST
@@ -403,9 +400,7 @@ START_TEST(test_numbering_forced53) {
   ck_assert_str_eq(eventring_cursor_phase_name(c, 10), "minor");
   ck_assert_ptr_null(eventring_cursor_phase_name(c, 44));
   ck_assert_ptr_null(eventring_cursor_phase_name(c, -1));
-  eventring_cursor_free(c);
-  eventring_callbacks_free(cb);
-  er_lines_free(&s.lines);
+  close_reading(c, cb, &s.lines);
   er_lines_free(&want);
   unlink(path);
 }

@@ -5,6 +5,7 @@
 #include "harness.h"
 #include "ring_format.h"
 #include "ringfile.h"
+#include "rtlib.h"
 
 #define NTHREADS 4
 #define PER_THREAD 500
@@ -32,16 +33,12 @@ static void *joined_writer(void *arg) {
 
 static char *start_preserved(void) {
   er_tmpdir();
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
   seq_id = eventring_register("join.seq", EVENTRING_TYPE_INT);
   ck_assert_int_ge(seq_id, 0);
   /* As an OCaml 4 host does: the main thread joins slot 0 before tracing
    * starts, and the other threads join it later. */
   ck_assert_int_eq(eventring_domain_join(0), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
-  ck_assert_ptr_nonnull(path);
-  return path;
+  return er_start_preserved(NULL);
 }
 
 START_TEST(test_joined_threads_share_ring) {

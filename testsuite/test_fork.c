@@ -5,30 +5,14 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "rtlib.h"
 #include "testlib.h"
 
 static int val_id;
 
-/* The child of a fork must not use Check's assertions (they would report
- * through the parent's test); it reports by exit status instead. */
-#define CHILD_CHECK(cond, code) \
-  do {                          \
-    if (!(cond)) _exit(code);   \
-  } while (0)
-
-static void wait_ok(pid_t pid) {
-  int status;
-  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                "child status 0x%x", status);
-}
-
 static char *start_preserved(char *dir, size_t n) {
   snprintf(dir, n, "%s", er_tmpdir());
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
-  ck_assert_ptr_nonnull(path);
+  char *path = er_start_preserved(NULL);
   val_id = eventring_register("fork.val", EVENTRING_TYPE_INT);
   ck_assert_int_ge(val_id, 0);
   return path;
@@ -43,13 +27,13 @@ static int is_lifecycle(const struct rf_event *e, unsigned kind) {
  * (a child forked from a thread leaves with _exit: exit() would have
  * LeakSanitizer count the vanished main thread's memory as leaked). */
 static void child_body(const char *parent_path, int stop) {
-  CHILD_CHECK(eventring_is_active() == 1, 10);
+  ER_CHILD_CHECK(eventring_is_active() == 1, 10);
   const char *p = eventring_path();
-  CHILD_CHECK(p != NULL, 11);
-  CHILD_CHECK(strcmp(p, parent_path) != 0, 12);
+  ER_CHILD_CHECK(p != NULL, 11);
+  ER_CHILD_CHECK(strcmp(p, parent_path) != 0, 12);
   for (int v = 101; v <= 105; v++) eventring_write_int(val_id, v);
   if (stop) {
-    CHILD_CHECK(eventring_stop() == 0, 14);
+    ER_CHILD_CHECK(eventring_stop() == 0, 14);
     _exit(0);
   }
   exit(0);
@@ -136,7 +120,7 @@ static void run_fork_test(pid_t (*do_fork)(void), int records_parent) {
   pid_t child = do_fork();
   ck_assert_int_ge(child, 0);
   if (child == 0) child_body(path, 0);
-  wait_ok(child);
+  er_wait_ok(child);
   /* The parent traces on into its own file. */
   ck_assert_int_eq(eventring_is_active(), 1);
   ck_assert_str_eq(eventring_path(), path);
@@ -170,7 +154,7 @@ static void *forking_thread(void *arg) {
   k->id = eventring_domain_id();
   k->child = eventring_fork();
   if (k->child == 0) {
-    CHILD_CHECK(eventring_domain_id() == k->id, 13);
+    ER_CHILD_CHECK(eventring_domain_id() == k->id, 13);
     child_body(k->path, 1);
   }
   return NULL;
@@ -185,7 +169,7 @@ START_TEST(test_fork_from_thread) {
   pthread_join(th, NULL);
   ck_assert_int_gt(k.child, 0);
   ck_assert_int_eq(k.id, 1);
-  wait_ok(k.child);
+  er_wait_ok(k.child);
   ck_assert_int_eq(eventring_stop(), 0);
 
   struct rf_file f;
@@ -217,14 +201,14 @@ static void run_fork_untraced(pid_t (*do_fork)(void)) {
   pid_t child = do_fork();
   ck_assert_int_ge(child, 0);
   if (child == 0) {
-    CHILD_CHECK(eventring_path() == NULL, 20);
-    CHILD_CHECK(eventring_is_active() == 0, 21);
+    ER_CHILD_CHECK(eventring_path() == NULL, 20);
+    ER_CHILD_CHECK(eventring_is_active() == 0, 21);
     eventring_write_int(val_id, 1);
     eventring_begin(EVENTRING_PHASE_MINOR);
     eventring_end(EVENTRING_PHASE_MINOR);
     exit(0);
   }
-  wait_ok(child);
+  er_wait_ok(child);
   ck_assert_int_eq(er_count_entries(dir, ""), 0);
   er_rmdir(dir);
 }
@@ -244,11 +228,11 @@ START_TEST(test_fork_after_stop) {
   pid_t child = eventring_fork();
   ck_assert_int_ge(child, 0);
   if (child == 0) {
-    CHILD_CHECK(eventring_path() == NULL, 30);
+    ER_CHILD_CHECK(eventring_path() == NULL, 30);
     eventring_write_int(val_id, 2);
     exit(0);
   }
-  wait_ok(child);
+  er_wait_ok(child);
   ck_assert_int_eq(er_count_entries(dir, ""), 1);
   ck_assert_int_eq(access(path, F_OK), 0);
   free(path);

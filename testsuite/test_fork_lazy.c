@@ -6,24 +6,11 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "rtlib.h"
 #include "testlib.h"
 #include "internal.h"
 
 static int val_id = -1;
-
-/* The child of a fork reports by exit status, not with Check's
- * assertions. */
-#define CHILD_CHECK(cond, code) \
-  do {                          \
-    if (!(cond)) _exit(code);   \
-  } while (0)
-
-static void wait_ok(pid_t pid) {
-  int status;
-  ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0,
-                "child status 0x%x", status);
-}
 
 /* Starts tracing in a fresh directory, files kept at the stop so that the
  * children's can be read; returns the directory. */
@@ -96,13 +83,13 @@ START_TEST(test_silent_child_no_file) {
     kids[how] = fork();
     ck_assert_int_ge(kids[how], 0);
     if (kids[how] == 0) {
-      CHILD_CHECK(eventring_is_active() == 1, 10);
+      ER_CHILD_CHECK(eventring_is_active() == 1, 10);
       if (how == 0) _exit(0);
       if (how == 1) exit(0);
       execl("/bin/true", "true", (char *)NULL);
       _exit(11);
     }
-    wait_ok(kids[how]);
+    er_wait_ok(kids[how]);
   }
   for (int how = 0; how < 3; how++)
     ck_assert_msg(!exists(dir, kids[how]),
@@ -131,11 +118,11 @@ START_TEST(test_first_event_in_handler) {
   pid_t pid = fork();
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
-    CHILD_CHECK(raise(SIGUSR1) == 0, 20);
+    ER_CHILD_CHECK(raise(SIGUSR1) == 0, 20);
     for (int v = 2; v <= 5; v++) eventring_write_int(val_id, v);
     _exit(0);
   }
-  wait_ok(pid);
+  er_wait_ok(pid);
   check_child(dir, pid, getpid(), 1, 5);
   ck_assert_int_eq(eventring_stop(), 0);
 }
@@ -167,13 +154,13 @@ START_TEST(test_first_event_in_new_thread) {
   if (pid == 0) {
     pthread_t th;
     int from = 1;
-    CHILD_CHECK(pthread_create(&th, NULL, writer, &from) == 0, 30);
-    CHILD_CHECK(pthread_join(th, NULL) == 0, 31);
+    ER_CHILD_CHECK(pthread_create(&th, NULL, writer, &from) == 0, 30);
+    ER_CHILD_CHECK(pthread_join(th, NULL) == 0, 31);
     for (int v = 4; v <= 6; v++) eventring_write_int(val_id, v);
-    CHILD_CHECK(eventring_stop() == 0, 32);
+    ER_CHILD_CHECK(eventring_stop() == 0, 32);
     _exit(0);
   }
-  wait_ok(pid);
+  er_wait_ok(pid);
   check_child(dir, pid, getpid(), 1, 6);
   ck_assert_int_eq(eventring_stop(), 0);
 }
@@ -188,30 +175,30 @@ START_TEST(test_paused_and_stopped_child) {
   pid_t resumed = fork();
   ck_assert_int_ge(resumed, 0);
   if (resumed == 0) {
-    CHILD_CHECK(eventring_is_active() == 0, 40);
+    ER_CHILD_CHECK(eventring_is_active() == 0, 40);
     eventring_write_int(val_id, 99); /* paused: not written */
-    CHILD_CHECK(!exists(dir, getpid()), 41);
+    ER_CHILD_CHECK(!exists(dir, getpid()), 41);
     eventring_resume();
-    CHILD_CHECK(eventring_is_active() == 1, 42);
-    CHILD_CHECK(!exists(dir, getpid()), 43);
+    ER_CHILD_CHECK(eventring_is_active() == 1, 42);
+    ER_CHILD_CHECK(!exists(dir, getpid()), 43);
     for (int v = 1; v <= 3; v++) eventring_write_int(val_id, v);
-    CHILD_CHECK(exists(dir, getpid()), 44);
+    ER_CHILD_CHECK(exists(dir, getpid()), 44);
     _exit(0);
   }
-  wait_ok(resumed);
+  er_wait_ok(resumed);
   check_child(dir, resumed, getpid(), 1, 3);
   eventring_resume();
   pid_t stopped = fork();
   ck_assert_int_ge(stopped, 0);
   if (stopped == 0) {
-    CHILD_CHECK(eventring_stop() == 0, 50);
-    CHILD_CHECK(eventring_is_active() == 0, 51);
-    CHILD_CHECK(eventring_path() == NULL, 52);
+    ER_CHILD_CHECK(eventring_stop() == 0, 50);
+    ER_CHILD_CHECK(eventring_is_active() == 0, 51);
+    ER_CHILD_CHECK(eventring_path() == NULL, 52);
     eventring_write_int(val_id, 1);
-    CHILD_CHECK(eventring_stop() == EVENTRING_E_NOTSTARTED, 53);
+    ER_CHILD_CHECK(eventring_stop() == EVENTRING_E_NOTSTARTED, 53);
     _exit(0);
   }
-  wait_ok(stopped);
+  er_wait_ok(stopped);
   ck_assert(!exists(dir, stopped));
   ck_assert_int_eq(eventring_stop(), 0);
 }
@@ -229,23 +216,23 @@ START_TEST(test_grandchild_of_silent_child) {
   if (child == 0) {
     close(fd[0]);
     pid_t g = fork();
-    CHILD_CHECK(g >= 0, 60);
+    ER_CHILD_CHECK(g >= 0, 60);
     if (g == 0) {
       for (int v = 1; v <= 2; v++) eventring_write_int(val_id, v);
       _exit(0);
     }
     int st;
-    CHILD_CHECK(waitpid(g, &st, 0) == g && WIFEXITED(st) &&
+    ER_CHILD_CHECK(waitpid(g, &st, 0) == g && WIFEXITED(st) &&
                     WEXITSTATUS(st) == 0,
                 61);
-    CHILD_CHECK(write(fd[1], &g, sizeof g) == (ssize_t)sizeof g, 62);
+    ER_CHILD_CHECK(write(fd[1], &g, sizeof g) == (ssize_t)sizeof g, 62);
     _exit(0);
   }
   close(fd[1]);
   pid_t grand = 0;
   ck_assert_int_eq(read(fd[0], &grand, sizeof grand), (ssize_t)sizeof grand);
   close(fd[0]);
-  wait_ok(child);
+  er_wait_ok(child);
   ck_assert(!exists(dir, child));
   check_child(dir, grand, child, 1, 2);
   ck_assert_int_eq(eventring_stop(), 0);
@@ -267,11 +254,11 @@ START_TEST(test_file_beside_parent_after_chdir) {
   pid_t pid = fork();
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
-    CHILD_CHECK(chdir("/") == 0, 70);
+    ER_CHILD_CHECK(chdir("/") == 0, 70);
     eventring_write_int(val_id, 1);
     _exit(0);
   }
-  wait_ok(pid);
+  er_wait_ok(pid);
   ck_assert_int_eq(eventring_stop(), 0);
   snprintf(rel, sizeof rel, "%s/sub", dir);
   check_child(rel, pid, getpid(), 1, 1);

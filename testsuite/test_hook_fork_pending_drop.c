@@ -13,12 +13,8 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "rtlib.h"
 #include "writer.h"
-
-#define CHILD_CHECK(cond, code) \
-  do {                          \
-    if (!(cond)) _exit(code);   \
-  } while (0)
 
 static int val_id = -1;
 static sem_t go, done;
@@ -56,14 +52,14 @@ START_TEST(test_drop_while_file_made) {
     sem_init(&go, 0, 0);
     sem_init(&done, 0, 0);
     pthread_t th;
-    CHILD_CHECK(pthread_create(&th, NULL, second_thread, NULL) == 0, 10);
+    ER_CHILD_CHECK(pthread_create(&th, NULL, second_thread, NULL) == 0, 10);
     er_test_hook = hook;
-    CHILD_CHECK(eventring_path() != NULL, 11);
-    CHILD_CHECK(pthread_join(th, NULL) == 0, 12);
+    ER_CHILD_CHECK(eventring_path() != NULL, 11);
+    ER_CHILD_CHECK(pthread_join(th, NULL) == 0, 12);
     /* The thread's next event is written, in a ring of its own. */
-    CHILD_CHECK(pthread_create(&th, NULL, second_thread, NULL) == 0, 13);
+    ER_CHILD_CHECK(pthread_create(&th, NULL, second_thread, NULL) == 0, 13);
     sem_post(&go);
-    CHILD_CHECK(pthread_join(th, NULL) == 0, 14);
+    ER_CHILD_CHECK(pthread_join(th, NULL) == 0, 14);
     _exit(0);
   }
   int status;

@@ -14,18 +14,8 @@
 #include "internal.h"
 #include "remote.h"
 #include "ring_format.h"
-
-static __thread int stick_here; /* the hook this thread blocks in, + 1 */
-static sem_t stuck, release;
-
-static int hook(enum er_hook h) {
-  if (stick_here == (int)h + 1) {
-    stick_here = 0;
-    sem_post(&stuck);
-    while (sem_wait(&release) != 0) continue;
-  }
-  return 0;
-}
+#include "rtlib.h"
+#include "stick.h"
 
 static int val_id;
 
@@ -90,25 +80,6 @@ static pthread_t setup(void) {
   return th;
 }
 
-/* Stops tracing; returns what it printed. */
-static char *stop_saying(void) {
-  struct er_capture c;
-  er_stderr_begin(&c);
-  ck_assert_int_eq(eventring_stop(), 0);
-  return er_stderr_end(&c);
-}
-
-/* 1 when this process still maps the file at `path`. */
-static int still_mapped(const char *path) {
-  FILE *m = fopen("/proc/self/maps", "r");
-  ck_assert_ptr_nonnull(m);
-  char line[PATH_MAX + 128];
-  int found = 0;
-  while (!found && fgets(line, sizeof line, m)) found = strstr(line, path) != NULL;
-  fclose(m);
-  return found;
-}
-
 /* Events in slot `domain` of the file at `path`, and how many of them are
  * the worker's value `v` (-1: any value). */
 static size_t events_in(const char *path, int domain, int v, size_t *vals) {
@@ -156,8 +127,8 @@ static void released_stuck_again_stopped(enum how how) {
   order(1, 1);                        /* takes slot 1, stuck inside */
   retire_and_let_go(how);             /* slot 1 retired meanwhile */
   order(2, 1);                        /* its next event: stuck again */
-  char *said = stop_saying();
-  int mapped = still_mapped(path);
+  char *said = er_stop_saying();
+  int mapped = er_still_mapped(path);
   let_go();                           /* must not write into a hole */
   ck_assert_msg(strstr(said, "a thread stayed inside a probe") != NULL,
                 "stop said: %s", said);
@@ -199,8 +170,8 @@ START_TEST(test_stuck_through_pause_and_resume) {
   remote(er_remote_resume_locked);
   /* Still inside its probe: the stop must leave the file mapped for it,
    * retired or not. */
-  char *said = stop_saying();
-  int mapped = still_mapped(path1);
+  char *said = er_stop_saying();
+  int mapped = er_still_mapped(path1);
   let_go();
   ck_assert_msg(strstr(said, "a thread stayed inside a probe") != NULL,
                 "stop said: %s", said);
@@ -213,7 +184,7 @@ START_TEST(test_stuck_through_pause_and_resume) {
   ck_assert_int_eq(eventring_start(), 0);
   char *path2 = strdup(eventring_path());
   order(2, 0);
-  said = stop_saying();
+  said = er_stop_saying();
   ck_assert_msg(said[0] == '\0', "second stop: %s", said);
   free(said);
   order(0, 0);

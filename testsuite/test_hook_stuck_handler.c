@@ -14,6 +14,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "ring_format.h"
+#include "rtlib.h"
 
 /* Set by the writer thread for its next probe only. */
 static __thread int raise_in_probe;
@@ -70,17 +71,6 @@ static void *writer(void *arg) {
   return NULL;
 }
 
-/* 1 when this process still maps the file at `path` (removed or not). */
-static int still_mapped(const char *path) {
-  FILE *m = fopen("/proc/self/maps", "r");
-  ck_assert_ptr_nonnull(m);
-  char line[PATH_MAX + 128];
-  int found = 0;
-  while (!found && fgets(line, sizeof line, m)) found = strstr(line, path) != NULL;
-  fclose(m);
-  return found;
-}
-
 START_TEST(test_handler_stuck_at_teardown) {
   const char *dir = er_tmpdir();
   setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
@@ -125,7 +115,7 @@ START_TEST(test_handler_stuck_at_teardown) {
                     strstr(err, path),
                 "stderr: %s", err);
   free(err);
-  ck_assert(still_mapped(path));
+  ck_assert(er_still_mapped(path));
 
   /* The handler returns and the interrupted probe finishes in the mapping
    * that was left for it; the thread goes on and exits. */

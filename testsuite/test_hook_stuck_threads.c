@@ -12,18 +12,8 @@
 #include "harness.h"
 #include "internal.h"
 #include "ring_format.h"
-
-static __thread int stick_here; /* the hook this thread blocks in, + 1 */
-static sem_t stuck, release;
-
-static int hook(enum er_hook h) {
-  if (stick_here == (int)h + 1) {
-    stick_here = 0;
-    sem_post(&stuck);
-    while (sem_wait(&release) != 0) continue;
-  }
-  return 0;
-}
+#include "rtlib.h"
+#include "stick.h"
 
 static int val_id;
 
@@ -61,23 +51,22 @@ static pthread_t stick(enum er_hook where) {
   return th;
 }
 
-/* Stops tracing; returns what it printed. */
-static char *stop_saying(void) {
-  struct er_capture c;
-  er_stderr_begin(&c);
-  ck_assert_int_eq(eventring_stop(), 0);
-  return er_stderr_end(&c);
+/* Stops tracing, which must say that a thread stayed inside a probe;
+ * `what` names the stop in the failure message. */
+static void stop_past_stuck(const char *what) {
+  char *said = er_stop_saying();
+  ck_assert_msg(strstr(said, "a thread stayed inside a probe") != NULL,
+                "%s said: %s", what, said);
+  free(said);
 }
 
-/* 1 when this process still maps the file at `path` (removed or not). */
-static int still_mapped(const char *path) {
-  FILE *m = fopen("/proc/self/maps", "r");
-  ck_assert_ptr_nonnull(m);
-  char line[PATH_MAX + 128];
-  int found = 0;
-  while (!found && fgets(line, sizeof line, m)) found = strstr(line, path) != NULL;
-  fclose(m);
-  return found;
+/* Stops tracing, which must wait for nobody (say nothing) and unmap the
+ * file at `path` (unless NULL); `what` begins the failure message. */
+static void stop_quietly(const char *what, const char *path) {
+  char *said = er_stop_saying();
+  ck_assert_msg(said[0] == '\0', "%s: %s", what, said);
+  if (path) ck_assert(!er_still_mapped(path));
+  free(said);
 }
 
 START_TEST(test_retired_slot_not_waited_for_again) {
@@ -87,11 +76,8 @@ START_TEST(test_retired_slot_not_waited_for_again) {
   char *path1 = strdup(eventring_path());
   pthread_t th = stick(ER_HOOK_INSIDE_PROBE);
 
-  char *said = stop_saying();
-  ck_assert_msg(strstr(said, "a thread stayed inside a probe") != NULL,
-                "first stop said: %s", said);
-  ck_assert(still_mapped(path1));
-  free(said);
+  stop_past_stuck("first stop");
+  ck_assert(er_still_mapped(path1));
 
   /* The stuck thread's slot is retired; the next file's stop has nobody
    * to wait for and takes its mapping away. */
@@ -99,10 +85,7 @@ START_TEST(test_retired_slot_not_waited_for_again) {
   ck_assert_int_eq(eventring_start(), 0);
   char *path2 = strdup(eventring_path());
   eventring_write_int(val_id, 2);
-  said = stop_saying();
-  ck_assert_msg(said[0] == '\0', "second stop waited again: %s", said);
-  ck_assert(!still_mapped(path2));
-  free(said);
+  stop_quietly("second stop waited again", path2);
 
   /* Released, the thread finishes its event in the first file, which
    * stayed mapped for it. */
@@ -124,18 +107,12 @@ START_TEST(test_stuck_slotless_thread) {
   char *path1 = strdup(eventring_path());
   pthread_t th = stick(ER_HOOK_INSIDE_SLOTLESS);
 
-  char *said = stop_saying();
-  ck_assert_msg(strstr(said, "a thread stayed inside a probe") != NULL,
-                "first stop said: %s", said);
-  free(said);
+  stop_past_stuck("first stop");
 
   new_dir();
   ck_assert_int_eq(eventring_start(), 0);
   char *path2 = strdup(eventring_path());
-  said = stop_saying();
-  ck_assert_msg(said[0] == '\0', "second stop waited again: %s", said);
-  ck_assert(!still_mapped(path2));
-  free(said);
+  stop_quietly("second stop waited again", path2);
 
   /* Released after the file it saw is gone, the thread counts its drop
    * in that file, which stayed mapped, and nowhere else. */
@@ -152,9 +129,7 @@ START_TEST(test_stuck_slotless_thread) {
   /* A third file's stop waits for nobody either. */
   new_dir();
   ck_assert_int_eq(eventring_start(), 0);
-  said = stop_saying();
-  ck_assert_msg(said[0] == '\0', "third stop: %s", said);
-  free(said);
+  stop_quietly("third stop", NULL);
   free(path1);
   free(path2);
 }
@@ -165,10 +140,7 @@ START_TEST(test_stuck_slotless_thread_after_stop) {
   ck_assert_int_eq(eventring_start(), 0);
   char *path1 = strdup(eventring_path());
   pthread_t th = stick(ER_HOOK_INSIDE_SLOTLESS);
-  char *said = stop_saying();
-  ck_assert_msg(strstr(said, "a thread stayed inside a probe") != NULL,
-                "stop said: %s", said);
-  free(said);
+  stop_past_stuck("stop");
   /* Released once the stop has forgotten the file (and before any other
    * start), the thread still counts its drop in that file. */
   sem_post(&release);

@@ -38,13 +38,15 @@ done
 if [ "$n" -ge 40 ]; then ok "$n C functions named"
 else bad "found only $n C function names: is the pattern still right?"; fi
 
-# Constants and environment variables (a name ending in "_" is a prefix).
+# Constants, environment variables and the linker maps' version nodes
+# (EVENTRING_0.1 reads as EVENTRING_0; a name ending in "_" is a prefix).
 n=0
 for name in $(grep -ohE '\bEVENTRING_[A-Z0-9_]*[A-Z0-9]\b' "${docs[@]}" |
     sort -u); do
   n=$((n + 1))
   grep -qw "$name" "$hdr" ||
-    grep -rqw --include='*.c' --include='*.h' --include='*.sh' "$name" \
+    grep -rqw --include='*.c' --include='*.h' --include='*.sh' \
+      --include='*.map' "$name" \
       "$srcdir/runtime" "$srcdir/tools" "$srcdir/bench" \
       "$srcdir/runtime-instrumented" ||
     bad "$name is neither in eventring.h nor in the sources: $(where "$name")"

@@ -12,6 +12,7 @@
  * only against the lower bounds that mon_writer's busy waits guarantee.
  */
 #include <arpa/inet.h>
+#include <inttypes.h>
 #include <ftw.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -107,6 +108,7 @@ static struct er_pipe_proc start_exporter(char *const args[], const char *log,
 /* GET http://127.0.0.1:port/path with HTTP/1.0; returns the status and
  * sets *body (malloc'd) and *ctype (the Content-Type value, static). */
 static int soft_connect;
+static const char *accept_header = "text/plain";
 
 static int http_get(int port, const char *path, char **body, char *ctype,
                     size_t ctype_n) {
@@ -128,8 +130,8 @@ static int http_get(int port, const char *path, char **body, char *ctype,
   char req[512];
   int n = snprintf(req, sizeof req,
                    "GET %s HTTP/1.0\r\nHost: 127.0.0.1:%d\r\n"
-                   "Accept: text/plain\r\n\r\n",
-                   path, port);
+                   "Accept: %s\r\n\r\n",
+                   path, port, accept_header);
   ck_assert_int_eq(write(fd, req, (size_t)n), n);
   size_t len = 0, cap = 1 << 16;
   char *buf = malloc(cap);
@@ -895,19 +897,21 @@ static const char *prom_files_make(struct prom_files *f) {
 }
 
 /* Starts Prometheus on 127.0.0.1:pport with `cfg` and storage `data`,
- * logging to `plog`, as a remote-write receiver when `receiver`, and
- * waits (bounded) until its API answers. */
+ * logging to `plog`, with option `flag` (a feature: NULL, RECEIVER or
+ * EXEMPLARS), and waits (bounded) until its API answers. */
+#define RECEIVER "--web.enable-remote-write-receiver"
+#define EXEMPLARS "--enable-feature=exemplar-storage"
 static struct er_pipe_proc start_prometheus(const char *prom, const char *cfg,
                                             const char *data, int pport,
-                                            const char *plog, int receiver) {
+                                            const char *plog,
+                                            const char *flag) {
   static char a_cfg[200], a_data[200], a_listen[64];
   snprintf(a_cfg, sizeof a_cfg, "--config.file=%s", cfg);
   snprintf(a_data, sizeof a_data, "--storage.tsdb.path=%s", data);
   snprintf(a_listen, sizeof a_listen, "--web.listen-address=127.0.0.1:%d",
            pport);
   char *pargv[] = {(char *)prom, a_cfg, a_data, a_listen, "--log.level=warn",
-                   receiver ? "--web.enable-remote-write-receiver" : NULL,
-                   NULL};
+                   (char *)flag, NULL};
   struct er_pipe_proc p = er_pipe_start(pargv, NULL, plog);
   double v, end = er_now() + 40;
   while (!query(pport, "vector(1)", &v, NULL, 0)) {
@@ -950,7 +954,7 @@ START_TEST(test_prometheus) {
           port);
   fclose(f);
   int pport = free_port();
-  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, 0);
+  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, NULL);
 
   /* Until Prometheus has scraped the exporter successfully and the
    * histogram has moved between two scrapes (bounded). */
@@ -1011,6 +1015,291 @@ START_TEST(test_prometheus) {
   er_pipe_finish(&w, 10);
   er_pipe_finish(&e, 10);
   nftw(data, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+/* ------------------------------------------------------------------ */
+/* Exemplars: watch's snapshots, in Prometheus's exemplar storage.      */
+
+/* The string value of "key":"..." in JSON line `line` into `out` (no
+ * escapes expected), or "" when absent. */
+static void line_str(const char *line, const char *key, char *out,
+                     size_t n) {
+  char k[64];
+  snprintf(k, sizeof k, "\"%s\":\"", key);
+  const char *p = strstr(line, k);
+  out[0] = '\0';
+  if (p) {
+    p += strlen(k);
+    snprintf(out, n, "%.*s", (int)strcspn(p, "\""), p);
+  }
+}
+
+static uint64_t line_u64(const char *line, const char *key) {
+  char k[64];
+  snprintf(k, sizeof k, "\"%s\":", key);
+  const char *p = strstr(line, k);
+  ck_assert_msg(p, "no %s in %s", key, line);
+  return strtoull(p + strlen(k), NULL, 10);
+}
+
+/* The first snapshot line of watch's JSON log `path`, waited for
+ * (bounded), into `line`. */
+static void first_snapshot(const char *path, char *line, size_t n) {
+  double end = er_now() + ER_RUN_TIMEOUT;
+  for (;;) {
+    char *text = access(path, F_OK) == 0 ? er_slurp(path, NULL) : NULL;
+    const char *s = text ? strstr(text, "\"event\":\"snapshot\"") : NULL;
+    if (s) {
+      while (s > text && s[-1] != '\n') s--;
+      snprintf(line, n, "%.*s", (int)strcspn(s, "\n"), s);
+      free(text);
+      return;
+    }
+    free(text);
+    ck_assert_msg(er_now() < end, "watch wrote no snapshot (see %s)", path);
+    er_sleep_ms(50);
+  }
+}
+
+START_TEST(test_exemplars) {
+  struct prom_files pf;
+  const char *skip = prom_files_make(&pf);
+  if (skip) ER_SKIP(skip);
+  char *d = pf.d, wlog[128], jlog[128];
+  snprintf(wlog, sizeof wlog, "%s/watch.err", d);
+  snprintf(jlog, sizeof jlog, "%s/watch.json", d);
+
+  /* A writer whose live pauses all last 2 ms or more, a watcher that
+   * writes one snapshot for the first, and the exporter following the
+   * watcher's log. */
+  struct er_pipe_proc w = start_writer(d, "live");
+  char pid[16];
+  snprintf(pid, sizeof pid, "%ld", (long)w.pid);
+  /* A line that is not watch's, before watch appends its own. */
+  er_write_text(jlog, "not json\n", 1);
+  char *wargv[] = {(char *)tool_path(), "watch", "--pid", pid, "--dir", d,
+                   "--when", "pause>1ms", "--before", "100ms", "--after",
+                   "10ms", "--max", "1", "-o", d, "--log", jlog,
+                   "--log-format", "json", NULL};
+  struct er_pipe_proc wt = er_pipe_start(wargv, NULL, wlog);
+  char *args[] = {"--pid", pid, "--dir", d, "--exemplars", jlog, NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, pf.log, &port, 0);
+
+  char line[4096], snap[PATH_MAX], source[64];
+  first_snapshot(jlog, line, sizeof line);
+  line_str(line, "snapshot", snap, sizeof snap);
+  line_str(line, "source", source, sizeof source);
+  ck_assert_str_eq(source, "pause");
+  uint64_t ts = line_u64(line, "ts"), value = line_u64(line, "value_ns");
+  uint64_t wall = line_u64(line, "wall_time_ns");
+  ck_assert_msg(value > 1000000, "value_ns %" PRIu64 ": %s", value, line);
+  /* The snapshot exists and holds the pause: its end at ts, its begin
+   * value_ns before. */
+  char at_end[64], at_begin[64];
+  snprintf(at_end, sizeof at_end, "ts=%" PRIu64 " kind=runtime_end", ts);
+  snprintf(at_begin, sizeof at_begin, "ts=%" PRIu64 " kind=runtime_begin",
+           ts - value);
+  const char *dargs[] = {"dump", "--time=raw", snap, NULL};
+  struct er_run r = er_run_tool(d, dargs, 0);
+  er_assert_status(&r, 0);
+  ck_assert_msg(strstr(r.out, at_end) && strstr(r.out, at_begin),
+                "%s does not hold the pause (%s, %s)", snap, at_end,
+                at_begin);
+  er_run_free(&r);
+  const char *id = strrchr(snap, '/') + 1;
+
+  /* The OpenMetrics page has the exemplar on the pause's bucket (2 ms:
+   * le 0.0025), and ends in # EOF; the 0.0.4 page has neither. */
+  char ctype[128], *body;
+  accept_header = "application/openmetrics-text;version=1.0.0,"
+                  "text/plain;version=0.0.4;q=0.5";
+  double end = er_now() + ER_RUN_TIMEOUT;
+  const char *x = NULL;
+  for (;;) {
+    ck_assert_int_eq(http_get(port, "/metrics", &body, ctype, sizeof ctype),
+                     200);
+    x = strstr(body, "# {snapshot=");
+    if (x || er_now() > end) break;
+    free(body);
+    er_sleep_ms(50);
+  }
+  accept_header = "text/plain";
+  ck_assert_msg(x, "no exemplar in %s", body);
+  ck_assert_msg(strstr(ctype, "application/openmetrics-text") &&
+                    strstr(ctype, "version=1.0.0"),
+                "Content-Type: %s", ctype);
+  while (x > body && x[-1] != '\n') x--;
+  char expect[512];
+  snprintf(expect, sizeof expect,
+           "eventring_gc_pause_seconds_bucket{host=\"%s\",pid=\"%s\","
+           "program=\"mon_writer\",le=\"0.0025\"}",
+           host_name(), pid);
+  ck_assert_msg(!strncmp(x, expect, strlen(expect)), "exemplar line: %.300s",
+                x);
+  char tail[300];
+  snprintf(tail, sizeof tail,
+           " # {snapshot=\"%s\"} %" PRIu64 ".%09" PRIu64 " %" PRIu64
+           ".%09" PRIu64 "\n",
+           id, value / 1000000000u, value % 1000000000u, wall / 1000000000u,
+           wall % 1000000000u);
+  ck_assert_msg(strstr(x, tail) && strstr(x, tail) < strchr(x, '\n') + 1,
+                "exemplar %s not in %.300s", tail, x);
+  size_t blen = strlen(body);
+  ck_assert_msg(blen > 6 && !strcmp(body + blen - 6, "# EOF\n"),
+                "no # EOF at the end");
+  ck_assert_msg(strstr(body, "# TYPE eventring_events_read counter\n"),
+                "a counter's family keeps _total");
+  free(body);
+  body = scrape_raw(port);
+  ck_assert_msg(!strstr(body, "# {") && !strstr(body, "# EOF"),
+                "exemplars in the 0.0.4 page");
+  free(body);
+  /* The bad line was said once and skipped. */
+  char *elog = er_slurp(pf.log, NULL);
+  ck_assert_msg(strstr(elog, "watch.json: line 1 skipped"), "%s", elog);
+  free(elog);
+
+  /* Prometheus scrapes in OpenMetrics (its parser is strict: an error
+   * fails the scrape) and keeps the exemplar. */
+  FILE *f = fopen(pf.cfg, "w");
+  ck_assert_ptr_nonnull(f);
+  fprintf(f,
+          "global:\n"
+          "  scrape_interval: 1s\n"
+          "scrape_configs:\n"
+          "  - job_name: eventring\n"
+          "    static_configs:\n"
+          "      - targets: ['127.0.0.1:%d']\n",
+          port);
+  fclose(f);
+  int pport = free_port();
+  struct er_pipe_proc p =
+      start_prometheus(pf.prom, pf.cfg, pf.data, pport, pf.plog, EXEMPLARS);
+  char enc[256], path[512];
+  urlencode(enc, sizeof enc, "eventring_gc_pause_seconds_bucket");
+  snprintf(path, sizeof path,
+           "/api/v1/query_exemplars?query=%s&start=%" PRIu64 "&end=%" PRIu64,
+           enc, wall / 1000000000u - 3600, wall / 1000000000u + 3600);
+  char resp[4096] = "";
+  double v = 0;
+  end = er_now() + 40;
+  for (;;) {
+    int st;
+    ck_assert_msg(waitpid(p.pid, &st, WNOHANG) == 0,
+                  "prometheus exited (see %s)", pf.plog);
+    soft_connect = 1;
+    int status = http_get(pport, path, &body, NULL, 0);
+    soft_connect = 0;
+    int found = status == 200 && strstr(body, "\"exemplars\":[{");
+    snprintf(resp, sizeof resp, "%s", body);
+    free(body);
+    if (found || er_now() > end) break;
+    er_sleep_ms(250);
+  }
+  ck_assert_msg(query(pport, "up{job=\"eventring\"}", &v, NULL, 0) && v == 1,
+                "Prometheus did not scrape the OpenMetrics page");
+  char lab[300], val[64];
+  snprintf(lab, sizeof lab, "\"labels\":{\"snapshot\":\"%s\"}", id);
+  ck_assert_msg(strstr(resp, lab), "no exemplar %s: %s", lab, resp);
+  ck_assert_msg(strstr(resp, "\"le\":\"0.0025\""), "bucket: %s", resp);
+  /* The value as Prometheus read it from the page's 9 decimals. */
+  snprintf(val, sizeof val, "%" PRIu64 ".%09" PRIu64, value / 1000000000u,
+           value % 1000000000u);
+  const char *vp = strstr(resp, "\"value\":\"");
+  ck_assert_msg(vp && strtod(vp + 9, NULL) == strtod(val, NULL),
+                "value %s not in %s", val, resp);
+  /* Prometheus keeps milliseconds. */
+  const char *t = strstr(resp, "\"timestamp\":");
+  ck_assert_msg(t, "no timestamp: %s", resp);
+  double stamp = strtod(t + strlen("\"timestamp\":"), NULL);
+  double off = stamp - (double)wall / 1e9;
+  ck_assert_msg(off < 0.002 && off > -0.002,
+                "timestamp %.3f, wall %" PRIu64 " ns", stamp, wall);
+
+  kill(p.pid, SIGTERM);
+  er_pipe_finish(&p, 15);
+  er_pipe_finish(&w, 10);
+  er_pipe_finish(&wt, 10);
+  er_pipe_finish(&e, 10);
+  nftw(pf.data, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+/* A span rule's snapshot becomes the exemplar of the span's bucket: a
+ * program of 3 ms spans in a directory that watch and the exporter both
+ * follow. */
+START_TEST(test_span_exemplar) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  char d[64], wlog[128], jlog[128], mlog[128];
+  snprintf(d, sizeof d, "%s", er_tmpdir());
+  snprintf(wlog, sizeof wlog, "%s/watch.err", d);
+  snprintf(jlog, sizeof jlog, "%s/watch.json", d);
+  snprintf(mlog, sizeof mlog, "%s/exporter.log", d);
+  char *wargv[] = {(char *)tool_path(), "watch", "--dir", d, "--when",
+                   "span:diff.req>1ms", "--before", "10ms", "--after",
+                   "1ms", "--max", "1", "-o", d, "--log", jlog,
+                   "--log-format", "json", NULL};
+  struct er_pipe_proc wt = er_pipe_start(wargv, NULL, wlog);
+  double end = er_now() + ER_RUN_TIMEOUT;
+  for (;;) {
+    char *text = access(wlog, F_OK) == 0 ? er_slurp(wlog, NULL) : NULL;
+    int ready = text && strstr(text, "for new ring files");
+    free(text);
+    if (ready) break;
+    ck_assert_msg(er_now() < end, "watch did not start (see %s)", wlog);
+    er_sleep_ms(20);
+  }
+  char *args[] = {"--dir", d, "--exemplars", jlog, NULL};
+  int port;
+  struct er_pipe_proc e = start_exporter(args, mlog, &port, 0);
+
+  char prog[PATH_MAX], dirvar[128];
+  snprintf(prog, sizeof prog, "%s/span_sleep", progs_dir());
+  snprintf(dirvar, sizeof dirvar, "OCAML_RUNTIME_EVENTS_DIR=%s", d);
+  char *sargv[] = {prog, "3000", "5", NULL};
+  char *env[] = {dirvar, "OCAML_RUNTIME_EVENTS_PRESERVE=1", NULL};
+  struct er_pipe_proc sp = er_pipe_start(sargv, env, NULL);
+  int st = er_pipe_finish(&sp, ER_RUN_TIMEOUT);
+  ck_assert_msg(WIFEXITED(st) && WEXITSTATUS(st) == 0, "span_sleep: %d", st);
+
+  char line[4096], snap[PATH_MAX], source[64];
+  first_snapshot(jlog, line, sizeof line);
+  line_str(line, "snapshot", snap, sizeof snap);
+  line_str(line, "source", source, sizeof source);
+  ck_assert_str_eq(source, "span:diff.req");
+  uint64_t value = line_u64(line, "value_ns");
+  ck_assert_msg(value >= 3000000 && value <= 5000000,
+                "value_ns %" PRIu64 " (a 3 ms sleep)", value);
+  /* The exemplar is on the span's bucket (3 to 5 ms: le 0.005). */
+  char want[400];
+  snprintf(want, sizeof want, "# {snapshot=\"%s\"} %" PRIu64 ".%09" PRIu64
+           " ", strrchr(snap, '/') + 1, value / 1000000000u,
+           value % 1000000000u);
+  accept_header = "application/openmetrics-text;version=1.0.0";
+  char *body = NULL, ctype[128];
+  const char *x = NULL;
+  end = er_now() + ER_RUN_TIMEOUT;
+  for (;;) {
+    ck_assert_int_eq(http_get(port, "/metrics", &body, ctype, sizeof ctype),
+                     200);
+    x = strstr(body, want);
+    if (x || er_now() > end) break;
+    free(body);
+    er_sleep_ms(50);
+  }
+  accept_header = "text/plain";
+  ck_assert_msg(x, "no exemplar %s in the page", want);
+  while (x > body && x[-1] != '\n') x--;
+  ck_assert_msg(!strncmp(x, "eventring_user_diff_req_seconds_bucket{", 39) &&
+                    strstr(x, "le=\"0.005\"}") < strstr(x, want),
+                "exemplar line: %.300s", x);
+  free(body);
+  kill(wt.pid, SIGTERM);
+  kill(e.pid, SIGTERM);
+  er_pipe_finish(&wt, 10);
+  er_pipe_finish(&e, 10);
 }
 END_TEST
 
@@ -1297,7 +1586,7 @@ START_TEST(test_remote_write) {
   char *data = pf.data, url[128];
   remote_write_config(cfg);
   int pport = free_port();
-  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, 1);
+  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, RECEIVER);
 
   /* A writer done with its rounds, pushed every 0.5 s. */
   struct er_pipe_proc w = start_writer(d, NULL);
@@ -1368,7 +1657,7 @@ START_TEST(test_remote_write) {
   ck_assert_double_gt(scrape_at_least(port, RW_QUEUED RW_LAB, queued0 + 1),
                       0);
   snprintf(pf.plog, sizeof pf.plog, "%s/prometheus-again.log", d);
-  p = start_prometheus(prom, cfg, data, pport, plog, 1);
+  p = start_prometheus(prom, cfg, data, pport, plog, RECEIVER);
   double sent = check_all_arrived(port, pport);
   ck_assert_double_eq(scraped(port, RW_DROPPED RW_LAB), 0);
   ck_assert_double_eq(scraped(port, "eventring_remote_write_rejected_samples_total" RW_LAB), 0);
@@ -1451,7 +1740,7 @@ START_TEST(test_remote_write_queue) {
 
   /* The receiver comes: what was queued arrives; Prometheus holds every
    * sample collected but those counted as dropped. */
-  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, 1);
+  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, RECEIVER);
   double sent = check_all_arrived(port, pport);
   do {
     collected = scraped(port, RW_COLLECTED RW_LAB);
@@ -2105,6 +2394,8 @@ static TCase *tc_prometheus(void) {
   TCase *tc = er_tcase("prometheus");
   tcase_set_timeout(tc, 240);
   tcase_add_test(tc, test_prometheus);
+  tcase_add_test(tc, test_exemplars);
+  tcase_add_test(tc, test_span_exemplar);
   tcase_add_test(tc, test_remote_write);
   tcase_add_test(tc, test_remote_write_queue);
   return tc;

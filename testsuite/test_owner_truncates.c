@@ -5,6 +5,7 @@
 
 #include "eventring.h"
 #include "harness.h"
+#include "rtlib.h"
 #include "testlib.h"
 #include "childfile.h"
 
@@ -110,21 +111,6 @@ static void host_handler(int sig, siginfo_t *si, void *ctx) {
   siglongjmp(host_jump, 1);
 }
 
-/* Maps a one-page file of its own, cuts it and touches it: a SIGBUS that
- * is not ours.  Returns the address touched. */
-static volatile char *cut_mapping(const char *dir) {
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s/other", dir);
-  int fd = open(p, O_RDWR | O_CREAT, 0600);
-  ck_assert_int_ge(fd, 0);
-  ck_assert_int_eq(ftruncate(fd, 4096), 0);
-  char *m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  ck_assert_ptr_ne(m, MAP_FAILED);
-  close(fd);
-  ck_assert_int_eq(truncate(p, 0), 0);
-  return m;
-}
-
 /* The host's own SIGBUS handler, installed before tracing started, still
  * gets the faults that are not about the ring file. */
 START_TEST(test_host_handler_chained) {
@@ -136,7 +122,7 @@ START_TEST(test_host_handler_chained) {
   act.sa_flags = SA_SIGINFO;
   ck_assert_int_eq(sigaction(SIGBUS, &act, NULL), 0);
   ck_assert_int_eq(eventring_start(), 0);
-  volatile char *m = cut_mapping(dir);
+  volatile char *m = er_cut_mapping(dir);
   if (sigsetjmp(host_jump, 1) == 0) {
     m[0] = 1;
     ck_abort_msg("no SIGBUS from a cut mapping");
@@ -171,7 +157,7 @@ START_TEST(test_reader_keeps_host_handler) {
   eventring_callbacks *cb = eventring_callbacks_create();
   ck_assert_ptr_nonnull(cb);
   ck_assert_int_ge(eventring_cursor_poll(c, cb, NULL, 0), 2);
-  volatile char *m = cut_mapping(dir);
+  volatile char *m = er_cut_mapping(dir);
   host_fault_addr = NULL;
   if (sigsetjmp(host_jump, 1) == 0) {
     m[0] = 1;
@@ -207,19 +193,11 @@ START_TEST(test_reader_other_fault_still_kills) {
     /* The cursor's handler is in place, not the default action. */
     if (sigaction(SIGBUS, NULL, &now) != 0 || !(now.sa_flags & SA_SIGINFO))
       _exit(5);
-    volatile char *m = cut_mapping(dir);
-    m[0] = 1;
+    er_store_to_cut_mapping(dir);
     _exit(4);
   }
   int status = er_wait_for(pid, ER_RUN_TIMEOUT);
-  const char *san = getenv("EVENTRING_SANITIZER");
-  if (san && *san && strcmp(san, "none") != 0)
-    ck_assert_msg(WIFSIGNALED(status) ||
-                      (WIFEXITED(status) && WEXITSTATUS(status) == 66),
-                  "status 0x%x", status);
-  else
-    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
-                  "status 0x%x", status);
+  er_assert_sigbus_death(status, "");
   er_rmdir(dir);
 }
 END_TEST
@@ -234,22 +212,11 @@ START_TEST(test_other_fault_still_kills) {
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
     if (eventring_start() != 0) _exit(3);
-    volatile char *m = cut_mapping(dir);
-    m[0] = 1;
+    er_store_to_cut_mapping(dir);
     _exit(4);
   }
   int status = er_wait_for(pid, ER_RUN_TIMEOUT);
-  /* Under a sanitizer the handler before ours is the sanitizer's, which
-   * reports the fault and aborts (ASan) or exits 66 (TSan): the process
-   * still dies of the fault, never getting past the store. */
-  const char *san = getenv("EVENTRING_SANITIZER");
-  if (san && *san && strcmp(san, "none") != 0)
-    ck_assert_msg(WIFSIGNALED(status) ||
-                      (WIFEXITED(status) && WEXITSTATUS(status) == 66),
-                  "status 0x%x", status);
-  else
-    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
-                  "status 0x%x", status);
+  er_assert_sigbus_death(status, "");
   er_rmdir(dir);
 }
 END_TEST

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "consumer_cb.h"
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
@@ -203,18 +204,11 @@ static void read_with_cursor(const char *path, struct check *c) {
   int rc = eventring_cursor_open_file(&cur, path);
   ck_assert_msg(rc == 0, "cursor on %s: %s", path, eventring_strerror(rc));
   ck_assert_int_eq(eventring_cursor_lost_unit(cur), EVENTRING_LOST_EVENTS);
-  eventring_callbacks *cb = eventring_callbacks_create();
-  ck_assert_ptr_nonnull(cb);
-  eventring_callbacks_set_runtime_begin(cb, cb_phase);
-  eventring_callbacks_set_runtime_end(cb, cb_phase);
-  eventring_callbacks_set_runtime_counter(cb, cb_counter);
-  eventring_callbacks_set_alloc(cb, cb_alloc);
-  eventring_callbacks_set_lifecycle(cb, cb_life);
-  eventring_callbacks_set_user_unit(cb, cb_unit);
-  eventring_callbacks_set_user_int(cb, cb_int);
-  eventring_callbacks_set_user_span(cb, cb_span);
-  eventring_callbacks_set_user_custom(cb, cb_custom);
-  eventring_callbacks_set_lost_events(cb, cb_lost);
+  static const struct tool_handlers h = {.runtime_begin = cb_phase,
+      .runtime_end = cb_phase, .runtime_counter = cb_counter, .alloc = cb_alloc,
+      .lifecycle = cb_life, .user_unit = cb_unit, .user_int = cb_int,
+      .user_span = cb_span, .user_custom = cb_custom, .lost_events = cb_lost};
+  eventring_callbacks *cb = er_callbacks(&h);
   /* The file is quiescent: polls end once they deliver nothing; the
    * bound only guards against a reader that never ends. */
   int polls = 0;

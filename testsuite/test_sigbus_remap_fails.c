@@ -6,6 +6,7 @@
 
 #include "eventring.h"
 #include "harness.h"
+#include "rtlib.h"
 #include "testlib.h"
 #include "childfile.h"
 
@@ -81,17 +82,7 @@ static void assert_killed(int status, const char *err_path) {
                 "the handler returned into the same fault %d times; "
                 "stderr: %s",
                 RUNAWAY, err);
-  /* Under a sanitizer the handler before ours is the sanitizer's, which
-   * reports the fault and aborts (ASan) or exits 66 (TSan). */
-  const char *san = getenv("EVENTRING_SANITIZER");
-  if (san && *san && strcmp(san, "none") != 0)
-    ck_assert_msg(WIFSIGNALED(status) ||
-                      (WIFEXITED(status) && WEXITSTATUS(status) == 66),
-                  "status 0x%x; stderr: %s", status, err);
-  else
-    ck_assert_msg(WIFSIGNALED(status) && WTERMSIG(status) == SIGBUS,
-                  "status 0x%x (SIGBUS is %d); stderr: %s", status, SIGBUS,
-                  err);
+  er_assert_sigbus_death(status, err);
   ck_assert_msg(strstr(err, LOST_LINE) != NULL, "stderr: %s", err);
   /* Once, not once per try. */
   ck_assert_ptr_null(strstr(strstr(err, LOST_LINE) + 1, LOST_LINE));

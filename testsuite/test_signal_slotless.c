@@ -19,6 +19,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "rtlib.h"
 
 /* The signal to raise at the armed point, on this thread only; 0 when
  * disarmed.  Each arming fires once. */
@@ -62,10 +63,13 @@ static void install(int sig) {
   ck_assert_int_eq(sigaction(sig, &sa, NULL), 0);
 }
 
-/* Joins `th`, or ends the test process when it is still running after
- * ten seconds: it is then deadlocked with the library's lock held, and
- * neither Check's exit nor the library's destructor could finish. */
-static void join_or_die(pthread_t th, const char *what) {
+/* Runs fn(arg) on a new thread and joins it, or ends the test process
+ * when it is still running after ten seconds: it is then deadlocked with
+ * the library's lock held, and neither Check's exit nor the library's
+ * destructor could finish. */
+static void run_or_die(void *(*fn)(void *), void *arg, const char *what) {
+  pthread_t th;
+  ck_assert_int_eq(pthread_create(&th, NULL, fn, arg), 0);
   struct timespec until;
   clock_gettime(CLOCK_REALTIME, &until);
   until.tv_sec += 10;
@@ -79,9 +83,7 @@ static void join_or_die(pthread_t th, const char *what) {
 
 static char *start_preserved(void) {
   er_tmpdir();
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  return strdup(eventring_path());
+  return er_start_preserved(NULL);
 }
 
 /* Stops tracing and returns the file's extension DROPPED word. */
@@ -103,9 +105,7 @@ static void *first_event(void *arg) {
 START_TEST(test_signal_during_first_event) {
   install(SIGUSR1);
   char *path = start_preserved();
-  pthread_t th;
-  ck_assert_int_eq(pthread_create(&th, NULL, first_event, NULL), 0);
-  join_or_die(th, "signal during a thread's first event");
+  run_or_die(first_event, NULL, "signal during a thread's first event");
   ck_assert_int_eq(handled, 1);
   struct rf_file f;
   /* The handler's event could not take a slot without waiting: dropped
@@ -130,9 +130,8 @@ START_TEST(test_signal_during_register) {
   install(SIGALRM);
   char *path = start_preserved();
   int id = -100;
-  pthread_t th;
-  ck_assert_int_eq(pthread_create(&th, NULL, do_register, &id), 0);
-  join_or_die(th, "signal during eventring_register on a slotless thread");
+  run_or_die(do_register, &id,
+             "signal during eventring_register on a slotless thread");
   ck_assert_int_ge(id, 0);
   ck_assert_int_eq(handled, 1);
   struct rf_file f;
@@ -154,9 +153,8 @@ START_TEST(test_signal_during_start) {
   er_tmpdir();
   ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
   int r = -100;
-  pthread_t th;
-  ck_assert_int_eq(pthread_create(&th, NULL, do_start, &r), 0);
-  join_or_die(th, "signal during eventring_start on a slotless thread");
+  run_or_die(do_start, &r,
+             "signal during eventring_start on a slotless thread");
   ck_assert_int_eq(r, 0);
   ck_assert_int_eq(handled, 1);
   char *path = strdup(eventring_path());
@@ -190,12 +188,10 @@ static void *slot_then_release(void *arg) {
 START_TEST(test_signal_while_leaving_slot) {
   install(SIGUSR1);
   char *path = start_preserved();
-  pthread_t th;
-  ck_assert_int_eq(pthread_create(&th, NULL, slot_then_exit, NULL), 0);
-  join_or_die(th, "signal while a thread leaves its slot at exit");
+  run_or_die(slot_then_exit, NULL,
+             "signal while a thread leaves its slot at exit");
   ck_assert_int_eq(handled, 1);
-  ck_assert_int_eq(pthread_create(&th, NULL, slot_then_release, NULL), 0);
-  join_or_die(th, "signal during eventring_domain_release");
+  run_or_die(slot_then_release, NULL, "signal during eventring_domain_release");
   ck_assert_int_eq(handled, 2);
   struct rf_file f;
   ck_assert_uint_eq(stop_and_dropped(path, &f), 2);

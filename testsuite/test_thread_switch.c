@@ -15,10 +15,9 @@
 #include "harness.h"
 #include "ring_format.h"
 #include "ringfile.h"
+#include "rtlib.h"
 
-static pthread_mutex_t baton_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t baton_cond = PTHREAD_COND_INITIALIZER;
-static int turn; /* the step of the script being played */
+static struct er_baton baton = ER_BATON_INIT;
 static int seq_id;
 
 /* The script: at step i, thread script[i].who writes the value i (or,
@@ -41,38 +40,27 @@ static void play(int who) {
   ktid[who] = (uint64_t)syscall(SYS_gettid);
   for (int i = 0; i < NSTEPS; i++) {
     if (script[i].who != who) continue;
-    pthread_mutex_lock(&baton_lock);
-    while (turn != i) pthread_cond_wait(&baton_cond, &baton_lock);
+    er_baton_take(&baton, i);
     if (script[i].rename)
       ck_assert_int_eq(eventring_thread_name(script[i].rename), 0);
     eventring_write_int(seq_id, i);
-    turn++;
-    pthread_cond_broadcast(&baton_cond);
-    pthread_mutex_unlock(&baton_lock);
+    er_baton_pass(&baton);
   }
 }
 
 static void *worker(void *arg) {
   int who = (int)(long)arg;
-  ck_assert_int_eq(eventring_domain_join(0), 0);
-  eventring_thread_id(who * 10);
-  char name[16];
-  snprintf(name, sizeof name, "worker %d", who);
-  ck_assert_int_eq(eventring_thread_name(name), 0);
+  er_join0_worker(who);
   play(who);
   return NULL;
 }
 
 static char *start_joined(void) {
   er_tmpdir();
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
   seq_id = eventring_register("switch.seq", EVENTRING_TYPE_INT);
   ck_assert_int_ge(seq_id, 0);
   ck_assert_int_eq(eventring_domain_join(0), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
-  ck_assert_ptr_nonnull(path);
-  return path;
+  return er_start_preserved(NULL);
 }
 
 /* The marker's name, from its payload words (a custom-style padding). */
@@ -95,8 +83,9 @@ static int is_marker(const struct rf_event *e) {
   return !e->is_user && e->type == ER_EV_FLUSH && e->id == ER_XEV_THREAD;
 }
 
-START_TEST(test_markers_follow_the_turns) {
-  char *path = start_joined();
+/* Plays the whole script: the calling thread as thread 0 ("main"), the
+ * others on workers, joined when done. */
+static void play_script(void) {
   eventring_thread_id(0);
   ck_assert_int_eq(eventring_thread_name("main"), 0);
   pthread_t th[NTHREADS];
@@ -104,6 +93,11 @@ START_TEST(test_markers_follow_the_turns) {
     ck_assert_int_eq(pthread_create(&th[t], NULL, worker, (void *)t), 0);
   play(0);
   for (int t = 1; t < NTHREADS; t++) pthread_join(th[t], NULL);
+}
+
+START_TEST(test_markers_follow_the_turns) {
+  char *path = start_joined();
+  play_script();
   /* A snapshot keeps the markers, names included. */
   char snap[PATH_MAX];
   snprintf(snap, sizeof snap, "%s.snap", path);
@@ -195,13 +189,7 @@ static int on_int(void *data, int domain, uint64_t ts, int id,
 
 START_TEST(test_cursor_delivers_markers) {
   char *path = start_joined();
-  eventring_thread_id(0);
-  ck_assert_int_eq(eventring_thread_name("main"), 0);
-  pthread_t th[NTHREADS];
-  for (long t = 1; t < NTHREADS; t++)
-    ck_assert_int_eq(pthread_create(&th[t], NULL, worker, (void *)t), 0);
-  play(0);
-  for (int t = 1; t < NTHREADS; t++) pthread_join(th[t], NULL);
+  play_script();
   ck_assert_int_eq(eventring_stop(), 0);
   eventring_domain_release();
 

@@ -15,11 +15,10 @@
 
 #include "eventring.h"
 #include "harness.h"
+#include "rtlib.h"
 #include "testlib.h"
 
-static pthread_mutex_t baton_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t baton_cond = PTHREAD_COND_INITIALIZER;
-static int turn;
+static struct er_baton baton = ER_BATON_INIT;
 static int span_a, span_b, span_c, tick;
 
 /* Step i of the script: thread `who` writes `what` (a span's begin or
@@ -57,22 +56,15 @@ static void write_step(enum what w) {
 static void play(int who) {
   for (int i = 0; i < NSTEPS; i++) {
     if (script[i].who != who) continue;
-    pthread_mutex_lock(&baton_lock);
-    while (turn != i) pthread_cond_wait(&baton_cond, &baton_lock);
+    er_baton_take(&baton, i);
     write_step(script[i].what);
-    turn++;
-    pthread_cond_broadcast(&baton_cond);
-    pthread_mutex_unlock(&baton_lock);
+    er_baton_pass(&baton);
   }
 }
 
 static void *worker(void *arg) {
   int who = (int)(long)arg;
-  ck_assert_int_eq(eventring_domain_join(0), 0);
-  eventring_thread_id(who * 10);
-  char name[16];
-  snprintf(name, sizeof name, "worker %d", who);
-  ck_assert_int_eq(eventring_thread_name(name), 0);
+  er_join0_worker(who);
   play(who);
   return NULL;
 }
@@ -136,6 +128,17 @@ static int parse(const char *from, struct line *l) {
   return 1;
 }
 
+/* Runs `eventring trace -o DIR/NAME PATH`, which must succeed; the
+ * output file's path is left in out (PATH_MAX bytes). */
+static struct er_run trace_to(const char *dir, const char *path,
+                              const char *name, char *out) {
+  snprintf(out, PATH_MAX, "%s/%s", dir, name);
+  const char *args[] = {"trace", "-o", out, path, NULL};
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "trace") == 0, "stderr: %s", r.err);
+  return r;
+}
+
 START_TEST(test_one_track_per_thread) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
@@ -159,10 +162,7 @@ START_TEST(test_one_track_per_thread) {
   eventring_domain_release();
 
   char out[PATH_MAX];
-  snprintf(out, sizeof out, "%s/t.json", dir);
-  const char *args[] = {"trace", "-o", out, path, NULL};
-  struct er_run r = er_run_tool(dir, args, 0);
-  ck_assert_msg(er_exit_code(&r, "trace") == 0, "stderr: %s", r.err);
+  struct er_run r = trace_to(dir, path, "t.json", out);
   /* The crossing span is reported, once. */
   ck_assert_msg(strstr(r.err, "1 span ended on another thread") != NULL,
                 "stderr: %s", r.err);
@@ -261,11 +261,11 @@ static void *ticker(void *arg) {
   ck_assert_int_eq(eventring_domain_join(0), 0);
   eventring_thread_id(10);
   ck_assert_int_eq(eventring_thread_name("ticker"), 0);
-  pthread_mutex_lock(&baton_lock);
+  pthread_mutex_lock(&baton.lock);
   /* 200 ticks of 3 words wrap a 64-word ring many times over: its own
    * marker is overwritten with the rest. */
   for (int i = 0; i < 200; i++) eventring_write_int(tick, i);
-  pthread_mutex_unlock(&baton_lock);
+  pthread_mutex_unlock(&baton.lock);
   return NULL;
 }
 
@@ -293,10 +293,7 @@ START_TEST(test_wrapped_marker) {
   eventring_domain_release();
 
   char out[PATH_MAX];
-  snprintf(out, sizeof out, "%s/w.json", dir);
-  const char *args[] = {"trace", "-o", out, path, NULL};
-  struct er_run r = er_run_tool(dir, args, 0);
-  ck_assert_msg(er_exit_code(&r, "trace") == 0, "stderr: %s", r.err);
+  struct er_run r = trace_to(dir, path, "w.json", out);
   er_run_free(&r);
   size_t len;
   char *json = er_slurp(out, &len);

@@ -814,7 +814,9 @@ START_TEST(test_bad_usage) {
       {"--exec-timeout", "soon", "--exec-timeout: duration 'soon'"},
       {"--exec-max", "0", "invalid --exec-max '0'"},
       {"--log-format", "xml", "unknown --log-format 'xml' (text or json)"},
-      {"--label", "bad key=1", "--label: 'bad key=1' is not KEY=VALUE"},
+      {"--label", "bad key=1", "--label: 'bad key=1' is not NAME=VALUE"},
+      {"--label", "__x=1", "--label: '__x=1' is not NAME=VALUE (NAME: a "
+       "letter or _, then letters, digits or _, not starting with __)"},
       {"--label", "host=a", "--label: labels go into the JSON log"},
   };
   char dir[64];

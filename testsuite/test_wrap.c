@@ -2,6 +2,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "ring_format.h"
+#include "rtlib.h"
 
 #define NINTS 5000
 
@@ -28,10 +29,7 @@ struct expect {
 START_TEST(test_wrap_keeps_newest) {
   char dir[64];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "e=10", 1), 0);
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
+  char *path = er_start_preserved("e=10");
   int int_id = eventring_register("wrap.int", EVENTRING_TYPE_INT);
   int cus_id = eventring_register("wrap.custom", EVENTRING_TYPE_CUSTOM);
   ck_assert_int_ge(int_id, 0);
@@ -134,10 +132,7 @@ END_TEST
 START_TEST(test_padding_at_end) {
   char dir[64];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  ck_assert_int_eq(setenv("OCAMLRUNPARAM", "e=10", 1), 0);
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
+  char *path = er_start_preserved("e=10");
   int cus_id = eventring_register("wrap.custom", EVENTRING_TYPE_CUSTOM);
   ck_assert_int_ge(cus_id, 0);
   /* ring_start is 3 words; customs of 95 bytes are 2 + 12 = 14 words.

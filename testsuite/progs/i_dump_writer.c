@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "eventring.h"
+#include "threads.h"
 
 static int id_unit, id_int, id_span, id_custom, id_seq;
 
@@ -57,15 +58,8 @@ int main(void) {
   if (eventring_start() != 0) return 3;
   if (eventring_domain_bind(0) != 0) return 4;
   for (int i = 0; i < 2000; i++) eventring_write_int(id_seq, i);
-  pthread_t t[3];
-  for (int k = 1; k <= 3; k++)
-    if (pthread_create(&t[k - 1], NULL, thread_main, (void *)(intptr_t)k))
-      return 5;
-  for (int k = 1; k <= 3; k++) {
-    void *r;
-    pthread_join(t[k - 1], &r);
-    if (r) return 6;
-  }
+  int rc = prog_run_threads(3, thread_main);
+  if (rc != 0) return rc;
   eventring_write_int(id_seq, 2000);
   return eventring_stop() == 0 ? 0 : 7;
 }

@@ -38,6 +38,7 @@
 #include <string.h>
 
 #include "eventring.h"
+#include "threads.h"
 
 static int id_unit, id_int, id_span, id_open, id_custom, id_seq;
 
@@ -102,20 +103,14 @@ int main(int argc, char **argv) {
   eventring_begin(EVENTRING_PHASE_MAJOR_SLICE);
   eventring_write_span(id_span, 0);
 
-  pthread_t t[3];
-  for (int k = 1; k <= 3; k++)
-    if (pthread_create(&t[k - 1], NULL, thread_main, (void *)(intptr_t)k))
-      return 5;
-  for (int k = 1; k <= 3; k++) {
-    void *r;
-    pthread_join(t[k - 1], &r);
-    if (r) return 6;
-  }
+  int rc = prog_run_threads(3, thread_main);
+  if (rc != 0) return rc;
   static char *const holders[] = {"t.first-4", "t.second-4"};
   for (int i = 0; i < 2; i++) {
+    pthread_t t;
     void *r;
-    if (pthread_create(&t[0], NULL, slot4_main, holders[i])) return 5;
-    pthread_join(t[0], &r);
+    if (pthread_create(&t, NULL, slot4_main, holders[i])) return 5;
+    pthread_join(t, &r);
     if (r) return 6;
   }
 

@@ -674,13 +674,23 @@ int json_u64(const struct json_value *v, uint64_t *out);
 #define METRICS_MAX_COUNTERS 64
 #define METRICS_NAME_BYTES 48
 
+/* An OpenMetrics exemplar: one value of a bucket, named by `id` (a
+ * snapshot's file name), with its wall time. */
+#define METRICS_EXEMPLAR_ID 120
+struct metrics_exemplar {
+  char id[METRICS_EXEMPLAR_ID + 1]; /* "" when none */
+  uint64_t value_ns;
+  uint64_t wall_ns;
+};
+
 /* Bucket i counts values <= bound i that are above bound i-1, the last
- * one those above every bound; a listing makes them cumulative.  A
- * bucket is where a per-bucket exemplar would be attached. */
+ * one those above every bound; a listing makes them cumulative.  ex,
+ * allocated at the first exemplar, holds bucket i's latest in ex[i]. */
 struct metrics_hist {
   uint64_t bucket[METRICS_N_BOUNDS + 1];
   uint64_t count;
   uint64_t sum_ns;
+  struct metrics_exemplar *ex;
 };
 
 void metrics_hist_add(struct metrics_hist *h, uint64_t ns);
@@ -807,6 +817,17 @@ void metrics_on_user_span(struct metrics_target *t, int domain, uint64_t ts,
                           int id, const char *name, int is_end);
 void metrics_on_lost(struct metrics_target *t, int domain, uint64_t count);
 
+/* Attaches exemplar `id` (value `value_ns`, at `wall_ns`) to the bucket
+ * it falls in of the histogram `source` (pause, phase:NAME or
+ * span:NAME) of the target of process `pid`, replacing the bucket's
+ * earlier one.  Returns 0; 1 when that histogram has no value yet (the
+ * event may not have been read: try again later); -1 when `source` is
+ * none of these, `id` is longer than METRICS_EXEMPLAR_ID bytes, or out
+ * of memory. */
+int metrics_exemplar_add(struct metrics_set *set, pid_t pid,
+                         const char *source, uint64_t value_ns,
+                         uint64_t wall_ns, const char *id);
+
 /* How a sample's value is written: an integer, or nanoseconds written
  * as seconds. */
 enum metrics_value_kind { METRICS_UINT, METRICS_INT, METRICS_SECONDS };
@@ -847,11 +868,10 @@ double metrics_sample_value(const struct metrics_sample *s);
 void metrics_utf8(const char *s, void (*put)(void *arg, const char *p,
                                               size_t n), void *arg);
 
-/* Whether `name` may be a label an operator adds to every series:
- * [a-zA-Z_][a-zA-Z0-9_]*, not starting with __ (Prometheus's) and not
- * one that series have already (pid, program, domain, event, phase,
- * le); `host` may be, and replaces the host's name. */
-int metrics_label_name_ok(const char *name);
+/* The labels that series have already (pid, program, domain, event,
+ * phase, le), NULL-terminated: no --label may be one of them (`host`
+ * may, and replaces the host's name). */
+extern const char *const metrics_reserved_labels[];
 
 /* ================================================================== */
 /* rules.c                                                              */

@@ -63,9 +63,14 @@ static const char *const bound_le[METRICS_N_BOUNDS] = {
     "0.01",   "0.025",   "0.05",  "0.1",   "0.25",    "0.5",
     "1",      "2.5",     "5",     "10"};
 
-void metrics_hist_add(struct metrics_hist *h, uint64_t ns) {
+static int bucket_of(uint64_t ns) {
   int i = 0;
   while (i < METRICS_N_BOUNDS && ns > bound_ns[i]) i++;
+  return i;
+}
+
+void metrics_hist_add(struct metrics_hist *h, uint64_t ns) {
+  int i = bucket_of(ns);
   h->bucket[i]++;
   h->count++;
   h->sum_ns += ns;
@@ -112,13 +117,16 @@ struct metrics_target *metrics_target_new(eventring_cursor *c, int own,
 void metrics_target_free(struct metrics_target *t) {
   if (t->own_cursor && t->cursor) eventring_cursor_free(t->cursor);
   pauses_free(&t->pauses);
-  for (int i = 0; i < METRICS_MAX_PHASES; i++) free(t->phase[i]);
+  free(t->pause.ex);
+  for (int i = 0; i < METRICS_MAX_PHASES; i++)
+    if (t->phase[i]) free(t->phase[i]->ex), free(t->phase[i]);
   free(t->counter);
   free(t->counter_set);
   for (int i = 0; i < t->nusers; i++) {
     struct metrics_user *u = t->users[i];
     free(u->ival);
     free(u->iset);
+    if (u->span) free(u->span->ex);
     free(u->span);
     free(u->open);
     free(u);
@@ -411,6 +419,44 @@ void metrics_on_lost(struct metrics_target *t, int domain, uint64_t count) {
   t->lost += count;
   pauses_cut(&t->pauses, domain);
   cut_spans(t, domain);
+}
+
+/* ------------------------------------------------------------------ */
+/* Exemplars.                                                           */
+
+/* The histogram `source` of `t`, or NULL when it has none yet. */
+static struct metrics_hist *hist_of(struct metrics_target *t,
+                                    const char *source) {
+  if (!strcmp(source, "pause")) return t->pause.count ? &t->pause : NULL;
+  if (!strncmp(source, "phase:", 6)) {
+    for (int p = 0; p < METRICS_MAX_PHASES; p++)
+      if (t->phase[p] && !strcmp(t->phase_name[p], source + 6))
+        return t->phase[p];
+    return NULL;
+  }
+  for (int i = 0; i < t->nusers; i++)
+    if (!strcmp(t->users[i]->name, source + 5)) return t->users[i]->span;
+  return NULL;
+}
+
+int metrics_exemplar_add(struct metrics_set *set, pid_t pid,
+                         const char *source, uint64_t value_ns,
+                         uint64_t wall_ns, const char *id) {
+  if ((strcmp(source, "pause") && strncmp(source, "phase:", 6) &&
+       strncmp(source, "span:", 5)) ||
+      strlen(id) > METRICS_EXEMPLAR_ID)
+    return -1;
+  struct metrics_hist *h = NULL;
+  for (struct metrics_target *t = set->targets; t && !h; t = t->next)
+    if (t->pid == pid) h = hist_of(t, source);
+  if (!h) return 1;
+  if (!h->ex && !(h->ex = calloc(METRICS_N_BOUNDS + 1, sizeof *h->ex)))
+    return -1;
+  struct metrics_exemplar *x = &h->ex[bucket_of(value_ns)];
+  snprintf(x->id, sizeof x->id, "%s", id);
+  x->value_ns = value_ns;
+  x->wall_ns = wall_ns;
+  return 0;
 }
 
 /* ------------------------------------------------------------------ */
@@ -778,18 +824,8 @@ static void list_push(const struct metrics_push_stats *p,
   }
 }
 
-int metrics_label_name_ok(const char *name) {
-  static const char *const taken[] = {"pid",   "program", "domain",
-                                      "event", "phase",   "le"};
-  if (!*name || (name[0] >= '0' && name[0] <= '9') ||
-      !strncmp(name, "__", 2) ||
-      strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
-                   "0123456789_") != strlen(name))
-    return 0;
-  for (size_t i = 0; i < sizeof taken / sizeof taken[0]; i++)
-    if (!strcmp(name, taken[i])) return 0;
-  return 1;
-}
+const char *const metrics_reserved_labels[] = {
+    "pid", "program", "domain", "event", "phase", "le", NULL};
 
 void metrics_list(const struct metrics_set *set,
                   const struct metrics_sink *o) {

@@ -7,7 +7,7 @@
  * the clock of the events and the parser of durations; runcmd.c:
  * commands run beside the tool (watch --exec); httpclient.c: a POST to
  * an http:// URL with a deadline; threads.c: what helper threads start
- * with.  It includes no other layer of tools/.
+ * with; labels.c: the --label NAME=VALUE pairs of watch and metrics.  It includes no other layer of tools/.
  *
  * Exit statuses are the same for every subcommand: 0 success,
  * TOOL_EXIT_INPUT for a file that cannot be read or is malformed (and for
@@ -236,6 +236,25 @@ uint64_t tool_now_ns(void);
  * of 1024) into *bytes: the one parser of every option that takes a
  * size.  Returns 0, or -1 when it is none (or too large). */
 int tool_parse_size(const char *s, uint64_t *bytes);
+
+/* ================================================================== */
+/* labels.c                                                             */
+/* ================================================================== */
+
+/* The --label NAME=VALUE pairs of a subcommand, in their order. */
+#define TOOL_MAX_LABELS 31
+struct tool_labels {
+  int n;
+  char *name[TOOL_MAX_LABELS], *value[TOOL_MAX_LABELS];
+};
+
+/* Adds "NAME=VALUE" `arg` to `l`: NAME [a-zA-Z_][a-zA-Z0-9_]*, not
+ * starting with __, none of `reserved` (NULL-terminated, or NULL), not
+ * given before.  Returns 0, or -1 with the reason in `why` (`size`
+ * bytes), for the caller's "--label: WHY". */
+int tool_labels_add(struct tool_labels *l, const char *arg,
+                    const char *const *reserved, char *why, size_t size);
+void tool_labels_free(struct tool_labels *l);
 
 /* ================================================================== */
 /* runcmd.c                                                             */

@@ -8,7 +8,8 @@
  *   report.c   `eventring report`, an HTML page of charts;
  *   metrics.c  `eventring metrics`, a Prometheus exporter that
  *              metrics_http.c serves, metrics_dir.c feeds with the
- *              files of a directory and metrics_push.c pushes;
+ *              files of a directory and metrics_push.c pushes,
+ *              metrics_exemplars.c adds watch's snapshots to;
  *   snapshot.c `eventring snapshot`, what the rings hold now (it runs
  *              ctf.c's or trace.c's subcommand on the file it writes);
  *   watch.c    `eventring watch`, the windows around triggers;
@@ -49,9 +50,11 @@ int tool_resume(int argc, char **argv);
 #include <stddef.h>
 #include <stdio.h>
 
-/* Writes the page of a scrape to `o`; called in the server's thread, so
- * it takes whatever lock the data it reads needs. */
-typedef void (*metrics_render_fn)(FILE *o, void *arg);
+/* Writes the page of a scrape to `o`, in the OpenMetrics text format
+ * when `openmetrics` (the scraper asked for it), else in the text format
+ * 0.0.4; called in the server's thread, so it takes whatever lock the
+ * data it reads needs. */
+typedef void (*metrics_render_fn)(FILE *o, int openmetrics, void *arg);
 
 struct metrics_http;
 
@@ -96,6 +99,26 @@ struct metrics_state {
  * status of a directory that cannot be read. */
 int metrics_follow_dir(struct metrics_state *m, const char *dir,
                        uint64_t keep_ns, const eventring_callbacks *cb);
+
+/* ================================================================== */
+/* metrics_exemplars.c                                                  */
+/* ================================================================== */
+
+/* The snapshots of `eventring watch --log FILE --log-format json` as
+ * exemplars of the histograms (metrics --exemplars FILE). */
+struct metrics_exemplars;
+
+/* Follows the log `path` (which need not exist yet); NULL when out of
+ * memory. */
+struct metrics_exemplars *metrics_exemplars_new(const char *path);
+/* Says how many lines were skipped, if any, and frees `x`; NULL is
+ * ignored. */
+void metrics_exemplars_free(struct metrics_exemplars *x);
+/* Reads what the log gained since the last call, without waiting, and
+ * attaches its snapshots to the histograms of `set`, whose lock the
+ * caller holds. */
+void metrics_exemplars_poll(struct metrics_exemplars *x,
+                            struct metrics_set *set);
 
 /* ================================================================== */
 /* metrics_push.c (built with EVENTRING_HAVE_REMOTE_WRITE)              */

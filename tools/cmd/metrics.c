@@ -66,6 +66,10 @@ static void help(void) {
       "(default\n"
       "                      100000); what does not fit is dropped and "
       "counted\n"
+      "  --exemplars FILE    follow the JSON log of eventring watch (--log FILE\n"
+      "                      --log-format json): each snapshot taken for a\n"
+      "                      pause, phase or span becomes the exemplar of its\n"
+      "                      histogram bucket (OpenMetrics scrapes only)\n"
       "  --label NAME=VALUE  a label every series gets, scraped or pushed\n"
       "                      (repeatable; host=NAME replaces the host's "
       "name)\n"
@@ -247,18 +251,22 @@ static eventring_callbacks *make_callbacks(void) {
   return tool_callbacks_new(&handlers);
 }
 
+/* --exemplars FILE, or NULL. */
+static struct metrics_exemplars *exemplars;
+
 /* A scrape's page (metrics_http.c calls it in the server's thread). */
-static void render_locked(FILE *o, void *arg) {
+static void render_locked(FILE *o, int openmetrics, void *arg) {
   (void)arg;
   pthread_mutex_lock(&M.lock);
-  exposition_write(o, &M.set);
+  if (exemplars) metrics_exemplars_poll(exemplars, &M.set);
+  exposition_write(o, &M.set, openmetrics);
   pthread_mutex_unlock(&M.lock);
 }
 
 /* ------------------------------------------------------------------ */
 /* The labels of every series: host, then --label's in their order.     */
 
-#define MAX_LABELS 32
+#define MAX_LABELS (TOOL_MAX_LABELS + 1)
 static struct metrics_label labels[MAX_LABELS];
 static int nlabels;
 static char hostname[256];
@@ -270,42 +278,19 @@ static void labels_reset(void) {
   nlabels = 1;
 }
 
-/* --label NAME=VALUE (`arg` stays valid: it is argv's).  Returns -1, or
- * the exit status of a usage error. */
-static int label_add(char *arg) {
-  char *eq = strchr(arg, '=');
-  if (!eq)
-    return tool_usage_error(HELP_REF, "invalid --label '%s' (NAME=VALUE)",
-                            arg);
-  *eq = '\0';
-  const char *name = arg, *value = eq + 1;
-  for (int i = 1; i < nlabels; i++)
-    if (!strcmp(labels[i].name, name)) {
-      int rc = tool_usage_error(HELP_REF, "--label %s given twice", name);
-      *eq = '=';
-      return rc;
-    }
-  if (!metrics_label_name_ok(name)) {
-    int rc = tool_usage_error(HELP_REF, "invalid --label name '%s' "
-                              "([a-zA-Z_][a-zA-Z0-9_]*, not "
-                              "starting with __ and none of pid, program, "
-                              "domain, event, phase, le)", name);
-    *eq = '=';
-    return rc;
-  }
-  if (!strcmp(name, "host")) {
-    labels[0].value = value;
-  } else {
-    if (nlabels == MAX_LABELS)
-      return tool_usage_error(HELP_REF, "too many --label (at most %d)",
-                              MAX_LABELS - 1);
-    labels[nlabels++] = (struct metrics_label){name, value};
-  }
-  return -1;
-}
+/* --label NAME=VALUE: tool_labels_add()'s, then made the series'
+ * labels in labels_finish(). */
+static struct tool_labels given;
 
 /* A host whose name is unknown has no host label. */
 static void labels_finish(void) {
+  for (int i = 0; i < given.n; i++) {
+    if (!strcmp(given.name[i], "host"))
+      labels[0].value = given.value[i];
+    else
+      labels[nlabels++] = (struct metrics_label){given.name[i],
+                                                 given.value[i]};
+  }
   if (!labels[0].value[0]) {
     memmove(labels, labels + 1, (size_t)(nlabels - 1) * sizeof *labels);
     nlabels--;
@@ -321,7 +306,8 @@ int tool_metrics(int argc, char **argv) {
     OPT_PUSH_INTERVAL,
     OPT_PUSH_TIMEOUT,
     OPT_QUEUE_SIZE,
-    OPT_LABEL
+    OPT_LABEL,
+    OPT_EXEMPLARS
   };
   /* The source options but --follow, which is always on. */
   static const struct option longopts[] = {
@@ -335,6 +321,7 @@ int tool_metrics(int argc, char **argv) {
       {"push-timeout", required_argument, NULL, OPT_PUSH_TIMEOUT},
       {"queue-size", required_argument, NULL, OPT_QUEUE_SIZE},
       {"label", required_argument, NULL, OPT_LABEL},
+      {"exemplars", required_argument, NULL, OPT_EXEMPLARS},
       {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},
       {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},
       {"help", no_argument, NULL, 'h'},
@@ -343,7 +330,7 @@ int tool_metrics(int argc, char **argv) {
   };
   struct tool_source src;
   memset(&src, 0, sizeof src);
-  const char *listen_arg = NULL, *push_url = NULL;
+  const char *listen_arg = NULL, *push_url = NULL, *exemplars_arg = NULL;
   double keep_s = 60, header_s = METRICS_HEADER_TIMEOUT;
   uint64_t push_ns = PUSH_INTERVAL_NS, push_timeout_ns = PUSH_TIMEOUT_NS;
   uint64_t queue_size = QUEUE_SAMPLES;
@@ -378,9 +365,13 @@ int tool_metrics(int argc, char **argv) {
         return tool_usage_error(HELP_REF, "invalid --queue-size '%s' "
                                 "(samples, 1 at least)", optarg);
       queue_size = q;
+    } else if (c == OPT_EXEMPLARS) {
+      exemplars_arg = optarg;
     } else if (c == OPT_LABEL) {
-      int rc = label_add(optarg);
-      if (rc >= 0) return rc;
+      char why[256];
+      if (tool_labels_add(&given, optarg, metrics_reserved_labels, why,
+                          sizeof why) < 0)
+        return tool_usage_error(HELP_REF, "--label: %s", why);
     } else if (c == OPT_KEEP) {
       char *end;
       errno = 0;
@@ -452,7 +443,15 @@ int tool_metrics(int argc, char **argv) {
     return TOOL_EXIT_INPUT;
   }
 
+  if (exemplars_arg && !listen_arg)
+    return tool_usage_error(HELP_REF, "--exemplars needs --listen (exemplars "
+                            "are served to scrapers in the OpenMetrics "
+                            "format, not pushed)");
   eventring_callbacks *cb = make_callbacks();
+  if (cb && exemplars_arg && !(exemplars = metrics_exemplars_new(exemplars_arg))) {
+    eventring_callbacks_free(cb);
+    cb = NULL;
+  }
   if (!cb) {
     if (fd >= 0) close(fd);
     tool_error("out of memory");
@@ -535,6 +534,9 @@ done:
     metrics_target_free(t);
   }
   eventring_callbacks_free(cb);
+  metrics_exemplars_free(exemplars);
+  exemplars = NULL;
+  tool_labels_free(&given);
   return rc;
 }
 

@@ -6,7 +6,8 @@
  * only open the listening socket ourselves, so that it is bound to
  * exactly the address given, port 0 works (the port chosen is printed)
  * and a bind error is reported precisely.  A scrape renders the page
- * with the caller's function (which takes its own lock).
+ * with the caller's function (which takes its own lock), in the format
+ * its Accept header prefers (accepts_openmetrics()).
  *
  * Limits.  One client address may hold PER_IP_LIMIT connections
  * (libmicrohttpd closes the next ones at once), all of them together
@@ -39,6 +40,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
@@ -189,6 +191,47 @@ static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status,
   return ret;
 }
 
+/* The weight (0 to 1000) that Accept header `a` gives to media type
+ * `type` ("application/openmetrics-text"), or to "* / *" style ranges that
+ * cover it when `wild`: the largest q of the ranges naming it. */
+static int accept_q(const char *a, const char *type, const char *wild) {
+  int best = 0;
+  while (*a) {
+    size_t n = strcspn(a, ","), tn = strcspn(a, ";,");
+    const char *r = a + strspn(a, " \t");
+    tn -= (size_t)(r - a);
+    while (tn && (r[tn - 1] == ' ' || r[tn - 1] == '\t')) tn--;
+    if ((tn == strlen(type) && !strncasecmp(r, type, tn)) ||
+        (wild && tn == strlen(wild) && !strncmp(r, wild, tn))) {
+      int q = 1000;
+      const char *p = r;
+      while ((p = memchr(p, ';', (size_t)(a + n - p))) != NULL) {
+        p++;
+        p += strspn(p, " \t");
+        if ((p[0] == 'q' || p[0] == 'Q') && p[1] == '=') {
+          double v = strtod(p + 2, NULL);
+          q = v <= 0 ? 0 : v >= 1 ? 1000 : (int)(v * 1000 + 0.5);
+        }
+      }
+      if (q > best) best = q;
+    }
+    a += n;
+    if (*a) a++;
+  }
+  return best;
+}
+
+/* Whether a scraper whose Accept header is `a` (NULL: none) gets the
+ * OpenMetrics text format: when it names it with a weight above 0 and
+ * not below the weight of the text format 0.0.4, as Prometheus's own
+ * header does (OpenMetrics 1.0.0 first, text/plain at q=0.5). */
+static int accepts_openmetrics(const char *a) {
+  if (!a) return 0;
+  int om = accept_q(a, "application/openmetrics-text", NULL);
+  int text = accept_q(a, "text/plain", "*/*");
+  return om > 0 && om >= text;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
                                   const char *url, const char *method,
                                   const char *version,
@@ -228,12 +271,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *conn,
   size_t len = 0;
   FILE *o = open_memstream(&buf, &len);
   if (!o) return MHD_NO;
-  h->render(o, h->render_arg);
+  int om = accepts_openmetrics(
+      MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Accept"));
+  h->render(o, om, h->render_arg);
   if (fclose(o) != 0) {
     free(buf);
     return MHD_NO;
   }
-  return reply(conn, MHD_HTTP_OK, "text/plain; version=0.0.4; charset=utf-8",
+  return reply(conn, MHD_HTTP_OK,
+               om ? "application/openmetrics-text; version=1.0.0; "
+                    "charset=utf-8"
+                  : "text/plain; version=0.0.4; charset=utf-8",
                buf, len, MHD_RESPMEM_MUST_FREE);
 }
 

@@ -196,7 +196,7 @@ static void help(void) {
       "                   trigger, snapshot, command and the summary\n"
       "  --log FILE       the log into FILE (appended) instead of standard "
       "error\n"
-      "  --label KEY=VALUE  added to every JSON log line (repeatable)\n"
+      "  --label NAME=VALUE  added to every JSON log line (repeatable)\n"
       "  -h, --help       print this help and exit\n"
       "\n"
       "One line on standard error per snapshot.  Runs until the process (or\n"
@@ -284,6 +284,8 @@ struct window {
   uint64_t start, end, limit;
   const struct cond *cond; /* the first trigger's */
   char measured[128];      /* the first trigger's, for the message */
+  int domain;              /* the first trigger's domain, */
+  uint64_t at, from;       /* trace time, and its anomaly's start */
   time_t wall;             /* when it fired, for the file name */
   struct mark marks[MAX_MARKS];
   int nmarks;
@@ -671,6 +673,9 @@ static void open_window(struct target *t, const struct cond *c, int domain,
   w->end = at + O.after;
   w->limit = at + (O.after ? O.after : 1) * EXTEND_AFTERS;
   w->cond = c;
+  w->domain = domain;
+  w->at = at;
+  w->from = start;
   snprintf(w->measured, sizeof w->measured, "%s", measured);
   /* From a file, when it fired by the file's wall clock. */
   w->wall = t->has_wall ? (time_t)(((int64_t)at + t->wall_off) / 1000000000)
@@ -834,6 +839,34 @@ static int create_file(const struct target *t, const struct window *w,
   return -EEXIST;
 }
 
+/* The fields of a snapshot's JSON line about the trigger that opened
+ * window `w`: its domain and trace time (ts, ns), its wall time
+ * (wall_time_ns, when the file records the wall clock) and, for a rule on
+ * one event with a duration (pause>, phase:NAME>, span:NAME>), the
+ * histogram it belongs to (source: pause, phase:NAME or span:NAME) and
+ * the event's duration (value_ns): what `eventring metrics --exemplars`
+ * attaches to that histogram's bucket. */
+static void log_first_trigger(const struct target *t, const struct window *w) {
+  eventlog_int(&L, "domain", w->domain);
+  eventlog_int(&L, "ts", (int64_t)w->at);
+  eventring_wallclock wc;
+  if (t->cursor &&
+      eventring_cursor_wallclock(t->cursor, EVENTRING_WALLCLOCK_LATEST,
+                                 &wc) == 0) {
+    int64_t wall = wc.wall + (int64_t)(w->at - wc.ts);
+    if (wall > 0) eventlog_int(&L, "wall_time_ns", wall);
+  }
+  const char *r = w->cond->reason, *text = w->cond->text;
+  if (strcmp(r, "pause") && strcmp(r, "phase") && strcmp(r, "span")) return;
+  /* A simple rule: "KIND:NAME > DURATION", spaces allowed around words. */
+  char source[EVENTRING_MAX_NAME + 16];
+  text += strspn(text, " ");
+  size_t n = strcspn(text, " >");
+  snprintf(source, sizeof source, "%.*s", (int)n, text);
+  eventlog_str(&L, "source", source);
+  eventlog_int(&L, "value_ns", (int64_t)(w->at - w->from));
+}
+
 /* Writes the oldest open window of `t` and frees it. */
 static void close_window(struct target *t) {
   struct window *w = t->wins;
@@ -900,6 +933,7 @@ static void close_window(struct target *t) {
     eventlog_int(&L, "events", (int64_t)st.events);
     eventlog_int(&L, "domains", st.domains);
     eventlog_int(&L, "lost", (int64_t)st.lost);
+    log_first_trigger(t, w);
     log_process(t);
     eventlog_end(&L);
     if (A.on && traced) run_action(t, path);
@@ -1501,7 +1535,7 @@ static int watch(int argc, char **argv) {
     } else if (c == OPT_LOG) {
       log_path = optarg;
     } else if (c == OPT_LABEL) {
-      if (eventlog_label(&L, optarg, why, sizeof why))
+      if (tool_labels_add(&L.labels, optarg, NULL, why, sizeof why))
         return tool_usage_error(HELP_REF, "--label: %s", why);
     } else if ((rc = tool_source_other(&src, c, argv, HELP_REF, help)) >= 0) {
       return rc;
@@ -1511,7 +1545,7 @@ static int watch(int argc, char **argv) {
     return tool_usage_error(HELP_REF, "no condition given (--when COND, e.g. "
                             "--when 'pause>10ms')");
   if (!*O.out) return tool_usage_error(HELP_REF, "empty output directory");
-  if (L.nlabels && !L.json)
+  if (L.labels.n && !L.json)
     return tool_usage_error(HELP_REF, "--label: labels go into the JSON log "
                             "(add --log-format json)");
   O.max_words = max_memory / 8;

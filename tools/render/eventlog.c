@@ -27,46 +27,6 @@ void eventlog_init(struct eventlog *l) {
   l->out = stderr;
 }
 
-static int key_ok(const char *k, size_t n) {
-  if (!n) return 0;
-  for (size_t i = 0; i < n; i++) {
-    char c = k[i];
-    int letter = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_';
-    if (!letter && !(i && c >= '0' && c <= '9')) return 0;
-  }
-  return 1;
-}
-
-int eventlog_label(struct eventlog *l, const char *kv, char *why,
-                   size_t size) {
-  const char *eq = strchr(kv, '=');
-  if (!eq || !key_ok(kv, (size_t)(eq - kv))) {
-    snprintf(why, size, "'%s' is not KEY=VALUE (KEY: a letter or _, then "
-             "letters, digits or _)", kv);
-    return -1;
-  }
-  size_t kn = (size_t)(eq - kv);
-  for (int i = 0; i < l->nlabels; i++)
-    if (strlen(l->keys[i]) == kn && !strncmp(l->keys[i], kv, kn)) {
-      snprintf(why, size, "'%.*s' given twice", (int)kn, kv);
-      return -1;
-    }
-  if (l->nlabels == EVENTLOG_MAX_LABELS) {
-    snprintf(why, size, "too many labels (%d at most)", EVENTLOG_MAX_LABELS);
-    return -1;
-  }
-  char *k = strndup(kv, kn), *v = strdup(eq + 1);
-  if (!k || !v) {
-    free(k);
-    free(v);
-    snprintf(why, size, "out of memory");
-    return -1;
-  }
-  l->keys[l->nlabels] = k;
-  l->values[l->nlabels++] = v;
-  return 0;
-}
-
 int eventlog_open(struct eventlog *l, const char *path) {
   FILE *f = fopen(path, "ae");
   if (!f) return -errno;
@@ -79,11 +39,7 @@ void eventlog_close(struct eventlog *l) {
   if (l->own) fclose(l->out);
   l->out = stderr;
   l->own = 0;
-  for (int i = 0; i < l->nlabels; i++) {
-    free(l->keys[i]);
-    free(l->values[i]);
-  }
-  l->nlabels = 0;
+  tool_labels_free(&l->labels);
 }
 
 void eventlog_text(struct eventlog *l, const char *fmt, ...) {
@@ -144,13 +100,14 @@ void eventlog_seconds(struct eventlog *l, const char *k, uint64_t ns) {
 
 void eventlog_end(struct eventlog *l) {
   if (!l->json || !cur) return;
-  if (l->nlabels) {
+  const struct tool_labels *ls = &l->labels;
+  if (ls->n) {
     key("labels");
-    for (int i = 0; i < l->nlabels; i++) {
+    for (int i = 0; i < ls->n; i++) {
       fputc(i ? ',' : '{', cur);
-      render_json_string(cur, l->keys[i], strlen(l->keys[i]));
+      render_json_string(cur, ls->name[i], strlen(ls->name[i]));
       fputc(':', cur);
-      render_json_string(cur, l->values[i], strlen(l->values[i]));
+      render_json_string(cur, ls->value[i], strlen(ls->value[i]));
     }
     fputc('}', cur);
   }

@@ -251,23 +251,16 @@ void bars_print(FILE *out, const struct histogram *h, const char *what,
  *         eventlog_text() writes nothing.
  * Each line goes to the log (standard error, or the --log file) whole
  * and flushed. */
-#define EVENTLOG_MAX_LABELS 32
 
 struct eventlog {
   FILE *out;
   int own; /* out is a file of ours */
   int json;
-  char *keys[EVENTLOG_MAX_LABELS], *values[EVENTLOG_MAX_LABELS];
-  int nlabels;
+  struct tool_labels labels; /* --label's, on every JSON line */
 };
 
 /* Sets `l` up for standard error, text. */
 void eventlog_init(struct eventlog *l);
-
-/* Adds the label "KEY=VALUE" (KEY: a letter or _, then letters, digits
- * or _; each KEY once).  Returns 0, or -1 with the reason in `why`. */
-int eventlog_label(struct eventlog *l, const char *kv, char *why,
-                   size_t size);
 
 /* The log goes to `path` (appended to, created when missing).  Returns
  * 0 or a negated errno. */
@@ -290,9 +283,12 @@ void eventlog_end(struct eventlog *l);
 /* exposition.c                                                         */
 /* ================================================================== */
 
-/* Writes the series of `set` to `o` in Prometheus's text exposition
- * format, version 0.0.4 (the page of a scrape). */
-void exposition_write(FILE *o, const struct metrics_set *set);
+/* Writes the series of `set` to `o` (the page of a scrape) in
+ * Prometheus's text exposition format, version 0.0.4, or when
+ * `openmetrics` in the OpenMetrics text format 1.0.0, with the
+ * histograms' exemplars. */
+void exposition_write(FILE *o, const struct metrics_set *set,
+                      int openmetrics);
 
 /* ================================================================== */
 /* remotewrite.c (built with EVENTRING_HAVE_REMOTE_WRITE)               */
