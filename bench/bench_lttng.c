@@ -163,10 +163,5 @@ static int driver(const char *argv0) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--one") == 0) return run_one(argv[2]);
-  if (argc != 1) {
-    fprintf(stderr, "usage: %s\n", argv[0]);
-    return 2;
-  }
-  return driver(argv[0]);
+  return bl_main_op(argc, argv, run_one, driver);
 }

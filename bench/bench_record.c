@@ -37,7 +37,8 @@
 #define RATE_PER_MS 100
 
 /* The writer: waits for a byte on `go`, writes for RUN_MS, exits. */
-static void writer(int go, int ready) {
+static void writer(int go, int ready, int unused) {
+  (void)unused;
   int id = eventring_register("bench.n", EVENTRING_TYPE_INT);
   if (id < 0 || eventring_start() != 0) _exit(BL_EXIT_DISABLED);
   char c;
@@ -78,42 +79,25 @@ static int run_one(const char *tool) {
   char out[sizeof dir + 8];
   snprintf(out, sizeof out, "%s/out", dir);
   setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
-  int go[2], ready[2], err[2];
-  if (pipe2(go, O_CLOEXEC) || pipe2(ready, O_CLOEXEC)) return 2;
-  pid_t w = fork();
-  if (w == 0) {
-    close(go[1]);
-    close(ready[0]);
-    writer(go[0], ready[1]);
-  }
-  close(go[0]);
-  close(ready[1]);
-  char c;
-  if (w < 0 || read(ready[0], &c, 1) != 1) {
-    int st = 0;
-    if (w > 0) waitpid(w, &st, 0);
+  int go, ready;
+  pid_t w;
+  int rc = bl_fork_writer(writer, 0, &w, &go, &ready);
+  if (rc != 0) {
     rmdir(dir);
-    return WIFEXITED(st) && WEXITSTATUS(st) == BL_EXIT_DISABLED
-               ? BL_EXIT_DISABLED
-               : 2;
+    return rc;
   }
   char pid[16];
   snprintf(pid, sizeof pid, "%ld", (long)w);
-  if (pipe2(err, O_CLOEXEC)) return 2;
-  pid_t t = fork();
-  if (t == 0) {
-    dup2(err[1], 2);
-    execl(tool, "eventring", "record", "-o", out, "--rotate", "1s", "--pid",
-          pid, (char *)NULL);
-    fprintf(stderr, "bench_record: %s: %s\n", tool, strerror(errno));
-    _exit(127);
-  }
-  close(err[1]);
+  char *args[] = {"eventring", "record", "-o", out, "--rotate", "1s",
+                  "--pid", pid, NULL};
+  pid_t t;
+  int err;
+  if (bl_exec_tool("bench_record", tool, args, &t, &err)) return 2;
   /* Its first line says it follows the writer. */
   char buf[8192];
   size_t have = 0;
   while (have + 1 < sizeof buf) {
-    ssize_t r = read(err[0], buf + have, sizeof buf - 1 - have);
+    ssize_t r = read(err, buf + have, sizeof buf - 1 - have);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) break;
     have += (size_t)r;
@@ -122,11 +106,11 @@ static int run_one(const char *tool) {
   }
   buf[have] = 0;
   int ok = t > 0 && strstr(buf, "recording") != NULL;
-  if (write(go[1], "g", 1) != 1) ok = 0;
+  if (write(go, "g", 1) != 1) ok = 0;
   int st;
   waitpid(w, &st, 0);
   for (ssize_t r; have + 1 < sizeof buf &&
-                  (r = read(err[0], buf + have, sizeof buf - 1 - have)) != 0;)
+                  (r = read(err, buf + have, sizeof buf - 1 - have)) != 0;)
     if (r > 0) have += (size_t)r;
     else if (errno != EINTR) break;
   buf[have] = 0;
@@ -144,25 +128,23 @@ static int run_one(const char *tool) {
   double lost = 0;
   const char *l = strstr(buf, " events, ");
   if (l) lost = strtod(l + 9, NULL);
-  double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-               (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+  double cpu = bl_cpu_seconds(&ru);
   printf("%.6f %.0f %.0f %.0f %ld\n", cpu, files, bytes, lost, ru.ru_maxrss);
   return 0;
 }
 
 enum { F_CPU, F_FILES, F_MB, F_LOST, F_RSS, N_F };
 
-static int driver(const char *argv0, const char *tool) {
-  char self[4096], out[512], cpu[256];
+static int driver(const char *argv0) {
+  char self[4096], out[512], cpu[256], tool[4096];
+  if (bl_tool(argv0, "bench_record", tool, sizeof tool) != 0) return 2;
   bl_self(argv0, self, sizeof self);
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  unsetenv("OCAMLRUNPARAM");
-  unsetenv("CAMLRUNPARAM");
+  bl_untraced(1);
   int runs = bl_runs(), errors = 0;
   static struct bl_stat s[N_F];
   for (int round = 0; round < runs; round++) {
     fprintf(stderr, "bench_record: round %d of %d\n", round + 1, runs);
-    char *args[] = {"--one", (char *)tool, NULL};
+    char *args[] = {"--one", tool, NULL};
     int st = bl_spawn(self, args, out, sizeof out);
     if (st == BL_EXIT_DISABLED) {
       printf("bench_record: n/a: library built with tracing disabled\n");
@@ -213,12 +195,5 @@ static int driver(const char *argv0, const char *tool) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--one") == 0) return run_one(argv[2]);
-  if (argc != 1) {
-    fprintf(stderr, "usage: %s\n", argv[0]);
-    return 2;
-  }
-  char tool[4096];
-  if (bl_tool(argv[0], "bench_record", tool, sizeof tool) != 0) return 2;
-  return driver(argv[0], tool);
+  return bl_main_op(argc, argv, run_one, driver);
 }

@@ -132,58 +132,39 @@ static int run_one(const char *mode) {
   char dir[] = "/tmp/eventring-bench-watch-XXXXXX";
   if (!mkdtemp(dir)) return 2;
   setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
-  int go[2], cnt[2], err[2];
-  if (pipe2(go, O_CLOEXEC) || pipe2(cnt, O_CLOEXEC)) return 2;
-  pid_t w = fork();
-  if (w == 0) {
-    close(go[1]);
-    close(cnt[0]);
-    writer(go[0], cnt[1], paced);
-  }
-  close(go[0]);
-  close(cnt[1]);
-  char c, buf[8192];
-  if (w < 0 || read(cnt[0], &c, 1) != 1) {
-    int st;
-    waitpid(w, &st, 0);
+  int go, cnt;
+  pid_t w;
+  int rc = bl_fork_writer(writer, paced, &w, &go, &cnt);
+  if (rc != 0) {
     rmdir(dir);
-    return WIFEXITED(st) && WEXITSTATUS(st) == BL_EXIT_DISABLED
-               ? BL_EXIT_DISABLED
-               : 2;
+    return rc;
   }
+  char buf[8192];
   char pid[16];
   snprintf(pid, sizeof pid, "%ld", (long)w);
   /* After the writer's fork: the writer must not hold the end that
    * tells us the watcher has finished. */
-  if (pipe2(err, O_CLOEXEC)) return 2;
-  pid_t t = fork();
-  if (t == 0) {
-    dup2(err[1], 2);
-    close(err[0]);
-    close(err[1]);
-    char *args[8 + 2 * N_RULES] = {"eventring", "watch"};
-    int n = 2;
-    for (int i = 0; i < N_RULES; i++)
-      if (!strcmp(mode, "rules") || !strcmp(RULES[i], "pause>3600s")) {
-        args[n++] = "--when";
-        args[n++] = (char *)RULES[i];
-      }
-    char *rest[] = {"--out", dir, "--pid", pid, NULL};
-    memcpy(args + n, rest, sizeof rest);
-    execv(tool_path(), args);
-    fprintf(stderr, "bench_watch: %s: %s\n", tool_path(), strerror(errno));
-    _exit(127);
-  }
-  close(err[1]);
-  size_t have = read_until(err[0], buf, sizeof buf, 0, "watching");
+  char *args[8 + 2 * N_RULES] = {"eventring", "watch"};
+  int n = 2;
+  for (int i = 0; i < N_RULES; i++)
+    if (!strcmp(mode, "rules") || !strcmp(RULES[i], "pause>3600s")) {
+      args[n++] = "--when";
+      args[n++] = (char *)RULES[i];
+    }
+  char *rest[] = {"--out", dir, "--pid", pid, NULL};
+  memcpy(args + n, rest, sizeof rest);
+  pid_t t;
+  int err;
+  if (bl_exec_tool("bench_watch", tool_path(), args, &t, &err)) return 2;
+  size_t have = read_until(err, buf, sizeof buf, 0, "watching");
   int ok = t > 0 && strstr(buf, "watching") != NULL;
   uint64_t began = bl_now_ns();
-  if (write(go[1], "g", 1) != 1) ok = 0;
+  if (write(go, "g", 1) != 1) ok = 0;
   char count[64];
-  size_t cn = read_until(cnt[0], count, sizeof count, 0, "\n");
+  size_t cn = read_until(cnt, count, sizeof count, 0, "\n");
   int st;
   waitpid(w, &st, 0);
-  have = read_until(err[0], buf, sizeof buf, have, NULL);
+  have = read_until(err, buf, sizeof buf, have, NULL);
   struct rusage ru;
   int tst = 0;
   if (t > 0) wait4(t, &tst, 0, &ru);
@@ -201,8 +182,7 @@ static int run_one(const char *mode) {
     double v = strtod(l + 11, &e);
     if (e != l + 11 && !strncmp(e, " events lost", 12)) lost = v;
   }
-  double cpu = (double)ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 +
-               (double)ru.ru_stime.tv_sec + ru.ru_stime.tv_usec / 1e6;
+  double cpu = bl_cpu_seconds(&ru);
   printf("%.0f %.0f %.6f %ld %.6f\n", written, lost, cpu, ru.ru_maxrss, wall);
   return 0;
 }
@@ -232,10 +212,7 @@ static int driver(const char *argv0) {
             "or set EVENTRING_BENCH_TOOL)\n", tool_path(), strerror(errno));
     return 1;
   }
-  unsetenv("OCAML_RUNTIME_EVENTS_START");
-  unsetenv("OCAML_RUNTIME_EVENTS_PRESERVE");
-  unsetenv("OCAMLRUNPARAM");
-  unsetenv("CAMLRUNPARAM");
+  bl_untraced(1);
   int runs = bl_runs(), errors = 0;
   static struct bl_stat s[N_F];
   for (int round = 0; round < runs; round++) {
@@ -324,10 +301,5 @@ static int driver(const char *argv0) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 3 && strcmp(argv[1], "--one") == 0) return run_one(argv[2]);
-  if (argc != 1) {
-    fprintf(stderr, "usage: %s\n", argv[0]);
-    return 2;
-  }
-  return driver(argv[0]);
+  return bl_main_op(argc, argv, run_one, driver);
 }

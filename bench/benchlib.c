@@ -2,11 +2,13 @@
 #include "benchlib.h"
 
 #include <ctype.h>
+#include <fcntl.h>
 #include <errno.h>
 #include <libgen.h>
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -298,4 +300,72 @@ int bl_main(int argc, char **argv, int (*one)(void),
     return 2;
   }
   return driver(argv[0]);
+}
+
+int bl_main_op(int argc, char **argv, int (*one)(const char *op),
+               int (*driver)(const char *argv0)) {
+  if (argc == 3 && strcmp(argv[1], "--one") == 0) return one(argv[2]);
+  if (argc != 1) {
+    fprintf(stderr, "usage: %s\n", argv[0]);
+    return 2;
+  }
+  return driver(argv[0]);
+}
+
+int bl_fork_writer(void (*writer)(int go, int ready, int arg), int arg,
+                   pid_t *pid, int *go, int *ready) {
+  int g[2], r[2];
+  if (pipe2(g, O_CLOEXEC)) return 2;
+  if (pipe2(r, O_CLOEXEC)) {
+    close(g[0]);
+    close(g[1]);
+    return 2;
+  }
+  pid_t w = fork();
+  if (w == 0) {
+    close(g[1]);
+    close(r[0]);
+    writer(g[0], r[1], arg);
+    _exit(2);
+  }
+  close(g[0]);
+  close(r[1]);
+  char c;
+  if (w < 0 || read(r[0], &c, 1) != 1) {
+    int st = 0;
+    if (w > 0) waitpid(w, &st, 0);
+    close(g[1]);
+    close(r[0]);
+    return WIFEXITED(st) && WEXITSTATUS(st) == BL_EXIT_DISABLED
+               ? BL_EXIT_DISABLED
+               : 2;
+  }
+  *pid = w;
+  *go = g[1];
+  *ready = r[0];
+  return 0;
+}
+
+int bl_exec_tool(const char *prog, const char *tool, char *const args[],
+                 pid_t *pid, int *err) {
+  int e[2];
+  if (pipe2(e, O_CLOEXEC)) return 2;
+  pid_t t = fork();
+  if (t == 0) {
+    dup2(e[1], 2);
+    close(e[0]);
+    close(e[1]);
+    execv(tool, args);
+    fprintf(stderr, "%s: %s: %s\n", prog, tool, strerror(errno));
+    _exit(127);
+  }
+  close(e[1]);
+  *pid = t;
+  *err = e[0];
+  return 0;
+}
+
+double bl_cpu_seconds(const struct rusage *ru) {
+  return (double)ru->ru_utime.tv_sec + ru->ru_utime.tv_usec / 1e6 +
+         (double)ru->ru_stime.tv_sec + ru->ru_stime.tv_usec / 1e6;
 }

@@ -13,6 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #define BL_RUNS_DEFAULT 7
 #define BL_RUNS_MAX 51
@@ -126,6 +127,32 @@ void bl_untraced(int params);
  * (2). */
 int bl_main(int argc, char **argv, int (*one)(void),
             int (*driver)(const char *argv0));
+
+/* bl_main() for a benchmark whose runs name what they measure: `PROG
+ * --one OP` runs one(OP). */
+int bl_main_op(int argc, char **argv, int (*one)(const char *op),
+               int (*driver)(const char *argv0));
+
+/* Forks a writer process that runs writer(go, ready, arg): it must write
+ * one byte on `ready` once it is tracing (or _exit(BL_EXIT_DISABLED) when
+ * it cannot start), wait for a byte on `go`, and _exit.  Waits for that
+ * first byte.  Returns 0 with *pid the writer, *go the end to write to
+ * and *ready the end to read from (both close-on-exec); or, with the
+ * writer reaped, BL_EXIT_DISABLED or 2. */
+int bl_fork_writer(void (*writer)(int go, int ready, int arg), int arg,
+                   pid_t *pid, int *go, int *ready);
+
+/* Forks `tool args...` (args[0] its name, NULL-terminated) with its
+ * stderr into a pipe whose read end (close-on-exec) goes to *err; *pid
+ * is the child, or -1 when fork failed.  When the exec fails the child
+ * says so on that stderr after `prog` and exits 127.  Returns 0, or 2
+ * when there is no pipe. */
+int bl_exec_tool(const char *prog, const char *tool, char *const args[],
+                 pid_t *pid, int *err);
+
+/* The user + system CPU seconds of a struct rusage. */
+struct rusage;
+double bl_cpu_seconds(const struct rusage *ru);
 
 /* Opens the JSON output named by EVENTRING_BENCH_OUT, creating the
  * directories above it.  Returns 0 with *out NULL when the variable is
