@@ -22,16 +22,9 @@ static void run_envstart(struct run *r, const char *squat_dir) {
   ck_assert_ptr_nonnull(progs);
   char prog[PATH_MAX];
   snprintf(prog, sizeof prog, "%s/envstart", progs);
-  FILE *out = tmpfile(), *err = tmpfile();
-  ck_assert_ptr_nonnull(out);
-  ck_assert_ptr_nonnull(err);
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
+  FILE *out, *err;
+  pid_t pid = er_fork_captured(&out, &err);
   if (pid == 0) {
-    dup2(fileno(out), STDOUT_FILENO);
-    dup2(fileno(err), STDERR_FILENO);
     if (squat_dir) {
       char path[PATH_MAX];
       er_ring_path(path, sizeof path, squat_dir);

@@ -64,16 +64,9 @@ START_TEST(test_env_start_over_limit_runs_untraced) {
   char prog[PATH_MAX];
   snprintf(prog, sizeof prog, "%s/envstart", progs);
   const char *dir = er_tmpdir();
-  FILE *out = tmpfile(), *err = tmpfile();
-  ck_assert_ptr_nonnull(out);
-  ck_assert_ptr_nonnull(err);
-  fflush(stdout);
-  fflush(stderr);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
+  FILE *out, *err;
+  pid_t pid = er_fork_captured(&out, &err);
   if (pid == 0) {
-    dup2(fileno(out), STDOUT_FILENO);
-    dup2(fileno(err), STDERR_FILENO);
     struct rlimit rl = {LIMIT_BYTES, LIMIT_BYTES};
     if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(126);
     setenv("OCAML_RUNTIME_EVENTS_START", "1", 1);

@@ -72,6 +72,22 @@ int er_tracing_off(void) {
   return t && !strcmp(t, "no");
 }
 
+pid_t er_fork_captured(FILE **out, FILE **err) {
+  *out = tmpfile();
+  *err = tmpfile();
+  ck_assert_ptr_nonnull(*out);
+  ck_assert_ptr_nonnull(*err);
+  fflush(stdout);
+  fflush(stderr);
+  pid_t pid = fork();
+  ck_assert_int_ge(pid, 0);
+  if (pid == 0) {
+    dup2(fileno(*out), STDOUT_FILENO);
+    dup2(fileno(*err), STDERR_FILENO);
+  }
+  return pid;
+}
+
 pid_t er_spawn(char *const argv[], int in_fd, int out_fd, int err_fd,
                const char *env, int flags) {
   pid_t pid = fork();

@@ -15,6 +15,7 @@
 #define EVENTRING_TEST_TESTLIB_H
 
 #include <stddef.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -82,6 +83,11 @@ enum {
    * gives. */
   ER_SPAWN_SIGINT = 2,
 };
+
+/* Forks with the child's stdout and stderr going to two new temporary
+ * files, *out and *err (read them with er_read_stream() once the child
+ * has ended).  Returns the child's pid, 0 in the child. */
+pid_t er_fork_captured(FILE **out, FILE **err);
 
 /* Starts argv[0] with `in_fd`, `out_fd` and `err_fd` as its stdin, stdout
  * and stderr (ER_FD_NULL or ER_FD_KEEP allowed), the test's environment
