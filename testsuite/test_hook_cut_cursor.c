@@ -9,6 +9,7 @@
 #include "harness.h"
 #include "internal.h"
 #include "testlib.h"
+#include "childfile.h"
 
 static int cut_fd = -1;
 static off_t whole; /* the file's size before the cut */
@@ -115,22 +116,7 @@ START_TEST(test_cut_other_process_file) {
   if (er_tracing_off()) ER_SKIP("a build without tracing");
   const char *dir = er_tmpdir();
   ck_assert_int_eq(unsetenv("EVENTRING_READ_PREAD"), 0);
-  fflush(stdout);
-  pid_t pid = fork();
-  ck_assert_int_ge(pid, 0);
-  if (pid == 0) {
-    if (setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1) != 0 ||
-        eventring_start() != 0)
-      _exit(3);
-    for (int i = 0; i < 10; i++) {
-      eventring_begin(EVENTRING_PHASE_MAJOR);
-      eventring_end(EVENTRING_PHASE_MAJOR);
-    }
-    _exit(eventring_stop() == 0 ? 0 : 4);
-  }
-  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
-  ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "status 0x%x",
-                status);
+  pid_t pid = er_child_file(10);
   eventring_cursor *c;
   ck_assert_int_eq(eventring_cursor_open(&c, dir, pid), 0);
   char path[PATH_MAX];
