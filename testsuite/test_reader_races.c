@@ -306,6 +306,26 @@ static uint64_t drain(eventring_cursor *c, eventring_callbacks *cb,
   return total;
 }
 
+/* Reads the file through pread(2) with untear_hook() after the copy: the
+ * hook runs, and the poll returns the start and the PHASES phases.
+ * Returns what the callbacks saw. */
+static struct seen read_untorn(void) {
+  hook_calls = 0;
+  er_consumer_test_after_copy = untear_hook;
+  /* Only pread(2) tears a word; a mapping reads TAIL in one load. */
+  eventring_cursor *c = open_via(VIA_PREAD);
+  eventring_callbacks *cb = callbacks();
+  struct seen s = {0, 0};
+  uint64_t total = drain(c, cb, &s);
+  ck_assert_int_ge(hook_calls, 1);
+  ck_assert_uint_eq(total, 1 + PHASES);
+  ck_assert_uint_eq(s.events, 1 + PHASES);
+  eventring_callbacks_free(cb);
+  eventring_cursor_free(c);
+  er_consumer_test_after_copy = NULL;
+  return s;
+}
+
 /* The first load of TAIL comes back past the real tail, where words of
  * an older lap parse as 128 whole events up to it.  Nothing past the
  * real tail may be delivered: the second load of TAIL, with head after
@@ -324,20 +344,8 @@ START_TEST(test_torn_tail_past_the_real_one) {
   }
   close(fd);
   set_tail_word(TAIL + 256);
-  hook_calls = 0;
-  er_consumer_test_after_copy = untear_hook;
-  /* Only pread(2) tears a word; a mapping reads TAIL in one load. */
-  eventring_cursor *c = open_via(VIA_PREAD);
-  eventring_callbacks *cb = callbacks();
-  struct seen s = {0, 0};
-  uint64_t total = drain(c, cb, &s);
-  ck_assert_int_ge(hook_calls, 1);
-  ck_assert_uint_eq(total, 1 + PHASES);
-  ck_assert_uint_eq(s.events, 1 + PHASES);
+  struct seen s = read_untorn();
   ck_assert_uint_eq(s.lost, 0);
-  eventring_callbacks_free(cb);
-  eventring_cursor_free(c);
-  er_consumer_test_after_copy = NULL;
 }
 END_TEST
 
@@ -347,19 +355,7 @@ END_TEST
 START_TEST(test_torn_tail_short_of_the_real_one) {
   make_file(er_tmpdir());
   set_tail_word(TAIL - 1);
-  hook_calls = 0;
-  er_consumer_test_after_copy = untear_hook;
-  /* Only pread(2) tears a word; a mapping reads TAIL in one load. */
-  eventring_cursor *c = open_via(VIA_PREAD);
-  eventring_callbacks *cb = callbacks();
-  struct seen s = {0, 0};
-  uint64_t total = drain(c, cb, &s);
-  ck_assert_int_ge(hook_calls, 1);
-  ck_assert_uint_eq(total, 1 + PHASES);
-  ck_assert_uint_eq(s.events, 1 + PHASES);
-  eventring_callbacks_free(cb);
-  eventring_cursor_free(c);
-  er_consumer_test_after_copy = NULL;
+  read_untorn();
 }
 END_TEST
 
