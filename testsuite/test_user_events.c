@@ -88,12 +88,20 @@ START_TEST(test_too_many) {
 }
 END_TEST
 
+/* The test's directory, with `path` (PATH_MAX bytes) its ring file's,
+ * which the start to come keeps (OCAML_RUNTIME_EVENTS_PRESERVE is read
+ * at start). */
+static const char *preserved_ring(char *path) {
+  const char *dir = er_tmpdir();
+  er_ring_path(path, PATH_MAX, dir);
+  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
+  return dir;
+}
+
 /* Names registered before and after the start land in their slots. */
 START_TEST(test_names_in_file) {
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  er_ring_path(path, sizeof path, dir);
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1); /* read at start */
+  const char *dir = preserved_ring(path);
   char *long_name = repeat('L', 127);
   int before = eventring_register("before.start", EVENTRING_TYPE_UNIT);
   int lng = eventring_register(long_name, EVENTRING_TYPE_SPAN);
@@ -136,10 +144,8 @@ static void fill(unsigned char *buf, size_t n, unsigned seed) {
 }
 
 START_TEST(test_custom_round_trip) {
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  er_ring_path(path, sizeof path, dir);
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1); /* read at start */
+  const char *dir = preserved_ring(path);
   int id = eventring_register("rt.custom", EVENTRING_TYPE_CUSTOM);
   ck_assert_int_ge(id, 0);
   ck_assert_int_eq(eventring_start(), 0);
@@ -194,10 +200,8 @@ START_TEST(test_too_big_when_off) {
 END_TEST
 
 START_TEST(test_unregistered_ids) {
-  const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  er_ring_path(path, sizeof path, dir);
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1); /* read at start */
+  const char *dir = preserved_ring(path);
   int known = eventring_register("known", EVENTRING_TYPE_CUSTOM);
   ck_assert_int_ge(known, 0);
   ck_assert_int_eq(eventring_start(), 0);
