@@ -60,6 +60,36 @@ enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OCAML53,
       {"until", required_argument, NULL, TOOL_OPT_F_UNTIL},                \
       {"last", required_argument, NULL, TOOL_OPT_F_LAST}
 
+/* The lines of --help on those options, in the same words wherever a
+ * subcommand has nothing of its own to add: --pid and --dir (the last
+ * line without its newline, which a subcommand may continue),
+ * --drain-timeout, --ocaml50 and --ocaml53 (short, or with the note on
+ * whose files need them), and the first two lines of the filters. */
+#define TOOL_HELP_PID_DIR                                                  \
+  "  --pid PID      read the ring file of process PID\n"                   \
+  "  --dir DIR      where that file is (default: $OCAML_RUNTIME_EVENTS_DIR" \
+  ",\n"                                                                    \
+  "                 else the current directory); without --pid, every\n"   \
+  "                 ring file in DIR"
+#define TOOL_HELP_DRAIN                                                    \
+  "  --drain-timeout DUR\n"                                                \
+  "                 wait at most DUR (default 5s) for the processes of a\n" \
+  "                 COMMAND's tree that outlive it\n"
+#define TOOL_HELP_OCAML5X                                                  \
+  "  --ocaml50      number phases as OCaml 5.0-5.2 did\n"                  \
+  "  --ocaml53      number phases as OCaml 5.3+ does (default: inferred\n"  \
+  "                 from the file)\n"
+#define TOOL_HELP_OCAML5X_FILES                                            \
+  "  --ocaml50      number phases as OCaml 5.0-5.2 did (for files those\n" \
+  "                 versions wrote; eventring's files name their own)\n"   \
+  "  --ocaml53      number phases as OCaml 5.3+ does (default for both:\n" \
+  "                 inferred from the file)\n"
+#define TOOL_HELP_FILTERS_HEAD                                             \
+  "  --domain N|NAME, --event GLOB, --kind KIND, --since T, --until T, "   \
+  "--last DUR\n"                                                           \
+  "                 only the events of those domains, names, kinds and "   \
+  "times\n"
+
 /* Applies a source option (--dir, --pid, -f/--follow, --ocaml50,
  * --ocaml53, --drain-timeout) that
  * getopt_long returned as `c` to `src`.  Returns 1 when `c` was one, 0
