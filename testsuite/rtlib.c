@@ -30,6 +30,14 @@ char *er_stop_saying(void) {
   return er_stderr_end(&c);
 }
 
+int er_file_wallclock(const char *path, int which, eventring_wallclock *w) {
+  eventring_cursor *c;
+  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
+  int rc = eventring_cursor_wallclock(c, which, w);
+  eventring_cursor_free(c);
+  return rc;
+}
+
 int er_still_mapped(const char *path) {
   FILE *m = fopen("/proc/self/maps", "r");
   ck_assert_ptr_nonnull(m);

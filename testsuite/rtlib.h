@@ -15,6 +15,8 @@
 #include <sys/types.h>
 #include <unistd.h>
 
+#include "eventring.h"
+
 /* Starts tracing with the file preserved at stop, and OCAMLRUNPARAM set
  * to params unless params is NULL, in the directory of the test's last
  * er_tmpdir() (which the test calls itself: harness.h records the
@@ -25,6 +27,11 @@ char *er_start_preserved(const char *params);
 /* Stops tracing (eventring_stop() must return 0); returns what it wrote
  * to stderr, to free. */
 char *er_stop_saying(void);
+
+/* The wall clock pair `which` (EVENTRING_WALLCLOCK_*) of the ring file
+ * `path`, which must open, in *w: returns eventring_cursor_wallclock()'s
+ * result. */
+int er_file_wallclock(const char *path, int which, eventring_wallclock *w);
 
 /* 1 when this process still maps the file at `path` (removed or not),
  * else 0. */

@@ -9,6 +9,7 @@
 #include "eventring.h"
 #include "harness.h"
 #include "lat_craft.h"
+#include "rtlib.h"
 #include "testlib.h"
 #include "tooltest.h"
 
@@ -77,22 +78,15 @@ static int64_t parse_relative(const char *s) {
 START_TEST(test_time_modes_of_own_file) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  ck_assert_int_eq(eventring_start(), 0);
+  char *path = er_start_preserved(NULL);
   int id = eventring_register("time.step", EVENTRING_TYPE_INT);
   for (int i = 0; i < 20; i++) {
     eventring_write_int(id, i);
     er_sleep_ms(1);
   }
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s", eventring_path());
   ck_assert_int_eq(eventring_stop(), 0);
-  eventring_cursor *c;
-  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
   eventring_wallclock w;
-  ck_assert_int_eq(eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START, &w),
-                   0);
-  eventring_cursor_free(c);
+  ck_assert_int_eq(er_file_wallclock(path, EVENTRING_WALLCLOCK_START, &w), 0);
 
   struct er_lines raw = dump_lines(dir, "--time=raw", path);
   struct er_lines rel = dump_lines(dir, "--time=relative", path);
@@ -127,6 +121,7 @@ START_TEST(test_time_modes_of_own_file) {
   er_lines_free(&rel);
   er_lines_free(&def);
   er_lines_free(&wall);
+  free(path);
 }
 END_TEST
 
@@ -183,14 +178,11 @@ START_TEST(test_ocaml5_file_without_wall_clock) {
   char path[PATH_MAX];
   if (!er_unpack_vector(dir, "ocaml54-basic", path))
     ER_SKIP("EVENTRING_TEST_DATA is not set");
-  eventring_cursor *c;
-  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
   eventring_wallclock w;
-  ck_assert_int_eq(eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START, &w),
+  ck_assert_int_eq(er_file_wallclock(path, EVENTRING_WALLCLOCK_START, &w),
                    EVENTRING_E_NOWALLCLOCK);
-  ck_assert_int_eq(eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_LATEST, &w),
+  ck_assert_int_eq(er_file_wallclock(path, EVENTRING_WALLCLOCK_LATEST, &w),
                    EVENTRING_E_NOWALLCLOCK);
-  eventring_cursor_free(c);
 
   struct er_lines raw = dump_lines(dir, "--time=raw", path);
   struct er_lines rel = dump_lines(dir, NULL, path);

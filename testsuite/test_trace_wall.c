@@ -8,6 +8,7 @@
 
 #include "eventring.h"
 #include "harness.h"
+#include "rtlib.h"
 #include "testlib.h"
 #include "tooltest.h"
 
@@ -199,21 +200,15 @@ static void check_both(const char *dir, const char *path,
 START_TEST(test_own_file) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  ck_assert_int_eq(eventring_start(), 0);
+  char *path = er_start_preserved(NULL);
   int id = eventring_register("wall.span", EVENTRING_TYPE_SPAN);
   eventring_write_span(id, 0);
   eventring_write_span(id, 1);
-  char path[PATH_MAX];
-  snprintf(path, sizeof path, "%s", eventring_path());
   ck_assert_int_eq(eventring_stop(), 0);
-  eventring_cursor *c;
-  ck_assert_int_eq(eventring_cursor_open_file(&c, path), 0);
   eventring_wallclock w;
-  ck_assert_int_eq(
-      eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START, &w), 0);
-  eventring_cursor_free(c);
+  ck_assert_int_eq(er_file_wallclock(path, EVENTRING_WALLCLOCK_START, &w), 0);
   check_both(dir, path, &w);
+  free(path);
 }
 END_TEST
 
