@@ -56,8 +56,7 @@ static void check_vector(const char *name, int ocaml50) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  if (!er_unpack_vector(dir, name, path))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  ER_NEED_VECTOR(dir, name, path);
   const char *args[] = {"dump", "--time=raw", ocaml50 ? "--ocaml50" : path,
                         ocaml50 ? path : NULL, NULL};
   struct er_run r = er_run_tool(dir, args, 0);
@@ -97,8 +96,7 @@ START_TEST(test_corrupt_midway) {
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
   const char *name = "ocaml54-multidomain";
-  if (!er_unpack_vector(dir, name, path))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  ER_NEED_VECTOR(dir, name, path);
   /* Zero the header of the first event of domain 2: a length of 0. */
   int fd = open(path, O_RDWR);
   ck_assert_int_ge(fd, 0);
@@ -141,8 +139,7 @@ START_TEST(test_merge_refused) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  if (!er_unpack_vector(dir, "ocaml54-basic", path))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  ER_NEED_VECTOR(dir, "ocaml54-basic", path);
   int fd = open(path, O_RDWR);
   ck_assert_int_ge(fd, 0);
   uint64_t meta[ER_META_WORDS], tail = UINT64_C(1) << 62;
@@ -517,8 +514,7 @@ START_TEST(test_closed_pipe) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  if (!er_unpack_vector(dir, "ocaml54-multidomain", path))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  ER_NEED_VECTOR(dir, "ocaml54-multidomain", path);
   struct stat st;
   ck_assert_int_eq(stat(path, &st), 0);
   int p[2];

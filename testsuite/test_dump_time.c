@@ -176,8 +176,7 @@ START_TEST(test_ocaml5_file_without_wall_clock) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  if (!er_unpack_vector(dir, "ocaml54-basic", path))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  ER_NEED_VECTOR(dir, "ocaml54-basic", path);
   eventring_wallclock w;
   ck_assert_int_eq(er_file_wallclock(path, EVENTRING_WALLCLOCK_START, &w),
                    EVENTRING_E_NOWALLCLOCK);

@@ -187,8 +187,7 @@ END_TEST
 START_TEST(test_ocaml5_files) {
   const char *name = er_vectors[_i];
   char path[PATH_MAX];
-  if (!er_unpack_vector(er_tmpdir(), name, path))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  ER_NEED_VECTOR(er_tmpdir(), name, path);
   size_t len;
   uint64_t *w = (uint64_t *)er_slurp(path, &len);
   struct er_layout l;

@@ -409,8 +409,7 @@ static void check_vector_release(const char *name, int want_rel,
                                  int want_kind, int want_id) {
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  if (!er_unpack_vector(dir, name, path))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  ER_NEED_VECTOR(dir, name, path);
   eventring_cursor *c = open_forced(path, EVENTRING_NUMBERING_AUTO);
   int kind = -1, id = -1;
   ck_assert_int_eq(eventring_cursor_ocaml_release(c, &kind, &id), want_rel);

@@ -52,8 +52,7 @@ static void assert_no_tmp(const char *dir) {
 
 /* Unpacks a vector into `dir` as `ring`, or skips. */
 static void need_ring(const char *dir, char *ring) {
-  if (!er_unpack_vector(dir, "ocaml54-basic", ring))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  ER_NEED_VECTOR(dir, "ocaml54-basic", ring);
 }
 
 START_TEST(test_trace_old_form) {

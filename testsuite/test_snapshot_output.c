@@ -25,8 +25,7 @@ START_TEST(test_format_from_extension) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char ring[PATH_MAX], json[PATH_MAX], fxt[PATH_MAX], events[PATH_MAX];
-  if (!er_unpack_vector(dir, "ocaml54-basic", ring))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  ER_NEED_VECTOR(dir, "ocaml54-basic", ring);
   snprintf(json, sizeof json, "%s/x.json", dir);
   snprintf(fxt, sizeof fxt, "%s/x.fxt", dir);
   snprintf(events, sizeof events, "%s/x.events", dir);
@@ -94,8 +93,7 @@ START_TEST(test_unique_default_names) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char ring[PATH_MAX], out[PATH_MAX];
-  if (!er_unpack_vector(dir, "ocaml54-basic", ring))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  ER_NEED_VECTOR(dir, "ocaml54-basic", ring);
   snprintf(out, sizeof out, "%s/out", dir);
   ck_assert_int_eq(mkdir(out, 0777), 0);
   /* Default names go to the current directory, which the tool inherits

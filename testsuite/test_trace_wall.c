@@ -216,8 +216,7 @@ START_TEST(test_ocaml5_file) {
   ER_NEED_TOOL();
   const char *dir = er_tmpdir();
   char path[PATH_MAX];
-  if (!er_unpack_vector(dir, "ocaml54-basic", path))
-    ER_SKIP("EVENTRING_TEST_DATA is not set");
+  ER_NEED_VECTOR(dir, "ocaml54-basic", path);
   check_both(dir, path, NULL);
 }
 END_TEST

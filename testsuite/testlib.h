@@ -232,6 +232,14 @@ int er_vector_ocaml50(const char *name);
  * EVENTRING_TEST_DATA is unset (the caller skips). */
 int er_unpack_vector(const char *dir, const char *name, char *path);
 
+/* er_unpack_vector(), skipping the rest of the current test when
+ * EVENTRING_TEST_DATA is unset. */
+#define ER_NEED_VECTOR(dir, name, path)                                    \
+  do {                                                                     \
+    if (!er_unpack_vector(dir, name, path))                                \
+      ER_SKIP("EVENTRING_TEST_DATA is not set");                           \
+  } while (0)
+
 /* ------------------------------------------------------------------ */
 /* Lines of text.                                                       */
 
