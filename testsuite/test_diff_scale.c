@@ -45,14 +45,20 @@ static long write_stats(const char *path, int nspans, long nbuckets,
   return size;
 }
 
+/* The paths of a.json, b.json and out.txt in the test's directory, in
+ * `a`, `b` and `out` (PATH_MAX bytes each). */
+static void diff_paths(char *a, char *b, char *out) {
+  const char *dir = er_tmpdir();
+  snprintf(a, PATH_MAX, "%s/a.json", dir);
+  snprintf(b, PATH_MAX, "%s/b.json", dir);
+  snprintf(out, PATH_MAX, "%s/out.txt", dir);
+}
+
 /* Lookups: 4000 spans on each side cost a few comparisons per entry (a
  * search through every entry for each costs millions). */
 START_TEST(test_name_lookups) {
-  const char *dir = er_tmpdir();
   char a[PATH_MAX], b[PATH_MAX], out[PATH_MAX];
-  snprintf(a, sizeof a, "%s/a.json", dir);
-  snprintf(b, sizeof b, "%s/b.json", dir);
-  snprintf(out, sizeof out, "%s/out.txt", dir);
+  diff_paths(a, b, out);
   enum { N = 4000 };
   write_stats(a, N, 2, 100);
   write_stats(b, N, 2, 101);
@@ -83,11 +89,8 @@ static uint64_t max_rss(void) {
  * The samples kept take 16 bytes a bucket; a tree of the document took
  * some 600. */
 START_TEST(test_memory) {
-  const char *dir = er_tmpdir();
   char a[PATH_MAX], b[PATH_MAX], out[PATH_MAX];
-  snprintf(a, sizeof a, "%s/a.json", dir);
-  snprintf(b, sizeof b, "%s/b.json", dir);
-  snprintf(out, sizeof out, "%s/out.txt", dir);
+  diff_paths(a, b, out);
   enum { BUCKETS = 1500000 };
   long size = write_stats(a, 1, BUCKETS, 1000);
   size += write_stats(b, 1, BUCKETS, 1001);

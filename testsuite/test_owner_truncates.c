@@ -175,6 +175,20 @@ START_TEST(test_reader_keeps_host_handler) {
 }
 END_TEST
 
+/* In the child: a store to a cut mapping of its own, which must kill it
+ * (exit status 4 when it returns). */
+static void store_to_cut_mapping(const char *dir) {
+  er_store_to_cut_mapping(dir);
+  _exit(4);
+}
+
+/* The child `pid` dies of SIGBUS; then `dir` is removed. */
+static void assert_sigbus_death(pid_t pid, const char *dir) {
+  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
+  er_assert_sigbus_death(status, "");
+  er_rmdir(dir);
+}
+
 /* A process that only reads, with no handler of its own: the handler the
  * cursor installed passes a fault that is not about the file on to the
  * default action, which kills it with SIGBUS as it would have. */
@@ -193,12 +207,9 @@ START_TEST(test_reader_other_fault_still_kills) {
     /* The cursor's handler is in place, not the default action. */
     if (sigaction(SIGBUS, NULL, &now) != 0 || !(now.sa_flags & SA_SIGINFO))
       _exit(5);
-    er_store_to_cut_mapping(dir);
-    _exit(4);
+    store_to_cut_mapping(dir);
   }
-  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
-  er_assert_sigbus_death(status, "");
-  er_rmdir(dir);
+  assert_sigbus_death(pid, dir);
 }
 END_TEST
 
@@ -212,12 +223,9 @@ START_TEST(test_other_fault_still_kills) {
   ck_assert_int_ge(pid, 0);
   if (pid == 0) {
     if (eventring_start() != 0) _exit(3);
-    er_store_to_cut_mapping(dir);
-    _exit(4);
+    store_to_cut_mapping(dir);
   }
-  int status = er_wait_for(pid, ER_RUN_TIMEOUT);
-  er_assert_sigbus_death(status, "");
-  er_rmdir(dir);
+  assert_sigbus_death(pid, dir);
 }
 END_TEST
 
