@@ -4,6 +4,7 @@
 
 #include "eventring.h"
 #include "harness.h"
+#include "rtlib.h"
 #include "ring_format.h"
 
 #ifndef EVENTRING_INSTRUMENTED
@@ -26,9 +27,7 @@ static void assert_alloc_event(const struct rf_event *e,
 START_TEST(test_buckets) {
   char dir[64];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
+  char *path = er_start_preserved(NULL);
 
   /* Sizes 1..9: size s allocated s + 1 times (bucket s); 10..99: each
    * size once (ten per bucket 10..18); 100 and over: five sizes up to the
@@ -89,9 +88,7 @@ static void *other_thread(void *arg) {
 START_TEST(test_buckets_per_domain) {
   char dir[64];
   snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1), 0);
-  ck_assert_int_eq(eventring_start(), 0);
-  char *path = strdup(eventring_path());
+  char *path = er_start_preserved(NULL);
   eventring_alloc(2);
   pthread_t th;
   ck_assert_int_eq(pthread_create(&th, NULL, other_thread, NULL), 0);
