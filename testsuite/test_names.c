@@ -104,16 +104,24 @@ START_TEST(test_phase_names_50) {
 }
 END_TEST
 
+/* name_of(i) is want[i] for each of the n entries (`what` names them in
+ * the failure), and NULL for n and -1. */
+static void check_table(const char *what, const char *(*name_of)(int),
+                        const char *const *want, int n) {
+  for (int i = 0; i < n; i++) {
+    const char *got = name_of(i);
+    ck_assert_msg(got != NULL && strcmp(got, want[i]) == 0,
+                  "%s %d: %s, want %s", what, i, got ? got : "(null)",
+                  want[i]);
+  }
+  ck_assert_ptr_null(name_of(n));
+  ck_assert_ptr_null(name_of(-1));
+}
+
 START_TEST(test_counter_names) {
   ck_assert_int_eq(COUNT(counters), 26);
   ck_assert_int_eq(EVENTRING_COUNTER_COUNT, 26);
-  for (int i = 0; i < COUNT(counters); i++) {
-    const char *n = eventring_counter_name(i);
-    ck_assert_msg(n != NULL && strcmp(n, counters[i]) == 0,
-                  "counter %d: %s, want %s", i, n ? n : "(null)", counters[i]);
-  }
-  ck_assert_ptr_null(eventring_counter_name(26));
-  ck_assert_ptr_null(eventring_counter_name(-1));
+  check_table("counter", eventring_counter_name, counters, COUNT(counters));
   ck_assert_str_eq(
       eventring_counter_name(EVENTRING_COUNTER_MAJOR_SLICE_BUDGET),
       "major_slice_budget");
@@ -121,15 +129,10 @@ START_TEST(test_counter_names) {
 END_TEST
 
 START_TEST(test_lifecycle_names) {
-  for (int i = 0; i < COUNT(lifecycle); i++) {
-    const char *n = eventring_lifecycle_name(i);
-    ck_assert_msg(n != NULL && strcmp(n, lifecycle[i]) == 0,
-                  "lifecycle %d: %s, want %s", i, n ? n : "(null)",
-                  lifecycle[i]);
-  }
+  ck_assert_int_eq(COUNT(lifecycle), 8);
   ck_assert_int_eq(EVENTRING_LIFECYCLE_COUNT, 8);
-  ck_assert_ptr_null(eventring_lifecycle_name(8));
-  ck_assert_ptr_null(eventring_lifecycle_name(-1));
+  check_table("lifecycle", eventring_lifecycle_name, lifecycle,
+              COUNT(lifecycle));
   ck_assert_str_eq(
       eventring_lifecycle_name(EVENTRING_LIFECYCLE_DOMAIN_TERMINATE),
       "domain_terminate");
