@@ -274,20 +274,6 @@ START_TEST(test_tool_trace_under_limit) {
 }
 END_TEST
 
-/* Waits (bounded) until the file at `path` holds `text` `n` times. */
-static int wait_text(const char *path, const char *text, int n) {
-  double give_up = er_now() + ER_RUN_TIMEOUT;
-  for (;;) {
-    char *s = er_slurp(path, NULL);
-    int k = 0;
-    for (const char *p = s; (p = strstr(p, text)) != NULL; p++) k++;
-    free(s);
-    if (k >= n) return 1;
-    if (er_now() > give_up) return 0;
-    er_sleep_ms(20);
-  }
-}
-
 /* watch --dir under the limit: each snapshot fails with one line, leaves
  * no file, and the watcher goes on to the next process. */
 START_TEST(test_tool_watch_under_limit) {
@@ -304,7 +290,8 @@ START_TEST(test_tool_watch_under_limit) {
                         "300ms", "--after", "50ms", "--every", "1ms",
                         "--out", dir, "--dir", ev, NULL};
   pid_t tool = start_tool_limited(dir, args, outp, errp);
-  ck_assert_msg(wait_text(errp, "watching", 1), "the watcher did not start");
+  ck_assert_msg(er_wait_text(errp, "watching", 1, ER_RUN_TIMEOUT),
+                "the watcher did not start");
   char envdir[PATH_MAX];
   snprintf(envdir, sizeof envdir, "OCAML_RUNTIME_EVENTS_DIR=%s", ev);
   ck_assert_int_eq(setenv("OCAML_RUNTIME_EVENTS_START", "1", 1), 0);
@@ -318,7 +305,7 @@ START_TEST(test_tool_watch_under_limit) {
                   wr.err);
     er_run_free(&wr);
     /* The watcher is still there, and says why this one failed. */
-    ck_assert_msg(wait_text(errp, TOOL_LIMIT_TEXT, i + 1),
+    ck_assert_msg(er_wait_text(errp, TOOL_LIMIT_TEXT, i + 1, ER_RUN_TIMEOUT),
                   "no failure reported for writer %d", i);
     ck_assert_int_eq(kill(tool, 0), 0);
   }

@@ -404,6 +404,24 @@ char *er_slurp(const char *path, size_t *len) {
   return buf;
 }
 
+int er_count_text(const char *s, const char *text) {
+  int k = 0;
+  for (const char *p = strstr(s, text); p != NULL; p = strstr(p + 1, text))
+    k++;
+  return k;
+}
+
+int er_wait_text(const char *path, const char *text, int n, double seconds) {
+  double give_up = er_now() + seconds;
+  for (;; er_sleep_ms(20)) {
+    char *s = er_slurp(path, NULL);
+    int enough = er_count_text(s, text) >= n;
+    free(s);
+    if (enough) return 1;
+    if (er_now() > give_up) return 0;
+  }
+}
+
 void er_write_text(const char *path, const char *text, int excl) {
   int fd = open(path, O_WRONLY | O_CREAT | (excl ? O_EXCL : O_TRUNC), 0644);
   ck_assert_msg(fd >= 0, "%s: %s", path, strerror(errno));

@@ -203,6 +203,13 @@ void er_assert_one_error(const struct er_run *r, const char *what);
  * goes to *len when `len` is not NULL. */
 char *er_slurp(const char *path, size_t *len);
 
+/* How many times `text` stands in `s` (overlapping ones too). */
+int er_count_text(const char *s, const char *text);
+
+/* Waits, for at most `seconds`, until the file at `path` holds `text` `n`
+ * times (er_count_text).  Returns 1 when it does, 0 on timeout. */
+int er_wait_text(const char *path, const char *text, int n, double seconds);
+
 /* Writes `text` to the file at `path` (mode 0644 before the umask),
  * which must not exist yet when `excl` is set, else is truncated. */
 void er_write_text(const char *path, const char *text, int excl);
