@@ -60,28 +60,42 @@ static void *worker(void *arg) {
   return NULL;
 }
 
+/* Registers the int event slots.n and starts tracing with OCAMLRUNPARAM
+ * `params`, in a directory of the test's own whose name goes to `dir`
+ * (64 bytes).  Returns the event's id. */
+static int start_with(char *dir, const char *params) {
+  snprintf(dir, 64, "%s", er_tmpdir());
+  setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
+  setenv("OCAMLRUNPARAM", params, 1);
+  int id = eventring_register("slots.n", EVENTRING_TYPE_INT);
+  ck_assert_int_ge(id, 0);
+  ck_assert_int_eq(eventring_start(), 0);
+  return id;
+}
+
+/* The file in `dir` holds one pause, one resume and `ints` ints, and
+ * nothing was dropped. */
+static void check_own(const char *dir, int ints) {
+  uint64_t dropped = 1;
+  struct seen s = read_own(dir, &dropped);
+  ck_assert_int_eq(s.pauses, 1);
+  ck_assert_int_eq(s.resumes, 1);
+  ck_assert_int_eq(s.ints, ints);
+  ck_assert_uint_eq(dropped, 0);
+}
+
 /* d=2: the main thread holds slot 0; slot 1 stays free for a thread, and
  * for eventring_domain_bind(1). */
 START_TEST(test_two_slots) {
   ER_NEED_TOOL();
   char dir[64];
-  snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
-  setenv("OCAMLRUNPARAM", "d=2", 1);
-  int id = eventring_register("slots.n", EVENTRING_TYPE_INT);
-  ck_assert_int_ge(id, 0);
-  ck_assert_int_eq(eventring_start(), 0);
+  int id = start_with(dir, "d=2");
   control(dir, "pause");
   control(dir, "resume");
   pthread_t t;
   ck_assert_int_eq(pthread_create(&t, NULL, worker, &id), 0);
   pthread_join(t, NULL);
-  uint64_t dropped = 1;
-  struct seen s = read_own(dir, &dropped);
-  ck_assert_int_eq(s.pauses, 1);
-  ck_assert_int_eq(s.resumes, 1);
-  ck_assert_int_eq(s.ints, 100);
-  ck_assert_uint_eq(dropped, 0);
+  check_own(dir, 100);
   /* The thread gave its slot back at exit; none other holds it. */
   ck_assert_int_eq(eventring_domain_bind(1), 0);
   ck_assert_int_eq(eventring_stop(), 0);
@@ -92,22 +106,13 @@ END_TEST
 START_TEST(test_one_slot) {
   ER_NEED_TOOL();
   char dir[64];
-  snprintf(dir, sizeof dir, "%s", er_tmpdir());
-  setenv("OCAML_RUNTIME_EVENTS_DIR", dir, 1);
-  setenv("OCAMLRUNPARAM", "d=1", 1);
-  int id = eventring_register("slots.n", EVENTRING_TYPE_INT);
-  ck_assert_int_eq(eventring_start(), 0);
+  int id = start_with(dir, "d=1");
   eventring_write_int(id, 1);
   control(dir, "pause");
   eventring_write_int(id, 2); /* paused: not recorded */
   control(dir, "resume");
   eventring_write_int(id, 3);
-  uint64_t dropped = 1;
-  struct seen s = read_own(dir, &dropped);
-  ck_assert_int_eq(s.pauses, 1);
-  ck_assert_int_eq(s.resumes, 1);
-  ck_assert_int_eq(s.ints, 2);
-  ck_assert_uint_eq(dropped, 0);
+  check_own(dir, 2);
   ck_assert_int_eq(eventring_stop(), 0);
 }
 END_TEST
