@@ -45,6 +45,18 @@ static int on_lost(void *data, int d, uint64_t n) {
   return 1;
 }
 
+/* A poll from scratch into *rd returns n events, of which `lost` were
+ * lost and the first int read is `first`. */
+static void poll_expect(eventring_cursor *c, eventring_callbacks *cb,
+                        struct reading *rd, int n, uint64_t lost,
+                        int64_t first) {
+  memset(rd, 0, sizeof *rd);
+  rd->first_int = -1;
+  ck_assert_int_eq(eventring_cursor_poll(c, cb, rd, 0), n);
+  ck_assert_uint_eq(rd->lost, lost);
+  ck_assert_int_eq(rd->first_int, first);
+}
+
 /* ring_start (3 words, at 0) then ints 1, 2, ... (3 words each): int k
  * starts at 3k until the ring's end.  Int 341 does not fit in the word
  * left at 1023: one word of padding, and the int at 1024, which needs
@@ -101,11 +113,7 @@ START_TEST(test_batches_exact) {
   rf_close(&f);
 
   /* The reader lost ints 5 to 10 and goes on from 11. */
-  memset(&rd, 0, sizeof rd);
-  rd.first_int = -1;
-  ck_assert_int_eq(eventring_cursor_poll(c, cb, &rd, 0), 331);
-  ck_assert_uint_eq(rd.lost, 6);
-  ck_assert_int_eq(rd.first_int, 11);
+  poll_expect(c, cb, &rd, 331, 6, 11);
   ck_assert_int_eq(rd.last_int, 341);
 
   /* No eviction until an event ends past 33 + 1024. */
@@ -122,11 +130,7 @@ START_TEST(test_batches_exact) {
   ck_assert_uint_eq(f.rings[0].seq, 2);
   rf_close(&f);
 
-  memset(&rd, 0, sizeof rd);
-  rd.first_int = -1;
-  ck_assert_int_eq(eventring_cursor_poll(c, cb, &rd, 0), 11);
-  ck_assert_uint_eq(rd.lost, 0);
-  ck_assert_int_eq(rd.first_int, 342);
+  poll_expect(c, cb, &rd, 11, 0, 342);
 
   eventring_callbacks_free(cb);
   eventring_cursor_free(c);
