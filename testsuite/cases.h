@@ -14,6 +14,15 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+/* The TTests er_add_cases() makes, kept on a list so that they stay
+ * reachable once Check's runner has freed its own lists (LeakSanitizer
+ * would otherwise report them at exit). */
+struct er_case_test {
+  TTest test;
+  struct er_case_test *next;
+};
+static struct er_case_test *er_case_tests;
+
 /* Adds `test` to `tc` for rows 0 .. n-1, row i named by the string at
  * `first_name` + i * `stride` bytes.  The TTests it makes live until the
  * process ends, as Check needs. */
@@ -21,8 +30,11 @@ static inline void er_add_cases(TCase *tc, const TTest *test,
                                 const char *const *first_name, size_t n,
                                 size_t stride) {
   for (size_t i = 0; i < n; i++) {
-    TTest *t = malloc(sizeof *t);
-    if (!t) abort();
+    struct er_case_test *c = malloc(sizeof *c);
+    if (!c) abort();
+    c->next = er_case_tests;
+    er_case_tests = c;
+    TTest *t = &c->test;
     t->name = *(const char *const *)((const char *)first_name + i * stride);
     t->fn = test->fn;
     t->file = test->file;
