@@ -9,6 +9,7 @@
 #include "eventring.h"
 #include "ring_format.h"
 #include "testlib.h"
+#include "tooltest.h"
 
 #define MS 1000000ULL
 #define MIB (1024ULL * 1024)
@@ -30,12 +31,7 @@ struct series {
 
 static void read_one(const char *dir, const char *file, struct file_seen *f) {
   memset(f, 0, sizeof *f);
-  const char *args[] = {"dump", "--time=raw", file, NULL};
-  struct er_run r = er_run_tool(dir, args, 0);
-  ck_assert_msg(er_exit_code(&r, "eventring dump") == 0, "dump %s: %s", file,
-                r.err);
-  struct er_lines l = er_lines_split(r.out);
-  er_run_free(&r);
+  struct er_lines l = er_dump_raw(dir, file);
   int summary = 0;
   for (size_t i = 0; i < l.n; i++) {
     const char *s = l.v[i];

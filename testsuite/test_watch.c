@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include "testlib.h"
+#include "tooltest.h"
 
 #define MS 1000000ULL
 
@@ -38,16 +39,6 @@ static struct er_lines files_in(const char *dir, const char *suffix) {
   return l;
 }
 
-/* The lines of `eventring dump FILE` (which must succeed). */
-static struct er_lines dump(const char *dir, const char *file) {
-  const char *args[] = {"dump", "--time=raw", file, NULL};
-  struct er_run r = er_run_tool(dir, args, 0);
-  ck_assert_msg(er_exit_code(&r, "eventring dump") == 0, "dump %s: %s", file,
-                r.err);
-  struct er_lines l = er_lines_split(r.out);
-  er_run_free(&r);
-  return l;
-}
 
 /* The event lines of a dump (not SUMMARY) that contain `what`. */
 static struct er_lines grep(const struct er_lines *all, const char *what) {
@@ -266,7 +257,7 @@ static void check_window(const struct er_lines *snap,
 /* The lines of `eventring dump` of the record the writer left in `dir`,
  * which must hold everything it wrote. */
 static struct er_lines read_record(const char *dir, const char *path) {
-  struct er_lines rec = dump(dir, path);
+  struct er_lines rec = er_dump_raw(dir, path);
   ck_assert_uint_ge(rec.n, 1);
   ck_assert_msg(er_field(rec.v[rec.n - 1], "lost_events_total") == 0,
                 "the record is not whole: %s", rec.v[rec.n - 1]);
@@ -383,7 +374,7 @@ START_TEST(test_one_anomaly) {
    * it; every event the writer wrote in it is there, and nothing else,
    * with a mark after each trigger.  So the normal pauses are there, and
    * fired nothing unless they lasted more than 20 ms. */
-  struct er_lines all = dump(dir, files.v[0]);
+  struct er_lines all = er_dump_raw(dir, files.v[0]);
   check_window(&all, &rec, &m.w[0], a->when);
   /* The writer ran 800 ms before the injection and 400 ms after it, in
    * the events' time: when the injected anomaly is the window's first
@@ -495,7 +486,7 @@ START_TEST(test_sigusr1) {
   ck_assert_int_eq(er_count_entries(dir, "-signal.events"), 1);
   /* The window is the watcher's moment (the mark's time): every event the
    * writer wrote from --before ahead of it to --after past it. */
-  struct er_lines all = dump(dir, files.v[0]);
+  struct er_lines all = er_dump_raw(dir, files.v[0]);
   struct er_lines marks = grep(&all, "value=\"SIGUSR1\"");
   ck_assert_uint_eq(marks.n, 1);
   struct trig by_hand = {er_field(marks.v[0], "ts"), 0, NULL};
@@ -556,7 +547,7 @@ START_TEST(test_killed_mid_window) {
     injected += strstr(m.w[0].marks[i]->line,
                        "kind=runtime_end name=major_slice") != NULL;
   ck_assert_int_eq(injected, 1);
-  struct er_lines all = dump(dir, files.v[0]);
+  struct er_lines all = er_dump_raw(dir, files.v[0]);
   check_window(&all, &left, &m.w[0], "pause>20ms");
   er_lines_free(&left);
   er_lines_free(&all);
@@ -695,7 +686,7 @@ START_TEST(test_storm) {
    * second get -2, -3, which sort before the first: matched by time). */
   int matched[3] = {0};
   for (size_t i = 0; i < files.n; i++) {
-    struct er_lines all = dump(dir, files.v[i]);
+    struct er_lines all = er_dump_raw(dir, files.v[i]);
     struct er_lines marks = grep(&all, "name=eventring.trigger");
     ck_assert_uint_ge(marks.n, 1);
     uint64_t ts = er_field(marks.v[0], "ts");
@@ -776,7 +767,7 @@ START_TEST(test_lost) {
                 "%s", r.err);
   struct er_lines files = files_in(dir, "-lost.events");
   ck_assert_msg(files.n == 1, "%zu snapshots: %s", files.n, r.err);
-  struct er_lines all = dump(dir, files.v[0]);
+  struct er_lines all = er_dump_raw(dir, files.v[0]);
   struct er_lines marks = grep(&all, "value=\"lost: ");
   ck_assert_uint_ge(marks.n, 1);
   ck_assert_msg(strstr(marks.v[0], " events (domain 0)"), "%s", marks.v[0]);

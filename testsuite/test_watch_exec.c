@@ -6,6 +6,7 @@
 
 #include "jsonc.h"
 #include "testlib.h"
+#include "tooltest.h"
 
 /* ------------------------------------------------------------------ */
 /* The JSON log, through json-c.                                       */
@@ -138,10 +139,7 @@ static const char *const one_event[] = {"--lead", "400", "--inject", "event",
  * every event in *all (at most 4096). */
 static size_t slow_events(const char *dir, const char *file, uint64_t *ts,
                           size_t max, uint64_t *all, size_t *nall) {
-  const char *args[] = {"dump", "--time=raw", file, NULL};
-  struct er_run r = er_run_tool(dir, args, 0);
-  ck_assert_msg(er_exit_code(&r, "eventring dump") == 0, "%s", r.err);
-  struct er_lines l = er_lines_split(r.out);
+  struct er_lines l = er_dump_raw(dir, file);
   size_t n = 0;
   *nall = 0;
   for (size_t i = 0; i < l.n; i++) {
@@ -151,7 +149,6 @@ static size_t slow_events(const char *dir, const char *file, uint64_t *ts,
     if (strstr(l.v[i], "kind=user_unit name=app.slow") && n < max) ts[n++] = t;
   }
   er_lines_free(&l);
-  er_run_free(&r);
   return n;
 }
 

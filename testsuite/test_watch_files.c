@@ -5,6 +5,7 @@
 
 #include "harness.h"
 #include "testlib.h"
+#include "tooltest.h"
 
 #define MS 1000000ULL
 /* The rules' slices (analysis/rules.c): an aggregate over a window is
@@ -40,10 +41,7 @@ static int record(const char *dir, const char *const *steps, char *rec) {
  * returns how many there are. */
 static size_t dumped(const char *dir, const char *path, const char *kind,
                      const char *name, uint64_t *ts, size_t max) {
-  const char *args[] = {"dump", "--time=raw", path, NULL};
-  struct er_run r = er_run_tool(dir, args, 0);
-  ck_assert_msg(er_exit_code(&r, "eventring dump") == 0, "%s", r.err);
-  struct er_lines l = er_lines_split(r.out);
+  struct er_lines l = er_dump_raw(dir, path);
   char k[64], nm[160];
   snprintf(k, sizeof k, " kind=%s ", kind);
   snprintf(nm, sizeof nm, " name=%s ", name);
@@ -54,7 +52,6 @@ static size_t dumped(const char *dir, const char *path, const char *kind,
     n++;
   }
   er_lines_free(&l);
-  er_run_free(&r);
   return n;
 }
 

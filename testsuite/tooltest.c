@@ -69,3 +69,13 @@ struct er_pipe_proc er_start_ready(const char *name) {
                 "%s printed no line", name);
   return live;
 }
+
+struct er_lines er_dump_raw(const char *dir, const char *file) {
+  const char *args[] = {"dump", "--time=raw", file, NULL};
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, "eventring dump") == 0, "dump %s: %s", file,
+                r.err);
+  struct er_lines l = er_lines_split(r.out);
+  er_run_free(&r);
+  return l;
+}

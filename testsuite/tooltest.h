@@ -34,6 +34,11 @@ struct er_pipe_proc er_start_ready(const char *name);
  * nanoseconds since the epoch; fails the test on any other text. */
 int64_t er_parse_wall(const char *s);
 
+/* The lines `eventring dump --time=raw FILE` prints, run in `dir`;
+ * fails the test unless the command exits 0.  Free with
+ * er_lines_free(). */
+struct er_lines er_dump_raw(const char *dir, const char *file);
+
 /* babeltrace2 from PATH (/usr/bin:/bin when PATH is unset), or NULL.
  * Static storage. */
 const char *er_babeltrace_path(void);
