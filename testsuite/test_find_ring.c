@@ -185,10 +185,12 @@ START_TEST(test_follow_waits_for_file) {
 
   char outp[PATH_MAX], errp[PATH_MAX];
   pid_t t = er_start_tool(
-      out, (const char *[]){"dump", "--time=raw", "--follow", "--pid", pid_s, NULL}, 0,
-      outp, errp);
+      out,
+      (const char *[]){"dump", "--time=raw", "--follow", "--wait", "600s",
+                       "--pid", pid_s, NULL},
+      0, outp, errp);
   snprintf(want, sizeof want,
-           "eventring: waiting up to 5 s for process %s to create its ring "
+           "eventring: waiting up to 600 s for process %s to create its ring "
            "file\n",
            pid_s);
   wait_for_text(errp, want);
@@ -206,8 +208,68 @@ START_TEST(test_follow_waits_for_file) {
 }
 END_TEST
 
-/* A process that never creates its file: --follow gives up, and says
- * why; one that ends first is reported as such. */
+/* A process that never creates its file: --follow gives up after --wait
+ * (5 s by default), and says why. */
+START_TEST(test_follow_times_out) {
+  ER_NEED_TOOL();
+  char out[DIR_BYTES];
+  fresh_dir(out);
+  char line[256], pid_s[32], want[384];
+  char *env[] = {NULL};
+  struct er_pipe_proc p =
+      start_prog("late_start", NULL, env, line, sizeof line);
+  snprintf(pid_s, sizeof pid_s, "%ld", (long)pid_in(line));
+  static const struct {
+    const char *wait; /* NULL: the default */
+    const char *secs;
+  } rows[] = {{"100ms", "0.1"}, {"2s", "2"}, {NULL, "5"}};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    const char *argv[] = {"dump", "--follow", "--pid", pid_s,
+                          rows[i].wait ? "--wait" : NULL, rows[i].wait, NULL};
+    struct er_run r = tool(out, argv);
+    ck_assert_int_eq(er_exit_code(&r, "the tool"), 1);
+    snprintf(want, sizeof want,
+             "eventring: waiting up to %s s for process %s to create its "
+             "ring file\n"
+             "eventring: process %s (late_start) is not traced: it maps no "
+             "ring file; start it with OCAML_RUNTIME_EVENTS_START=1 (waited "
+             "%s s; --wait DUR waits longer)\n",
+             rows[i].secs, pid_s, pid_s, rows[i].secs);
+    ck_assert_str_eq(r.err, want);
+    er_run_free(&r);
+  }
+  ck_assert_int_eq(er_pipe_finish(&p, 10), 0);
+}
+END_TEST
+
+/* --wait is for --follow --pid alone, and takes a duration. */
+START_TEST(test_wait_usage) {
+  ER_NEED_TOOL();
+  char out[DIR_BYTES];
+  fresh_dir(out);
+  static const struct {
+    const char *argv[8];
+    const char *err;
+  } rows[] = {
+      {{"dump", "--wait", "1s", "--pid", "1", NULL},
+       "--wait applies to --follow --pid"},
+      {{"stats", "--follow", "--wait", "1s", "x.events", NULL},
+       "--wait applies to --follow --pid"},
+      {{"dump", "--follow", "--wait", "soon", "--pid", "1", NULL},
+       "--wait: duration 'soon' is not a number and a unit"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    struct er_run r = tool(out, rows[i].argv);
+    ck_assert_int_eq(er_exit_code(&r, "the tool"), 2);
+    ck_assert_msg(strstr(r.err, rows[i].err) != NULL, "row %zu: %s", i,
+                  r.err);
+    er_run_free(&r);
+  }
+}
+END_TEST
+
+/* A process that never creates its file and ends while --follow waits is
+ * reported as such. */
 START_TEST(test_follow_gives_up) {
   ER_NEED_TOOL();
   char out[DIR_BYTES];
@@ -219,9 +281,11 @@ START_TEST(test_follow_gives_up) {
   snprintf(pid_s, sizeof pid_s, "%ld", (long)pid_in(line));
   char outp[PATH_MAX], errp[PATH_MAX];
   pid_t t = er_start_tool(
-      out, (const char *[]){"dump", "--time=raw", "--follow", "--pid", pid_s, NULL}, 0,
-      outp, errp);
-  snprintf(want, sizeof want, "waiting up to 5 s for process %s", pid_s);
+      out,
+      (const char *[]){"dump", "--time=raw", "--follow", "--wait", "600s",
+                       "--pid", pid_s, NULL},
+      0, outp, errp);
+  snprintf(want, sizeof want, "waiting up to 600 s for process %s", pid_s);
   wait_for_text(errp, want);
   ck_assert_int_eq(er_pipe_finish(&p, 10), 0); /* ends untraced */
   struct er_run r = er_finish(t, outp, errp, 20);
@@ -468,6 +532,8 @@ static TCase *tc_follow(void) {
   TCase *tc = er_tcase("follow");
   tcase_add_test(tc, test_follow_waits_for_file);
   tcase_add_test(tc, test_follow_gives_up);
+  tcase_add_test(tc, test_follow_times_out);
+  tcase_add_test(tc, test_wait_usage);
   tcase_add_test(tc, test_follow_copy_of_dead_file);
   return tc;
 }

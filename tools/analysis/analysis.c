@@ -267,6 +267,7 @@ static const char options_help[] =
     "                 write the report to FILE ('-': standard output)\n"
     TOOL_HELP_PID_DIR "\n"
     "  -f, --follow   keep reading until the writing process has exited\n"
+    TOOL_HELP_WAIT
     TOOL_HELP_DRAIN
     TOOL_HELP_OCAML5X_FILES
     TOOL_HELP_FILTERS_HEAD

@@ -863,6 +863,7 @@ static void help(void) {
       "OUTDIR/PID\n"
       "  -f, --follow   keep reading until the writing process has exited\n"
       "                 (always done for a COMMAND, which is run traced)\n"
+      TOOL_HELP_WAIT
       TOOL_HELP_OCAML5X
       TOOL_HELP_FILTERS_HEAD
       "                 (see eventring(1), FILTERS)\n"

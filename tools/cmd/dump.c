@@ -515,6 +515,7 @@ static void help(void) {
       "  -f, --follow   keep reading until the writing process has exited\n"
       "                 (or, for a file not named PID.events, until "
       "ring_stop)\n"
+      TOOL_HELP_WAIT
       TOOL_HELP_DRAIN
       TOOL_HELP_OCAML5X_FILES
       "  -h, --help     print this help and exit\n"

@@ -1102,6 +1102,7 @@ static void help(void) {
       "                 extension of OUT says: .fxt fuchsia, .json json\n"
       TOOL_HELP_PID_DIR "\n"
       "  -f, --follow   keep reading until the writing process has exited\n"
+      TOOL_HELP_WAIT
       TOOL_HELP_DRAIN
       TOOL_HELP_OCAML5X
       TOOL_HELP_FILTERS_HEAD

@@ -35,7 +35,7 @@
 /* The values getopt_long returns for the source options; a subcommand's
  * own long options take values from TOOL_OPT_OWN on. */
 enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OCAML53,
-       TOOL_OPT_DRAIN, TOOL_OPT_F_DOMAIN, TOOL_OPT_F_EVENT, TOOL_OPT_F_KIND,
+       TOOL_OPT_DRAIN, TOOL_OPT_WAIT, TOOL_OPT_F_DOMAIN, TOOL_OPT_F_EVENT, TOOL_OPT_F_KIND,
        TOOL_OPT_F_SINCE, TOOL_OPT_F_UNTIL, TOOL_OPT_F_LAST, TOOL_OPT_OWN };
 
 /* The long options of every subcommand that reads a source, and --help,
@@ -47,6 +47,7 @@ enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OCAML53,
       {"ocaml50", no_argument, NULL, TOOL_OPT_OCAML50},                    \
       {"ocaml53", no_argument, NULL, TOOL_OPT_OCAML53},                    \
       {"drain-timeout", required_argument, NULL, TOOL_OPT_DRAIN},          \
+      {"wait", required_argument, NULL, TOOL_OPT_WAIT},                    \
       {"help", no_argument, NULL, 'h'}
 
 /* The filters of filter.c (--domain, --event, --kind, --since, --until,
@@ -71,6 +72,9 @@ enum { TOOL_OPT_DIR = 256, TOOL_OPT_PID, TOOL_OPT_OCAML50, TOOL_OPT_OCAML53,
   ",\n"                                                                    \
   "                 else the current directory); without --pid, every\n"   \
   "                 ring file in DIR"
+#define TOOL_HELP_WAIT                                                     \
+  "  --wait DUR     with --follow --pid: wait at most DUR (default 5s) for\n" \
+  "                 a live process to create its ring file\n"
 #define TOOL_HELP_DRAIN                                                    \
   "  --drain-timeout DUR\n"                                                \
   "                 wait at most DUR (default 5s) for the processes of a\n" \
@@ -218,6 +222,9 @@ struct tool_source {
   /* --drain-timeout: how long the processes of a command may outlive it
    * (0: TOOL_DRAIN_DEFAULT_NS). */
   uint64_t drain_ns;
+  /* --wait: how long --follow --pid waits for a live process to create
+   * its file (0: TOOL_WAIT_DEFAULT_NS). */
+  uint64_t wait_ns;
   /* Set by tool_source_open() when `multi`: every process read so far,
    * in the order their files were found, and during a callback the
    * index of the one whose event it is (src->cursor is then its cursor,
@@ -446,6 +453,11 @@ void tool_writer_note(struct tool_writer_state *w, const char *path,
 int tool_writer_gone(struct tool_writer_state *w, pid_t pid);
 /* The line for a file whose phase numbering was a guess. */
 void tool_warn_numbering(const eventring_cursor *c, const char *path);
+
+/* The default of --wait: long enough for a program started in the same
+ * shell line to get to its first event, short enough that a process
+ * that will never be traced is soon reported. */
+#define TOOL_WAIT_DEFAULT_NS 5000000000ULL
 
 /* The default of --drain-timeout. */
 #define TOOL_DRAIN_DEFAULT_NS 5000000000ULL

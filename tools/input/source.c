@@ -35,12 +35,6 @@
 /* How long --pid waits for a live process's new file to be complete. */
 #define OPEN_RETRY_NS 1000000000ULL
 
-/* How long --follow --pid waits for a live process to create its file:
- * long enough for a program started in the same shell line to get to
- * its first event, short enough that a process that will never be
- * traced is soon reported. */
-#define FIND_WAIT_NS 5000000000ULL
-
 /* The command that main() took off the command line, for
  * tool_source_open(); `taken` even when "--" had nothing after it. */
 static char **taken_cmd;
@@ -97,6 +91,13 @@ int tool_source_other(struct tool_source *src, int c, char **argv,
     if (src->drain_ns == 0) src->drain_ns = 1; /* 0 means the default */
     return -1;
   }
+  if (c == TOOL_OPT_WAIT) {
+    char why[160];
+    if (tool_parse_duration(optarg, &src->wait_ns, why, sizeof why) != 0)
+      return tool_usage_error(help_ref, "--wait: %s", why);
+    if (src->wait_ns == 0) src->wait_ns = 1; /* 0 means the default */
+    return -1;
+  }
   char fwhy[300];
   int fr = tool_filter_option(src, c, optarg, fwhy, sizeof fwhy);
   if (fr < 0) return tool_usage_error(help_ref, "%s", fwhy);
@@ -115,14 +116,16 @@ int tool_source_other(struct tool_source *src, int c, char **argv,
 }
 
 
-/* Waits (FIND_WAIT_NS at most) while process `pid` lives without a
- * ring file, as --follow does for a process started a moment ago.
- * Returns tool_find_ring()'s last answer. */
+/* Waits (--wait, TOOL_WAIT_DEFAULT_NS by default) while process `pid`
+ * lives without a ring file, as --follow does for a process started a
+ * moment ago.  Returns tool_find_ring()'s last answer. */
 static int wait_for_ring(struct tool_source *src, const char *dir, char *msg,
                          size_t msg_size) {
-  tool_error("waiting up to %d s for process %ld to create its ring file",
-             (int)(FIND_WAIT_NS / 1000000000u), (long)src->pid);
-  uint64_t give_up = tool_now_ns() + FIND_WAIT_NS;
+  uint64_t wait = src->wait_ns ? src->wait_ns : TOOL_WAIT_DEFAULT_NS;
+  double secs = wait / 1e9;
+  tool_error("waiting up to %g s for process %ld to create its ring file",
+             secs, (long)src->pid);
+  uint64_t give_up = tool_now_ns() + wait;
   int r;
   do {
     struct timespec ts = {0, 5000000};
@@ -136,7 +139,7 @@ static int wait_for_ring(struct tool_source *src, const char *dir, char *msg,
              (long)src->pid);
   else if (r == TOOL_FIND_NONE && !tool_signal_pending())
     snprintf(msg + strlen(msg), msg_size - strlen(msg),
-             " (waited %d s)", (int)(FIND_WAIT_NS / 1000000000u));
+             " (waited %g s; --wait DUR waits longer)", secs);
   return r;
 }
 
@@ -288,6 +291,10 @@ int tool_source_open(struct tool_source *src, int nargs, char **args,
     return tool_usage_error(help, "--dir needs --pid");
   if (dir_alone && !*src->dir)
     return tool_usage_error(help, "empty directory name");
+  if (src->wait_ns && !(src->follow && src->pid_arg))
+    return tool_usage_error(help, "--wait applies to --follow --pid (how "
+                                  "long to wait for the process's ring "
+                                  "file)");
   int frc = tool_filter_check(src, help);
   if (frc != TOOL_EXIT_OK) return frc;
 
