@@ -10,6 +10,7 @@
  * it). */
 static const char *const options[][8] = {
     {"stats", "--drain-timeout", "@", "--", "true", NULL},
+    {"dump", "--follow", "--wait", "@", "--pid", "1", NULL},
     {"dump", "--since", "@", "x.events", NULL},
     {"dump", "--until", "@", "x.events", NULL},
     {"latency", "--last", "@", "x.events", NULL},
