@@ -250,6 +250,37 @@ START_TEST(test_window_slides) {
 }
 END_TEST
 
+/* The end of a process's events: its last slices are evaluated at the
+ * end of the slices then current (the largest window's, here 5 s), and
+ * no later: a `for` that would need trace time past it does not fire. */
+START_TEST(test_finish) {
+  struct rules *rs;
+  const char *r[] = {"count(event:r, 100s) > 3",
+                     "count(event:r, 1s) > 3 for 2s",
+                     "count(event:q, 100ms) > 0"};
+  struct rules_eval *e = setup(&rs, r, 3);
+  for (int i = 0; i < 4; i++) unit(e, 10 * S + (uint64_t)i * MS, "r");
+  ck_assert_int_eq(nfires, 0);
+  rules_finish(e);
+  uint64_t at[4];
+  ck_assert_int_eq(nfires, 1);
+  ck_assert_int_eq(fired(0, at, 4), 1);
+  ck_assert_uint_eq(at[0], 15 * S);
+  ck_assert_str_eq(fires[0].measured, "4");
+  /* Once is all: the end is not moved again. */
+  rules_finish(e);
+  ck_assert_int_eq(nfires, 1);
+  rules_eval_free(e);
+  rules_free(rs);
+  /* Before any event, nothing to evaluate. */
+  e = setup(&rs, r, 3);
+  rules_finish(e);
+  ck_assert_int_eq(nfires, 0);
+  rules_eval_free(e);
+  rules_free(rs);
+}
+END_TEST
+
 /* Late events (another domain read later) go into their own slice. */
 START_TEST(test_late_event) {
   struct rules *rs;
@@ -506,6 +537,7 @@ static TCase *tc_eval(void) {
   TCase *tc = er_tcase("eval");
   tcase_add_test(tc, test_window_slides);
   tcase_add_test(tc, test_late_event);
+  tcase_add_test(tc, test_finish);
   tcase_add_test(tc, test_for_holds_and_breaks);
   tcase_add_test(tc, test_and_or_not);
   tcase_add_test(tc, test_percentile);

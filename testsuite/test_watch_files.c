@@ -363,6 +363,38 @@ START_TEST(test_live_equals_file) {
 }
 END_TEST
 
+/* Over recorded files, the text log ends by saying what came of the
+ * rules, even when none held (a silent run is not a result). */
+START_TEST(test_files_summary) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  char dir[64], rec[PATH_MAX], out[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  const char *steps[] = {"retry", "50", "tick", "50", NULL};
+  ck_assert_int_ge(record(dir, steps, rec), 1);
+  snprintf(out, sizeof out, "%s/out", dir);
+  ck_assert_int_eq(mkdir(out, 0700), 0);
+  static const struct {
+    const char *rule, *last;
+  } rows[] = {
+      {"count(event:app.retry, 100s) > 50",
+       "eventring: watch: 0 snapshots written (no rule held)\n"},
+      {"count(event:app.retry, 100s) > 49",
+       "eventring: watch: 1 snapshot written\n"},
+  };
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    const char *args[] = {"watch", "--when", rows[i].rule, "-o", out, rec,
+                          NULL};
+    struct er_run r = er_run_tool(dir, args, 0);
+    ck_assert_int_eq(er_exit_code(&r, "eventring watch"), 0);
+    size_t n = strlen(r.err), k = strlen(rows[i].last);
+    ck_assert_msg(n >= k && !strcmp(r.err + n - k, rows[i].last),
+                  "%s: %s", rows[i].rule, r.err);
+    er_run_free(&r);
+  }
+}
+END_TEST
+
 /* An operand that is no ring file is an input error (1); FILE and
  * --pid together a usage error (2). */
 START_TEST(test_bad_input) {
@@ -397,6 +429,7 @@ static TCase *tc_files(void) {
   tcase_add_test(tc, test_for_across_files);
   tcase_add_test(tc, test_and_or_file);
   tcase_add_test(tc, test_live_equals_file);
+  tcase_add_test(tc, test_files_summary);
   tcase_add_test(tc, test_bad_input);
   return tc;
 }

@@ -969,5 +969,9 @@ void rules_lost(struct rules_eval *e, int domain, uint64_t ts,
                 uint64_t count);
 /* The spans open in `domain` are cut (a loss, a thread leaving it). */
 void rules_cut(struct rules_eval *e, int domain);
+/* The process's events have ended: trace time moves to the end of the
+ * current slices (no further), evaluating the rules at the boundaries
+ * it passes, so that the last slices count. */
+void rules_finish(struct rules_eval *e);
 
 #endif /* EVENTRING_TOOLS_ANALYSIS_H */

@@ -24,6 +24,11 @@
  * and fires each time it holds, as --when always did.  `C for D` holds at
  * a boundary when C has held at every boundary since one at least D
  * before.
+ *
+ * The end.  When a process's events end (it exited, its recorded files
+ * are read through, the watcher stops), its trace time is moved to the
+ * end of the slices then current, so that the events of its last
+ * slices are evaluated too; no trace time past that is invented.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -1020,6 +1025,17 @@ void rules_eval_free(struct rules_eval *e) {
     }
   free(e->st);
   free(e);
+}
+
+void rules_finish(struct rules_eval *e) {
+  if (!e->started) return;
+  uint64_t end = 0;
+  for (int i = 0; i < e->rs->n; i++)
+    for (int k = 0; k < e->rs->v[i]->natoms; k++) {
+      const struct agg *g = e->st[i].agg[k];
+      if (g && g->cur + g->slice > end) end = g->cur + g->slice;
+    }
+  if (end > e->now) advance(e, end);
 }
 
 void rules_time(struct rules_eval *e, int domain, uint64_t ts) {

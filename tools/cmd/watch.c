@@ -498,6 +498,12 @@ static void run_action(const struct target *t, const char *path) {
 
 /* The end: what was written, ignored, run. */
 static void log_summary(int rc) {
+  /* Over recorded files a run that fires nothing is silent otherwise:
+   * say that the rules were read through and what came of them. */
+  if (W.files && !W.ignored && rc == TOOL_EXIT_OK)
+    eventlog_text(&L, "watch: %ld snapshot%s written%s", W.written,
+                  W.written == 1 ? "" : "s",
+                  W.written ? "" : " (no rule held)");
   if (W.ignored)
     eventlog_text(&L, "watch: %" PRIu64 " trigger%s ignored (--every and "
                   "--max: %ld snapshot%s written)", W.ignored,
@@ -1124,6 +1130,9 @@ static int poll_target(struct target *t) {
 /* The reading is over for `t`: what its windows hold is all there
  * will be. */
 static void finish_target(struct target *t) {
+  /* The rules see the process's last slices; what they fire opens
+   * windows that the events read already complete. */
+  if (t->rules) rules_finish(t->rules);
   /* Complete up to the last event read. */
   while (t->wins) close_window(t);
   if (t->summarise) {
