@@ -831,6 +831,42 @@ START_TEST(test_bad_usage) {
 }
 END_TEST
 
+/* -o DIR is made when missing (as record's is), not its parents; a file
+ * there is refused before the command runs. */
+START_TEST(test_output_dir) {
+  ER_NEED_TOOL();
+  char dir[64], made[PATH_MAX], deep[PATH_MAX], file[PATH_MAX];
+  snprintf(dir, sizeof dir, "%s", er_tmpdir());
+  snprintf(made, sizeof made, "%s/snaps", dir);
+  snprintf(deep, sizeof deep, "%s/no/snaps", dir);
+  snprintf(file, sizeof file, "%s/file", dir);
+  er_write_text(file, "x\n", 1);
+  /* `true` is run once -o is accepted, and writes no ring file. */
+  static const struct {
+    int which;
+    const char *says;
+  } rows[] = {
+      {0, "true made no ring file"},
+      {0, "true made no ring file"}, /* existing now: used as it is */
+      {1, "/no/snaps: No such file or directory"},
+      {2, "/file: not a directory"},
+  };
+  const char *out[] = {made, deep, file};
+  for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+    const char *args[] = {"watch", "--when", "lost", "-o", out[rows[i].which],
+                          "--", "true", NULL};
+    struct er_run r = er_run_tool(dir, args, ER_SPAWN_PATH);
+    ck_assert_msg(er_exit_code(&r, "eventring watch") == 1, "row %zu: %s", i,
+                  r.err);
+    er_assert_one_error(&r, rows[i].says);
+    er_run_free(&r);
+  }
+  struct stat st;
+  ck_assert_int_eq(stat(made, &st), 0);
+  ck_assert(S_ISDIR(st.st_mode));
+}
+END_TEST
+
 static TCase *tc_anomalies(void) {
   TCase *tc = er_tcase("anomalies");
   tcase_add_loop_test(tc, test_one_anomaly, 0,
@@ -853,6 +889,7 @@ static TCase *tc_bounds(void) {
   tcase_add_test(tc, test_memory_bound);
   tcase_add_test(tc, test_lost);
   tcase_add_test(tc, test_bad_usage);
+  tcase_add_test(tc, test_output_dir);
   return tc;
 }
 

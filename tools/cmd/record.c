@@ -419,21 +419,6 @@ static int parse_rotate(const char *arg) {
                           "64M or a duration such as 10s)", arg);
 }
 
-/* Makes -o DIR when it is missing.  Returns the exit status. */
-static int output_dir(const char *dir) {
-  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-    tool_error("record: -o %s: %s", dir, strerror(errno));
-    return TOOL_EXIT_INPUT;
-  }
-  int rc = tool_dirscan_check(dir, "record: -o");
-  if (rc != TOOL_EXIT_OK) return rc;
-  if (access(dir, W_OK | X_OK) != 0) {
-    tool_error("record: -o %s: %s", dir, strerror(errno));
-    return TOOL_EXIT_INPUT;
-  }
-  return TOOL_EXIT_OK;
-}
-
 int tool_record(int argc, char **argv) {
   enum { OPT_ROTATE = TOOL_OPT_OWN, OPT_KEEP, OPT_MAX_SIZE };
   /* The source options but --follow, which is always on. */
@@ -489,7 +474,7 @@ int tool_record(int argc, char **argv) {
     return tool_usage_error(HELP_REF, "nothing to record (--pid PID, --dir "
                             "DIR or -- COMMAND)");
   /* The directory first: a wrong one is reported before a command runs. */
-  if ((rc = output_dir(O.out)) != TOOL_EXIT_OK) return rc;
+  if ((rc = tool_output_dir(O.out, "record: -o")) != TOOL_EXIT_OK) return rc;
 
   src.multi = 1;
   src.follow = 1;

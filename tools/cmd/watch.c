@@ -169,8 +169,8 @@ static void help(void) {
       "  --every DUR      least time between two snapshots (default 10s)\n"
       "  --max N          at most N snapshots (default 100)\n"
       "  -o DIR, --output DIR\n"
-      "                   where snapshots go (default: the current "
-      "directory),\n"
+      "                   where snapshots go (made if missing; default: "
+      "the\n                   current directory),\n"
       "                   named TIME-PROGRAM-PID-REASON.EXT, TIME in UTC\n"
       "  --format FMT     events (a compact ring file, the default), fxt\n"
       "                   (Fuchsia trace for Perfetto) or json (Chrome JSON)\n"
@@ -1560,12 +1560,8 @@ static int watch(int argc, char **argv) {
   O.max_words = max_memory / 8;
   O.numbering = tool_source_numbering(&src);
   /* The directory first: a wrong one is reported before a command runs. */
-  rc = tool_dirscan_check(O.out, "watch: -o");
+  rc = tool_output_dir(O.out, "watch: -o");
   if (rc != TOOL_EXIT_OK) return rc;
-  if (access(O.out, W_OK | X_OK) != 0) {
-    tool_error("watch: -o %s: %s", O.out, strerror(errno));
-    return TOOL_EXIT_INPUT;
-  }
   if (log_path && (rc = eventlog_open(&L, log_path)) < 0) {
     tool_error("watch: --log %s: %s", log_path, strerror(-rc));
     return TOOL_EXIT_INPUT;

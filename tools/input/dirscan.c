@@ -106,6 +106,20 @@ int tool_dirscan_check(const char *dir, const char *who) {
   return TOOL_EXIT_OK;
 }
 
+int tool_output_dir(const char *dir, const char *who) {
+  if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+    tool_error("%s: %s: %s", who, dir, strerror(errno));
+    return TOOL_EXIT_INPUT;
+  }
+  int rc = tool_dirscan_check(dir, who);
+  if (rc != TOOL_EXIT_OK) return rc;
+  if (access(dir, W_OK | X_OK) != 0) {
+    tool_error("%s: %s: %s", who, dir, strerror(errno));
+    return TOOL_EXIT_INPUT;
+  }
+  return TOOL_EXIT_OK;
+}
+
 /* FNV-1a: names of files in one directory need nothing stronger. */
 static uint32_t hash_name(const char *s) {
   uint32_t h = 2166136261u;

@@ -599,6 +599,11 @@ struct tool_dirscan_ops {
  * one line naming `who` and `dir`.  Also raises the soft limit on open
  * files to the hard one: a scan's subcommand holds one per live process. */
 int tool_dirscan_check(const char *dir, const char *who);
+/* The directory that a subcommand writes its files into (`-o DIR`):
+ * made when it is missing (its parent must exist), then checked as
+ * tool_dirscan_check() does and for writing.  TOOL_EXIT_OK, or
+ * TOOL_EXIT_INPUT after one line naming `who` ("watch: -o") and `dir`. */
+int tool_output_dir(const char *dir, const char *who);
 /* One scan of d->dir.  Costs a listing and, per file, a hash lookup; a
  * file is opened only when new, replaced or changed since it was refused
  * (and one refused for want of descriptors, from time to time).  A file
