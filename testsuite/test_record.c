@@ -443,11 +443,21 @@ START_TEST(test_bad_usage) {
        "invalid --max-size 'lots'"},
       {{"record", "-o", "o", "--pid", "1", "extra", NULL}, 2,
        "unexpected argument 'extra'"},
-      {{"record", "-o", "file", "--pid", "1", NULL}, 1, "file"},
+      {{"record", "-o", "file", "--pid", "1", NULL}, 1, "/file: not a "
+       "directory"},
       {{"record", "-o", "o", "--pid", "999999999", NULL}, 1, "999999999"},
   };
+  /* "o" and "file" stand for those names in `dir`: the tool runs in the
+   * test's own directory, which must not get them. */
+  char o[PATH_MAX];
+  snprintf(o, sizeof o, "%s/o", dir);
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    struct er_run r = er_run_tool(dir, cases[i].args, 0);
+    const char *args[8];
+    for (int k = 0; k < 8; k++) {
+      const char *a = cases[i].args[k];
+      args[k] = a && !strcmp(a, "o") ? o : a && !strcmp(a, "file") ? file : a;
+    }
+    struct er_run r = er_run_tool(dir, args, 0);
     ck_assert_msg(er_exit_code(&r, "record") == cases[i].code,
                   "case %zu: status %d, stderr %s", i,
                   er_exit_code(&r, "record"), r.err);
