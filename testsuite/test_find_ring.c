@@ -208,17 +208,25 @@ START_TEST(test_follow_waits_for_file) {
 }
 END_TEST
 
+/* Starts late_start untraced (it never creates a ring file), its pid in
+ * `pid_s` (32 bytes). */
+static struct er_pipe_proc untraced(char *pid_s) {
+  char line[256];
+  char *env[] = {NULL};
+  struct er_pipe_proc p =
+      start_prog("late_start", NULL, env, line, sizeof line);
+  snprintf(pid_s, 32, "%ld", (long)pid_in(line));
+  return p;
+}
+
 /* A process that never creates its file: --follow gives up after --wait
  * (5 s by default), and says why. */
 START_TEST(test_follow_times_out) {
   ER_NEED_TOOL();
   char out[DIR_BYTES];
   fresh_dir(out);
-  char line[256], pid_s[32], want[384];
-  char *env[] = {NULL};
-  struct er_pipe_proc p =
-      start_prog("late_start", NULL, env, line, sizeof line);
-  snprintf(pid_s, sizeof pid_s, "%ld", (long)pid_in(line));
+  char pid_s[32], want[384];
+  struct er_pipe_proc p = untraced(pid_s);
   static const struct {
     const char *wait; /* NULL: the default */
     const char *secs;
@@ -272,11 +280,8 @@ START_TEST(test_follow_gives_up) {
   ER_NEED_TOOL();
   char out[DIR_BYTES];
   fresh_dir(out);
-  char line[256], pid_s[32], want[256];
-  char *env[] = {NULL};
-  struct er_pipe_proc p =
-      start_prog("late_start", NULL, env, line, sizeof line);
-  snprintf(pid_s, sizeof pid_s, "%ld", (long)pid_in(line));
+  char pid_s[32], want[256];
+  struct er_pipe_proc p = untraced(pid_s);
   char outp[PATH_MAX], errp[PATH_MAX];
   pid_t t = er_start_tool(
       out,
