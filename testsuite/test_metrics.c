@@ -897,21 +897,22 @@ static const char *prom_files_make(struct prom_files *f) {
 }
 
 /* Starts Prometheus on 127.0.0.1:pport with `cfg` and storage `data`,
- * logging to `plog`, with option `flag` (a feature: NULL, RECEIVER or
- * EXEMPLARS), and waits (bounded) until its API answers. */
+ * logging to `plog`, with options `flag` and `flag2` (each NULL,
+ * RECEIVER or EXEMPLARS), and waits (bounded) until its API answers. */
 #define RECEIVER "--web.enable-remote-write-receiver"
 #define EXEMPLARS "--enable-feature=exemplar-storage"
 static struct er_pipe_proc start_prometheus(const char *prom, const char *cfg,
                                             const char *data, int pport,
                                             const char *plog,
-                                            const char *flag) {
+                                            const char *flag,
+                                            const char *flag2) {
   static char a_cfg[200], a_data[200], a_listen[64];
   snprintf(a_cfg, sizeof a_cfg, "--config.file=%s", cfg);
   snprintf(a_data, sizeof a_data, "--storage.tsdb.path=%s", data);
   snprintf(a_listen, sizeof a_listen, "--web.listen-address=127.0.0.1:%d",
            pport);
   char *pargv[] = {(char *)prom, a_cfg, a_data, a_listen, "--log.level=warn",
-                   (char *)flag, NULL};
+                   (char *)flag, (char *)flag2, NULL};
   struct er_pipe_proc p = er_pipe_start(pargv, NULL, plog);
   double v, end = er_now() + 40;
   while (!query(pport, "vector(1)", &v, NULL, 0)) {
@@ -954,7 +955,8 @@ START_TEST(test_prometheus) {
           port);
   fclose(f);
   int pport = free_port();
-  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, NULL);
+  struct er_pipe_proc p =
+      start_prometheus(prom, cfg, data, pport, plog, NULL, NULL);
 
   /* Until Prometheus has scraped the exporter successfully and the
    * histogram has moved between two scrapes (bounded). */
@@ -1043,13 +1045,18 @@ static uint64_t line_u64(const char *line, const char *key) {
   return strtoull(p + strlen(k), NULL, 10);
 }
 
-/* The first snapshot line of watch's JSON log `path`, waited for
- * (bounded), into `line`. */
+/* The first snapshot line with a wall time of watch's JSON log `path`,
+ * waited for (bounded), into `line`. */
 static void first_snapshot(const char *path, char *line, size_t n) {
   double end = er_now() + ER_RUN_TIMEOUT;
   for (;;) {
     char *text = access(path, F_OK) == 0 ? er_slurp(path, NULL) : NULL;
-    const char *s = text ? strstr(text, "\"event\":\"snapshot\"") : NULL;
+    const char *s = text;
+    while ((s = s ? strstr(s, "\"event\":\"snapshot\"") : NULL)) {
+      const char *nl = strchr(s, '\n'), *wt = strstr(s, "\"wall_time_ns\":");
+      if (wt && (!nl || wt < nl)) break;
+      s = nl;
+    }
     if (s) {
       while (s > text && s[-1] != '\n') s--;
       snprintf(line, n, "%.*s", (int)strcspn(s, "\n"), s);
@@ -1060,6 +1067,42 @@ static void first_snapshot(const char *path, char *line, size_t n) {
     ck_assert_msg(er_now() < end, "watch wrote no snapshot (see %s)", path);
     er_sleep_ms(50);
   }
+}
+
+/* The response of /api/v1/query_exemplars for `expr` between `from`
+ * and `to` (seconds since the epoch), malloc'd, or NULL when Prometheus
+ * does not answer it with success. */
+static char *query_exemplars(int pport, const char *expr, uint64_t from,
+                             uint64_t to) {
+  char enc[256], path[512], *body;
+  urlencode(enc, sizeof enc, expr);
+  snprintf(path, sizeof path,
+           "/api/v1/query_exemplars?query=%s&start=%" PRIu64 "&end=%" PRIu64,
+           enc, from, to);
+  soft_connect = 1;
+  int status = http_get(pport, path, &body, NULL, 0);
+  soft_connect = 0;
+  if (status == 200 && strstr(body, "\"status\":\"success\"")) return body;
+  free(body);
+  return NULL;
+}
+
+/* The le label of the bucket of a value of `ns` nanoseconds, above 1 ms:
+ * how long a pause or a span lasts depends on the machine's load. */
+static const char *le_of(uint64_t ns) {
+  static const struct {
+    uint64_t ns;
+    const char *le;
+  } b[] = {{2500000, "0.0025"},     {5000000, "0.005"},
+           {10000000, "0.01"},      {25000000, "0.025"},
+           {50000000, "0.05"},      {100000000, "0.1"},
+           {250000000, "0.25"},     {500000000, "0.5"},
+           {1000000000, "1"},       {2500000000ULL, "2.5"},
+           {5000000000ULL, "5"},    {10000000000ULL, "10"}};
+  ck_assert_uint_gt(ns, 1000000);
+  for (size_t i = 0; i < sizeof b / sizeof b[0]; i++)
+    if (ns <= b[i].ns) return b[i].le;
+  return "+Inf";
 }
 
 START_TEST(test_exemplars) {
@@ -1110,8 +1153,8 @@ START_TEST(test_exemplars) {
   er_run_free(&r);
   const char *id = strrchr(snap, '/') + 1;
 
-  /* The OpenMetrics page has the exemplar on the pause's bucket (2 ms:
-   * le 0.0025), and ends in # EOF; the 0.0.4 page has neither. */
+  /* The OpenMetrics page has the exemplar on the pause's bucket (2 ms
+   * or more), and ends in # EOF; the 0.0.4 page has neither. */
   char ctype[128], *body;
   accept_header = "application/openmetrics-text;version=1.0.0,"
                   "text/plain;version=0.0.4;q=0.5";
@@ -1134,8 +1177,8 @@ START_TEST(test_exemplars) {
   char expect[512];
   snprintf(expect, sizeof expect,
            "eventring_gc_pause_seconds_bucket{host=\"%s\",pid=\"%s\","
-           "program=\"mon_writer\",le=\"0.0025\"}",
-           host_name(), pid);
+           "program=\"mon_writer\",le=\"%s\"}",
+           host_name(), pid, le_of(value));
   ck_assert_msg(!strncmp(x, expect, strlen(expect)), "exemplar line: %.300s",
                 x);
   char tail[300];
@@ -1176,12 +1219,8 @@ START_TEST(test_exemplars) {
   fclose(f);
   int pport = free_port();
   struct er_pipe_proc p =
-      start_prometheus(pf.prom, pf.cfg, pf.data, pport, pf.plog, EXEMPLARS);
-  char enc[256], path[512];
-  urlencode(enc, sizeof enc, "eventring_gc_pause_seconds_bucket");
-  snprintf(path, sizeof path,
-           "/api/v1/query_exemplars?query=%s&start=%" PRIu64 "&end=%" PRIu64,
-           enc, wall / 1000000000u - 3600, wall / 1000000000u + 3600);
+      start_prometheus(pf.prom, pf.cfg, pf.data, pport, pf.plog, EXEMPLARS,
+                       NULL);
   char resp[4096] = "";
   double v = 0;
   end = er_now() + 40;
@@ -1189,11 +1228,11 @@ START_TEST(test_exemplars) {
     int st;
     ck_assert_msg(waitpid(p.pid, &st, WNOHANG) == 0,
                   "prometheus exited (see %s)", pf.plog);
-    soft_connect = 1;
-    int status = http_get(pport, path, &body, NULL, 0);
-    soft_connect = 0;
-    int found = status == 200 && strstr(body, "\"exemplars\":[{");
-    snprintf(resp, sizeof resp, "%s", body);
+    body = query_exemplars(pport, "eventring_gc_pause_seconds_bucket",
+                           wall / 1000000000u - 3600,
+                           wall / 1000000000u + 3600);
+    int found = body && strstr(body, "\"exemplars\":[{");
+    snprintf(resp, sizeof resp, "%s", body ? body : "");
     free(body);
     if (found || er_now() > end) break;
     er_sleep_ms(250);
@@ -1203,7 +1242,9 @@ START_TEST(test_exemplars) {
   char lab[300], val[64];
   snprintf(lab, sizeof lab, "\"labels\":{\"snapshot\":\"%s\"}", id);
   ck_assert_msg(strstr(resp, lab), "no exemplar %s: %s", lab, resp);
-  ck_assert_msg(strstr(resp, "\"le\":\"0.0025\""), "bucket: %s", resp);
+  char le[64];
+  snprintf(le, sizeof le, "\"le\":\"%s\"", le_of(value));
+  ck_assert_msg(strstr(resp, le), "bucket %s: %s", le, resp);
   /* The value as Prometheus read it from the page's 9 decimals. */
   snprintf(val, sizeof val, "%" PRIu64 ".%09" PRIu64, value / 1000000000u,
            value % 1000000000u);
@@ -1270,9 +1311,9 @@ START_TEST(test_span_exemplar) {
   line_str(line, "source", source, sizeof source);
   ck_assert_str_eq(source, "span:diff.req");
   uint64_t value = line_u64(line, "value_ns");
-  ck_assert_msg(value >= 3000000 && value <= 5000000,
-                "value_ns %" PRIu64 " (a 3 ms sleep)", value);
-  /* The exemplar is on the span's bucket (3 to 5 ms: le 0.005). */
+  ck_assert_msg(value >= 3000000, "value_ns %" PRIu64 " (a 3 ms sleep)",
+                value);
+  /* The exemplar is on the span's bucket (3 ms or more). */
   char want[400];
   snprintf(want, sizeof want, "# {snapshot=\"%s\"} %" PRIu64 ".%09" PRIu64
            " ", strrchr(snap, '/') + 1, value / 1000000000u,
@@ -1292,9 +1333,12 @@ START_TEST(test_span_exemplar) {
   accept_header = "text/plain";
   ck_assert_msg(x, "no exemplar %s in the page", want);
   while (x > body && x[-1] != '\n') x--;
+  char le[64];
+  snprintf(le, sizeof le, "le=\"%s\"}", le_of(value));
+  const char *lp = strstr(x, le);
   ck_assert_msg(!strncmp(x, "eventring_user_diff_req_seconds_bucket{", 39) &&
-                    strstr(x, "le=\"0.005\"}") < strstr(x, want),
-                "exemplar line: %.300s", x);
+                    lp && lp < strstr(x, want),
+                "exemplar line (%s): %.300s", le, x);
   free(body);
   kill(wt.pid, SIGTERM);
   kill(e.pid, SIGTERM);
@@ -1586,7 +1630,8 @@ START_TEST(test_remote_write) {
   char *data = pf.data, url[128];
   remote_write_config(cfg);
   int pport = free_port();
-  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, RECEIVER);
+  struct er_pipe_proc p =
+      start_prometheus(prom, cfg, data, pport, plog, RECEIVER, NULL);
 
   /* A writer done with its rounds, pushed every 0.5 s. */
   struct er_pipe_proc w = start_writer(d, NULL);
@@ -1657,7 +1702,7 @@ START_TEST(test_remote_write) {
   ck_assert_double_gt(scrape_at_least(port, RW_QUEUED RW_LAB, queued0 + 1),
                       0);
   snprintf(pf.plog, sizeof pf.plog, "%s/prometheus-again.log", d);
-  p = start_prometheus(prom, cfg, data, pport, plog, RECEIVER);
+  p = start_prometheus(prom, cfg, data, pport, plog, RECEIVER, NULL);
   double sent = check_all_arrived(port, pport);
   ck_assert_double_eq(scraped(port, RW_DROPPED RW_LAB), 0);
   ck_assert_double_eq(scraped(port, "eventring_remote_write_rejected_samples_total" RW_LAB), 0);
@@ -1740,7 +1785,8 @@ START_TEST(test_remote_write_queue) {
 
   /* The receiver comes: what was queued arrives; Prometheus holds every
    * sample collected but those counted as dropped. */
-  struct er_pipe_proc p = start_prometheus(prom, cfg, data, pport, plog, RECEIVER);
+  struct er_pipe_proc p =
+      start_prometheus(prom, cfg, data, pport, plog, RECEIVER, NULL);
   double sent = check_all_arrived(port, pport);
   do {
     collected = scraped(port, RW_COLLECTED RW_LAB);
@@ -1759,6 +1805,168 @@ START_TEST(test_remote_write_queue) {
   ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
                 "exporter status %d", st);
   nftw(data, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+END_TEST
+
+/* In a response of query_exemplars, the exemplar snapshot="id": the
+ * labels of its series (the JSON object, into `series`), its value and
+ * its time in milliseconds.  Returns 0 when it is not there. */
+static int exemplar_of(const char *body, const char *id, char *series,
+                       size_t n, double *value, int64_t *ms) {
+  char lab[300];
+  snprintf(lab, sizeof lab, "\"labels\":{\"snapshot\":\"%s\"}", id);
+  const char *x = strstr(body, lab), *sl = NULL;
+  if (!x) return 0;
+  for (const char *p = body; (p = strstr(p, "\"seriesLabels\":{")) && p < x;
+       p++)
+    sl = p;
+  const char *v = strstr(x, "\"value\":\""), *t = strstr(x, "\"timestamp\":");
+  ck_assert_msg(sl && v && t, "exemplar %s: %s", id, body);
+  snprintf(series, n, "%.*s", (int)(strchr(sl, '}') - sl + 1), sl);
+  *value = strtod(v + strlen("\"value\":\""), NULL);
+  *ms = (int64_t)(strtod(t + strlen("\"timestamp\":"), NULL) * 1000 + 0.5);
+  return 1;
+}
+
+/* How many times `id` is among the exemplars of `body`. */
+static int exemplar_count(const char *body, const char *id) {
+  char lab[300];
+  int k = 0;
+  snprintf(lab, sizeof lab, "\"labels\":{\"snapshot\":\"%s\"}", id);
+  for (const char *p = body; (p = strstr(p, lab)); p++) k++;
+  return k;
+}
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Exemplars pushed: an exporter that only pushes (no --listen) follows
+ * watch's log, and the snapshot of a live pause arrives in Prometheus's
+ * exemplar storage on the pause's bucket series, with its value and
+ * wall time; a snapshot of a file without a wall clock gets the time the
+ * exporter read it; and exemplars, which every push carries again, are
+ * stored once each. */
+#define HAND_ID "handmade.events"
+START_TEST(test_remote_write_exemplars) {
+  struct prom_files pf;
+  const char *skip = prom_files_make(&pf);
+  if (skip) ER_SKIP(skip);
+  char *d = pf.d, wlog[128], jlog[128], url[128], hand[512];
+  snprintf(wlog, sizeof wlog, "%s/watch.err", d);
+  snprintf(jlog, sizeof jlog, "%s/watch.json", d);
+  remote_write_config(pf.cfg);
+  int pport = free_port();
+  struct er_pipe_proc p = start_prometheus(pf.prom, pf.cfg, pf.data, pport,
+                                           pf.plog, RECEIVER, EXEMPLARS);
+  snprintf(url, sizeof url, "http://127.0.0.1:%d/api/v1/write", pport);
+
+  struct er_pipe_proc w = start_writer(d, "live");
+  char pid[16];
+  snprintf(pid, sizeof pid, "%ld", (long)w.pid);
+  /* Before watch's lines, one as watch writes it for a file without a
+   * wall clock (no wall_time_ns): a 3 s pause, in the bucket le="5" that
+   * no pause of the writer reaches. */
+  snprintf(hand, sizeof hand,
+           "{\"event\":\"snapshot\",\"snapshot\":\"%s/" HAND_ID "\","
+           "\"source\":\"pause\",\"pid\":%s,\"value_ns\":3000000000}\n",
+           d, pid);
+  er_write_text(jlog, hand, 1);
+  char *wargv[] = {(char *)tool_path(), "watch", "--pid", pid, "--dir", d,
+                   "--when", "pause>1ms", "--before", "100ms", "--after",
+                   "10ms", "--max", "1", "-o", d, "--log", jlog,
+                   "--log-format", "json", NULL};
+  struct er_pipe_proc wt = er_pipe_start(wargv, NULL, wlog);
+  int64_t started_ms = now_ms();
+  char *eargv[] = {(char *)tool_path(), "metrics", "--pid", pid, "--dir", d,
+                   "--remote-write", url, "--push-interval", "200ms",
+                   "--exemplars", jlog, NULL};
+  struct er_pipe_proc e = er_pipe_start(eargv, NULL, pf.log);
+
+  char line[4096], snap[PATH_MAX];
+  first_snapshot(jlog, line, sizeof line);
+  line_str(line, "snapshot", snap, sizeof snap);
+  uint64_t value = line_u64(line, "value_ns");
+  uint64_t wall = line_u64(line, "wall_time_ns");
+  const char *id = strrchr(snap, '/') + 1;
+
+  /* Until Prometheus holds both (bounded). */
+  uint64_t now_s = (uint64_t)time(NULL);
+  char *body = NULL;
+  int64_t found_ms = 0;
+  double end = er_now() + ER_RUN_TIMEOUT;
+  for (;;) {
+    int st;
+    ck_assert_msg(waitpid(p.pid, &st, WNOHANG) == 0,
+                  "prometheus exited (see %s)", pf.plog);
+    ck_assert_msg(waitpid(e.pid, &st, WNOHANG) == 0,
+                  "the exporter exited, status %d (see %s)", st, pf.log);
+    body = query_exemplars(pport, "eventring_gc_pause_seconds_bucket",
+                           now_s - 3600, now_s + 3600);
+    found_ms = now_ms();
+    if (body && exemplar_count(body, id) && exemplar_count(body, HAND_ID))
+      break;
+    ck_assert_msg(er_now() < end, "no exemplars %s and " HAND_ID
+                  " in Prometheus: %s", id, body ? body : "(no answer)");
+    free(body);
+    er_sleep_ms(100);
+  }
+
+  /* The snapshot's, on its bucket (2 ms or more) of the writer's
+   * series, with its value and its wall time to the millisecond. */
+  char series[1024], want[64], le[64];
+  double v;
+  int64_t ms;
+  ck_assert(exemplar_of(body, id, series, sizeof series, &v, &ms));
+  snprintf(want, sizeof want, "\"pid\":\"%s\"", pid);
+  snprintf(le, sizeof le, "\"le\":\"%s\"", le_of(value));
+  ck_assert_msg(strstr(series, le) && strstr(series, want) &&
+                    strstr(series, "\"program\":\"mon_writer\""),
+                "series of %s: %s", id, series);
+  ck_assert_double_eq(v, (double)value / 1e9);
+  ck_assert_int_eq(ms, (int64_t)(wall / 1000000u));
+  /* The one without a wall clock: read by the exporter after it started,
+   * before Prometheus showed it. */
+  ck_assert(exemplar_of(body, HAND_ID, series, sizeof series, &v, &ms));
+  ck_assert_msg(strstr(series, "\"le\":\"5\"") && strstr(series, want),
+                "series of " HAND_ID ": %s", series);
+  ck_assert_double_eq(v, 3.0);
+  ck_assert_msg(ms >= started_ms && ms <= found_ms,
+                HAND_ID " at %" PRId64 ", not in [%" PRId64 ", %" PRId64 "]",
+                ms, started_ms, found_ms);
+  free(body);
+
+  /* Three pushes later (Prometheus holds three more samples of a series
+   * pushed every time), each exemplar is still stored once. */
+  char q[256];
+  double n0 = 0, n = 0;
+  snprintf(q, sizeof q,
+           "sum(count_over_time(eventring_events_read_total{pid=\"%s\"}[1h]))",
+           pid);
+  ck_assert_msg(query(pport, q, &n0, NULL, 0), "%s", q);
+  end = er_now() + ER_RUN_TIMEOUT;
+  while (!query(pport, q, &n, NULL, 0) || n < n0 + 3) {
+    ck_assert_msg(er_now() < end, "no pushes arrive (%g samples, then %g)",
+                  n0, n);
+    er_sleep_ms(100);
+  }
+  body = query_exemplars(pport, "eventring_gc_pause_seconds_bucket",
+                         now_s - 3600, now_s + 3600);
+  ck_assert_ptr_nonnull(body);
+  ck_assert_int_eq(exemplar_count(body, id), 1);
+  ck_assert_int_eq(exemplar_count(body, HAND_ID), 1);
+  free(body);
+
+  kill(p.pid, SIGTERM);
+  er_pipe_finish(&p, 30);
+  er_pipe_finish(&w, 10);
+  er_pipe_finish(&wt, 10);
+  int st = er_pipe_finish(&e, 30);
+  ck_assert_msg(st != -1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+                "exporter status %d", st);
+  nftw(pf.data, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 END_TEST
 
@@ -2398,6 +2606,7 @@ static TCase *tc_prometheus(void) {
   tcase_add_test(tc, test_span_exemplar);
   tcase_add_test(tc, test_remote_write);
   tcase_add_test(tc, test_remote_write_queue);
+  tcase_add_test(tc, test_remote_write_exemplars);
   return tc;
 }
 

@@ -674,13 +674,18 @@ int json_u64(const struct json_value *v, uint64_t *out);
 #define METRICS_MAX_COUNTERS 64
 #define METRICS_NAME_BYTES 48
 
-/* An OpenMetrics exemplar: one value of a bucket, named by `id` (a
- * snapshot's file name), with its wall time. */
+/* An exemplar: one value of a bucket, labelled
+ * METRICS_EXEMPLAR_LABEL="id" (a snapshot's file name), with its wall
+ * time (0 when the file has no wall clock) and the time the exporter
+ * attached it (CLOCK_REALTIME), which stands for the wall time where a
+ * time is required (remote write). */
 #define METRICS_EXEMPLAR_ID 120
+#define METRICS_EXEMPLAR_LABEL "snapshot"
 struct metrics_exemplar {
   char id[METRICS_EXEMPLAR_ID + 1]; /* "" when none */
   uint64_t value_ns;
   uint64_t wall_ns;
+  uint64_t seen_ns;
 };
 
 /* Bucket i counts values <= bound i that are above bound i-1, the last
@@ -817,16 +822,16 @@ void metrics_on_user_span(struct metrics_target *t, int domain, uint64_t ts,
                           int id, const char *name, int is_end);
 void metrics_on_lost(struct metrics_target *t, int domain, uint64_t count);
 
-/* Attaches exemplar `id` (value `value_ns`, at `wall_ns`) to the bucket
- * it falls in of the histogram `source` (pause, phase:NAME or
- * span:NAME) of the target of process `pid`, replacing the bucket's
- * earlier one.  Returns 0; 1 when that histogram has no value yet (the
- * event may not have been read: try again later); -1 when `source` is
- * none of these, `id` is longer than METRICS_EXEMPLAR_ID bytes, or out
- * of memory. */
+/* Attaches exemplar `id` (value `value_ns`, at `wall_ns`, read at
+ * `seen_ns`) to the bucket it falls in of the histogram `source` (pause,
+ * phase:NAME or span:NAME) of the target of process `pid`, replacing the
+ * bucket's earlier one.  Returns 0; 1 when that histogram has no value
+ * yet (the event may not have been read: try again later); -1 when
+ * `source` is none of these, `id` is longer than METRICS_EXEMPLAR_ID
+ * bytes, or out of memory. */
 int metrics_exemplar_add(struct metrics_set *set, pid_t pid,
                          const char *source, uint64_t value_ns,
-                         uint64_t wall_ns, const char *id);
+                         uint64_t wall_ns, uint64_t seen_ns, const char *id);
 
 /* How a sample's value is written: an integer, or nanoseconds written
  * as seconds. */
@@ -861,6 +866,16 @@ void metrics_list(const struct metrics_set *set,
 
 /* A sample's value as a double. */
 double metrics_sample_value(const struct metrics_sample *s);
+
+/* The exemplar of bucket sample `s`, or NULL when it has none: what
+ * every renderer shows, the OpenMetrics page and remote write alike. */
+const struct metrics_exemplar *
+metrics_sample_exemplar(const struct metrics_sample *s);
+
+/* The time of exemplar `x` in milliseconds since the epoch: its wall
+ * time, or when it was attached if the file has no wall clock (a time
+ * that does not change from one push to the next). */
+int64_t metrics_exemplar_ms(const struct metrics_exemplar *x);
 
 /* `s` with every byte sequence that is not UTF-8 replaced by U+FFFD,
  * written by `put` (Prometheus rejects label values that are not UTF-8;

@@ -441,7 +441,8 @@ static struct metrics_hist *hist_of(struct metrics_target *t,
 
 int metrics_exemplar_add(struct metrics_set *set, pid_t pid,
                          const char *source, uint64_t value_ns,
-                         uint64_t wall_ns, const char *id) {
+                         uint64_t wall_ns, uint64_t seen_ns,
+                         const char *id) {
   if ((strcmp(source, "pause") && strncmp(source, "phase:", 6) &&
        strncmp(source, "span:", 5)) ||
       strlen(id) > METRICS_EXEMPLAR_ID)
@@ -456,7 +457,19 @@ int metrics_exemplar_add(struct metrics_set *set, pid_t pid,
   snprintf(x->id, sizeof x->id, "%s", id);
   x->value_ns = value_ns;
   x->wall_ns = wall_ns;
+  x->seen_ns = seen_ns;
   return 0;
+}
+
+const struct metrics_exemplar *
+metrics_sample_exemplar(const struct metrics_sample *s) {
+  if (!s->hist || !s->hist->ex || s->bucket < 0) return NULL;
+  const struct metrics_exemplar *x = &s->hist->ex[s->bucket];
+  return x->id[0] ? x : NULL;
+}
+
+int64_t metrics_exemplar_ms(const struct metrics_exemplar *x) {
+  return (int64_t)((x->wall_ns ? x->wall_ns : x->seen_ns) / 1000000u);
 }
 
 /* ------------------------------------------------------------------ */

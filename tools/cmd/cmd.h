@@ -91,6 +91,9 @@ struct metrics_state {
   pthread_mutex_t lock;
   struct metrics_set set; /* set.targets under lock */
   int numbering;          /* EVENTRING_NUMBERING_* of the cursors */
+  /* --exemplars FILE, or NULL: polled under lock before each listing
+   * (a scrape's, a push's). */
+  struct metrics_exemplars *exemplars;
 };
 
 /* Follows every ring file of `dir` into `m` until a signal comes (each

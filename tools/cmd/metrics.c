@@ -69,7 +69,8 @@ static void help(void) {
       "  --exemplars FILE    follow the JSON log of eventring watch (--log FILE\n"
       "                      --log-format json): each snapshot taken for a\n"
       "                      pause, phase or span becomes the exemplar of its\n"
-      "                      histogram bucket (OpenMetrics scrapes only)\n"
+      "                      histogram bucket, scraped (OpenMetrics) or "
+      "pushed\n"
       "  --label NAME=VALUE  a label every series gets, scraped or pushed\n"
       "                      (repeatable; host=NAME replaces the host's "
       "name)\n"
@@ -251,14 +252,11 @@ static eventring_callbacks *make_callbacks(void) {
   return tool_callbacks_new(&handlers);
 }
 
-/* --exemplars FILE, or NULL. */
-static struct metrics_exemplars *exemplars;
-
 /* A scrape's page (metrics_http.c calls it in the server's thread). */
 static void render_locked(FILE *o, int openmetrics, void *arg) {
   (void)arg;
   pthread_mutex_lock(&M.lock);
-  if (exemplars) metrics_exemplars_poll(exemplars, &M.set);
+  if (M.exemplars) metrics_exemplars_poll(M.exemplars, &M.set);
   exposition_write(o, &M.set, openmetrics);
   pthread_mutex_unlock(&M.lock);
 }
@@ -443,12 +441,9 @@ int tool_metrics(int argc, char **argv) {
     return TOOL_EXIT_INPUT;
   }
 
-  if (exemplars_arg && !listen_arg)
-    return tool_usage_error(HELP_REF, "--exemplars needs --listen (exemplars "
-                            "are served to scrapers in the OpenMetrics "
-                            "format, not pushed)");
   eventring_callbacks *cb = make_callbacks();
-  if (cb && exemplars_arg && !(exemplars = metrics_exemplars_new(exemplars_arg))) {
+  if (cb && exemplars_arg &&
+      !(M.exemplars = metrics_exemplars_new(exemplars_arg))) {
     eventring_callbacks_free(cb);
     cb = NULL;
   }
@@ -534,8 +529,8 @@ done:
     metrics_target_free(t);
   }
   eventring_callbacks_free(cb);
-  metrics_exemplars_free(exemplars);
-  exemplars = NULL;
+  metrics_exemplars_free(M.exemplars);
+  M.exemplars = NULL;
   tool_labels_free(&given);
   return rc;
 }

@@ -1,19 +1,20 @@
 /* metrics_exemplars.c -- `eventring metrics --exemplars FILE`: the
  * snapshots that `eventring watch --log FILE --log-format json` writes,
- * attached as exemplars to the histogram buckets of their events.
+ * attached as exemplars to the histogram buckets of their events (the
+ * model's, which the OpenMetrics page and remote write both show).
  *
  * The log is followed as `tail -F` would: what was added since the last
- * look is read at each scrape (under the exporter's lock, before the
- * page is rendered), never waiting for more; a file replaced by another
- * (rotated) or truncated is read again from its start, one that does
- * not exist yet is looked for again at the next scrape.  Of its lines,
- * only "snapshot" events with a "source" (watch writes it for the rules
- * on one event with a duration: pause>, phase:NAME>, span:NAME>) make
- * exemplars; other events are ignored; a line that is not a JSON object,
+ * look is read at each scrape and each push's collection (under the
+ * exporter's lock, before the series are listed), never waiting for
+ * more; a file replaced by another (rotated) or truncated is read again
+ * from its start, one that does not exist yet is looked for again the
+ * next time.  Of its lines, only "snapshot" events with a "source"
+ * (watch writes it for the rules on one event with a duration: pause>,
+ * phase:NAME>, span:NAME>) make exemplars; other events are ignored; a line that is not a JSON object,
  * or a snapshot line without its pid or value_ns, is counted and skipped
  * (the first one said on standard error).  A snapshot whose histogram
  * has no value yet (watch read the event before the exporter did) waits
- * for a later scrape, PENDING_MAX of them at most, the oldest dropped.
+ * for a later look, PENDING_MAX of them at most, the oldest dropped.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cmd/cmd.h"
@@ -35,6 +37,7 @@ struct pending {
   pid_t pid;
   char source[EVENTRING_MAX_NAME + 16];
   uint64_t value_ns, wall_ns;
+  uint64_t seen_ns; /* when its line was read (CLOCK_REALTIME) */
   char id[METRICS_EXEMPLAR_ID + 1];
 };
 
@@ -87,7 +90,7 @@ static void skip(struct metrics_exemplars *x, const char *why) {
 static int attach(struct metrics_exemplars *x, struct metrics_set *set,
                   const struct pending *p) {
   int r = metrics_exemplar_add(set, p->pid, p->source, p->value_ns,
-                               p->wall_ns, p->id);
+                               p->wall_ns, p->seen_ns, p->id);
   if (r < 0) skip(x, "a snapshot whose exemplar cannot be attached");
   return r == 1;
 }
@@ -132,6 +135,9 @@ static void on_line(struct metrics_exemplars *x, struct metrics_set *set,
     return;
   }
   json_u64(json_get(v, "wall_time_ns"), &p.wall_ns);
+  struct timespec now;
+  clock_gettime(CLOCK_REALTIME, &now);
+  p.seen_ns = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
   p.pid = (pid_t)pid;
   snprintf(p.source, sizeof p.source, "%s", src->str);
   const char *base = strrchr(snap->str, '/');

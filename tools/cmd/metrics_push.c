@@ -4,8 +4,9 @@
  *
  * Two threads of their own, so that neither the reading of the rings
  * nor each other waits on the network.  The collector wakes every
- * interval, lists the series under the state's lock (as a scrape does)
- * into one request body (render/'s remotewrite.c: protobuf, snappy) and
+ * interval, lists the series under the state's lock (as a scrape does,
+ * the exemplars of --exemplars FILE read first) into one request body
+ * (render/'s remotewrite.c: protobuf, snappy, exemplars included) and
  * queues it.  The sender posts the queue's oldest request, each within
  * --push-timeout; a request that fails (no connection, no answer in
  * time, a 5xx or 429 status) is tried again after a back-off that
@@ -134,6 +135,7 @@ static void collect(struct metrics_push *p) {
   struct batch *b = calloc(1, sizeof *b);
   size_t n = 0;
   pthread_mutex_lock(&p->m->lock);
+  if (p->m->exemplars) metrics_exemplars_poll(p->m->exemplars, &p->m->set);
   int rc = b ? remote_write_encode(&p->m->set, ms, &b->body, &b->len, &n)
              : -1;
   pthread_mutex_unlock(&p->m->lock);

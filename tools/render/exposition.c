@@ -62,11 +62,9 @@ static void on_sample(void *arg, const struct metrics_sample *s) {
     put_seconds(o, s->u);
   else
     fprintf(o, "%" PRIu64, s->u);
-  const struct metrics_exemplar *x =
-      s->hist && s->hist->ex && s->bucket >= 0 ? &s->hist->ex[s->bucket]
-                                               : NULL;
-  if (w->openmetrics && x && x->id[0]) {
-    fputs(" # {snapshot=\"", o);
+  const struct metrics_exemplar *x = metrics_sample_exemplar(s);
+  if (w->openmetrics && x) {
+    fputs(" # {" METRICS_EXEMPLAR_LABEL "=\"", o);
     metrics_utf8(x->id, put_escaped, o);
     fputs("\"} ", o);
     put_seconds(o, x->value_ns);

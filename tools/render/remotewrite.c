@@ -4,6 +4,16 @@
  * one series per sample of the text exposition, each with its labels
  * sorted by name, __name__ first, and one sample at the collection's
  * time; compressed in snappy's block format.
+ *
+ * A histogram bucket that has an exemplar (metrics --exemplars) carries
+ * it, the one the OpenMetrics page shows: snapshot="ID", the value in
+ * seconds, the event's wall time.  It goes with every request, not only
+ * the first after it appeared, as a scrape shows it on every page:
+ * Prometheus stores an exemplar equal to its series' latest (labels,
+ * value and time) once and takes the others without error, so a push
+ * that was dropped from the queue, or a receiver that restarted, loses
+ * no exemplar, for a few hundred bytes a push at most (one exemplar a
+ * bucket).
  */
 #include "render/render.h"
 
@@ -46,7 +56,12 @@ struct series {
   EventringRw__TimeSeries ts;
   EventringRw__Sample sample;
   EventringRw__Sample *samples[1];
-  /* nlabels Label structs, then their pointers, then the strings. */
+  EventringRw__Exemplar ex; /* when ts.n_exemplars is 1 */
+  EventringRw__Exemplar *exemplars[1];
+  EventringRw__Label ex_label;
+  EventringRw__Label *ex_labels[1];
+  /* nlabels Label structs, then their pointers, then the strings: each
+   * label's name and value, then the exemplar's. */
 };
 
 struct builder {
@@ -85,6 +100,12 @@ static void on_sample(void *arg, const struct metrics_sample *s) {
     bytes_put(str, "", 1);
     nl++;
   }
+  const struct metrics_exemplar *ex = metrics_sample_exemplar(s);
+  if (ex) {
+    bytes_put(str, METRICS_EXEMPLAR_LABEL, sizeof METRICS_EXEMPLAR_LABEL);
+    metrics_utf8(ex->id, bytes_put, str);
+    bytes_put(str, "", 1);
+  }
   if (b->n == b->cap) {
     size_t cap = b->cap ? 2 * b->cap : 256;
     EventringRw__TimeSeries **v = realloc(b->v, cap * sizeof *v);
@@ -121,6 +142,21 @@ static void on_sample(void *arg, const struct metrics_sample *s) {
   x->ts.labels = lp;
   x->ts.n_samples = 1;
   x->ts.samples = x->samples;
+  if (ex) {
+    eventring_rw__exemplar__init(&x->ex);
+    eventring_rw__label__init(&x->ex_label);
+    x->ex_label.name = text;
+    text += strlen(text) + 1;
+    x->ex_label.value = text;
+    x->ex_labels[0] = &x->ex_label;
+    x->ex.n_labels = 1;
+    x->ex.labels = x->ex_labels;
+    x->ex.value = (double)ex->value_ns / 1e9;
+    x->ex.timestamp = metrics_exemplar_ms(ex);
+    x->exemplars[0] = &x->ex;
+    x->ts.n_exemplars = 1;
+    x->ts.exemplars = x->exemplars;
+  }
   b->v[b->n++] = &x->ts;
 }
 
