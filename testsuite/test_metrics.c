@@ -774,6 +774,8 @@ START_TEST(test_usage) {
         "0s", "--pid", "1", NULL}, 2},
       {{"metrics", "--remote-write", "http://127.0.0.1:1/", "--queue-size",
         "0", "--pid", "1", NULL}, 2},
+      {{"metrics", "--exemplars", "watch.json", "--pid", "1", NULL},
+       2},                                        /* for no output */
   };
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     char *argv[10] = {(char *)tool_path()};
