@@ -1071,22 +1071,28 @@ static void first_snapshot(const char *path, char *line, size_t n) {
   }
 }
 
-/* The response of /api/v1/query_exemplars for `expr` between `from`
- * and `to` (seconds since the epoch), malloc'd, or NULL when Prometheus
- * does not answer it with success. */
-static char *query_exemplars(int pport, const char *expr, uint64_t from,
-                             uint64_t to) {
-  char enc[256], path[512], *body;
-  urlencode(enc, sizeof enc, expr);
-  snprintf(path, sizeof path,
-           "/api/v1/query_exemplars?query=%s&start=%" PRIu64 "&end=%" PRIu64,
-           enc, from, to);
+/* The response of Prometheus's API at `path` (malloc'd), or NULL when
+ * it does not answer with success. */
+static char *api_get(int pport, const char *path) {
+  char *body;
   soft_connect = 1;
   int status = http_get(pport, path, &body, NULL, 0);
   soft_connect = 0;
   if (status == 200 && strstr(body, "\"status\":\"success\"")) return body;
   free(body);
   return NULL;
+}
+
+/* The response of /api/v1/query_exemplars for `expr` between `from`
+ * and `to` (seconds since the epoch), as api_get() returns it. */
+static char *query_exemplars(int pport, const char *expr, uint64_t from,
+                             uint64_t to) {
+  char enc[256], path[512];
+  urlencode(enc, sizeof enc, expr);
+  snprintf(path, sizeof path,
+           "/api/v1/query_exemplars?query=%s&start=%" PRIu64 "&end=%" PRIu64,
+           enc, from, to);
+  return api_get(pport, path);
 }
 
 /* The le label of the bucket of a value of `ns` nanoseconds, above 1 ms:
@@ -1546,13 +1552,7 @@ static char *query_body(int pport, const char *expr) {
   char enc[1024], path[1200];
   urlencode(enc, sizeof enc, expr);
   snprintf(path, sizeof path, "/api/v1/query?query=%s", enc);
-  char *body;
-  soft_connect = 1;
-  int status = http_get(pport, path, &body, NULL, 0);
-  soft_connect = 0;
-  if (status == 200 && strstr(body, "\"status\":\"success\"")) return body;
-  free(body);
-  return NULL;
+  return api_get(pport, path);
 }
 
 /* The value of `series` in a raw scrape of `port`. */
