@@ -1,4 +1,5 @@
 /* Tests eventring watch --when RULE FILE...: rules evaluated over recorded files (eventring record's rotated files, a directory of them, a snapshot), with the answers computed from the recording's own events -- the trigger's time and measured value for a count over a window, a `for` held across rotated files, and/or, a window spanning rotated files -- and the same triggers as the live run of the same events. */
+#include <inttypes.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -57,7 +58,7 @@ static size_t dumped(const char *dir, const char *path, const char *kind,
 
 /* A trigger as watch's JSON log gives it. */
 struct trig {
-  uint64_t ts;
+  uint64_t ts, wall; /* wall: wall_time_ns, 0 when absent */
   char measured[160];
   char outcome[16];
 };
@@ -114,6 +115,8 @@ static struct watched watch_ops(const char *dir, const char *out,
     const char *p = strstr(l.v[i], "\"ts\":");
     ck_assert_ptr_nonnull(p);
     t->ts = strtoull(p + 5, NULL, 10);
+    p = strstr(l.v[i], "\"wall_time_ns\":");
+    t->wall = p ? strtoull(p + 15, NULL, 10) : 0;
     json_str(l.v[i], "measured", t->measured, sizeof t->measured);
     json_str(l.v[i], "outcome", t->outcome, sizeof t->outcome);
   }
@@ -197,6 +200,13 @@ START_TEST(test_count_directory) {
   snprintf(m, sizeof m, "%zu", want_n);
   ck_assert_str_eq(t[0].measured, m);
   ck_assert_str_eq(t[0].outcome, "opened");
+  /* The trigger's wall time is its snapshot's (the recording's clock,
+   * not when the line was logged). */
+  ck_assert_uint_ne(t[0].wall, 0);
+  char wall[64];
+  snprintf(wall, sizeof wall, "\"wall_time_ns\":%" PRIu64 ",", t[0].wall);
+  const char *snap = strstr(err, "\"event\":\"snapshot\"");
+  ck_assert_msg(snap && strstr(snap, wall), "%s not in %s", wall, err);
   free(err);
 
   /* The snapshot: the ticks of [want - 1s, want + 50ms], from every

@@ -388,6 +388,19 @@ static void log_process(const struct target *t) {
 
 /* A trigger of condition `c`: opened a window, extended one, or was
  * ignored (--every, --max). */
+/* The wall time of trace time `at` in `t` (wall_time_ns), when its file
+ * records the wall clock: a log read from a backlog tells its triggers
+ * apart by it, not by the time the line was written. */
+static void log_wall(const struct target *t, uint64_t at) {
+  eventring_wallclock wc;
+  if (t->cursor &&
+      eventring_cursor_wallclock(t->cursor, EVENTRING_WALLCLOCK_LATEST,
+                                 &wc) == 0) {
+    int64_t wall = wc.wall + (int64_t)(at - wc.ts);
+    if (wall > 0) eventlog_int(&L, "wall_time_ns", wall);
+  }
+}
+
 static void log_trigger(const struct target *t, const struct cond *c,
                         int domain, uint64_t at, const char *measured,
                         const char *outcome) {
@@ -397,6 +410,7 @@ static void log_trigger(const struct target *t, const struct cond *c,
   eventlog_str(&L, "measured", measured);
   eventlog_int(&L, "domain", domain);
   eventlog_int(&L, "ts", (int64_t)at);
+  log_wall(t, at);
   eventlog_str(&L, "outcome", outcome);
   log_process(t);
   eventlog_end(&L);
@@ -855,13 +869,7 @@ static int create_file(const struct target *t, const struct window *w,
 static void log_first_trigger(const struct target *t, const struct window *w) {
   eventlog_int(&L, "domain", w->domain);
   eventlog_int(&L, "ts", (int64_t)w->at);
-  eventring_wallclock wc;
-  if (t->cursor &&
-      eventring_cursor_wallclock(t->cursor, EVENTRING_WALLCLOCK_LATEST,
-                                 &wc) == 0) {
-    int64_t wall = wc.wall + (int64_t)(w->at - wc.ts);
-    if (wall > 0) eventlog_int(&L, "wall_time_ns", wall);
-  }
+  log_wall(t, w->at);
   const char *r = w->cond->reason, *text = w->cond->text;
   if (strcmp(r, "pause") && strcmp(r, "phase") && strcmp(r, "span")) return;
   /* A simple rule: "KIND:NAME > DURATION", spaces allowed around words. */
