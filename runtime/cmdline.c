@@ -10,6 +10,10 @@
  * or by the program (eventring_record_cmdline(), which wins over the
  * environment from the call on).  The program name is the host's
  * (eventring__set_program()), else the one the C library knows.
+ * The host's OCaml version (eventring_set_ocaml_version(), which the
+ * OCaml bindings call) goes into the metadata section (ER_EXT_FLAG_META)
+ * in the same way: of later files, and of the live one, made before the
+ * host's initialisation ran when tracing starts from the environment.
  * Everything here runs under er_st.lock.
  */
 #include <errno.h>
@@ -50,6 +54,35 @@ void eventring__set_program(const char *name) {
   }
   /* Unless it records the arguments, the command line is the name. */
   er_cmdline_rewrite_locked();
+  er_unlock();
+}
+
+/* The host's OCaml version (eventring_set_ocaml_version()), or empty;
+ * under er_st.lock. */
+static char ocaml_version[ER_EXT_OCAML_VERSION_BYTES];
+
+const char *er_ocaml_version(void) { return ocaml_version; }
+
+void eventring_set_ocaml_version(const char *version) {
+  if (!version) version = "";
+  er_lock();
+  snprintf(ocaml_version, sizeof ocaml_version, "%s", version);
+  struct er_layout l;
+  if (er_st.map &&
+      er_layout_read(&l, er_st.meta, er_st.ext, er_st.map_bytes) == 0 &&
+      l.meta_off) {
+    /* Readers copy the section between two loads of an even SEQ
+     * (ring_format.h), as they copy a thread entry. */
+    uint64_t *sec = (uint64_t *)(er_st.map + l.meta_off);
+    uint64_t seq = er_load_rlx(&sec[ER_MD_SEQ]) + 1;
+    er_store_rlx(&sec[ER_MD_SEQ], seq);
+    er_fence_release();
+    uint64_t w[ER_EXT_OCAML_VERSION_BYTES / 8];
+    er_put_name((unsigned char *)w, sizeof w, ocaml_version);
+    for (size_t i = 0; i < sizeof w / 8; i++)
+      er_store_rlx(&sec[ER_MD_VERSION / 8 + i], w[i]);
+    er_store_rel(&sec[ER_MD_SEQ], seq + 1);
+  }
   er_unlock();
 }
 

@@ -220,6 +220,25 @@ const char *eventring_cursor_cmdline(const eventring_cursor *c) {
   return c ? c->cmdline : NULL;
 }
 
+/* ------------------------------------------------------------------ */
+/* The writer's metadata (ER_EXT_FLAG_META).                            */
+
+const char *eventring_cursor_ocaml_version(const eventring_cursor *c) {
+  /* Copied when the cursor opened (read_meta()). */
+  return c ? c->ocaml_version : NULL;
+}
+
+int eventring_cursor_label(const eventring_cursor *c, int i,
+                           const char **name, const char **value) {
+  if (!c || i < 0 || !name || !value) return EVENTRING_E_INVAL;
+  if ((unsigned)i >= c->n_labels) return 0;
+  const char *p = c->labels;
+  for (int k = 0; k < 2 * i; k++) p += strlen(p) + 1;
+  *name = p;
+  *value = p + strlen(p) + 1;
+  return 1;
+}
+
 int eventring_cursor_slot_thread(const eventring_cursor *c, int domain,
                             eventring_slot_thread *out) {
   if (!c || !out || domain < 0 || (uint64_t)domain >= c->max_domains)

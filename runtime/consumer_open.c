@@ -10,7 +10,7 @@
  * Where each section lies is layout.h's to say (er_layout_meta(),
  * er_layout_ext()); what this file adds is what the sections hold: the
  * extension block's version, the name tables' NULs, the program name,
- * the command line.
+ * the command line, the writer's metadata.
  */
 #include <fcntl.h>
 #include <limits.h>
@@ -55,6 +55,51 @@ static int read_program(eventring_cursor *c, const struct er_layout *l) {
   return 0;
 }
 
+/* The writer's metadata (ER_EXT_FLAG_META): its OCaml version into
+ * c->ocaml_version and its labels into c->labels, each when well formed
+ * (a version of printable characters, a labels' area that
+ * er_labels_check() accepts: all the labels or none); nothing else
+ * depends on them.  Returns 0 or a negative error from get(). */
+static int read_meta(eventring_cursor *c, const struct er_layout *l) {
+  if (!l->meta_off) return 0;
+  unsigned char sec[ER_EXT_META_BYTES];
+  uint64_t seq1, seq2;
+  /* The writer changes the section under a sequence count
+   * (eventring_set_ocaml_version()); one that dies mid-update leaves it
+   * odd, so a few tries, then the section as it is. */
+  for (int tries = 0; tries < 100; tries++) {
+    int e = get_acq(c, l->meta_off + ER_MD_SEQ, &seq1);
+    if (!e) e = get(c, l->meta_off + 8, sec + 8, sizeof sec - 8);
+    /* Pairs with the writer's release fence after its odd sequence. */
+    er_fence_acquire();
+    if (!e) e = get(c, l->meta_off + ER_MD_SEQ, &seq2, 8);
+    if (e) return e;
+    if (seq1 == seq2 && !(seq1 & 1)) break;
+  }
+  const char *v = (const char *)sec + ER_MD_VERSION;
+  size_t vn = strnlen(v, ER_EXT_OCAML_VERSION_BYTES);
+  if (vn && vn < ER_EXT_OCAML_VERSION_BYTES && er_label_value_ok(v, vn) &&
+      !(c->ocaml_version = strdup(v)))
+    return -ENOMEM;
+  const unsigned char *area = sec + ER_MD_LABELS;
+  int n = er_labels_check(area, ER_MD_LABEL_BYTES);
+  if (n <= 0) return 0;
+  /* Each "name=value" becomes "name\0value\0": as many bytes. */
+  if (!(c->labels = malloc(ER_MD_LABEL_BYTES))) return -ENOMEM;
+  size_t pos = 0, at = 0;
+  struct er_label lb;
+  while (er_labels_next(area, ER_MD_LABEL_BYTES, &pos, &lb) == 1) {
+    memcpy(c->labels + at, lb.name, lb.name_len);
+    at += lb.name_len;
+    c->labels[at++] = '\0';
+    memcpy(c->labels + at, lb.value, lb.value_len);
+    at += lb.value_len;
+    c->labels[at++] = '\0';
+  }
+  c->n_labels = (unsigned)n;
+  return 0;
+}
+
 /* Reads the extension block, if there is one, whose place `l` (from
  * er_layout_meta()) gives, and copies its name tables and program name.
  * Returns 0, EVENTRING_E_CORRUPT when the block is there but bad, or an
@@ -90,7 +135,8 @@ static int read_ext(eventring_cursor *c, struct er_layout *l, uint64_t size) {
   for (uint64_t i = 0; i < np + nc; i++)
     if (!memchr(c->ext_names + i * slot, 0, slot)) return EVENTRING_E_CORRUPT;
   c->wall_off = l->wall_off;
-  return read_program(c, l);
+  if ((e = read_program(c, l)) != 0) return e;
+  return read_meta(c, l);
 }
 
 static int open_fd(eventring_cursor **out, int fd, enum open_as as) {
@@ -223,6 +269,8 @@ void eventring_cursor_free(eventring_cursor *c) {
   free(c->ext_names);
   free(c->program);
   free(c->cmdline);
+  free(c->ocaml_version);
+  free(c->labels);
   free(c->rings);
   er_numbering_free(c->infer);
   free(c);

@@ -104,6 +104,10 @@ struct eventring_cursor {
   uint64_t wall_off;        /* file offset of the wall clock words, or 0 */
   char *cmdline;            /* its command line (ER_EXT_FLAG_THREADS) */
   uint64_t threads_off;     /* its thread entries' offset, 0: none */
+  char *ocaml_version;      /* ER_EXT_FLAG_META: the host's, or NULL */
+  char *labels;             /* ER_EXT_FLAG_META: n_labels pairs of
+                               NUL-terminated name and value, or NULL */
+  unsigned n_labels;
   /* Name tables from the file (ours) or built in. */
   char *ext_names;          /* n_phases + n_counters slots of name_bytes */
   unsigned n_phases, n_counters, name_bytes;

@@ -391,6 +391,13 @@ EVENTRING_API void eventring_domain_name(const char *name);
  * to the live file at once, to later files and to forked children. */
 EVENTRING_API void eventring_record_cmdline(int on);
 
+/* Records `version` (at most 31 bytes kept; NULL or "": unknown) as the
+ * OCaml version of the program in ring files: the live file's at once,
+ * and later files'.  For language bindings and programs that embed OCaml
+ * (eventring's OCaml bindings call it as they initialise).  Readers get
+ * it with eventring_cursor_ocaml_version(). */
+EVENTRING_API void eventring_set_ocaml_version(const char *version);
+
 /* Internal: the program name that files record, for language bindings
  * whose executable is not the process's (OCaml's Sys.executable_name). */
 EVENTRING__EXPORT void eventring__set_program(const char *name);
@@ -570,6 +577,21 @@ enum {
 EVENTRING_API int eventring_cursor_wallclock(const eventring_cursor *c,
                                              int which,
                                              eventring_wallclock *out);
+
+/* The OCaml version of the program that wrote the file ("4.14.2"), as
+ * eventring's files record it (eventring_set_ocaml_version()), or NULL
+ * when the file does not say.  Valid while the cursor is. */
+EVENTRING_API const char *eventring_cursor_ocaml_version(
+    const eventring_cursor *c);
+
+/* Label `i` (0, 1, ...) that the file's writer was given
+ * (EVENTRING_LABELS, `eventring snapshot --label`): its name, which
+ * matches [a-zA-Z_][a-zA-Z0-9_]*, in *name and its value in *value,
+ * valid while the cursor is.  Returns 1, 0 when the file has no label
+ * `i` (OCaml 5's files have none), or EVENTRING_E_INVAL. */
+EVENTRING_API int eventring_cursor_label(const eventring_cursor *c, int i,
+                                         const char **name,
+                                         const char **value);
 
 /* The command line of the process that wrote the file (its arguments
  * joined by spaces, at most 255 bytes), or NULL when the file does not
@@ -934,6 +956,9 @@ static inline int eventring_thread_name(const char *name) {
 }
 static inline void eventring_domain_name(const char *name) { (void)name; }
 static inline void eventring_record_cmdline(int on) { (void)on; }
+static inline void eventring_set_ocaml_version(const char *version) {
+  (void)version;
+}
 
 static inline int eventring_register(const char *name, int type) {
   if (!name) return EVENTRING_E_INVAL;
@@ -1020,6 +1045,17 @@ static inline int eventring_cursor_wallclock(const eventring_cursor *c,
 static inline const char *eventring_cursor_cmdline(const eventring_cursor *c) {
   (void)c;
   return NULL;
+}
+static inline const char *eventring_cursor_ocaml_version(
+    const eventring_cursor *c) {
+  (void)c;
+  return NULL;
+}
+static inline int eventring_cursor_label(const eventring_cursor *c, int i,
+                                         const char **name,
+                                         const char **value) {
+  (void)c, (void)i, (void)name, (void)value;
+  return EVENTRING_E_INVAL;
 }
 static inline int eventring_cursor_slot_thread(const eventring_cursor *c,
                                                int domain,

@@ -281,6 +281,9 @@ struct er_params {
   unsigned max_domains; /* OCAMLRUNPARAM d=, lowered to fit 64 GiB */
   int preserve;         /* OCAML_RUNTIME_EVENTS_PRESERVE is set */
   int record_cmdline;   /* EVENTRING_RECORD_CMDLINE asks for the arguments */
+  /* EVENTRING_LABELS, as the metadata section holds them (layout.h's
+   * er_labels_set()); the items that cannot be used left out. */
+  unsigned char labels[ER_MD_LABEL_BYTES];
 };
 ER_HIDDEN void er_params_read(struct er_params *out);
 
@@ -397,6 +400,9 @@ ER_HIDDEN void er_cmdline_text(char *buf, size_t size, int env_asks);
 /* Writes the live file's command line again (the choice or the program
  * name changed); nothing without a live file.  Under the lock. */
 ER_HIDDEN void er_cmdline_rewrite_locked(void);
+/* The host's OCaml version that files record (eventring_set_ocaml_version()),
+ * or "": under the lock. */
+ER_HIDDEN const char *er_ocaml_version(void);
 
 /* remote_watcher.c: the thread that serves pause/resume requests from
  * outside.  Started and stopped under the lock: started once a file

@@ -11,6 +11,7 @@
  *   wall_off          ER_EXT_WALL_WORDS words        ER_EXT_FLAG_WALLCLOCK
  *   cmdline_off       ER_EXT_CMDLINE_BYTES           ER_EXT_FLAG_THREADS
  *   threads_off       max_domains thread entries     ER_EXT_FLAG_THREADS
+ *   meta_off          ER_EXT_META_BYTES              ER_EXT_FLAG_META
  *   start_time_off    the block's last word          ER_EXT_FLAG_START_TIME
  *
  * A reader finds the name tables through ER_EXT_NAMES_OFFSET, not by
@@ -79,6 +80,10 @@ int er_layout_plan(struct er_layout *l, uint64_t flags, uint64_t n_names,
     l->threads_off = at + ER_EXT_CMDLINE_BYTES;
     if (!sum(l->threads_off, max_domains, ER_EXT_THREAD_BYTES, &at))
       return -EOVERFLOW;
+  }
+  if (flags & ER_EXT_FLAG_META) {
+    l->meta_off = at;
+    at += ER_EXT_META_BYTES;
   }
   if (flags & ER_EXT_FLAG_START_TIME) {
     l->start_time_off = at;
@@ -167,7 +172,7 @@ int er_layout_ext(struct er_layout *l, const uint64_t *x, uint64_t size) {
   l->n_names = np + nc + nl;
   l->name_bytes = slot;
   l->leases_off = l->program_off = l->wall_off = 0;
-  l->cmdline_off = l->threads_off = l->start_time_off = 0;
+  l->cmdline_off = l->threads_off = l->start_time_off = l->meta_off = 0;
 
   /* The lease words lie between the fixed part and the names. */
   if ((flags & ER_EXT_FLAG_LEASES) &&
@@ -205,6 +210,20 @@ int er_layout_ext(struct er_layout *l, const uint64_t *x, uint64_t size) {
       l->cmdline_off = at;
       l->threads_off = line_end;
     }
+  }
+
+  /* The metadata follows every section before it, whether or not a
+   * reader could place those, and keeps clear of the start time word. */
+  if (flags & ER_EXT_FLAG_META) {
+    at = names_end;
+    if (flags & ER_EXT_FLAG_PROGRAM) at += ER_EXT_PROGRAM_BYTES;
+    if (flags & ER_EXT_FLAG_WALLCLOCK) at += ER_EXT_WALL_WORDS * 8;
+    if ((!(flags & ER_EXT_FLAG_THREADS) ||
+         sum(at + ER_EXT_CMDLINE_BYTES, l->max_domains, ER_EXT_THREAD_BYTES,
+             &at)) &&
+        at % 8 == 0 &&
+        fits(at, 1, ER_EXT_META_BYTES + tail, ext_end, NULL))
+      l->meta_off = at;
   }
 
   if ((flags & ER_EXT_FLAG_START_TIME) && l->ext_bytes >= ER_EXT_WORDS * 8 + 8)
@@ -290,6 +309,102 @@ void er_ext_fill(uint64_t *x, const struct er_ext_desc *d,
   if (l->threads_off && d->thread_entries)
     memcpy(block + l->threads_off, d->thread_entries,
            (size_t)l->max_domains * ER_EXT_THREAD_BYTES);
+  if (l->meta_off) er_meta_fill(block + l->meta_off, d->ocaml_version,
+                                d->labels);
   if (l->start_time_off)
     memcpy(block + l->start_time_off, &d->start_time, 8);
+}
+
+/* ------------------------------------------------------------------ */
+/* The writer's metadata (ER_EXT_FLAG_META).                            */
+
+void er_meta_fill(unsigned char *sec, const char *version,
+                  const unsigned char *labels) {
+  memset(sec, 0, ER_MD_LABELS);
+  er_put_name(sec + ER_MD_VERSION, ER_EXT_OCAML_VERSION_BYTES,
+              version ? version : "");
+  if (labels)
+    memcpy(sec + ER_MD_LABELS, labels, ER_MD_LABEL_BYTES);
+  else
+    memset(sec + ER_MD_LABELS, 0, ER_MD_LABEL_BYTES);
+}
+
+int er_label_name_ok(const char *s, size_t n) {
+  if (n == 0 || (s[0] >= '0' && s[0] <= '9')) return 0;
+  for (size_t i = 0; i < n; i++) {
+    char c = s[i];
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+          (c >= '0' && c <= '9') || c == '_'))
+      return 0;
+  }
+  return 1;
+}
+
+int er_label_value_ok(const char *s, size_t n) {
+  if (n == 0) return 0;
+  for (size_t i = 0; i < n; i++)
+    if ((unsigned char)s[i] < 0x20 || s[i] == 0x7f) return 0;
+  return 1;
+}
+
+int er_labels_next(const unsigned char *area, size_t bytes, size_t *pos,
+                   struct er_label *out) {
+  if (*pos >= bytes || area[*pos] == 0) return 0;
+  const char *at = (const char *)area + *pos;
+  const char *end = memchr(at, 0, bytes - *pos);
+  if (!end) return -1;
+  const char *eq = memchr(at, '=', (size_t)(end - at));
+  if (!eq || !er_label_name_ok(at, (size_t)(eq - at)) ||
+      !er_label_value_ok(eq + 1, (size_t)(end - eq - 1)))
+    return -1;
+  out->name = at;
+  out->name_len = (size_t)(eq - at);
+  out->value = eq + 1;
+  out->value_len = (size_t)(end - eq - 1);
+  *pos = (size_t)(end - (const char *)area) + 1;
+  return 1;
+}
+
+int er_labels_check(const unsigned char *area, size_t bytes) {
+  size_t pos = 0;
+  struct er_label lb;
+  int n = 0, r;
+  while ((r = er_labels_next(area, bytes, &pos, &lb)) == 1)
+    if (++n > ER_EXT_MAX_LABELS) return -1;
+  return r < 0 ? -1 : n;
+}
+
+int er_labels_set(unsigned char *area, size_t bytes, const char *name,
+                  size_t name_len, const char *value, size_t value_len) {
+  if (!er_label_name_ok(name, name_len) ||
+      !er_label_value_ok(value, value_len))
+    return -EINVAL;
+  int n = er_labels_check(area, bytes);
+  if (n < 0) return -EINVAL;
+  /* Where the labels end, and the label of that name, if any. */
+  size_t pos = 0, at, old_at = bytes, old_len = 0;
+  struct er_label lb;
+  for (;;) {
+    at = pos;
+    if (er_labels_next(area, bytes, &pos, &lb) != 1) break;
+    if (lb.name_len == name_len && !memcmp(lb.name, name, name_len)) {
+      old_at = at;
+      old_len = pos - at;
+    }
+  }
+  /* "name=value" and its NUL; the empty string after it, when it does
+   * not end the area, is the zeros that follow. */
+  size_t need = name_len + 1 + value_len + 1;
+  if (n - (old_len ? 1 : 0) >= ER_EXT_MAX_LABELS ||
+      need > bytes - at + old_len)
+    return -ENOSPC;
+  if (old_len) {
+    memmove(area + old_at, area + old_at + old_len, at - old_at - old_len);
+    at -= old_len;
+  }
+  memset(area + at, 0, bytes - at);
+  memcpy(area + at, name, name_len);
+  area[at + name_len] = '=';
+  memcpy(area + at + name_len + 1, value, value_len);
+  return 0;
 }

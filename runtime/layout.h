@@ -59,6 +59,7 @@ struct er_layout {
   uint64_t cmdline_off; /* ER_EXT_CMDLINE_BYTES; only with program_off */
   uint64_t threads_off; /* max_domains entries of ER_EXT_THREAD_BYTES */
   uint64_t start_time_off; /* the block's last word */
+  uint64_t meta_off;    /* ER_EXT_META_BYTES, 8-byte aligned */
 };
 
 /* Decodes the layout of a whole file of `size` bytes whose metadata header
@@ -117,6 +118,11 @@ struct er_ext_desc {
                                      per domain slot, or NULL for zeros */
   const char *const *tables[3];
   unsigned counts[3];
+  /* With ER_EXT_FLAG_META in flags: the host's OCaml version (NULL or
+   * "": unknown) and the labels' ER_MD_LABEL_BYTES bytes (NULL: none),
+   * as er_labels_set() makes them. */
+  const char *ocaml_version;
+  const unsigned char *labels;
 };
 /* Plans the layout of a file of `max_domains` rings of
  * `ring_words` words aligned to `data_align`, whose block holds what `d`
@@ -137,5 +143,37 @@ ER_HIDDEN void er_put_name(unsigned char *slot, size_t slot_bytes,
  * start pair of `pairs` (wallclock.h) and the latest in its slot, one
  * published. */
 ER_HIDDEN void er_wall_fill(uint64_t *w, const uint64_t pairs[4]);
+
+/* The writer's metadata section (ER_EXT_FLAG_META, ring_format.h). */
+/* Writes the ER_EXT_META_BYTES bytes at `sec`: SEQ 0, `version` (NULL:
+ * empty) cut to fit, the labels' area `labels` (NULL: none). */
+ER_HIDDEN void er_meta_fill(unsigned char *sec, const char *version,
+                            const unsigned char *labels);
+/* Whether the `n` bytes at `s` are a label name, [a-zA-Z_][a-zA-Z0-9_]*,
+ * or a label value (not empty, no control character). */
+ER_HIDDEN int er_label_name_ok(const char *s, size_t n);
+ER_HIDDEN int er_label_value_ok(const char *s, size_t n);
+/* One label of a labels' area: pointers into the area, not
+ * NUL-terminated at name_len. */
+struct er_label {
+  const char *name, *value;
+  size_t name_len, value_len;
+};
+/* The label at *pos (0 for the first) of the `bytes` bytes at `area`:
+ * 1 with it in *out and *pos moved past it, 0 after the last, -1 when
+ * the area is malformed there (no NUL, no '=', a bad name or value). */
+ER_HIDDEN int er_labels_next(const unsigned char *area, size_t bytes,
+                             size_t *pos, struct er_label *out);
+/* The number of labels of a well-formed area (at most ER_EXT_MAX_LABELS),
+ * or -1. */
+ER_HIDDEN int er_labels_check(const unsigned char *area, size_t bytes);
+/* Sets label `name` to `value` in the well-formed area (zeroed when
+ * empty), replacing one of that name.  Returns 0, -EINVAL for a bad name
+ * or value (or a malformed area), -ENOSPC when it would not fit or
+ * would make more than ER_EXT_MAX_LABELS; the area is unchanged then,
+ * except that a label of that name has gone. */
+ER_HIDDEN int er_labels_set(unsigned char *area, size_t bytes,
+                            const char *name, size_t name_len,
+                            const char *value, size_t value_len);
 
 #endif /* EVENTRING_LAYOUT_H */

@@ -3,7 +3,8 @@
  * OCaml 5 reads the ring's size (e=) and, in eventring, the number of
  * domain slots (d=) from OCAMLRUNPARAM, or CAMLRUNPARAM when it is unset;
  * OCAML_RUNTIME_EVENTS_PRESERVE keeps the file after tracing stops;
- * EVENTRING_RECORD_CMDLINE makes it record the arguments (cmdline.c).  A
+ * EVENTRING_RECORD_CMDLINE makes it record the arguments (cmdline.c);
+ * EVENTRING_LABELS gives the operator's labels (name=value,...).  A
  * value that cannot be used is replaced and a warning says by what, so
  * that a typo never keeps a program from running.  Read at every start,
  * under er_st.lock.  (OCAML_RUNTIME_EVENTS_DIR is read where the path is
@@ -15,6 +16,7 @@
 #include <string.h>
 
 #include "internal.h"
+#include "layout.h"
 
 /* Parses one OCAMLRUNPARAM value: decimal, optional sign, optional k/M/G
  * multiplier as OCaml accepts.  Returns 0 on success. */
@@ -54,6 +56,36 @@ static unsigned clamp_param(char letter, const char *item, size_t n,
   return (unsigned)v;
 }
 
+/* EVENTRING_LABELS=name=value,name2=value2 into `area`: an item that
+ * cannot be used is left out with a warning that says why. */
+static void read_labels(unsigned char *area, size_t bytes) {
+  memset(area, 0, bytes);
+  const char *p = secure_getenv("EVENTRING_LABELS");
+  while (p && *p) {
+    size_t n = strcspn(p, ",");
+    const char *eq = memchr(p, '=', n);
+    size_t name_n = eq ? (size_t)(eq - p) : 0;
+    int r = n == 0 ? 0 : !eq ? -1 :
+        er_labels_set(area, bytes, p, name_n, eq + 1, n - name_n - 1);
+    if (r == -1)
+      er_warn("ignoring EVENTRING_LABELS item '%.*s': not name=value",
+              (int)n, p);
+    else if (r == -EINVAL && !er_label_name_ok(p, name_n))
+      er_warn("ignoring EVENTRING_LABELS item '%.*s': a label name is "
+              "letters, digits and '_', not starting with a digit",
+              (int)n, p);
+    else if (r == -EINVAL)
+      er_warn("ignoring EVENTRING_LABELS item '%.*s': the value is empty "
+              "or holds a control character", (int)n, p);
+    else if (r == -ENOSPC)
+      er_warn("ignoring EVENTRING_LABELS item '%.*s': the labels exceed "
+              "%d bytes or %d labels", (int)n, p, ER_MD_LABEL_BYTES,
+              ER_EXT_MAX_LABELS);
+    p += n;
+    if (*p == ',') p++;
+  }
+}
+
 /* Reads e= and d=.  Other options, with or without a value, are OCaml's
  * business and are skipped. */
 void er_params_read(struct er_params *out) {
@@ -89,4 +121,5 @@ void er_params_read(struct er_params *out) {
    * is read: a privacy default is not turned off by an empty value. */
   const char *rc = secure_getenv("EVENTRING_RECORD_CMDLINE");
   out->record_cmdline = rc && *rc && strcmp(rc, "0") != 0;
+  read_labels(out->labels, sizeof out->labels);
 }

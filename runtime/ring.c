@@ -122,8 +122,10 @@ int er_file_create(const char *dir, const struct er_params *params) {
   if (er_proc_start_time(0, &desc.start_time) == 0)
     desc.flags |= ER_EXT_FLAG_START_TIME;
   if (params->preserve) desc.flags |= ER_EXT_FLAG_PRESERVED;
-  desc.flags |= ER_EXT_FLAG_WALLCLOCK;
+  desc.flags |= ER_EXT_FLAG_WALLCLOCK | ER_EXT_FLAG_META;
   er_wall_start(desc.wall);
+  desc.ocaml_version = er_ocaml_version();
+  desc.labels = params->labels;
   struct er_layout l;
   if (er_ext_layout(&l, &desc, max_domains, UINT64_C(1) << log2, PAGE) != 0)
     return -EFBIG;

@@ -218,6 +218,34 @@ _Static_assert(ER_THR_NAME * 8 + ER_EXT_THREAD_NAME_BYTES ==
                    ER_EXT_THREAD_BYTES,
                "a thread entry is its words and its name");
 
+/* With ER_EXT_FLAG_META, the writer's metadata follows the thread
+ * entries (or what comes last before them), before the start time word:
+ * ER_EXT_META_BYTES bytes, inside ER_EXT_SIZE, so readers that predate the
+ * flag read these files unchanged.  Its words are ER_META_*:
+ *   SEQ      odd while the writer changes the section (the OCaml version
+ *            is given by the host after the file is made: tracing may
+ *            start before the host's own initialisation); a reader loads
+ *            it, the section, and it again, and keeps the copy when both
+ *            loads are the same even value
+ *   VERSION  ER_EXT_OCAML_VERSION_BYTES: the OCaml version of the host
+ *            ("4.14.2"), NUL-terminated; empty when the writer does not
+ *            know it
+ *   LABELS   the rest: the operator's labels, each "name=value"
+ *            NUL-terminated, one after the other, an empty string (or
+ *            the section's end) after the last.  A name matches
+ *            [a-zA-Z_][a-zA-Z0-9_]* (a Prometheus label name), a value
+ *            holds no control character; at most ER_EXT_MAX_LABELS. */
+#define ER_EXT_FLAG_META 128
+#define ER_EXT_META_BYTES 512
+#define ER_EXT_OCAML_VERSION_BYTES 32
+#define ER_EXT_MAX_LABELS 16
+enum {
+  ER_MD_SEQ = 0,
+  ER_MD_VERSION = 8,                                  /* a byte offset */
+  ER_MD_LABELS = ER_MD_VERSION + ER_EXT_OCAML_VERSION_BYTES, /* likewise */
+  ER_MD_LABEL_BYTES = ER_EXT_META_BYTES - ER_MD_LABELS
+};
+
 /* ER_EXT_LEASE_SLOTS lease words follow the fixed part, before the name
  * tables (ER_EXT_NAMES_OFFSET says where those are, so readers that
  * predate the flag read these files unchanged): each holds the pid of a
@@ -269,7 +297,8 @@ enum {
  * then n_lifecycle, each a NUL-terminated string in a 48-byte slot; then,
  * with ER_EXT_FLAG_PROGRAM, the program name; then, with
  * ER_EXT_FLAG_WALLCLOCK, the wall clock; then, with ER_EXT_FLAG_THREADS,
- * the command line and the thread entries. */
+ * the command line and the thread entries; then, with ER_EXT_FLAG_META,
+ * the writer's metadata. */
 
 /* Name tables of the vocabulary (names.c).  The phase and counter tables
  * list OCaml's ids, then eventring's extension ids (EVENTRING_PHASE_COUNT

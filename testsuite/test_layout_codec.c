@@ -22,7 +22,7 @@ static void same_layout(const struct er_layout *a, const struct er_layout *b) {
   SAME(a, b, flags); SAME(a, b, leases_off); SAME(a, b, names_off);
   SAME(a, b, n_names); SAME(a, b, name_bytes); SAME(a, b, program_off);
   SAME(a, b, wall_off); SAME(a, b, cmdline_off); SAME(a, b, threads_off);
-  SAME(a, b, start_time_off);
+  SAME(a, b, start_time_off); SAME(a, b, meta_off);
 }
 
 /* ---- Planned, written, decoded: the same layout. */
@@ -37,7 +37,7 @@ static const struct plan_case {
     /* ring.c's file: every section, 128 domains of 2^16 words. */
     {"live file", ER_EXT_FLAG_LEASES | ER_EXT_FLAG_THREADS |
                       ER_EXT_FLAG_WALLCLOCK | ER_EXT_FLAG_START_TIME |
-                      ER_EXT_FLAG_PRESERVED,
+                      ER_EXT_FLAG_PRESERVED | ER_EXT_FLAG_META,
      1, 3, 128, 16, 4096},
     {"instrumented", ER_EXT_FLAG_INSTRUMENTED | ER_EXT_FLAG_LEASES |
                          ER_EXT_FLAG_THREADS | ER_EXT_FLAG_WALLCLOCK,
@@ -51,7 +51,22 @@ static const struct plan_case {
     {"program only", 0, 1, 3, 2, 2, 4096},
     {"start time only", ER_EXT_FLAG_START_TIME, 0, 3, 2, 2, 4096},
     {"leases only", ER_EXT_FLAG_LEASES, 0, 1, 65536, 1, 65536},
+    /* The writer's metadata, after whatever comes before it. */
+    {"compact, metadata", ER_EXT_FLAG_THREADS | ER_EXT_FLAG_WALLCLOCK |
+                              ER_EXT_FLAG_META, 1, 3, 3, 1, 64},
+    {"metadata only", ER_EXT_FLAG_META, 0, 0, 1, 1, 64},
+    {"metadata and start time", ER_EXT_FLAG_META | ER_EXT_FLAG_START_TIME, 1,
+     2, 5, 2, 4096},
 };
+
+/* A labels' area holding service=api and zone=eu-1. */
+static const unsigned char *two_labels(void) {
+  static unsigned char area[ER_MD_LABEL_BYTES];
+  memset(area, 0, sizeof area);
+  ck_assert_int_eq(er_labels_set(area, sizeof area, "service", 7, "api", 3), 0);
+  ck_assert_int_eq(er_labels_set(area, sizeof area, "zone", 4, "eu-1", 4), 0);
+  return area;
+}
 
 /* A file image of the planned layout: the metadata and the block. */
 static uint64_t *image(const struct er_layout *l, const struct er_ext_desc *d) {
@@ -82,7 +97,9 @@ START_TEST(test_plan_decodes_alike) {
       .program = t->program ? "prog" : NULL,
       .cmdline = "prog --flag",
       .tables = {tables[0], tables[1], tables[2]},
-      .counts = {t->names, t->names, t->names}};
+      .counts = {t->names, t->names, t->names},
+      .ocaml_version = "4.14.2",
+      .labels = two_labels()};
   struct er_layout plan, got;
   ck_assert_int_eq(er_ext_layout(&plan, &d, t->domains, UINT64_C(1) << t->log2,
                                  t->align),
@@ -99,6 +116,8 @@ START_TEST(test_plan_decodes_alike) {
                    t->program || (t->flags & ER_EXT_FLAG_THREADS));
   ck_assert_int_eq(!!plan.wall_off, !!(t->flags & ER_EXT_FLAG_WALLCLOCK));
   ck_assert_int_eq(!!plan.threads_off, !!(t->flags & ER_EXT_FLAG_THREADS));
+  ck_assert_int_eq(!!plan.meta_off, !!(t->flags & ER_EXT_FLAG_META));
+  if (plan.meta_off) ck_assert_uint_eq(plan.meta_off % 8, 0);
   if (plan.start_time_off)
     ck_assert_uint_eq(plan.start_time_off,
                       ER_EXT_OFFSET + plan.ext_bytes - 8);
@@ -121,6 +140,10 @@ START_TEST(test_plan_decodes_alike) {
   if (plan.wall_off)
     ck_assert_uint_eq(m[plan.wall_off / 8 + ER_WALL_GEN], 1);
   if (plan.start_time_off) ck_assert_uint_eq(m[plan.start_time_off / 8], 77);
+  if (plan.meta_off) {
+    ck_assert_str_eq(b + plan.meta_off + ER_MD_VERSION, "4.14.2");
+    ck_assert_str_eq(b + plan.meta_off + ER_MD_LABELS, "service=api");
+  }
 
   /* A cursor opens the whole file and finds the sections' contents. */
   if (plan.file_bytes <= (UINT64_C(64) << 20)) {
@@ -141,6 +164,21 @@ START_TEST(test_plan_decodes_alike) {
                                                 &w),
                      plan.wall_off ? 0 : EVENTRING_E_NOWALLCLOCK);
     ck_assert_int_eq(eventring_cursor_writer_pid(c), 42);
+    const char *ver = eventring_cursor_ocaml_version(c), *n, *v;
+    if (plan.meta_off) {
+      ck_assert_str_eq(ver, "4.14.2");
+      ck_assert_int_eq(eventring_cursor_label(c, 0, &n, &v), 1);
+      ck_assert_str_eq(n, "service");
+      ck_assert_str_eq(v, "api");
+      ck_assert_int_eq(eventring_cursor_label(c, 1, &n, &v), 1);
+      ck_assert_str_eq(n, "zone");
+      ck_assert_str_eq(v, "eu-1");
+    } else {
+      ck_assert_ptr_null(ver);
+    }
+    ck_assert_int_eq(eventring_cursor_label(c, plan.meta_off ? 2 : 0, &n, &v),
+                     0);
+    ck_assert_int_eq(eventring_cursor_label(c, -1, &n, &v), EVENTRING_E_INVAL);
     eventring_cursor_free(c);
     free(whole);
   }
@@ -165,6 +203,7 @@ START_TEST(test_live_file) {
   ck_assert_uint_ne(got.wall_off, 0);
   ck_assert_uint_ne(got.cmdline_off, 0);
   ck_assert_uint_ne(got.threads_off, 0);
+  ck_assert_uint_ne(got.meta_off, 0);
   ck_assert_ptr_eq(er_st.map + got.threads_off, (unsigned char *)er_st.threads);
   ck_assert_int_eq(er_layout_plan(&plan, got.flags, got.n_names, 128,
                                   UINT64_C(1) << 16, 4096),
@@ -209,7 +248,7 @@ END_TEST
 static const uint64_t good_words[ER_META_WORDS] = {
     [ER_META_VERSION] = 1,          [ER_META_MAX_DOMAINS] = 2,
     [ER_META_RING_HEADER_SIZE] = 256, [ER_META_RING_SIZE_BYTES] = 8192,
-    [ER_META_RING_SIZE_ELEMENTS] = 1024, [ER_META_HEADERS_OFFSET] = 1024,
+    [ER_META_RING_SIZE_ELEMENTS] = 1024, [ER_META_HEADERS_OFFSET] = 2048,
     [ER_META_DATA_OFFSET] = 4096,
     [ER_META_CUSTOM_EVENTS_OFFSET] = 4096 + 2 * 8192};
 static void good_meta(uint64_t *m) { memcpy(m, good_words, sizeof good_words); }
@@ -282,10 +321,11 @@ static void good_ext(uint64_t *x) {
   ck_assert_int_eq(er_layout_plan(&p,
                                   ER_EXT_FLAG_PROGRAM | ER_EXT_FLAG_WALLCLOCK |
                                       ER_EXT_FLAG_THREADS |
-                                      ER_EXT_FLAG_START_TIME,
+                                      ER_EXT_FLAG_START_TIME |
+                                      ER_EXT_FLAG_META,
                                   5, 2, 1024, 64),
                    0);
-  ck_assert_uint_le(p.headers_off, 1024); /* fits good_meta()'s */
+  ck_assert_uint_le(p.headers_off, 2048); /* fits good_meta()'s */
   memset(x, 0, ER_EXT_WORDS * 8);
   x[ER_EXT_MAGIC_W] = ER_EXT_MAGIC;
   x[ER_EXT_VERSION_W] = ER_EXT_VERSION;
@@ -299,7 +339,7 @@ static void good_ext(uint64_t *x) {
 }
 
 /* What is left out: bits of the sections that decode to 0. */
-enum { NONE = 0, PROG = 1, WALL = 2, THR = 4, START = 8 };
+enum { NONE = 0, PROG = 1, WALL = 2, THR = 4, START = 8, META = 16 };
 
 static const struct ext_case {
   const char *name;
@@ -312,13 +352,13 @@ static const struct ext_case {
     {"good", ER_EXT_PID, 1, 0, 0, NONE},
     {"size 2^62", ER_EXT_SIZE, UINT64_C(1) << 62, 0, EVENTRING_E_CORRUPT, 0},
     {"size wraps", ER_EXT_SIZE, UINT64_MAX, 0, EVENTRING_E_CORRUPT, 0},
-    {"size past headers", ER_EXT_SIZE, 1024, 0, EVENTRING_E_CORRUPT, 0},
+    {"size past headers", ER_EXT_SIZE, 2048, 0, EVENTRING_E_CORRUPT, 0},
     {"size 0", ER_EXT_SIZE, 0, 0, EVENTRING_E_CORRUPT, 0},
     {"names before the block's words", ER_EXT_NAMES_OFFSET, 64, 0,
      EVENTRING_E_CORRUPT, 0},
     {"names wrap", ER_EXT_NAMES_OFFSET, UINT64_MAX - 47, 0,
      EVENTRING_E_CORRUPT, 0},
-    {"names past the block", ER_EXT_NAMES_OFFSET, 1024, 0,
+    {"names past the block", ER_EXT_NAMES_OFFSET, 2048, 0,
      EVENTRING_E_CORRUPT, 0},
     {"8193 phases", ER_EXT_N_PHASES, 8193, 0, EVENTRING_E_CORRUPT, 0},
     {"counters wrap", ER_EXT_N_COUNTERS, UINT64_MAX, 0, EVENTRING_E_CORRUPT,
@@ -328,15 +368,20 @@ static const struct ext_case {
     /* Optional sections: the block stays good without them. */
     {"block ends before the program", ER_EXT_SIZE,
      ER_EXT_WORDS * 8 + 5 * ER_EXT_NAME_BYTES + 8, 0, 0,
-     PROG | WALL | THR},
+     PROG | WALL | THR | META},
     {"block ends before the wall clock", ER_EXT_SIZE,
      ER_EXT_WORDS * 8 + 5 * ER_EXT_NAME_BYTES + ER_EXT_PROGRAM_BYTES + 8, 0,
-     0, WALL | THR},
-    {"block ends in the thread entries", ER_EXT_SIZE, (uint64_t)-48, 1, 0,
-     THR},
+     0, WALL | THR | META},
+    {"block ends in the thread entries", ER_EXT_SIZE, (uint64_t)-560, 1, 0,
+     THR | META},
+    {"block ends in the metadata", ER_EXT_SIZE, (uint64_t)-8, 1, 0, META},
+    {"metadata over the start time", ER_EXT_SIZE, (uint64_t)-1, 1, 0, META},
     {"wall clock unaligned", ER_EXT_NAME_SLOT, ER_EXT_NAME_BYTES - 4, 0, 0,
-     WALL},
-    {"no flags", ER_EXT_FLAGS, 0, 0, 0, PROG | WALL | THR | START},
+     WALL | META},
+    {"no flags", ER_EXT_FLAGS, 0, 0, 0, PROG | WALL | THR | START | META},
+    /* A reader that predates a section reads the others where they were. */
+    {"no metadata flag", ER_EXT_FLAGS, ~(uint64_t)ER_EXT_FLAG_META, 2, 0,
+     META},
 };
 
 START_TEST(test_ext_refused) {
@@ -344,7 +389,8 @@ START_TEST(test_ext_refused) {
   uint64_t m[ER_META_WORDS], x[ER_EXT_WORDS];
   good_meta(m);
   good_ext(x);
-  if (t->add) x[t->word] += t->value;
+  if (t->add == 2) x[t->word] &= t->value;
+  else if (t->add) x[t->word] += t->value;
   else x[t->word] = t->value;
   struct er_layout l;
   ck_assert_int_eq(er_layout_meta(&l, m, GOOD_SIZE), 0);
@@ -360,11 +406,17 @@ START_TEST(test_ext_refused) {
                 t->name);
   ck_assert_msg(!l.start_time_off == !!(t->absent & START), "%s: start",
                 t->name);
+  ck_assert_msg(!l.meta_off == !!(t->absent & META), "%s: metadata",
+                t->name);
   /* Whatever is there lies inside the block and before the headers. */
   uint64_t end = ER_EXT_OFFSET + l.ext_bytes;
   if (l.program_off) ck_assert_uint_le(l.program_off + 64, end);
   if (l.wall_off) ck_assert_uint_le(l.wall_off + 56, end);
   if (l.threads_off) ck_assert_uint_le(l.threads_off + 2 * 48, end);
+  if (l.meta_off) {
+    ck_assert_uint_eq(l.meta_off, l.threads_off + 2 * 48);
+    ck_assert_uint_le(l.meta_off + ER_EXT_META_BYTES, end - 8);
+  }
   ck_assert_uint_le(end, l.headers_off);
 }
 END_TEST
@@ -396,6 +448,179 @@ START_TEST(test_plan_overflow) {
 }
 END_TEST
 
+/* ---- The labels' area of the writer's metadata. */
+
+/* Areas as readers find them: how many labels er_labels_check() counts,
+ * -1 for a malformed area, which a cursor reads as no label at all. */
+static const struct area_case {
+  const char *name;
+  const char *bytes;  /* the area's start; the rest is zeros */
+  size_t len;
+  int fill;           /* nonzero: the whole area is this byte */
+  int want;
+} areas[] = {
+    {"empty", "", 0, 0, 0},
+    {"one", "a=b", 4, 0, 1},
+    {"two", "a=b\0c_1=x y=z", 14, 0, 2},
+    {"an empty string ends the list", "a=b\0\0c=d", 9, 0, 1},
+    {"no NUL before the end", NULL, 0, 'x', -1},
+    {"name starts with a digit", "1a=b", 5, 0, -1},
+    {"name with a dash", "a-b=c", 6, 0, -1},
+    {"no =", "ab", 3, 0, -1},
+    {"empty name", "=b", 3, 0, -1},
+    {"empty value", "a=", 3, 0, -1},
+    {"control character in the value", "a=\x01", 4, 0, -1},
+    {"a bad label after a good one", "a=b\0c", 6, 0, -1},
+};
+
+START_TEST(test_labels_area) {
+  const struct area_case *t = &areas[_i];
+  unsigned char area[ER_MD_LABEL_BYTES] = {0};
+  if (t->fill) memset(area, t->fill, sizeof area);
+  else memcpy(area, t->bytes, t->len);
+  int got = er_labels_check(area, sizeof area);
+  ck_assert_msg(got == t->want, "%s: %d, not %d", t->name, got, t->want);
+
+  /* A file whose metadata holds the area: its version still reads, its
+   * labels all or none. */
+  struct er_ext_desc d = {.numbering = ER_PHASES_OCAML53,
+                          .flags = ER_EXT_FLAG_META,
+                          .pid = 1,
+                          .ocaml_version = "5.2.0",
+                          .labels = area};
+  struct er_layout l;
+  ck_assert_int_eq(er_ext_layout(&l, &d, 1, 2, 64), 0);
+  uint64_t *whole = calloc(1, (size_t)l.file_bytes);
+  ck_assert_ptr_nonnull(whole);
+  uint64_t *m = image(&l, &d);
+  memcpy(whole, m, (size_t)l.data_off);
+  free(m);
+  eventring_cursor *c;
+  ck_assert_int_eq(er_cursor_open_image(&c, whole, (size_t)l.file_bytes), 0);
+  ck_assert_str_eq(eventring_cursor_ocaml_version(c), "5.2.0");
+  const char *n, *v;
+  int i = 0;
+  while (eventring_cursor_label(c, i, &n, &v) == 1) i++;
+  ck_assert_msg(i == (t->want < 0 ? 0 : t->want), "%s: %d labels", t->name,
+                i);
+  eventring_cursor_free(c);
+  free(whole);
+}
+END_TEST
+
+/* A version the writer could not have written is not shown. */
+START_TEST(test_bad_version) {
+  unsigned char area[ER_MD_LABEL_BYTES] = {0};
+  struct er_ext_desc d = {.numbering = ER_PHASES_OCAML53,
+                          .flags = ER_EXT_FLAG_META,
+                          .ocaml_version = "4.14\n",
+                          .labels = area};
+  struct er_layout l;
+  ck_assert_int_eq(er_ext_layout(&l, &d, 1, 2, 64), 0);
+  uint64_t *whole = calloc(1, (size_t)l.file_bytes);
+  ck_assert_ptr_nonnull(whole);
+  uint64_t *m = image(&l, &d);
+  /* And one that fills its 32 bytes without a NUL. */
+  memcpy(whole, m, (size_t)l.data_off);
+  eventring_cursor *c;
+  ck_assert_int_eq(er_cursor_open_image(&c, whole, (size_t)l.file_bytes), 0);
+  ck_assert_ptr_null(eventring_cursor_ocaml_version(c));
+  eventring_cursor_free(c);
+  memset((char *)whole + l.meta_off + ER_MD_VERSION, '5',
+         ER_EXT_OCAML_VERSION_BYTES);
+  ck_assert_int_eq(er_cursor_open_image(&c, whole, (size_t)l.file_bytes), 0);
+  ck_assert_ptr_null(eventring_cursor_ocaml_version(c));
+  eventring_cursor_free(c);
+  free(m);
+  free(whole);
+}
+END_TEST
+
+/* er_labels_set() in turn on one area: what each call returns, and the
+ * area's labels after the last, "name=value" joined by commas. */
+static const struct set_case {
+  const char *name;
+  const char *ops[20]; /* "name=value", NULL-terminated */
+  int want_last;
+  const char *want;
+} sets[] = {
+    {"two", {"a=1", "b=2", NULL}, 0, "a=1,b=2"},
+    {"replaced", {"a=1", "b=2", "a=3", NULL}, 0, "b=2,a=3"},
+    {"value with = and spaces", {"k=x = y", NULL}, 0, "k=x = y"},
+    {"bad name", {"a=1", "a.b=2", NULL}, -EINVAL, "a=1"},
+    {"name starts with a digit", {"9a=2", NULL}, -EINVAL, ""},
+    {"empty value", {"a=", NULL}, -EINVAL, ""},
+    {"newline in the value", {"a=x\ny", NULL}, -EINVAL, ""},
+    {"17 labels", {"a=1", "b=1", "c=1", "d=1", "e=1", "f=1", "g=1", "h=1",
+                   "i=1", "j=1", "k=1", "l=1", "m=1", "n=1", "o=1", "p=1",
+                   "q=1", NULL},
+     -ENOSPC, "a=1,b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=1,n=1,o=1,p=1"},
+    {"16 labels, one replaced", {"a=1", "b=1", "c=1", "d=1", "e=1", "f=1",
+                                 "g=1", "h=1", "i=1", "j=1", "k=1", "l=1",
+                                 "m=1", "n=1", "o=1", "p=1", "a=2", NULL},
+     0, "b=1,c=1,d=1,e=1,f=1,g=1,h=1,i=1,j=1,k=1,l=1,m=1,n=1,o=1,p=1,a=2"},
+};
+
+/* A value of `n` x's after "v=": fills n + 3 bytes of the area. */
+static char *long_label(size_t n) {
+  char *s = malloc(n + 3);
+  ck_assert_ptr_nonnull(s);
+  memcpy(s, "v=", 2);
+  memset(s + 2, 'x', n);
+  s[n + 2] = 0;
+  return s;
+}
+
+static void joined(const unsigned char *area, char *out, size_t size) {
+  size_t pos = 0;
+  struct er_label lb;
+  out[0] = 0;
+  while (er_labels_next(area, ER_MD_LABEL_BYTES, &pos, &lb) == 1)
+    snprintf(out + strlen(out), size - strlen(out), "%s%.*s=%.*s",
+             out[0] ? "," : "", (int)lb.name_len, lb.name,
+             (int)lb.value_len, lb.value);
+}
+
+static int set_one(unsigned char *area, const char *item) {
+  const char *eq = strchr(item, '=');
+  return er_labels_set(area, ER_MD_LABEL_BYTES, item, (size_t)(eq - item),
+                       eq + 1, strlen(eq + 1));
+}
+
+START_TEST(test_labels_set) {
+  const struct set_case *t = &sets[_i];
+  unsigned char area[ER_MD_LABEL_BYTES] = {0};
+  int last = 0;
+  for (int k = 0; t->ops[k]; k++) last = set_one(area, t->ops[k]);
+  ck_assert_msg(last == t->want_last, "%s: %d", t->name, last);
+  char got[1024];
+  joined(area, got, sizeof got);
+  ck_assert_str_eq(got, t->want);
+}
+END_TEST
+
+/* The area's bytes bound the labels: one that fills it exactly fits, a
+ * byte more does not, and a replacement that would not fit keeps the
+ * old label. */
+START_TEST(test_labels_overflow) {
+  unsigned char area[ER_MD_LABEL_BYTES] = {0};
+  char *fits = long_label(ER_MD_LABEL_BYTES - 3);
+  char *over = long_label(ER_MD_LABEL_BYTES - 2);
+  ck_assert_int_eq(set_one(area, over), -ENOSPC);
+  ck_assert_int_eq(er_labels_check(area, sizeof area), 0);
+  ck_assert_int_eq(set_one(area, fits), 0);
+  ck_assert_int_eq(er_labels_check(area, sizeof area), 1);
+  ck_assert_int_eq(area[ER_MD_LABEL_BYTES - 1], 0);
+  ck_assert_int_eq(set_one(area, "w=1"), -ENOSPC);
+  ck_assert_int_eq(set_one(area, over), -ENOSPC);
+  char got[1024];
+  joined(area, got, sizeof got);
+  ck_assert_str_eq(got, fits);
+  free(fits);
+  free(over);
+}
+END_TEST
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static TCase *tc_codec(void) {
@@ -406,6 +631,10 @@ static TCase *tc_codec(void) {
   tcase_add_loop_test(tc, test_meta_refused, 0, N(metas));
   tcase_add_loop_test(tc, test_ext_refused, 0, N(exts));
   tcase_add_loop_test(tc, test_plan_overflow, 0, N(overflows));
+  tcase_add_loop_test(tc, test_labels_area, 0, N(areas));
+  tcase_add_test(tc, test_bad_version);
+  tcase_add_loop_test(tc, test_labels_set, 0, N(sets));
+  tcase_add_test(tc, test_labels_overflow);
   return tc;
 }
 
