@@ -31,6 +31,13 @@
 #include "internal.h"
 #include "ocaml_bridge.h"
 
+/* The OCaml whose instrumented runtime this bridge is built for, when the
+ * build knows one (stdlib-bindings/rules.mk): its version goes into the
+ * files (eventring_set_ocaml_version()). */
+#ifdef EVENTRING_OCAML_VERSION_H
+#include EVENTRING_OCAML_VERSION_H
+#endif
+
 #ifndef EVENTRING_INSTRUMENTED
 #error "ocaml_bridge.c belongs to the instrumented variant only"
 #endif
@@ -323,6 +330,9 @@ static int disabled;
 void caml_eventlog_init(void) {
   resolve_ids();
   __atomic_store_n(&eventring__ocaml_instrumented, 1, __ATOMIC_RELAXED);
+#ifdef OCAML_VERSION_STRING
+  eventring_set_ocaml_version(OCAML_VERSION_STRING);
+#endif
   /* The main thread, which runs this, is the first OCaml thread, and
    * Thread 0 once systhreads numbers threads (it numbers the thread that
    * initialises it, this one, first). */

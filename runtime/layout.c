@@ -330,7 +330,10 @@ void er_meta_fill(unsigned char *sec, const char *version,
 }
 
 int er_label_name_ok(const char *s, size_t n) {
-  if (n == 0 || (s[0] >= '0' && s[0] <= '9')) return 0;
+  /* Prometheus keeps names starting with __ for itself. */
+  if (n == 0 || (s[0] >= '0' && s[0] <= '9') ||
+      (n >= 2 && s[0] == '_' && s[1] == '_'))
+    return 0;
   for (size_t i = 0; i < n; i++) {
     char c = s[i];
     if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||

@@ -233,7 +233,8 @@ _Static_assert(ER_THR_NAME * 8 + ER_EXT_THREAD_NAME_BYTES ==
  *   LABELS   the rest: the operator's labels, each "name=value"
  *            NUL-terminated, one after the other, an empty string (or
  *            the section's end) after the last.  A name matches
- *            [a-zA-Z_][a-zA-Z0-9_]* (a Prometheus label name), a value
+ *            [a-zA-Z_][a-zA-Z0-9_]* and does not start with __ (a
+ *            Prometheus label name of the user's), a value
  *            holds no control character; at most ER_EXT_MAX_LABELS. */
 #define ER_EXT_FLAG_META 128
 #define ER_EXT_META_BYTES 512

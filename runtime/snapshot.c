@@ -76,6 +76,12 @@ struct er_snap {
   char *cmdline;
   eventring_slot_thread *threads;
   unsigned n_threads;
+  /* The writer's metadata (ER_EXT_FLAG_META): the source's OCaml version
+   * ("" unknown) and labels, and the labels given by er_snap_label(),
+   * which win over the source's of the same name. */
+  char ocaml_version[ER_EXT_OCAML_VERSION_BYTES];
+  unsigned char src_labels[ER_MD_LABEL_BYTES];
+  unsigned char own_labels[ER_MD_LABEL_BYTES];
 };
 
 /* ------------------------------------------------------------------ */
@@ -247,6 +253,42 @@ static unsigned count_names(const eventring_cursor *c,
   return n > seen ? n : seen;
 }
 
+int er_snap_label(struct er_snap *s, const char *name, const char *value) {
+  return er_labels_set(s->own_labels, sizeof s->own_labels, name,
+                       strlen(name), value, strlen(value));
+}
+
+/* The OCaml version and labels that the cursor's file records (none for
+ * a file that records none), for the snapshot's metadata. */
+static void take_meta(struct er_snap *s, const eventring_cursor *c) {
+  const char *v = eventring_cursor_ocaml_version(c), *name, *value;
+  snprintf(s->ocaml_version, sizeof s->ocaml_version, "%s", v ? v : "");
+  memset(s->src_labels, 0, sizeof s->src_labels);
+  for (int i = 0; eventring_cursor_label(c, i, &name, &value) == 1; i++)
+    (void)er_labels_set(s->src_labels, sizeof s->src_labels, name,
+                        strlen(name), value, strlen(value));
+}
+
+/* The labels the file gets into `out`: er_snap_label()'s, then the
+ * source's of other names as long as they fit.  Returns how many. */
+static int merge_labels(const struct er_snap *s, unsigned char *out) {
+  memcpy(out, s->own_labels, ER_MD_LABEL_BYTES);
+  size_t pos = 0, own_pos;
+  struct er_label lb, own;
+  while (er_labels_next(s->src_labels, ER_MD_LABEL_BYTES, &pos, &lb) == 1) {
+    int taken = 0;
+    own_pos = 0;
+    while (!taken &&
+           er_labels_next(s->own_labels, ER_MD_LABEL_BYTES, &own_pos, &own) == 1)
+      taken = own.name_len == lb.name_len &&
+              !memcmp(own.name, lb.name, lb.name_len);
+    if (!taken)
+      (void)er_labels_set(out, ER_MD_LABEL_BYTES, lb.name, lb.name_len,
+                          lb.value, lb.value_len);
+  }
+  return er_labels_check(out, ER_MD_LABEL_BYTES);
+}
+
 /* The command line and the slots' holders that the cursor's file
  * records, kept for the snapshot's extension block.  Returns 0 or
  * -ENOMEM; a file that records none leaves none. */
@@ -278,6 +320,7 @@ int er_snap_source_from_cursor(struct er_snap *s, eventring_cursor *c,
                                unsigned max_phase, unsigned max_counter) {
   int e = take_threads(s, c);
   if (e) return e;
+  take_meta(s, c);
   int numbering = eventring_cursor_numbering(c, NULL);
   if (numbering == ER_PHASES_OCAML50 || numbering == ER_PHASES_OCAML53)
     s->numbering = numbering;
@@ -338,12 +381,17 @@ static void zeros(struct out *o, uint64_t n) {
 }
 
 /* The extension block `s` gets with the thread entries `entries` (NULL:
- * none). */
+ * none), its labels merged into `labels` (ER_MD_LABEL_BYTES). */
 static void describe(const struct er_snap *s, const uint64_t *entries,
-                     struct er_ext_desc *desc) {
+                     struct er_ext_desc *desc, unsigned char *labels) {
   memset(desc, 0, sizeof *desc);
+  if (merge_labels(s, labels) > 0 || s->ocaml_version[0]) {
+    desc->flags |= ER_EXT_FLAG_META;
+    desc->ocaml_version = s->ocaml_version;
+    desc->labels = labels;
+  }
   desc->numbering = s->numbering;
-  desc->flags = entries ? ER_EXT_FLAG_THREADS : 0;
+  desc->flags |= entries ? ER_EXT_FLAG_THREADS : 0;
   desc->pid = s->pid;
   desc->program = s->program;
   desc->cmdline = s->cmdline;
@@ -391,7 +439,8 @@ uint64_t er_snap_bytes(const struct er_snap *s, int domain, unsigned words) {
   struct er_ext_desc desc;
   /* Only the presence of the entries counts for the size. */
   static const uint64_t some_entries[1];
-  describe(s, s->threads || s->cmdline ? some_entries : NULL, &desc);
+  unsigned char labels[ER_MD_LABEL_BYTES];
+  describe(s, s->threads || s->cmdline ? some_entries : NULL, &desc, labels);
   struct er_layout l;
   if (lay_out(&desc, n_rings, ring_words_for(most), &l) != 0)
     return UINT64_MAX;
@@ -428,7 +477,8 @@ int er_snap_write(struct er_snap *s, int fd, struct er_snap_stats *st) {
     }
   }
   struct er_ext_desc desc;
-  describe(s, entries, &desc);
+  unsigned char labels[ER_MD_LABEL_BYTES];
+  describe(s, entries, &desc, labels);
   struct er_layout l;
   if (lay_out(&desc, n_rings, ring_words, &l) != 0) {
     free(entries);

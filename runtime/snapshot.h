@@ -45,6 +45,14 @@ ER_SNAP_HIDDEN void er_snap_free(struct er_snap *s);
 ER_SNAP_HIDDEN int er_snap_set_writer(struct er_snap *s, pid_t pid,
                                       const char *program);
 
+/* Sets label `name` to `value` in the file's metadata (ER_EXT_FLAG_META),
+ * over a label of that name that the source records.  Returns 0,
+ * -EINVAL for a name that is not [a-zA-Z_][a-zA-Z0-9_]* or a value that
+ * is empty or holds a control character, or -ENOSPC past 16 labels or
+ * their bytes (ring_format.h). */
+ER_SNAP_HIDDEN int er_snap_label(struct er_snap *s, const char *name,
+                                 const char *value);
+
 /* Appends one event of domain `domain` (0 .. 65535): `len` words, a
  * header word whose length field is `len`, the timestamp and the
  * payload, as the format lays them out.  Returns 0, EVENTRING_E_INVAL for
@@ -90,7 +98,8 @@ ER_SNAP_HIDDEN int er_snap_names_from_cursor(struct er_snap *s,
                                              eventring_cursor *c);
 /* The same, with room in the name tables for the ids below `max_phase`
  * and `max_counter` (the events' ids, whose names may be unknown), and
- * the source's command line, slot holders and wall clock. */
+ * the source's command line, slot holders, wall clock, OCaml version and
+ * labels. */
 ER_SNAP_HIDDEN int er_snap_source_from_cursor(struct er_snap *s,
                                               eventring_cursor *c,
                                               unsigned max_phase,

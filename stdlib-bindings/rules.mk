@@ -62,6 +62,13 @@ OCAML_CCOPTS = -ccopt -Wl,-u,eventring__ocaml_bridge_init \
 OCAML_STUBS_CFLAGS = $(BASE_CFLAGS) -fPIC -I$(srcdir)/runtime \
 	-I$(OCAML_WHERE) $(CPPFLAGS) $(CFLAGS)
 
+# The `i` bridge (runtime-instrumented/ocaml_bridge.c) records the version
+# of the OCaml it is built for, from that OCaml's caml/version.h.
+ifneq ($(OCAML_WHERE),)
+runtime-instrumented/ocaml_bridge.i.o: LIBI_CFLAGS += \
+	-DEVENTRING_OCAML_VERSION_H='"$(OCAML_WHERE)/caml/version.h"'
+endif
+
 OCAML_OBJS = $(OCB)/runtime_events.cmi $(OCB)/runtime_events.cmo \
 	$(OCB)/runtime_events.cmx $(OCB)/runtime_events.o \
 	$(OCB)/runtime_events_auto.cmi $(OCB)/runtime_events_auto.cmo \

@@ -73,6 +73,7 @@
 #include <caml/memory.h>
 #include <caml/misc.h>
 #include <caml/mlvalues.h>
+#include <caml/version.h>
 
 #include "eventring.h"
 
@@ -384,6 +385,8 @@ static void fork_child_handler(void) {
 CAMLprim value caml_eventring_ml_init(value exe) {
   eventring__ocaml_bridge_init();
   eventring__set_program(String_val(exe));
+  /* The OCaml these stubs are compiled for, the one that links them. */
+  eventring_set_ocaml_version(OCAML_VERSION_STRING);
   if (!hooks_installed) {
     hooks_installed = 1;
     prev_minor_begin = caml_minor_gc_begin_hook;

@@ -549,6 +549,8 @@ static const struct set_case {
     {"value with = and spaces", {"k=x = y", NULL}, 0, "k=x = y"},
     {"bad name", {"a=1", "a.b=2", NULL}, -EINVAL, "a=1"},
     {"name starts with a digit", {"9a=2", NULL}, -EINVAL, ""},
+    {"name starts with __", {"__name__=x", NULL}, -EINVAL, ""},
+    {"name _x", {"_x=1", NULL}, 0, "_x=1"},
     {"empty value", {"a=", NULL}, -EINVAL, ""},
     {"newline in the value", {"a=x\ny", NULL}, -EINVAL, ""},
     {"17 labels", {"a=1", "b=1", "c=1", "d=1", "e=1", "f=1", "g=1", "h=1",

@@ -61,6 +61,9 @@ static void help(void) {
       "  --dir DIR      where its ring file is (default: "
       "$OCAML_RUNTIME_EVENTS_DIR,\n"
       "                 else the current directory)\n"
+      "  --label NAME=VALUE\n"
+      "                 record the label in the snapshot (repeatable, 16\n"
+      "                 at most), over the source's label of that name\n"
       "  --ocaml50      number phases as OCaml 5.0-5.2 did\n"
       "  --ocaml53      number phases as OCaml 5.3+ does (default: inferred\n"
       "                 from the file)\n"
@@ -153,12 +156,37 @@ static uint64_t bytes_of(const char *path) {
   return total;
 }
 
+/* The --label NAME=VALUE pairs into the snapshot's metadata: 0, or a
+ * usage error that says which and why. */
+static int add_labels(struct er_snap *s, const char *const *labels, int n) {
+  for (int i = 0; i < n; i++) {
+    const char *eq = strchr(labels[i], '=');
+    char name[256];
+    int r = -EINVAL;
+    if (eq && (size_t)(eq - labels[i]) < sizeof name) {
+      snprintf(name, sizeof name, "%.*s", (int)(eq - labels[i]), labels[i]);
+      r = er_snap_label(s, name, eq + 1);
+    }
+    if (r == -ENOSPC)
+      return tool_usage_error(HELP_REF, "--label: the labels exceed %d "
+                              "bytes or %d labels", ER_MD_LABEL_BYTES,
+                              ER_EXT_MAX_LABELS);
+    if (r)
+      return tool_usage_error(HELP_REF, "--label: '%s' is not NAME=VALUE "
+                              "(NAME: a letter or _, then letters, digits "
+                              "or _; VALUE: not empty, no control "
+                              "character)", labels[i]);
+  }
+  return TOOL_EXIT_OK;
+}
+
 int tool_snapshot(int argc, char **argv) {
-  enum { OPT_FORMAT = TOOL_OPT_OWN };
+  enum { OPT_FORMAT = TOOL_OPT_OWN, OPT_LABEL };
   static const struct option longopts[] = {
       TOOL_SOURCE_OPTIONS,
       TOOL_OUTPUT_OPTION,
       {"format", required_argument, NULL, OPT_FORMAT},
+      {"label", required_argument, NULL, OPT_LABEL},
       {NULL, 0, NULL, 0},
   };
   struct tool_source src;
@@ -166,9 +194,16 @@ int tool_snapshot(int argc, char **argv) {
   enum format format = FMT_EVENTS;
   int format_given = 0;
   const char *outpath = NULL;
+  const char *labels[ER_EXT_MAX_LABELS + 1];
+  int n_labels = 0;
   int c, rc;
   while ((c = tool_getopt(argc, argv, ":fho:", longopts)) != -1) {
-    if (c == OPT_FORMAT) {
+    if (c == OPT_LABEL) {
+      if (n_labels == ER_EXT_MAX_LABELS + 1)
+        return tool_usage_error(HELP_REF, "--label: too many labels (%d at "
+                                "most)", ER_EXT_MAX_LABELS);
+      labels[n_labels++] = optarg;
+    } else if (c == OPT_FORMAT) {
       size_t i = 0;
       while (i < 4 && strcmp(optarg, format_names[i])) i++;
       if (i == 4)
@@ -219,13 +254,19 @@ int tool_snapshot(int argc, char **argv) {
     return TOOL_EXIT_INPUT;
   }
 
-  rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
-  if (rc != TOOL_EXIT_OK) return rc;
   struct er_snap *s = er_snap_new();
   if (!s) {
     tool_error("out of memory");
-    tool_source_close(&src);
     return TOOL_EXIT_INPUT;
+  }
+  if ((rc = add_labels(s, labels, n_labels)) != TOOL_EXIT_OK) {
+    er_snap_free(s);
+    return rc;
+  }
+  rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
+  if (rc != TOOL_EXIT_OK) {
+    er_snap_free(s);
+    return rc;
   }
   long n = er_snap_read_cursor(s, src.cursor);
   const char *program =

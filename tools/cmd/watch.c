@@ -196,7 +196,8 @@ static void help(void) {
       "                   trigger, snapshot, command and the summary\n"
       "  --log FILE       the log into FILE (appended) instead of standard "
       "error\n"
-      "  --label NAME=VALUE  added to every JSON log line (repeatable)\n"
+      "  --label NAME=VALUE  recorded in every snapshot and added to every\n"
+      "                   JSON log line (repeatable)\n"
       "  -h, --help       print this help and exit\n"
       "\n"
       "One line on standard error per snapshot.  Runs until the process (or\n"
@@ -750,6 +751,8 @@ static int fill(struct target *t, const struct window *w, struct er_snap *s) {
   int id = free_mark_id(t);
   int e = er_snap_names_from_cursor(s, t->cursor);
   if (!e) e = er_snap_set_writer(s, t->pid, t->program);
+  for (int i = 0; !e && i < L.labels.n; i++)
+    e = er_snap_label(s, L.labels.name[i], L.labels.value[i]);
   if (!e) e = er_snap_user_name(s, id, MARK_NAME);
   unsigned char named[ER_NAME_SLOTS / 8] = {0};
   int nd = t->nd;
@@ -1562,9 +1565,24 @@ static int watch(int argc, char **argv) {
     return tool_usage_error(HELP_REF, "no condition given (--when COND, e.g. "
                             "--when 'pause>10ms')");
   if (!*O.out) return tool_usage_error(HELP_REF, "empty output directory");
-  if (L.labels.n && !L.json)
-    return tool_usage_error(HELP_REF, "--label: labels go into the JSON log "
-                            "(add --log-format json)");
+  /* The labels go into every snapshot too: what its metadata takes. */
+  struct er_snap *probe = L.labels.n ? er_snap_new() : NULL;
+  for (int i = 0; probe && i < L.labels.n; i++) {
+    int e = er_snap_label(probe, L.labels.name[i], L.labels.value[i]);
+    if (e) {
+      er_snap_free(probe);
+      if (e == -ENOSPC)
+        return tool_usage_error(HELP_REF, "--label: %s=%s: the labels "
+                                "exceed the %d bytes or %d labels a "
+                                "snapshot holds", L.labels.name[i],
+                                L.labels.value[i], ER_MD_LABEL_BYTES,
+                                ER_EXT_MAX_LABELS);
+      return tool_usage_error(HELP_REF, "--label: %s=%s: a value is not "
+                              "empty and holds no control character",
+                              L.labels.name[i], L.labels.value[i]);
+    }
+  }
+  er_snap_free(probe);
   O.max_words = max_memory / 8;
   O.numbering = tool_source_numbering(&src);
   /* The directory first: a wrong one is reported before a command runs. */
