@@ -43,7 +43,17 @@ static const char *progs_dir(void) { return er_env_dir("EVENTRING_TEST_PROGS"); 
 static const char *tool_path(void) { return er_env_dir("EVENTRING_TEST_TOOL"); }
 
 /* Starts mon_writer traced in `dir`, waits for "ready PID". */
+static struct er_pipe_proc start_writer_env(const char *dir,
+                                            const char *extra,
+                                            char *const *more_env);
 static struct er_pipe_proc start_writer(const char *dir, const char *extra) {
+  return start_writer_env(dir, extra, NULL);
+}
+
+/* start_writer() with the variables `more_env` (NULL-terminated) too. */
+static struct er_pipe_proc start_writer_env(const char *dir,
+                                            const char *extra,
+                                            char *const *more_env) {
   static char dirvar[128], path[PATH_MAX];
   snprintf(dirvar, sizeof dirvar, "OCAML_RUNTIME_EVENTS_DIR=%s", dir);
   snprintf(path, sizeof path, "%s/mon_writer", progs_dir());
@@ -53,8 +63,10 @@ static struct er_pipe_proc start_writer(const char *dir, const char *extra) {
   char *argv[] = {path, rounds, flood, (char *)extra, NULL};
   /* A small ring (4096 words a domain): the flood wraps its own ring,
    * while the known rounds fit in domain 0's. */
-  char *env[] = {"OCAML_RUNTIME_EVENTS_START=1", dirvar, "OCAMLRUNPARAM=e=12",
-                 NULL};
+  char *env[8] = {"OCAML_RUNTIME_EVENTS_START=1", dirvar,
+                  "OCAMLRUNPARAM=e=12", NULL};
+  for (int i = 0, n = 3; more_env && more_env[i] && n < 7; i++)
+    env[n++] = more_env[i];
   struct er_pipe_proc p = er_pipe_start(argv, env, NULL);
   char line[64];
   ck_assert_msg(read_line(&p, line, sizeof line, 10) == 0 &&
@@ -491,6 +503,46 @@ START_TEST(test_pid_values) {
   free(b2);
 
   /* The writer exits: so does the exporter, successfully. */
+  int ws = er_pipe_finish(&w, 10);
+  ck_assert_msg(ws != -1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
+                "mon_writer status %d", ws);
+  int es = er_pipe_finish(&e, 10);
+  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 0,
+                "exporter status %d", es);
+}
+END_TEST
+
+/* The OCaml version and labels a process's ring file records are labels
+ * of its series, after pid and program; an operator's --label of the
+ * same name wins. */
+START_TEST(test_file_labels) {
+  if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
+  const char *dir = er_tmpdir();
+  char d[64], log[128];
+  snprintf(d, sizeof d, "%s", dir);
+  snprintf(log, sizeof log, "%s/exporter.log", d);
+  char *env[] = {"EVENTRING_LABELS=service=checkout,zone=eu-1",
+                 "MON_OCAML_VERSION=4.14.2", NULL};
+  struct er_pipe_proc w = start_writer_env(d, NULL, env);
+  char pid[16];
+  snprintf(pid, sizeof pid, "%ld", (long)w.pid);
+  char *args[] = {"--label", "zone=op", "--pid", pid, "--dir", d, NULL};
+  int port;
+  common_labels = ",zone=\"op\"";
+  struct er_pipe_proc e = start_exporter(args, log, &port, 0);
+  char s[256];
+  snprintf(s, sizeof s, "eventring_user_mon_request_seconds_count{pid=\"%s\","
+           "program=\"mon_writer\",ocaml_version=\"4.14.2\","
+           "service=\"checkout\",event=\"mon.request\"}", pid);
+  char *body = scrape_until(port, s, WRITER_ROUNDS);
+  snprintf(s, sizeof s, "eventring_events_read_total{pid=\"%s\","
+           "program=\"mon_writer\",ocaml_version=\"4.14.2\","
+           "service=\"checkout\"}", pid);
+  ck_assert_double_gt(need(body, s), 0);
+  /* The file's zone gave way to the operator's, on every series. */
+  ck_assert_msg(!strstr(body, "eu-1"), "the file's zone is there: %s", body);
+  free(body);
+  common_labels = "";
   int ws = er_pipe_finish(&w, 10);
   ck_assert_msg(ws != -1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
                 "mon_writer status %d", ws);
@@ -2578,6 +2630,7 @@ END_TEST
 static TCase *tc_exporter(void) {
   TCase *tc = er_tcase("exporter");
   tcase_add_test(tc, test_pid_values);
+  tcase_add_test(tc, test_file_labels);
   tcase_add_test(tc, test_command);
   tcase_add_test(tc, test_command_tree);
   tcase_add_test(tc, test_event_filter);

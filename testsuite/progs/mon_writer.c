@@ -21,6 +21,10 @@
  * A live round is a major slice of at least 2 ms and the same counters.
  * Busy waits, not sleeps, make the durations lower bounds whatever the
  * scheduler does.
+ *
+ * MON_OCAML_VERSION in the environment: given to
+ * eventring_set_ocaml_version() first, as a language binding would after
+ * tracing started (its live file's metadata is rewritten).
  */
 #include <poll.h>
 #include <pthread.h>
@@ -60,6 +64,8 @@ int main(int argc, char **argv) {
   long rounds = argc > 1 ? strtol(argv[1], NULL, 10) : 20;
   flood = argc > 2 ? strtol(argv[2], NULL, 10) : 0;
   int live = argc > 3;
+  if (getenv("MON_OCAML_VERSION"))
+    eventring_set_ocaml_version(getenv("MON_OCAML_VERSION"));
   int depth = eventring_register("mon.queue_depth", EVENTRING_TYPE_INT);
   int weird = eventring_register(MON_WEIRD_NAME, EVENTRING_TYPE_INT);
   int req = eventring_register("mon.request", EVENTRING_TYPE_SPAN);

@@ -719,6 +719,12 @@ struct metrics_user {
 
 /* The series of one process: its file now, the totals of its earlier
  * sessions, and what the scanning of a directory keeps about it. */
+struct metrics_label {
+  const char *name;
+  const char *value;
+};
+/* The labels a target's file may give: ocaml_version and 16 of its own. */
+#define METRICS_FILE_LABELS 17
 struct metrics_target {
   struct metrics_target *next;
   eventring_cursor *cursor; /* NULL once closed (--dir: ended) */
@@ -743,6 +749,13 @@ struct metrics_target {
   struct tool_unrecorded unrec;
   uint64_t start_time; /* the process's (starttime.c), when start_known */
   int start_known;
+  /* What the file records of its writer (eventring_cursor_ocaml_version(),
+   * eventring_cursor_label()): ocaml_version and its labels, put on the
+   * target's series after pid and program, each unless a --label or a
+   * label of metrics' own has its name. */
+  struct metrics_label file_label[METRICS_FILE_LABELS];
+  int nfile_labels;
+  char file_text[640];
   int seen;          /* found by the current scan */
   struct pauses pauses;  /* analysis.c's tracker, live */
   struct metrics_hist pause;
@@ -758,10 +771,6 @@ struct metrics_target {
 
 /* A label, as listed: `value` need not be UTF-8 (renderers make it so,
  * metrics_utf8()). */
-struct metrics_label {
-  const char *name;
-  const char *value;
-};
 
 /* What the pusher of remote write counts (cmd/metrics_push.c), in
  * samples but for `failed`; written and read with __atomic builtins,

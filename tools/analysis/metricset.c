@@ -90,6 +90,30 @@ static void on_pause(void *arg, int domain, uint64_t duration) {
   metrics_hist_add(&t->pause, duration);
 }
 
+/* The OCaml version and labels that `c`'s file records, as `t`'s
+ * (copied: the cursor may go before the target). */
+static void take_file_labels(struct metrics_target *t,
+                             const eventring_cursor *c) {
+  size_t at = 0;
+  t->nfile_labels = 0;
+  const char *v = eventring_cursor_ocaml_version(c), *name, *value;
+  for (int i = -1; t->nfile_labels < METRICS_FILE_LABELS; i++) {
+    if (i < 0) {
+      if (!v) continue;
+      name = "ocaml_version";
+      value = v;
+    } else if (eventring_cursor_label(c, i, &name, &value) != 1) {
+      break;
+    }
+    size_t nn = strlen(name) + 1, vn = strlen(value) + 1;
+    if (at + nn + vn > sizeof t->file_text) break;
+    char *n = memcpy(t->file_text + at, name, nn);
+    char *w = memcpy(t->file_text + at + nn, value, vn);
+    at += nn + vn;
+    t->file_label[t->nfile_labels++] = (struct metrics_label){n, w};
+  }
+}
+
 struct metrics_target *metrics_target_new(eventring_cursor *c, int own,
                                           const char *path, pid_t pid,
                                           const char *program,
@@ -111,6 +135,7 @@ struct metrics_target *metrics_target_new(eventring_cursor *c, int own,
   }
   t->pauses.live = 1;
   if (numbering >= 0) eventring_cursor_set_numbering(c, numbering);
+  take_file_labels(t, c);
   return t;
 }
 
@@ -527,7 +552,7 @@ struct labels {
   struct metrics_label *v;
   int n, base; /* in use; the common and target's ones */
   char pid[24];
-  struct metrics_label fixed[16 + MAX_OWN_LABELS + 2];
+  struct metrics_label fixed[16 + MAX_OWN_LABELS + 2 + METRICS_FILE_LABELS];
   struct metrics_label *heap;
 };
 
@@ -535,7 +560,7 @@ struct labels {
  * or -1 when out of memory. */
 static int labels_start(struct labels *l, const struct metrics_set *set,
                         const struct metrics_target *t) {
-  int need = set->ncommon + 2 + MAX_OWN_LABELS;
+  int need = set->ncommon + 2 + METRICS_FILE_LABELS + MAX_OWN_LABELS;
   l->heap = NULL;
   l->v = l->fixed;
   if (need > (int)(sizeof l->fixed / sizeof l->fixed[0])) {
@@ -549,6 +574,17 @@ static int labels_start(struct labels *l, const struct metrics_set *set,
     snprintf(l->pid, sizeof l->pid, "%ld", (long)t->pid);
     l->v[l->n++] = (struct metrics_label){"pid", l->pid};
     l->v[l->n++] = (struct metrics_label){"program", t->program};
+    /* The file's own, unless an operator's --label (which wins) or one
+     * of metrics' own has the name. */
+    for (int i = 0; i < t->nfile_labels; i++) {
+      const char *name = t->file_label[i].name;
+      int taken = 0;
+      for (int k = 0; !taken && k < set->ncommon; k++)
+        taken = !strcmp(set->common[k].name, name);
+      for (int k = 0; !taken && metrics_reserved_labels[k]; k++)
+        taken = !strcmp(metrics_reserved_labels[k], name);
+      if (!taken) l->v[l->n++] = t->file_label[i];
+    }
   }
   l->base = l->n;
   return 0;

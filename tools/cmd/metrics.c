@@ -100,7 +100,9 @@ static void help(void) {
       "1 unreadable input, no libmicrohttpd or (--remote-write) no remote\n"
       "write in this build, 2 bad usage.\n"
       "Every series has the labels host (this machine's name), pid and\n"
-      "program, and those given with --label.\n");
+      "program, those given with --label, and ocaml_version and the labels\n"
+      "its process's ring file records (EVENTRING_LABELS), a --label of\n"
+      "the same name winning.\n");
 }
 
 #ifndef EVENTRING_HAVE_MICROHTTPD

@@ -1063,6 +1063,31 @@ static void units_section(FILE *o, struct report *r) {
   fputs("</table>\n", o);
 }
 
+/* What the writer of `c`'s file recorded of itself: its OCaml version
+ * and its labels, one line (none when the file says neither); `who`
+ * names the process when the page has several. */
+static void writer_meta(FILE *o, const eventring_cursor *c, const char *who) {
+  const char *v = c ? eventring_cursor_ocaml_version(c) : NULL, *n, *val;
+  int labels = c && eventring_cursor_label(c, 0, &n, &val) == 1;
+  if (!v && !labels) return;
+  fputs("<p class=\"note writer\">", o);
+  if (who) {
+    svg_escape(o, who);
+    fputs(": ", o);
+  }
+  if (v) {
+    fputs("OCaml ", o);
+    svg_escape(o, v);
+  }
+  for (int i = 0; eventring_cursor_label(c, i, &n, &val) == 1; i++) {
+    fputs(i ? ", " : v ? " &middot; labels: " : "labels: ", o);
+    svg_escape(o, n);
+    fputc('=', o);
+    svg_escape(o, val);
+  }
+  fputs("</p>\n", o);
+}
+
 static void page(FILE *o, struct report *r) {
   const struct tool_source *src = r->src;
   fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
@@ -1114,6 +1139,17 @@ static void page(FILE *o, struct report *r) {
   }
   fputs(" &middot; written by eventring " EVENTRING_VERSION
         " &middot; no script, nothing loaded from elsewhere</p>\n", o);
+  if (!src->multi) {
+    writer_meta(o, src->cursor, NULL);
+  } else {
+    for (int i = 0; i < src->nprocs; i++) {
+      char who[128];
+      writer_meta(o, src->procs[i]->cursor,
+                  src->nprocs > 1
+                      ? tool_proc_label(src->procs[i], who, sizeof who)
+                      : NULL);
+    }
+  }
 
   fputs("<h2>Summary</h2>\n<table id=\"summary\">\n", o);
   uint64_t wall = r->any_ts ? r->last_ts - r->first_ts : 0;
