@@ -65,21 +65,24 @@ static void read_labels(unsigned char *area, size_t bytes) {
     size_t n = strcspn(p, ",");
     const char *eq = memchr(p, '=', n);
     size_t name_n = eq ? (size_t)(eq - p) : 0;
+    /* A long item is shown cut, so that the reason fits in the line. */
+    int shown = n > 64 ? 64 : (int)n;
+    const char *more = n > 64 ? "..." : "";
     int r = n == 0 ? 0 : !eq ? -1 :
         er_labels_set(area, bytes, p, name_n, eq + 1, n - name_n - 1);
     if (r == -1)
-      er_warn("ignoring EVENTRING_LABELS item '%.*s': not name=value",
-              (int)n, p);
+      er_warn("ignoring EVENTRING_LABELS item '%.*s%s': not name=value",
+              shown, p, more);
     else if (r == -EINVAL && !er_label_name_ok(p, name_n))
-      er_warn("ignoring EVENTRING_LABELS item '%.*s': a label name is "
-              "letters, digits and '_', not starting with a digit",
-              (int)n, p);
+      er_warn("ignoring EVENTRING_LABELS item '%.*s%s': a label name is "
+              "letters, digits and '_', not starting with a digit or __",
+              shown, p, more);
     else if (r == -EINVAL)
-      er_warn("ignoring EVENTRING_LABELS item '%.*s': the value is empty "
-              "or holds a control character", (int)n, p);
+      er_warn("ignoring EVENTRING_LABELS item '%.*s%s': the value is empty "
+              "or holds a control character", shown, p, more);
     else if (r == -ENOSPC)
-      er_warn("ignoring EVENTRING_LABELS item '%.*s': the labels exceed "
-              "%d bytes or %d labels", (int)n, p, ER_MD_LABEL_BYTES,
+      er_warn("ignoring EVENTRING_LABELS item '%.*s%s': the labels exceed "
+              "%d bytes or %d labels", shown, p, more, ER_MD_LABEL_BYTES,
               ER_EXT_MAX_LABELS);
     p += n;
     if (*p == ',') p++;
