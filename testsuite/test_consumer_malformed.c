@@ -149,12 +149,14 @@ MUT(ext_counters_max) { *ext(m, ER_EXT_N_COUNTERS) = UINT64_MAX; }
 MUT(ext_lifecycle_2e62) { *ext(m, ER_EXT_N_LIFECYCLE) = UINT64_C(1) << 62; }
 MUT(ext_names_offset_0) { *ext(m, ER_EXT_NAMES_OFFSET) = 0; }
 /* Past the block: beyond the program name, the wall clock words, the
- * command line and the thread entries that follow the tables too. */
+ * command line, the thread entries and the writer's metadata that follow
+ * the tables too. */
 MUT(ext_names_offset_past) {
   *ext(m, ER_EXT_NAMES_OFFSET) +=
       64 + ER_EXT_PROGRAM_BYTES + ER_EXT_WALL_WORDS * 8 +
       ER_EXT_CMDLINE_BYTES +
-      *meta(m, ER_META_MAX_DOMAINS) * ER_EXT_THREAD_BYTES;
+      *meta(m, ER_META_MAX_DOMAINS) * ER_EXT_THREAD_BYTES +
+      (*ext(m, ER_EXT_FLAGS) & ER_EXT_FLAG_META ? ER_EXT_META_BYTES : 0);
 }
 MUT(ext_names_offset_2e63) { *ext(m, ER_EXT_NAMES_OFFSET) = UINT64_C(1) << 63; }
 MUT(ext_names_offset_max) { *ext(m, ER_EXT_NAMES_OFFSET) = UINT64_MAX - 47; }

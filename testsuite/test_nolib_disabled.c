@@ -116,6 +116,7 @@ START_TEST(test_functions_are_stubs) {
   ck_assert_int_eq(eventring_thread_name(long_name), EVENTRING_E_NAMETOOLONG);
   eventring_domain_name("slot");
   eventring_record_cmdline(1);
+  eventring_set_ocaml_version("4.14.2");
 
   /* A valid registration gives an id the probes take. */
   int id = eventring_register("requests", EVENTRING_TYPE_SPAN);
@@ -152,6 +153,9 @@ START_TEST(test_functions_are_stubs) {
   ck_assert_int_eq(eventring_cursor_writer_pid(c), 0);
   ck_assert_ptr_null(eventring_cursor_program(c));
   ck_assert_ptr_null(eventring_cursor_cmdline(c));
+  ck_assert_ptr_null(eventring_cursor_ocaml_version(c));
+  const char *ln, *lv;
+  ck_assert_int_eq(eventring_cursor_label(c, 0, &ln, &lv), EVENTRING_E_INVAL);
   eventring_wallclock wc;
   ck_assert_int_eq(eventring_cursor_wallclock(c, EVENTRING_WALLCLOCK_START,
                                               &wc),
