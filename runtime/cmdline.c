@@ -29,6 +29,12 @@
  * under er_st.lock. */
 static char program[ER_EXT_PROGRAM_BYTES];
 
+/* The live file's layout into *l: 1, or 0 without a live file. */
+static int live_layout(struct er_layout *l) {
+  return er_st.map &&
+         er_layout_read(l, er_st.meta, er_st.ext, er_st.map_bytes) == 0;
+}
+
 const char *er_program_name(void) {
   return program[0] ? program : program_invocation_short_name;
 }
@@ -45,9 +51,7 @@ void eventring__set_program(const char *name) {
    * name when they open the file; one that opens it while this runs may
    * get a mixed name, once. */
   struct er_layout l;
-  if (er_st.map &&
-      er_layout_read(&l, er_st.meta, er_st.ext, er_st.map_bytes) == 0 &&
-      l.program_off) {
+  if (live_layout(&l) && l.program_off) {
     unsigned char *at = er_st.map + l.program_off;
     memset(at, 0, ER_EXT_PROGRAM_BYTES);
     memcpy(at, program, strlen(program));
@@ -68,9 +72,7 @@ void eventring_set_ocaml_version(const char *version) {
   er_lock();
   snprintf(ocaml_version, sizeof ocaml_version, "%s", version);
   struct er_layout l;
-  if (er_st.map &&
-      er_layout_read(&l, er_st.meta, er_st.ext, er_st.map_bytes) == 0 &&
-      l.meta_off) {
+  if (live_layout(&l) && l.meta_off) {
     /* Readers copy the section between two loads of an even SEQ
      * (ring_format.h), as they copy a thread entry. */
     uint64_t *sec = (uint64_t *)(er_st.map + l.meta_off);
@@ -122,10 +124,7 @@ void er_cmdline_text(char *buf, size_t size, int env_asks) {
 
 void er_cmdline_rewrite_locked(void) {
   struct er_layout l;
-  if (!er_st.map || /* no live file */
-      er_layout_read(&l, er_st.meta, er_st.ext, er_st.map_bytes) != 0 ||
-      !l.cmdline_off)
-    return;
+  if (!live_layout(&l) || !l.cmdline_off) return;
   char text[ER_EXT_CMDLINE_BYTES];
   er_cmdline_text(text, sizeof text, env_asked);
   /* Readers copy the line when they open the file; one that opens it

@@ -25,6 +25,46 @@ static void file_meta(const char *path, char *labels, size_t n,
   eventring_cursor_free(c);
 }
 
+/* Checks that the file at `path` records the labels `labels` (as
+ * file_meta() joins them) and the version `version` ("-": none). */
+static void expect_meta(const char *path, const char *labels,
+                        const char *version) {
+  char got[1024], got_version[64];
+  file_meta(path, got, sizeof got, got_version, sizeof got_version);
+  ck_assert_str_eq(got, labels);
+  ck_assert_str_eq(got_version, version);
+}
+
+/* Starts tracing this process with EVENTRING_LABELS=`labels`, into the
+ * file at `ring` (PATH_MAX bytes) in `dir`. */
+static void start_with(const char *dir, const char *labels, char *ring) {
+  setenv("EVENTRING_LABELS", labels, 1);
+  ck_assert_int_eq(eventring_start(), 0);
+  unsetenv("EVENTRING_LABELS");
+  er_ring_path(ring, PATH_MAX, dir);
+}
+
+/* Runs envstart traced and preserved in `dir` with
+ * EVENTRING_LABELS=`labels`: it must run traced, whatever the labels;
+ * its ring file's path goes to `path` (PATH_MAX bytes). */
+static struct er_run run_envstart(const char *dir, const char *labels,
+                                  char *path) {
+  const char *prog = er_prog_path("envstart");
+  ck_assert_ptr_nonnull(prog);
+  char p[PATH_MAX];
+  snprintf(p, sizeof p, "%s", prog);
+  setenv("OCAMLRUNPARAM", "e=10,d=2", 1);
+  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
+  setenv("EVENTRING_LABELS", labels, 1);
+  struct er_run r = er_run(dir, p, (const char *[]){NULL},
+                           "OCAML_RUNTIME_EVENTS_START=1", 0);
+  unsetenv("EVENTRING_LABELS");
+  /* A bad value never stops the program, nor its tracing. */
+  ck_assert_int_eq(er_exit_code(&r, "envstart"), 0);
+  ck_assert_int_eq(sscanf(r.out, "active=1 path=%4095s", path), 1);
+  return r;
+}
+
 /* ---- EVENTRING_LABELS, read by a traced program at its start. */
 
 static const struct env_case {
@@ -53,54 +93,30 @@ static const struct env_case {
 START_TEST(test_env_labels) {
   if (er_tracing_off()) ER_SKIP("tracing is compiled out");
   const struct env_case *t = &envs[_i];
-  const char *dir = er_tmpdir();
-  const char *prog = er_prog_path("envstart");
-  ck_assert_ptr_nonnull(prog);
-  char p[PATH_MAX];
-  snprintf(p, sizeof p, "%s", prog);
-  setenv("OCAMLRUNPARAM", "e=10,d=2", 1);
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  setenv("EVENTRING_LABELS", t->value, 1);
-  struct er_run r = er_run(dir, p, (const char *[]){NULL},
-                           "OCAML_RUNTIME_EVENTS_START=1", 0);
-  unsetenv("EVENTRING_LABELS");
-  /* A bad value never stops the program, nor its tracing. */
-  ck_assert_int_eq(er_exit_code(&r, "envstart"), 0);
   char path[PATH_MAX];
-  ck_assert_int_eq(sscanf(r.out, "active=1 path=%4095s", path), 1);
+  struct er_run r = run_envstart(er_tmpdir(), t->value, path);
   if (t->warns)
     ck_assert_msg(strstr(r.err, t->warns), "%s: stderr: %s", t->value, r.err);
   else
     ck_assert_msg(!r.err[0], "%s: stderr: %s", t->value, r.err);
-  char labels[1024], version[64];
-  file_meta(path, labels, sizeof labels, version, sizeof version);
-  ck_assert_str_eq(labels, t->want);
-  ck_assert_str_eq(version, "-"); /* a C program says none */
+  expect_meta(path, t->want, "-"); /* a C program says no version */
   er_run_free(&r);
   unlink(path);
 }
 END_TEST
 
-/* A label value of 470 bytes does not fit with another. */
+/* A label value of 470 bytes does not fit with another: the item is
+ * shown cut in the warning, whose reason is there. */
 START_TEST(test_env_labels_bytes) {
   if (er_tracing_off()) ER_SKIP("tracing is compiled out");
-  const char *dir = er_tmpdir();
-  char p[PATH_MAX], value[600];
-  snprintf(p, sizeof p, "%s", er_prog_path("envstart"));
+  char path[PATH_MAX], value[600];
   memset(value, 'x', sizeof value);
   memcpy(value, "a=1,v=", 6);
   value[6 + 470] = '\0';
-  setenv("OCAML_RUNTIME_EVENTS_PRESERVE", "1", 1);
-  setenv("EVENTRING_LABELS", value, 1);
-  struct er_run r = er_run(dir, p, (const char *[]){NULL},
-                           "OCAML_RUNTIME_EVENTS_START=1", 0);
-  unsetenv("EVENTRING_LABELS");
-  ck_assert_int_eq(er_exit_code(&r, "envstart"), 0);
-  ck_assert_msg(strstr(r.err, "the labels exceed 472 bytes"), "%s", r.err);
-  char path[PATH_MAX], labels[1024], version[64];
-  ck_assert_int_eq(sscanf(r.out, "active=1 path=%4095s", path), 1);
-  file_meta(path, labels, sizeof labels, version, sizeof version);
-  ck_assert_str_eq(labels, "a=1");
+  struct er_run r = run_envstart(er_tmpdir(), value, path);
+  ck_assert_msg(strstr(r.err, "xxx...': the labels exceed 472 bytes"), "%s",
+                r.err);
+  expect_meta(path, "a=1", "-");
   er_run_free(&r);
   unlink(path);
 }
@@ -112,43 +128,29 @@ END_TEST
 START_TEST(test_ocaml_version) {
   if (er_tracing_off()) ER_SKIP("tracing is compiled out");
   const char *dir = er_tmpdir();
-  char ring[PATH_MAX], snap[PATH_MAX], labels[1024], version[64];
-  setenv("EVENTRING_LABELS", "team=db", 1);
-  ck_assert_int_eq(eventring_start(), 0);
-  unsetenv("EVENTRING_LABELS");
-  er_ring_path(ring, sizeof ring, dir);
-  file_meta(ring, labels, sizeof labels, version, sizeof version);
-  ck_assert_str_eq(version, "-");
-  ck_assert_str_eq(labels, "team=db");
-
+  char ring[PATH_MAX], snap[PATH_MAX];
+  start_with(dir, "team=db", ring);
+  expect_meta(ring, "team=db", "-");
   eventring_set_ocaml_version("5.2.1");
-  file_meta(ring, labels, sizeof labels, version, sizeof version);
-  ck_assert_str_eq(version, "5.2.1");
-  ck_assert_str_eq(labels, "team=db");
+  expect_meta(ring, "team=db", "5.2.1");
 
   /* The snapshot carries both. */
   snprintf(snap, sizeof snap, "%s/own.events", dir);
   ck_assert_int_eq(eventring_snapshot(snap), 0);
-  file_meta(snap, labels, sizeof labels, version, sizeof version);
-  ck_assert_str_eq(version, "5.2.1");
-  ck_assert_str_eq(labels, "team=db");
+  expect_meta(snap, "team=db", "5.2.1");
 
   /* A version too long is cut to 31 bytes; NULL says none. */
   eventring_set_ocaml_version("4.14.2+flambda+a-very-long-suffix-here");
-  file_meta(ring, labels, sizeof labels, version, sizeof version);
-  ck_assert_str_eq(version, "4.14.2+flambda+a-very-long-suff");
+  expect_meta(ring, "team=db", "4.14.2+flambda+a-very-long-suff");
   eventring_set_ocaml_version(NULL);
-  file_meta(ring, labels, sizeof labels, version, sizeof version);
-  ck_assert_str_eq(version, "-");
+  expect_meta(ring, "team=db", "-");
 
   /* Given while stopped, the next file has it from its creation, and
    * EVENTRING_LABELS is read again. */
   ck_assert_int_eq(eventring_stop(), 0);
   eventring_set_ocaml_version("4.13.1");
   ck_assert_int_eq(eventring_start(), 0);
-  file_meta(ring, labels, sizeof labels, version, sizeof version);
-  ck_assert_str_eq(version, "4.13.1");
-  ck_assert_str_eq(labels, "");
+  expect_meta(ring, "", "4.13.1");
   ck_assert_int_eq(eventring_stop(), 0);
   eventring_set_ocaml_version(NULL);
 }
@@ -158,73 +160,60 @@ END_TEST
  * the source's of the same name; bad ones refused before anything is
  * read or written. */
 
+/* Runs `eventring snapshot ARGS... -o out SOURCE` in `dir`, which must
+ * exit with `want`, saying `says` on stderr when `want` is not 0; a
+ * refused snapshot leaves no file. */
+static void snapshot_run(const char *dir, const char *const *args,
+                         const char *out, const char *source, int want,
+                         const char *says) {
+  const char *argv[24] = {"snapshot"};
+  int n = 1;
+  while (*args && n < 20) argv[n++] = *args++;
+  argv[n++] = "-o";
+  argv[n++] = out;
+  argv[n++] = source;
+  argv[n] = NULL;
+  struct er_run r = er_run_tool(dir, argv, 0);
+  ck_assert_msg(er_exit_code(&r, "snapshot") == want, "%s", r.err);
+  if (want) {
+    ck_assert_msg(strstr(r.err, says), "want '%s': %s", says, r.err);
+    ck_assert_int_ne(access(out, F_OK), 0);
+  }
+  er_run_free(&r);
+}
+
 START_TEST(test_snapshot_label) {
   ER_NEED_TOOL();
   if (er_tracing_off()) ER_SKIP("tracing is compiled out");
   const char *dir = er_tmpdir();
-  char ring[PATH_MAX], snap[PATH_MAX + 16], labels[1024], version[64];
-  setenv("EVENTRING_LABELS", "service=api,zone=eu-1", 1);
-  ck_assert_int_eq(eventring_start(), 0);
-  unsetenv("EVENTRING_LABELS");
+  char ring[PATH_MAX], snap[PATH_MAX + 16], again[PATH_MAX + 16];
+  start_with(dir, "service=api,zone=eu-1", ring);
   eventring_set_ocaml_version("4.14.2");
-  er_ring_path(ring, sizeof ring, dir);
   snprintf(snap, sizeof snap, "%s/snap.events", dir);
-  struct er_run r = er_run_tool(dir, (const char *[]){"snapshot", "--label",
-                                                      "team=web", "--label",
-                                                      "zone=us-2", "-o", snap,
-                                                      ring, NULL},
-                                0);
-  ck_assert_msg(er_exit_code(&r, "snapshot") == 0, "%s", r.err);
-  er_run_free(&r);
-  file_meta(snap, labels, sizeof labels, version, sizeof version);
-  ck_assert_str_eq(labels, "team=web,zone=us-2,service=api");
-  ck_assert_str_eq(version, "4.14.2");
+  snapshot_run(dir, (const char *[]){"--label", "team=web", "--label",
+                                     "zone=us-2", NULL},
+               snap, ring, 0, NULL);
+  expect_meta(snap, "team=web,zone=us-2,service=api", "4.14.2");
   /* And a snapshot of the snapshot keeps them. */
-  char again[PATH_MAX + 16];
   snprintf(again, sizeof again, "%s/again.events", dir);
-  r = er_run_tool(dir, (const char *[]){"snapshot", "-o", again, snap, NULL},
-                  0);
-  ck_assert_msg(er_exit_code(&r, "snapshot") == 0, "%s", r.err);
-  er_run_free(&r);
-  file_meta(again, labels, sizeof labels, version, sizeof version);
-  ck_assert_str_eq(labels, "team=web,zone=us-2,service=api");
-  ck_assert_str_eq(version, "4.14.2");
+  snapshot_run(dir, (const char *[]){NULL}, again, snap, 0, NULL);
+  expect_meta(again, "team=web,zone=us-2,service=api", "4.14.2");
 
-  static const char *const bad[][2] = {
-      {"team", "is not NAME=VALUE"},
-      {"a-b=1", "is not NAME=VALUE"},
-      {"__x=1", "is not NAME=VALUE"},
-      {"team=", "is not NAME=VALUE"},
-  };
+  static const char *const bad[] = {"team", "a-b=1", "__x=1", "team="};
   char out[PATH_MAX + 16];
   snprintf(out, sizeof out, "%s/bad.events", dir);
-  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-    r = er_run_tool(dir, (const char *[]){"snapshot", "--label", bad[i][0],
-                                          "-o", out, ring, NULL},
-                    0);
-    ck_assert_msg(er_exit_code(&r, "snapshot") == 2, "%s: %s", bad[i][0],
-                  r.err);
-    ck_assert_msg(strstr(r.err, bad[i][1]), "%s: %s", bad[i][0], r.err);
-    er_run_free(&r);
-    ck_assert_int_ne(access(out, F_OK), 0);
-  }
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
+    snapshot_run(dir, (const char *[]){"--label", bad[i], NULL}, out, ring,
+                 2, "is not NAME=VALUE");
   /* 17 labels are too many. */
-  const char *many[30] = {"snapshot"};
-  int n = 1;
+  const char *many[18];
   char items[17][16];
   for (int i = 0; i < 17; i++) {
     snprintf(items[i], sizeof items[i], "--label=l%d=1", i);
-    many[n++] = items[i];
+    many[i] = items[i];
   }
-  many[n++] = "-o";
-  many[n++] = out;
-  many[n++] = ring;
-  many[n] = NULL;
-  r = er_run_tool(dir, many, 0);
-  ck_assert_int_eq(er_exit_code(&r, "snapshot"), 2);
-  ck_assert_msg(strstr(r.err, "or 16 labels"), "%s", r.err);
-  er_run_free(&r);
-  ck_assert_int_ne(access(out, F_OK), 0);
+  many[17] = NULL;
+  snapshot_run(dir, many, out, ring, 2, "or 16 labels");
   ck_assert_int_eq(eventring_stop(), 0);
   eventring_set_ocaml_version(NULL);
 }
@@ -257,10 +246,9 @@ START_TEST(test_watch_label) {
   while ((e = readdir(d)) != NULL) {
     size_t n = strlen(e->d_name);
     if (n < 7 || strcmp(e->d_name + n - 7, ".events")) continue;
-    char path[PATH_MAX], labels[1024], version[64];
+    char path[PATH_MAX];
     snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    file_meta(path, labels, sizeof labels, version, sizeof version);
-    ck_assert_str_eq(labels, "team=ops,service=api");
+    expect_meta(path, "team=ops,service=api", "-");
     snaps++;
   }
   closedir(d);

@@ -473,6 +473,24 @@ static const struct area_case {
     {"a bad label after a good one", "a=b\0c", 6, 0, -1},
 };
 
+/* A whole file (1 domain of 2 words) whose block holds only the writer's
+ * metadata: `version` and the labels' `area`; its layout in *l. */
+static uint64_t *meta_file(const char *version, const unsigned char *area,
+                           struct er_layout *l) {
+  struct er_ext_desc d = {.numbering = ER_PHASES_OCAML53,
+                          .flags = ER_EXT_FLAG_META,
+                          .pid = 1,
+                          .ocaml_version = version,
+                          .labels = area};
+  ck_assert_int_eq(er_ext_layout(l, &d, 1, 2, 64), 0);
+  uint64_t *whole = calloc(1, (size_t)l->file_bytes);
+  ck_assert_ptr_nonnull(whole);
+  uint64_t *m = image(l, &d);
+  memcpy(whole, m, (size_t)l->data_off);
+  free(m);
+  return whole;
+}
+
 START_TEST(test_labels_area) {
   const struct area_case *t = &areas[_i];
   unsigned char area[ER_MD_LABEL_BYTES] = {0};
@@ -483,18 +501,8 @@ START_TEST(test_labels_area) {
 
   /* A file whose metadata holds the area: its version still reads, its
    * labels all or none. */
-  struct er_ext_desc d = {.numbering = ER_PHASES_OCAML53,
-                          .flags = ER_EXT_FLAG_META,
-                          .pid = 1,
-                          .ocaml_version = "5.2.0",
-                          .labels = area};
   struct er_layout l;
-  ck_assert_int_eq(er_ext_layout(&l, &d, 1, 2, 64), 0);
-  uint64_t *whole = calloc(1, (size_t)l.file_bytes);
-  ck_assert_ptr_nonnull(whole);
-  uint64_t *m = image(&l, &d);
-  memcpy(whole, m, (size_t)l.data_off);
-  free(m);
+  uint64_t *whole = meta_file("5.2.0", area, &l);
   eventring_cursor *c;
   ck_assert_int_eq(er_cursor_open_image(&c, whole, (size_t)l.file_bytes), 0);
   ck_assert_str_eq(eventring_cursor_ocaml_version(c), "5.2.0");
@@ -511,27 +519,18 @@ END_TEST
 /* A version the writer could not have written is not shown. */
 START_TEST(test_bad_version) {
   unsigned char area[ER_MD_LABEL_BYTES] = {0};
-  struct er_ext_desc d = {.numbering = ER_PHASES_OCAML53,
-                          .flags = ER_EXT_FLAG_META,
-                          .ocaml_version = "4.14\n",
-                          .labels = area};
   struct er_layout l;
-  ck_assert_int_eq(er_ext_layout(&l, &d, 1, 2, 64), 0);
-  uint64_t *whole = calloc(1, (size_t)l.file_bytes);
-  ck_assert_ptr_nonnull(whole);
-  uint64_t *m = image(&l, &d);
-  /* And one that fills its 32 bytes without a NUL. */
-  memcpy(whole, m, (size_t)l.data_off);
+  uint64_t *whole = meta_file("4.14\n", area, &l);
   eventring_cursor *c;
   ck_assert_int_eq(er_cursor_open_image(&c, whole, (size_t)l.file_bytes), 0);
   ck_assert_ptr_null(eventring_cursor_ocaml_version(c));
   eventring_cursor_free(c);
+  /* And one that fills its 32 bytes without a NUL. */
   memset((char *)whole + l.meta_off + ER_MD_VERSION, '5',
          ER_EXT_OCAML_VERSION_BYTES);
   ck_assert_int_eq(er_cursor_open_image(&c, whole, (size_t)l.file_bytes), 0);
   ck_assert_ptr_null(eventring_cursor_ocaml_version(c));
   eventring_cursor_free(c);
-  free(m);
   free(whole);
 }
 END_TEST

@@ -462,6 +462,16 @@ static void check_values(const char *body, pid_t pid, const char *program) {
   ck_assert_double_eq(need(body, s), 0);
 }
 
+/* Ends writer `w`, whose exit ends exporter `e`: both successfully. */
+static void finish_both(struct er_pipe_proc *w, struct er_pipe_proc *e) {
+  int ws = er_pipe_finish(w, 10);
+  ck_assert_msg(ws != -1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
+                "mon_writer status %d", ws);
+  int es = er_pipe_finish(e, 10);
+  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 0,
+                "exporter status %d", es);
+}
+
 /* --pid: exact values and the exposition's rules. */
 START_TEST(test_pid_values) {
   if (!progs_dir() || !tool_path()) ER_SKIP("EVENTRING_TEST_PROGS/TOOL unset");
@@ -503,12 +513,7 @@ START_TEST(test_pid_values) {
   free(b2);
 
   /* The writer exits: so does the exporter, successfully. */
-  int ws = er_pipe_finish(&w, 10);
-  ck_assert_msg(ws != -1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
-                "mon_writer status %d", ws);
-  int es = er_pipe_finish(&e, 10);
-  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 0,
-                "exporter status %d", es);
+  finish_both(&w, &e);
 }
 END_TEST
 
@@ -543,12 +548,7 @@ START_TEST(test_file_labels) {
   ck_assert_msg(!strstr(body, "eu-1"), "the file's zone is there: %s", body);
   free(body);
   common_labels = "";
-  int ws = er_pipe_finish(&w, 10);
-  ck_assert_msg(ws != -1 && WIFEXITED(ws) && WEXITSTATUS(ws) == 0,
-                "mon_writer status %d", ws);
-  int es = er_pipe_finish(&e, 10);
-  ck_assert_msg(es != -1 && WIFEXITED(es) && WEXITSTATUS(es) == 0,
-                "exporter status %d", es);
+  finish_both(&w, &e);
 }
 END_TEST
 
