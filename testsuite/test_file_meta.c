@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "eventring.h"
@@ -256,6 +257,53 @@ START_TEST(test_watch_label) {
 }
 END_TEST
 
+/* `eventring watch` over a file that records an OCaml version: its JSON
+ * log lines about the process say it, and the snapshot keeps it with the
+ * file's labels. */
+START_TEST(test_watch_version) {
+  ER_NEED_TOOL();
+  if (er_tracing_off()) ER_SKIP("tracing is compiled out");
+  const char *dir = er_tmpdir();
+  char ring[PATH_MAX], src[PATH_MAX + 16], out[PATH_MAX + 16];
+  char log[PATH_MAX + 16];
+  start_with(dir, "service=api", ring);
+  eventring_set_ocaml_version("4.14.2");
+  int id = eventring_register("app.slow", EVENTRING_TYPE_UNIT);
+  ck_assert_int_ge(id, 0);
+  eventring_write_unit(id);
+  snprintf(src, sizeof src, "%s/src.events", dir);
+  ck_assert_int_eq(eventring_snapshot(src), 0);
+  ck_assert_int_eq(eventring_stop(), 0);
+  eventring_set_ocaml_version(NULL);
+  snprintf(out, sizeof out, "%s/out", dir);
+  ck_assert_int_eq(mkdir(out, 0700), 0);
+  snprintf(log, sizeof log, "%s/log.json", dir);
+  struct er_run r = er_run_tool(dir, (const char *[]){"watch", "--when",
+                                                      "event:app.slow",
+                                                      "--log-format", "json",
+                                                      "--log", log, "--out",
+                                                      out, src, NULL},
+                                0);
+  ck_assert_msg(er_exit_code(&r, "eventring watch") == 0, "%s", r.err);
+  er_run_free(&r);
+  size_t len;
+  char *text = er_slurp(log, &len);
+  int snaps = 0;
+  for (char *line = strtok(text, "\n"); line; line = strtok(NULL, "\n")) {
+    if (!strstr(line, "\"event\":\"snapshot\"")) continue;
+    ck_assert_msg(strstr(line, "\"ocaml_version\":\"4.14.2\""), "%s", line);
+    char *p = strstr(line, "\"snapshot\":\"");
+    ck_assert_ptr_nonnull(p);
+    p += strlen("\"snapshot\":\"");
+    *strchr(p, '"') = '\0';
+    expect_meta(p, "service=api", "4.14.2");
+    snaps++;
+  }
+  ck_assert_int_eq(snaps, 1);
+  free(text);
+}
+END_TEST
+
 #define N(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 static TCase *tc_meta(void) {
@@ -265,6 +313,7 @@ static TCase *tc_meta(void) {
   tcase_add_test(tc, test_ocaml_version);
   tcase_add_test(tc, test_snapshot_label);
   tcase_add_test(tc, test_watch_label);
+  tcase_add_test(tc, test_watch_version);
   return tc;
 }
 

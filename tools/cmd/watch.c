@@ -381,10 +381,13 @@ struct action {
   pid_t target;
 };
 
-/* The fields of a JSON line about the process of target `t`. */
+/* The fields of a JSON line about the process of target `t`: with the
+ * OCaml version its file records, when it does. */
 static void log_process(const struct target *t) {
   eventlog_int(&L, "pid", t->pid);
   eventlog_str(&L, "program", t->program);
+  const char *v = t->cursor ? eventring_cursor_ocaml_version(t->cursor) : NULL;
+  if (v) eventlog_str(&L, "ocaml_version", v);
 }
 
 /* A trigger of condition `c`: opened a window, extended one, or was
