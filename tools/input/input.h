@@ -367,9 +367,23 @@ int tool_source_read_raw(struct tool_source *src,
 /* ------------------------------------------------------------------ */
 /* procs.c: several processes in one report (src->multi).               */
 
+/* One file of a process that several files hold (`eventring record`'s
+ * rotated files, read together): see procs.c, "Joined files". */
+struct tool_seg {
+  char *path;
+  /* The file as it was opened to tell whose it is, then released (it
+   * answers for names and the writer); the cursor it is read through,
+   * opened when its turn comes (the same as `id` for the first). */
+  eventring_cursor *id, *cursor;
+  unsigned long seq; /* SEQ of record's name, 0 when not one */
+  int gap;           /* files are missing between the previous one and it */
+  int copy;          /* the same bytes as an earlier file: not read */
+};
+
 /* One process of a multi source: one ring file, so an exec'd program,
  * which replaces its predecessor's file under the same pid, is a process
- * of its own that follows it. */
+ * of its own that follows it; or, read once through, the files of one
+ * writer that several files hold (nsegs > 1; procs.c, "Joined files"). */
 struct tool_proc {
   /* NULL while a file of a directory waits for a descriptor (procs.c):
    * no event of it has been delivered yet. */
@@ -392,7 +406,26 @@ struct tool_proc {
                     timestamp), 0 when the file does not say */
   int saw_ring_stop;
   struct tool_writer_state w;
+  /* Joined files (nsegs > 1, else none): in the order they are read,
+   * segs[seg] being read; `cursor` above is then one of their `id`s (the
+   * widest, the latest of those: the names and domains of them all). */
+  struct tool_seg *segs;
+  int nsegs, seg;
+  uint64_t gaps;       /* places where files of it are missing */
+  uint64_t overlapped; /* events read twice in its files, delivered once */
+  uint64_t *last_ts;   /* per domain, the last timestamp delivered */
+  unsigned char *dstate; /* per domain, within the file being read */
+  int last_n;
 };
+
+/* Whether the files `a` and `b` read (by the cursors, at the paths) are
+ * the same writer's: the same pid, program and, where the files record
+ * them, start time (ER_EXT_FLAG_START_TIME) and wall clock start pair
+ * (the instant its ring file was made, which record's files keep).  A
+ * reused pid, or an exec'd image, is another writer.  The rule by which
+ * files are joined into one process (procs.c) and watch's streams. */
+int tool_same_writer(const eventring_cursor *a, const char *path_a,
+                     const eventring_cursor *b, const char *path_b);
 
 /* "pid 123 (prog)", "pid 123", or the file's name, into `buf`. */
 const char *tool_proc_label(const struct tool_proc *p, char *buf, size_t n);

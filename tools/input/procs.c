@@ -30,6 +30,30 @@
  * a round the processes are read one after another: a report that needs
  * one order across processes sorts by timestamp itself.
  *
+ * Joined files.  Read once through (FILEs, a directory named as a FILE),
+ * the files of one writer (tool_same_writer: its pid, program, start
+ * time and the instant its ring file was made, where the files record
+ * them) are one process, however many files hold it: `eventring
+ * record`'s rotated files.  They are read one after another in the
+ * order of record's SEQ when every one has record's name
+ * (PROGRAM-PID-SEQ-TIME.events), else of the command line (a
+ * directory's: of the names), through one process, so that the
+ * subcommands' spans, pauses and counts carry from one file to the
+ * next, and their losses add up (record loses nothing between two
+ * files: a boundary adds none).  Between two of them:
+ *   - files are missing (SEQs between theirs that no file given has: a
+ *     file removed by hand; --keep removes the oldest only, which makes
+ *     the first file left a window instead): what they held is unknown.
+ *     Every domain of the process gets a loss of unknown size (count 0)
+ *     before the next file's events, so spans and pauses open there
+ *     count as cut, never matched across the gap; the summary says
+ *     where files are missing.
+ *   - the same events twice (a file copied twice, snapshots that
+ *     overlap): a file with the bytes of an earlier one is not read;
+ *     otherwise the events of a domain earlier than the last one
+ *     delivered in that domain, at the start of a file, are skipped
+ *     (counted, and said in the summary).
+ *
  * Descriptors.  Read once through (files, --dir without --follow), a
  * file read to its end is released (eventring__cursor_release: the
  * cursor keeps what the reports ask it later, the descriptor and the
@@ -129,6 +153,59 @@ static void attach(struct tool_source *src, struct tool_proc *p,
     p->born = born.ts;
   tool_writer_note(&p->w, p->path, p->pid);
   eventring_cursor_set_numbering(c, tool_source_numbering(src));
+}
+
+int tool_same_writer(const eventring_cursor *a, const char *path_a,
+                     const eventring_cursor *b, const char *path_b) {
+  pid_t pid = eventring_cursor_writer_pid(a);
+  if (!pid || pid != eventring_cursor_writer_pid(b)) return 0;
+  const char *pa = eventring_cursor_program(a);
+  const char *pb = eventring_cursor_program(b);
+  if (strcmp(pa ? pa : "", pb ? pb : "")) return 0;
+  uint64_t sa = 0, sb = 0;
+  int ka = tool_recorded_start(path_a, pid, &sa);
+  int kb = tool_recorded_start(path_b, pid, &sb);
+  if (ka != kb || sa != sb) return 0;
+  eventring_wallclock wa, wb;
+  ka = eventring_cursor_wallclock(a, EVENTRING_WALLCLOCK_START, &wa) == 0;
+  kb = eventring_cursor_wallclock(b, EVENTRING_WALLCLOCK_START, &wb) == 0;
+  if (ka != kb) return 0;
+  return !ka || (wa.ts == wb.ts && wa.wall == wb.wall);
+}
+
+/* The SEQ of a name `eventring record` gives its files,
+ * [DIR/]PROGRAM-PID-SEQ-YYYYmmddTHHMMSS.mmmZ.events, else 0. */
+static unsigned long record_seq(const char *path) {
+  const char *base = strrchr(path, '/');
+  base = base ? base + 1 : path;
+  size_t len = strlen(base);
+  if (len < 7 || strcmp(base + len - 7, ".events")) return 0;
+  len -= 7;
+  /* Back over -TIME, then -SEQ, then -PID. */
+  size_t end[3], i = len;
+  for (int k = 0; k < 3; k++) {
+    while (i > 0 && base[i - 1] != '-') i--;
+    if (i == 0) return 0;
+    end[k] = i; /* the part is base[i .. previous end) */
+    i--;
+  }
+  size_t seq_at = end[1], seq_end = end[0] - 1;
+  size_t pid_at = end[2], pid_end = end[1] - 1;
+  if (seq_end <= seq_at || pid_end <= pid_at || base[len - 1] != 'Z' ||
+      !tool_parse_pid(base + pid_at, pid_end - pid_at))
+    return 0;
+  unsigned long seq = 0;
+  for (size_t j = seq_at; j < seq_end; j++) {
+    if (base[j] < '0' || base[j] > '9' || seq > (unsigned long)-1 / 10 - 1)
+      return 0;
+    seq = seq * 10 + (unsigned long)(base[j] - '0');
+  }
+  return seq;
+}
+
+/* The cursor the events of `p` are read through now. */
+static eventring_cursor *reading(const struct tool_proc *p) {
+  return p->nsegs ? p->segs[p->seg].cursor : p->cursor;
 }
 
 /* Adds a process for cursor `c` on `path`, or for `path` alone when `c`
@@ -416,25 +493,183 @@ static int open_dir(struct tool_source *src) {
   return src->follow ? start_scan(src, src->dir) : TOOL_EXIT_OK;
 }
 
-/* Opens each of the files named on the command line. */
+/* Adds the file at `path`, read by cursor `c` (released: its turn comes
+ * later), to the files of process `p`.  Returns 0, or -1 when out of
+ * memory (the cursor is then freed). */
+static int add_seg(struct tool_proc *p, eventring_cursor *c,
+                   const char *path) {
+  int n = p->nsegs ? p->nsegs : 1;
+  struct tool_seg *v = realloc(p->segs, (size_t)(n + 1) * sizeof *v);
+  char *copy = strdup(path);
+  if (v) p->segs = v;
+  if (v && !p->nsegs) {
+    /* The process's first file becomes the first of its files. */
+    memset(&v[0], 0, sizeof v[0]);
+    v[0].path = strdup(p->path);
+    v[0].id = v[0].cursor = p->cursor;
+    v[0].seq = record_seq(p->path);
+    if (!v[0].path) v = NULL;
+    else p->nsegs = 1;
+  }
+  if (!v || !copy) {
+    free(copy);
+    eventring_cursor_free(c);
+    tool_error("out of memory");
+    return -1;
+  }
+  eventring__cursor_release(c);
+  memset(&v[n], 0, sizeof v[n]);
+  v[n].path = copy;
+  v[n].id = c;
+  v[n].seq = record_seq(path);
+  p->nsegs = n + 1;
+  return 0;
+}
+
+/* Whether the files at `a` and `b` hold the same bytes. */
+static int same_bytes(const char *a, const char *b) {
+  struct stat sa, sb;
+  if (stat(a, &sa) != 0 || stat(b, &sb) != 0 || sa.st_size != sb.st_size)
+    return 0;
+  FILE *fa = fopen(a, "rb"), *fb = fopen(b, "rb");
+  int same = fa && fb;
+  char ba[65536], bb[65536];
+  while (same) {
+    size_t na = fread(ba, 1, sizeof ba, fa), nb = fread(bb, 1, sizeof bb, fb);
+    if (na != nb || memcmp(ba, bb, na)) same = 0;
+    if (na < sizeof ba) break;
+  }
+  if (fa) fclose(fa);
+  if (fb) fclose(fb);
+  return same;
+}
+
+static int by_seq(const void *a, const void *b) {
+  const struct tool_seg *x = a, *y = b;
+  return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+static int by_ulong(const void *a, const void *b) {
+  unsigned long x = *(const unsigned long *)a, y = *(const unsigned long *)b;
+  return (x > y) - (x < y);
+}
+
+/* How many of `v` (n, sorted, distinct) lie strictly between lo and hi. */
+static size_t seqs_between(const unsigned long *v, size_t n, unsigned long lo,
+                           unsigned long hi) {
+  size_t count = 0;
+  for (size_t a = 0, b = n; a < b;) { /* the first above lo */
+    size_t m = a + (b - a) / 2;
+    if (v[m] <= lo) a = m + 1;
+    else b = m;
+    count = a;
+  }
+  size_t first = count;
+  size_t a = 0, b = n;
+  while (a < b) { /* the first at or above hi */
+    size_t m = a + (b - a) / 2;
+    if (v[m] < hi) a = m + 1;
+    else b = m;
+  }
+  return a > first ? a - first : 0;
+}
+
+/* Puts the files of joined process `p` in their order, marks copies and
+ * the places where files are missing (the SEQs of record's names that
+ * none of the `n` files given has: `seqs`, sorted, distinct), and makes
+ * the widest of them (the latest of those) the process's cursor. */
+static void finish_join(struct tool_proc *p, const unsigned long *seqs,
+                        size_t n) {
+  int named = 1;
+  for (int k = 0; k < p->nsegs; k++) named &= p->segs[k].seq != 0;
+  if (named) {
+    /* segs[0]'s cursor is open: it must stay the first to be read. */
+    qsort(p->segs, (size_t)p->nsegs, sizeof *p->segs, by_seq);
+    for (int k = 0; k < p->nsegs; k++) {
+      struct tool_seg *g = &p->segs[k];
+      if (g->cursor && k) {
+        /* The file opened first is not the first one: it waits, and
+         * the first is opened when reading starts (open_seg). */
+        eventring__cursor_release(g->cursor);
+        g->cursor = NULL;
+      }
+    }
+  }
+  int prev = -1;
+  for (int k = 0; k < p->nsegs; k++) {
+    struct tool_seg *g = &p->segs[k];
+    for (int j = 0; j < k && !g->copy; j++)
+      if (!p->segs[j].copy && same_bytes(p->segs[j].path, g->path))
+        g->copy = 1;
+    if (g->copy) continue;
+    if (named && prev >= 0 && g->seq > p->segs[prev].seq + 1 &&
+        seqs_between(seqs, n, p->segs[prev].seq, g->seq) <
+            g->seq - p->segs[prev].seq - 1)
+      g->gap = 1;
+    prev = k;
+  }
+  int best = 0;
+  for (int k = 1; k < p->nsegs; k++)
+    if (eventring_cursor_max_domains(p->segs[k].id) >=
+        eventring_cursor_max_domains(p->segs[best].id))
+      best = k;
+  p->cursor = p->segs[best].id;
+  p->seg = 0;
+  snprintf(p->path, sizeof p->path, "%s", p->segs[0].path);
+}
+
+/* Opens each of the files named on the command line.  Read once through,
+ * the files of one writer are one process (the comment at the top). */
 static int open_files(struct tool_source *src, int nargs, char **args,
                       const char *help) {
-  for (int i = 0; i < nargs; i++) {
-    if (!*args[i]) return tool_usage_error(help, "empty file name");
-    for (int j = 0; j < i; j++)
+  int join = read_once(src);
+  unsigned long *seqs = join ? calloc((size_t)nargs + 1, sizeof *seqs) : NULL;
+  size_t nseqs = 0;
+  if (join && !seqs) {
+    tool_error("out of memory");
+    return TOOL_EXIT_INPUT;
+  }
+  int rc = TOOL_EXIT_OK;
+  for (int i = 0; i < nargs && rc == TOOL_EXIT_OK; i++) {
+    if (!*args[i]) {
+      rc = tool_usage_error(help, "empty file name");
+      break;
+    }
+    for (int j = 0; j < i && rc == TOOL_EXIT_OK; j++)
       if (!strcmp(args[i], args[j]))
-        return tool_usage_error(help, "%s is named twice", args[i]);
+        rc = tool_usage_error(help, "%s is named twice", args[i]);
+    if (rc != TOOL_EXIT_OK) break;
     eventring_cursor *c;
     char why[256];
     int r = eventring_cursor_open_file(&c, args[i]);
     if (r < 0) {
       tool_error("%s: %s", args[i],
                  tool_ring_error(args[i], r, why, sizeof why));
-      return TOOL_EXIT_INPUT;
+      rc = TOOL_EXIT_INPUT;
+      break;
     }
-    if (!add_proc(src, c, args[i])) return TOOL_EXIT_INPUT;
+    struct tool_proc *q = NULL;
+    for (int j = 0; join && j < src->nprocs && !q; j++) {
+      struct tool_proc *o = src->procs[j];
+      const char *first = o->nsegs ? o->segs[0].path : o->path;
+      eventring_cursor *fc = o->nsegs ? o->segs[0].id : o->cursor;
+      if (tool_same_writer(fc, first, c, args[i])) q = o;
+    }
+    if (join && (seqs[nseqs] = record_seq(args[i])) != 0) nseqs++;
+    if (q ? add_seg(q, c, args[i]) < 0 : !add_proc(src, c, args[i]))
+      rc = TOOL_EXIT_INPUT;
   }
-  return TOOL_EXIT_OK;
+  if (rc == TOOL_EXIT_OK && nseqs) {
+    qsort(seqs, nseqs, sizeof *seqs, by_ulong);
+    size_t u = 0;
+    for (size_t i = 0; i < nseqs; i++)
+      if (!u || seqs[u - 1] != seqs[i]) seqs[u++] = seqs[i];
+    nseqs = u;
+  }
+  for (int j = 0; rc == TOOL_EXIT_OK && j < src->nprocs; j++)
+    if (src->procs[j]->nsegs) finish_join(src->procs[j], seqs, nseqs);
+  free(seqs);
+  return rc;
 }
 
 static int by_name(const void *a, const void *b) {
@@ -495,6 +730,32 @@ void tool_procs_lost(struct tool_source *src, int domain, uint64_t count) {
                   count);
 }
 
+/* The lines of the summary on joined files: where files are missing,
+ * which were copies, and the events read twice. */
+static void join_lines(FILE *out, const struct tool_proc *p,
+                       const char *label) {
+  int prev = 0;
+  for (int k = 1; k < p->nsegs; k++) {
+    const struct tool_seg *g = &p->segs[k];
+    if (g->copy) {
+      fprintf(out, "eventring: %s%s holds the same events as another file "
+                   "of it (read once)\n", label, g->path);
+      continue;
+    }
+    if (g->gap && k <= p->seg)
+      fprintf(out, "eventring: %sfiles of its recording are missing between "
+                   "%s and %s: what they held is unknown (counted as a loss "
+                   "of unknown size in every domain; spans open there are "
+                   "cut)\n", label, p->segs[prev].path, g->path);
+    prev = k;
+  }
+  if (p->overlapped)
+    fprintf(out, "eventring: %s%llu event%s held by two of its files "
+                 "(overlapping files), read once\n", label,
+            (unsigned long long)p->overlapped,
+            p->overlapped == 1 ? " was" : "s were");
+}
+
 void tool_procs_lost_summary(const struct tool_source *src, FILE *out) {
   for (int i = 0; i < src->nprocs; i++) {
     const struct tool_proc *p = src->procs[i];
@@ -505,6 +766,7 @@ void tool_procs_lost_summary(const struct tool_source *src, FILE *out) {
                      src->nprocs > 1 ? label : "", p->before_total);
     tool_lost_lines(out, p->cursor, p->path, src->nprocs > 1 ? label : "",
                     p->lost_total, p->lost, p->lost_n);
+    join_lines(out, p, label);
   }
 }
 
@@ -516,22 +778,197 @@ static int proc_gone(const struct tool_source *src, struct tool_proc *p) {
   return tool_writer_gone(&p->w, p->pid);
 }
 
-/* Makes `p` the process whose events the callbacks get. */
+/* Makes `p` the process whose events the callbacks get: src->cursor is
+ * the one its events are read through (of the file being read, for
+ * joined files). */
 static void select_proc(struct tool_source *src, struct tool_proc *p) {
   src->proc = p->index;
-  src->cursor = p->cursor;
+  src->cursor = reading(p) ? reading(p) : p->cursor;
 }
 
-/* One poll of `p`; a negative error is reported and ends reading. */
-static int poll_one(struct tool_source *src, struct tool_proc *p,
-                    const eventring_callbacks *cb, void *data) {
-  select_proc(src, p);
-  int r = eventring_cursor_poll(p->cursor, cb, data, 0);
-  if (r > 0) {
-    p->events_read += (uint64_t)r;
-    src->events_read += (uint64_t)r;
+/* ---- Joined files: what the callbacks of the subcommand see. ---- */
+
+/* Per domain of a joined process (dstate): a timestamp was delivered
+ * (kept across files); the file being read has had an event of it; its
+ * events are skipped as read already (until one is later than the last
+ * delivered). */
+enum { D_KNOWN = 1, D_SEEN = 2, D_SKIP = 4 };
+
+struct join {
+  const struct tool_handlers *h; /* the subcommand's */
+  void *data;                    /* and its data */
+  struct tool_proc *p;
+};
+
+/* Whether the event of `domain` at `ts` is to be delivered: not when a
+ * file repeats what an earlier one held (see the top). */
+static int fresh(struct join *j, int domain, uint64_t ts) {
+  struct tool_proc *p = j->p;
+  if (domain < 0) return 1;
+  if (domain >= p->last_n) {
+    int n = domain + 8;
+    uint64_t *t = realloc(p->last_ts, (size_t)n * sizeof *t);
+    if (t) p->last_ts = t;
+    unsigned char *d = t ? realloc(p->dstate, (size_t)n) : NULL;
+    if (!d) return 1;
+    p->dstate = d;
+    memset(t + p->last_n, 0, (size_t)(n - p->last_n) * sizeof *t);
+    memset(d + p->last_n, 0, (size_t)(n - p->last_n));
+    p->last_n = n;
   }
-  if (r < 0) tool_poll_error(p->path, r);
+  unsigned char *st = &p->dstate[domain];
+  if (!(*st & D_SEEN)) {
+    *st |= D_SEEN;
+    if (*st & D_KNOWN && ts < p->last_ts[domain]) *st |= D_SKIP;
+  }
+  if (*st & D_SKIP) {
+    if (ts < p->last_ts[domain]) {
+      p->overlapped++;
+      return 0;
+    }
+    *st &= (unsigned char)~D_SKIP;
+  }
+  if (!(*st & D_KNOWN) || ts > p->last_ts[domain]) p->last_ts[domain] = ts;
+  *st |= D_KNOWN;
+  return 1;
+}
+
+static int j_begin(void *d, int dom, uint64_t ts, int ph) {
+  struct join *j = d;
+  return !fresh(j, dom, ts) || j->h->runtime_begin(j->data, dom, ts, ph);
+}
+static int j_end(void *d, int dom, uint64_t ts, int ph) {
+  struct join *j = d;
+  return !fresh(j, dom, ts) || j->h->runtime_end(j->data, dom, ts, ph);
+}
+static int j_counter(void *d, int dom, uint64_t ts, int c, uint64_t v) {
+  struct join *j = d;
+  return !fresh(j, dom, ts) || j->h->runtime_counter(j->data, dom, ts, c, v);
+}
+static int j_alloc(void *d, int dom, uint64_t ts, const uint64_t *b) {
+  struct join *j = d;
+  return !fresh(j, dom, ts) || j->h->alloc(j->data, dom, ts, b);
+}
+static int j_life(void *d, int dom, uint64_t ts, int k, int64_t v, int h) {
+  struct join *j = d;
+  return !fresh(j, dom, ts) || j->h->lifecycle(j->data, dom, ts, k, v, h);
+}
+static int j_unit(void *d, int dom, uint64_t ts, int id, const char *n) {
+  struct join *j = d;
+  return !fresh(j, dom, ts) || j->h->user_unit(j->data, dom, ts, id, n);
+}
+static int j_int(void *d, int dom, uint64_t ts, int id, const char *n,
+                 int64_t v) {
+  struct join *j = d;
+  return !fresh(j, dom, ts) || j->h->user_int(j->data, dom, ts, id, n, v);
+}
+static int j_span(void *d, int dom, uint64_t ts, int id, const char *n,
+                  int e) {
+  struct join *j = d;
+  return !fresh(j, dom, ts) || j->h->user_span(j->data, dom, ts, id, n, e);
+}
+static int j_custom(void *d, int dom, uint64_t ts, int id, const char *n,
+                    const void *b, size_t l) {
+  struct join *j = d;
+  return !fresh(j, dom, ts) ||
+         j->h->user_custom(j->data, dom, ts, id, n, b, l);
+}
+static int j_lost(void *d, int dom, uint64_t count) {
+  struct join *j = d;
+  return j->h->lost_events(j->data, dom, count);
+}
+static int j_thread(void *d, int dom, uint64_t ts, int64_t t, uint64_t tid,
+                    const char *n, size_t l) {
+  struct join *j = d;
+  return !fresh(j, dom, ts) || j->h->thread(j->data, dom, ts, t, tid, n, l);
+}
+static int j_window(void *d, int dom, uint64_t before) {
+  struct join *j = d;
+  return j->h->window(j->data, dom, before);
+}
+
+/* The callbacks of joined processes: those of `h` behind fresh(), for
+ * the kinds `h` handles.  NULL when out of memory. */
+static eventring_callbacks *join_callbacks(const struct tool_handlers *h) {
+  struct tool_handlers w = {
+      h->runtime_begin ? j_begin : NULL, h->runtime_end ? j_end : NULL,
+      h->runtime_counter ? j_counter : NULL, h->alloc ? j_alloc : NULL,
+      h->lifecycle ? j_life : NULL,     h->user_unit ? j_unit : NULL,
+      h->user_int ? j_int : NULL,       h->user_span ? j_span : NULL,
+      h->user_custom ? j_custom : NULL, h->lost_events ? j_lost : NULL,
+      h->thread ? j_thread : NULL,      h->window ? j_window : NULL};
+  return tool_callbacks_new(&w);
+}
+
+/* Opens the file of `p` whose turn it is.  Returns 0, or -1 after one
+ * line. */
+static int open_seg(struct tool_source *src, struct tool_proc *p) {
+  struct tool_seg *g = &p->segs[p->seg];
+  if (g->cursor) return 0;
+  char why[256];
+  int r = eventring_cursor_open_file(&g->cursor, g->path);
+  if (r < 0) {
+    g->cursor = NULL;
+    tool_error("%s: %s", g->path,
+               tool_ring_error(g->path, r, why, sizeof why));
+    return -1;
+  }
+  eventring_cursor_set_numbering(g->cursor, tool_source_numbering(src));
+  return 0;
+}
+
+/* Moves `p` on to its next file (copies passed over), after a loss of
+ * unknown size in every domain when files are missing before it (the
+ * subcommand's `h` with `data`).  Returns 1, 0 when there is none, or -1
+ * after one line when it cannot be opened. */
+static int next_seg(struct tool_source *src, struct tool_proc *p,
+                    const struct tool_handlers *h, void *data) {
+  int k = p->seg + 1;
+  while (k < p->nsegs && p->segs[k].copy) k++;
+  if (k >= p->nsegs) return 0;
+  if (p->segs[p->seg].cursor) eventring__cursor_release(p->segs[p->seg].cursor);
+  p->seg = k;
+  if (open_seg(src, p) < 0) return -1;
+  select_proc(src, p);
+  for (int d = 0; d < p->last_n; d++)
+    p->dstate[d] &= (unsigned char)~(D_SEEN | D_SKIP);
+  if (p->segs[k].gap) {
+    p->gaps++;
+    int nd = eventring_cursor_max_domains(p->cursor);
+    int nd2 = eventring_cursor_max_domains(p->segs[k].cursor);
+    if (nd2 > nd) nd = nd2;
+    for (int d = 0; h && h->lost_events && d < nd; d++)
+      h->lost_events(data, d, 0);
+  }
+  return 1;
+}
+
+/* One poll of `p`; a negative error is reported and ends reading.  For
+ * joined files, `jcb` (join_callbacks, NULL: none) is polled with a
+ * struct join, and a file read to its end gives way to the next. */
+static int poll_one(struct tool_source *src, struct tool_proc *p,
+                    const eventring_callbacks *cb, void *data,
+                    const eventring_callbacks *jcb) {
+  select_proc(src, p);
+  const struct tool_handlers *h = tool_callbacks_handlers(cb);
+  struct join j = {h, data, p};
+  int r;
+  for (;;) {
+    if (p->nsegs && open_seg(src, p) < 0) return -1;
+    uint64_t skipped = p->overlapped;
+    r = p->nsegs && jcb ? eventring_cursor_poll(reading(p), jcb, &j, 0)
+                        : eventring_cursor_poll(reading(p), cb, data, 0);
+    if (r > 0) {
+      uint64_t n = (uint64_t)r - (p->overlapped - skipped);
+      p->events_read += n;
+      src->events_read += n;
+    }
+    if (r != 0 || !p->nsegs) break;
+    int m = next_seg(src, p, h, data);
+    if (m < 0) return -1;
+    if (m == 0) break;
+  }
+  if (r < 0) tool_poll_error(p->nsegs ? p->segs[p->seg].path : p->path, r);
   return r;
 }
 
@@ -652,6 +1089,14 @@ int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
   uint64_t drain = src->drain_ns ? src->drain_ns : TOOL_DRAIN_DEFAULT_NS;
   uint64_t deadline = 0, kill_at = 0;
   int tree_done = 0, killed = 0, rc = TOOL_EXIT_OK;
+  /* The callbacks of joined files, when there are some. */
+  eventring_callbacks *jcb = NULL;
+  const struct tool_handlers *h = tool_callbacks_handlers(cb);
+  for (int i = 0; h && !jcb && i < src->nprocs; i++)
+    if (src->procs[i]->nsegs && !(jcb = join_callbacks(h))) {
+      tool_error("out of memory");
+      return TOOL_EXIT_INPUT;
+    }
   for (;;) {
     int before = src->nprocs;
     scan(src);
@@ -691,17 +1136,17 @@ int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
       if (p->state == P_GONE) {
         /* Its writer is gone: read it to the end now, before any later
          * file of the same pid. */
-        while ((r = poll_one(src, p, cb, data)) > 0 && tool_output_ok())
+        while ((r = poll_one(src, p, cb, data, jcb)) > 0 && tool_output_ok())
           any = 1;
         if (r == 0) p->state = P_DONE;
       } else {
-        r = poll_one(src, p, cb, data);
+        r = poll_one(src, p, cb, data, jcb);
         if (r > 0) any = 1;
         else if (r == 0 && (!following || proc_gone(src, p)))
           p->state = following ? P_GONE : P_DONE;
       }
       if (p->state == P_DONE && read_once(src) &&
-          eventring__cursor_release(p->cursor) == 0)
+          eventring__cursor_release(reading(p)) == 0)
         any = 1; /* a descriptor for a file still waiting */
       if (r < 0) rc = TOOL_EXIT_INPUT;
       if (!tool_output_ok()) break;
@@ -763,7 +1208,12 @@ int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
   for (int i = 0; rc == TOOL_EXIT_OK && i < src->nprocs; i++)
     if (src->procs[i]->events_read)
       tool_warn_numbering(src->procs[i]->cursor, src->procs[i]->path);
-  if (src->nprocs) select_proc(src, src->procs[0]);
+  eventring_callbacks_free(jcb);
+  if (src->nprocs) {
+    /* For the reports: what the process's files name. */
+    src->proc = 0;
+    src->cursor = src->procs[0]->cursor;
+  }
   return rc;
 }
 
@@ -772,9 +1222,22 @@ void tool_procs_close(struct tool_source *src) {
    * the first process was made, the file source.c opened. */
   if (src->nprocs == 0) eventring_cursor_free(src->cursor);
   for (int i = 0; i < src->nprocs; i++) {
-    eventring_cursor_free(src->procs[i]->cursor);
-    free(src->procs[i]->lost);
-    free(src->procs[i]);
+    struct tool_proc *p = src->procs[i];
+    if (p->nsegs) {
+      for (int k = 0; k < p->nsegs; k++) {
+        if (p->segs[k].cursor != p->segs[k].id)
+          eventring_cursor_free(p->segs[k].cursor);
+        eventring_cursor_free(p->segs[k].id);
+        free(p->segs[k].path);
+      }
+      free(p->segs);
+      free(p->last_ts);
+      free(p->dstate);
+    } else {
+      eventring_cursor_free(p->cursor);
+    }
+    free(p->lost);
+    free(p);
   }
   free(src->procs);
   src->procs = NULL;
