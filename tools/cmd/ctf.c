@@ -922,7 +922,10 @@ int tool_ctf(int argc, char **argv) {
   if (make_outdir(outdir, &created) < 0) return TOOL_EXIT_INPUT;
   /* Several files or a directory: a trace per process.  A command stays
    * one process. */
-  int several = argc - optind > 1 || (src.dir && !src.pid_arg);
+  struct stat dst;
+  int several = argc - optind > 1 || (src.dir && !src.pid_arg) ||
+                (argc - optind == 1 && stat(argv[optind], &dst) == 0 &&
+                 S_ISDIR(dst.st_mode));
   src.multi = several;
   rc = tool_source_open(&src, argc - optind, argv + optind, HELP_REF);
   if (rc != TOOL_EXIT_OK) {

@@ -341,8 +341,18 @@ static int load_ring(struct input *in) {
                        sizeof why);
   }
   char *args[1] = {(char *)in->path};
+  /* A directory (`eventring record`'s) of one process's files, read as
+   * one run of it. */
+  struct stat st;
+  src->multi = stat(in->path, &st) == 0 && S_ISDIR(st.st_mode);
   int rc = tool_source_open(src, 1, args, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
+  if (src->multi && src->nprocs != 1) {
+    tool_error("%s: the files of %d processes: give the files of one "
+               "(one run of one program)", in->path, src->nprocs);
+    tool_source_close(src);
+    return TOOL_EXIT_INPUT;
+  }
   for (int i = 0; i < N_IDS; i++) in->phase_idx[i] = -1;
   int ndomains = eventring_cursor_max_domains(src->cursor);
   eventring_callbacks *cb = NULL;
@@ -369,8 +379,11 @@ static int load_ring(struct input *in) {
     /* Named A or B: the lines of the two files would read alike. */
     char label[4200];
     snprintf(label, sizeof label, "%s: ", in->path);
-    tool_lost_lines(stderr, src->cursor, src->path, label, src->lost_total,
-                    src->lost, src->lost_n);
+    if (src->multi)
+      tool_source_lost_summary(src, stderr);
+    else
+      tool_lost_lines(stderr, src->cursor, src->path, label, src->lost_total,
+                      src->lost, src->lost_n);
     for (size_t i = 0; i < in->n; i++) {
       struct dist *e = &in->d[i];
       if (settle(e, e->hist, e->total) < 0) goto oom;

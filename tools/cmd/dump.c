@@ -621,6 +621,7 @@ int tool_dump(int argc, char **argv) {
     dout = stdout;
   }
   if (rc == TOOL_EXIT_OK && tool_output_ok()) summary(&d);
+  tool_procs_join_summary(&src, stderr);
   free(d.per);
   eventring_callbacks_free(cb);
   tool_source_close(&src);

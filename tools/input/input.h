@@ -444,6 +444,10 @@ void tool_procs_close(struct tool_source *src);
 int tool_procs_dir_files(const char *dir, char ***out, int *n);
 void tool_procs_lost(struct tool_source *src, int domain, uint64_t count);
 void tool_procs_lost_summary(const struct tool_source *src, FILE *out);
+/* The lines of tool_procs_lost_summary() on joined files alone (files
+ * missing, copies, events read twice), for a subcommand that reports
+ * its losses its own way (dump). */
+void tool_procs_join_summary(const struct tool_source *src, FILE *out);
 
 /* Room for tool_domain_thread() and tool_domain_label(). */
 #define TOOL_THREAD_BUF TOOL_TEXT_BUF(24)

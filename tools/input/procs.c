@@ -544,8 +544,28 @@ static int same_bytes(const char *a, const char *b) {
   return same;
 }
 
+/* A file's size and a hash of its first bytes (the headers and the
+ * first events): files that differ in them are not the same. */
+static uint64_t fingerprint(const char *path) {
+  uint64_t h = 1469598103934665603ULL;
+  struct stat st;
+  FILE *f = fopen(path, "rb");
+  if (!f) return 0;
+  if (fstat(fileno(f), &st) == 0) h ^= (uint64_t)st.st_size;
+  unsigned char buf[65536];
+  for (int k = 0; k < 2; k++) {
+    size_t n = fread(buf, 1, sizeof buf, f);
+    for (size_t i = 0; i < n; i++) h = (h ^ buf[i]) * 1099511628211ULL;
+    if (n < sizeof buf) break;
+  }
+  fclose(f);
+  return h;
+}
+
+/* Copies last, the others by SEQ. */
 static int by_seq(const void *a, const void *b) {
   const struct tool_seg *x = a, *y = b;
+  if (x->copy != y->copy) return x->copy - y->copy;
   return (x->seq > y->seq) - (x->seq < y->seq);
 }
 
@@ -580,11 +600,38 @@ static size_t seqs_between(const unsigned long *v, size_t n, unsigned long lo,
  * the widest of them (the latest of those) the process's cursor. */
 static void finish_join(struct tool_proc *p, const unsigned long *seqs,
                         size_t n) {
+  /* Copies: of two files with the same bytes, the one without record's
+   * name, else the later, is not read. */
+  uint64_t *fp = malloc((size_t)p->nsegs * sizeof *fp);
+  for (int k = 0; fp && k < p->nsegs; k++) {
+    struct tool_seg *g = &p->segs[k];
+    fp[k] = fingerprint(g->path);
+    for (int j = 0; j < k && !g->copy; j++) {
+      struct tool_seg *o = &p->segs[j];
+      if (o->copy || fp[j] != fp[k] || !same_bytes(o->path, g->path))
+        continue;
+      if (!o->seq && g->seq) o->copy = 1;
+      else g->copy = 1;
+    }
+  }
+  free(fp);
   int named = 1;
-  for (int k = 0; k < p->nsegs; k++) named &= p->segs[k].seq != 0;
+  for (int k = 0; k < p->nsegs; k++)
+    named &= p->segs[k].copy || p->segs[k].seq != 0;
   if (named) {
-    /* segs[0]'s cursor is open: it must stay the first to be read. */
     qsort(p->segs, (size_t)p->nsegs, sizeof *p->segs, by_seq);
+  } else {
+    /* The order given, copies last. */
+    struct tool_seg tmp;
+    for (int k = 1; k < p->nsegs; k++)
+      for (int j = k; j > 0 && p->segs[j - 1].copy && !p->segs[j].copy; j--) {
+        tmp = p->segs[j - 1];
+        p->segs[j - 1] = p->segs[j];
+        p->segs[j] = tmp;
+      }
+  }
+  {
+    /* Only the first file read keeps the cursor opened on it. */
     for (int k = 0; k < p->nsegs; k++) {
       struct tool_seg *g = &p->segs[k];
       if (g->cursor && k) {
@@ -598,9 +645,6 @@ static void finish_join(struct tool_proc *p, const unsigned long *seqs,
   int prev = -1;
   for (int k = 0; k < p->nsegs; k++) {
     struct tool_seg *g = &p->segs[k];
-    for (int j = 0; j < k && !g->copy; j++)
-      if (!p->segs[j].copy && same_bytes(p->segs[j].path, g->path))
-        g->copy = 1;
     if (g->copy) continue;
     if (named && prev >= 0 && g->seq > p->segs[prev].seq + 1 &&
         seqs_between(seqs, n, p->segs[prev].seq, g->seq) <
@@ -754,6 +798,16 @@ static void join_lines(FILE *out, const struct tool_proc *p,
                  "(overlapping files), read once\n", label,
             (unsigned long long)p->overlapped,
             p->overlapped == 1 ? " was" : "s were");
+}
+
+void tool_procs_join_summary(const struct tool_source *src, FILE *out) {
+  for (int i = 0; src->multi && i < src->nprocs; i++) {
+    const struct tool_proc *p = src->procs[i];
+    char label[160], buf[128];
+    snprintf(label, sizeof label, "%s: ",
+             tool_proc_label(p, buf, sizeof buf));
+    join_lines(out, p, label);
+  }
 }
 
 void tool_procs_lost_summary(const struct tool_source *src, FILE *out) {
