@@ -1364,64 +1364,66 @@ static void end_stream(struct target *t) {
   target_unlink(t);
 }
 
-/* Reads the files of `src` (a multi source, every file opened, in the
- * order of the command line or of the names in a directory) to their
- * end: the consecutive files of one process (the same writer's pid and
- * program: `eventring record`'s rotated files) are one stream, its
+/* Reads the files of `src` (a multi source, in the order of the command
+ * line or of the names in a directory) to their end: the files of one
+ * process (input/'s tool_same_writer: `eventring record`'s rotated
+ * files, in record's order, copies left out) are one stream, its
  * windows and rules carried from one file to the next.  Windows are
  * written once events more than EVENT_CLOCK_SLACK_NS past their end
  * have been read (the live rule for a clock that is not ours: here, no
  * clock is), checked after each file, and at the end of the stream.
  * Returns the exit status. */
 static int read_files(struct tool_source *src) {
-  struct target *t = NULL;
   int rc = TOOL_EXIT_OK;
   W.files = 1;
   for (int i = 0; i < src->nprocs && rc == TOOL_EXIT_OK; i++) {
     struct tool_proc *p = src->procs[i];
-    int r = p->cursor ? 0 : eventring_cursor_open_file(&p->cursor, p->path);
-    if (r < 0) {
-      char why[256];
-      tool_error("watch: %s: %s", p->path,
-                 tool_ring_error(p->path, r, why, sizeof why));
-      rc = TOOL_EXIT_INPUT;
-      break;
-    }
-    eventring_cursor *c = p->cursor;
-    eventring_cursor_set_numbering(c, O.numbering);
-    pid_t pid = eventring_cursor_writer_pid(c);
-    const char *prog = eventring_cursor_program(c);
-    if (!pid) pid = p->pid;
-    if (!prog || !*prog) prog = p->name;
-    if (t && (t->pid != pid || strcmp(t->program, prog))) {
-      end_stream(t);
-      t = NULL;
-    }
-    if (!t) {
-      if (!(t = target_new(c, 0, p->path, pid, prog))) {
-        tool_error("out of memory");
+    struct target *t = NULL;
+    int nfiles = p->nsegs ? p->nsegs : 1;
+    for (int k = 0; k < nfiles && rc == TOOL_EXIT_OK; k++) {
+      if (p->nsegs && p->segs[k].copy) continue;
+      const char *path = p->nsegs ? p->segs[k].path : p->path;
+      eventring_cursor **slot = p->nsegs ? &p->segs[k].cursor : &p->cursor;
+      int r = *slot ? 0 : eventring_cursor_open_file(slot, path);
+      if (r < 0) {
+        char why[256];
+        *slot = NULL;
+        tool_error("watch: %s: %s", path,
+                   tool_ring_error(path, r, why, sizeof why));
         rc = TOOL_EXIT_INPUT;
         break;
       }
-      /* A file's losses are its own, not a ring's past. */
-      t->started = 1;
+      eventring_cursor *c = *slot;
+      eventring_cursor_set_numbering(c, O.numbering);
+      if (!t) {
+        const char *prog = eventring_cursor_program(c);
+        if (!prog || !*prog) prog = p->name;
+        pid_t pid = eventring_cursor_writer_pid(c);
+        if (!(t = target_new(c, 0, path, pid ? pid : p->pid, prog))) {
+          tool_error("out of memory");
+          rc = TOOL_EXIT_INPUT;
+          break;
+        }
+        /* A file's losses are its own, not a ring's past. */
+        t->started = 1;
+      }
+      target_file(t, c, path);
+      while ((r = poll_target(t)) > 0 && !tool_signal_pending()) {
+      }
+      if (r < 0) {
+        tool_poll_error(path, r);
+        rc = TOOL_EXIT_INPUT;
+      }
+      if (tool_signal_pending()) rc = 128 + tool_signal_pending();
+      while (t->wins && t->max_ts > t->wins->end + EVENT_CLOCK_SLACK_NS)
+        close_window(t);
+      for (int d = 0; d < t->nd; d++) trim_age(t, d);
+      /* Read through: its descriptor for the next (the cursor still
+       * names what it read). */
+      eventring__cursor_release(c);
     }
-    target_file(t, c, p->path);
-    while ((r = poll_target(t)) > 0 && !tool_signal_pending()) {
-    }
-    if (r < 0) {
-      tool_poll_error(p->path, r);
-      rc = TOOL_EXIT_INPUT;
-    }
-    if (tool_signal_pending()) rc = 128 + tool_signal_pending();
-    while (t->wins && t->max_ts > t->wins->end + EVENT_CLOCK_SLACK_NS)
-      close_window(t);
-    for (int d = 0; d < t->nd; d++) trim_age(t, d);
-    /* Read through: its descriptor for the next (the cursor still
-     * names what it read). */
-    eventring__cursor_release(c);
+    if (t) end_stream(t);
   }
-  if (t) end_stream(t);
   return rc;
 }
 

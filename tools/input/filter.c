@@ -388,7 +388,12 @@ int tool_source_time_span(const struct tool_source *src, uint64_t *lo,
                           uint64_t *hi) {
   struct span_ts s = {0, 0, 0};
   if (src->multi)
-    for (int i = 0; i < src->nprocs; i++) prescan(src->procs[i]->path, &s);
+    for (int i = 0; i < src->nprocs; i++) {
+      const struct tool_proc *p = src->procs[i];
+      if (!p->nsegs) prescan(p->path, &s);
+      for (int k = 0; k < p->nsegs; k++)
+        if (!p->segs[k].copy) prescan(p->segs[k].path, &s);
+    }
   else
     prescan(src->path, &s);
   if (s.any) {
@@ -414,7 +419,10 @@ static struct fproc *proc(struct tool_filter *f) {
   }
   struct fproc *p = &f->procs[i];
   if (!p->ready) {
-    p->ndomains = eventring_cursor_max_domains(src->cursor);
+    /* The process's cursor: of joined files, the widest of them. */
+    p->ndomains = eventring_cursor_max_domains(
+        src->multi && src->proc < src->nprocs ? src->procs[src->proc]->cursor
+                                              : src->cursor);
     p->markers = calloc((size_t)p->ndomains + 1, sizeof *p->markers);
     p->named = calloc((size_t)p->ndomains + 1, 1);
     if (!p->markers || !p->named) return NULL;
