@@ -200,8 +200,8 @@ START_TEST(test_rotate_size) {
   ck_assert_uint_eq(summary_count(r.err, "events,"), s.total);
   er_run_free(&r);
 
-  /* The directory read whole, its files in the order of their names:
-   * every value once, in order. */
+  /* The directory read whole, its files in record's order, as one
+   * process (they are one writer's): every value once, in order. */
   const char *args[] = {"dump", out, NULL};
   r = er_run_tool(dir, args, 0);
   ck_assert_msg(er_exit_code(&r, "dump DIR") == 0, "dump DIR: %s", r.err);
@@ -213,7 +213,7 @@ START_TEST(test_rotate_size) {
       expect++;
     }
   ck_assert_uint_eq(expect, 100001);
-  ck_assert_uint_eq(er_field(l.v[l.n - 1], "processes"), s.files);
+  ck_assert_msg(!strstr(l.v[l.n - 1], "processes="), "%s", l.v[l.n - 1]);
   er_lines_free(&l);
   er_run_free(&r);
   er_rmdir(dir);

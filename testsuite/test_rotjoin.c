@@ -1,0 +1,333 @@
+/* Tests reading `eventring record`'s directory: the rotated files of one process are one process for stats, dump, trace, latency, ctf and diff (spans crossing files matched, counts exact); a file missing in the middle is a loss that cuts the spans open over it; a copied file is read once; a reused pid is another process. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testlib.h"
+#include "tooltest.h"
+
+/* rot_spans COUNT THREADS: per thread (each its own domain) one
+ * rot.outer span around COUNT rot.inner spans. */
+#define COUNT 20000
+#define THREADS 2
+#define OUTER THREADS
+#define INNER (COUNT * THREADS)
+
+/* In a test: skips it without the tool, the program or tracing. */
+#define NEED()                                                           \
+  do {                                                                   \
+    ER_NEED_TOOL();                                                      \
+    if (!er_prog_path("rot_spans")) ER_SKIP("rot_spans is not built");   \
+    if (er_tracing_off()) ER_SKIP("built without tracing");              \
+  } while (0)
+
+/* Records `rot_spans` into `out` (made by record), rotated every 2M: the
+ * program's 120000 events make several files, and a 2^22-word ring
+ * keeps every event however late the recorder reads.  `wrap` (NULL:
+ * none) runs record under another command.  Returns how many files. */
+static size_t record(const char *dir, const char *out,
+                     const char *const *wrap) {
+  const char *args[32];
+  int n = 0;
+  const char *prog = er_tool_path();
+  if (wrap) {
+    prog = wrap[0];
+    for (wrap++; *wrap; wrap++) args[n++] = *wrap;
+    args[n++] = er_tool_path();
+  }
+  char count[16], threads[16];
+  snprintf(count, sizeof count, "%d", COUNT);
+  snprintf(threads, sizeof threads, "%d", THREADS);
+  const char *tail[] = {"record", "-o", out, "--rotate", "2M", "--",
+                        er_prog_path("rot_spans"), count, threads, NULL};
+  for (int i = 0; tail[i]; i++) args[n++] = tail[i];
+  args[n] = NULL;
+  struct er_run r = er_run(dir, prog, args, "OCAMLRUNPARAM=e=22", 0);
+  ck_assert_msg(er_exit_code(&r, "record") == 0, "record: %s", r.err);
+  ck_assert_msg(strstr(r.err, ", 0 lost"), "record lost events: %s", r.err);
+  er_run_free(&r);
+  size_t files = (size_t)er_count_entries(out, ".events");
+  ck_assert_uint_ge(files, 3);
+  return files;
+}
+
+/* Runs the tool with `args`, which must succeed; returns the run. */
+static struct er_run tool(const char *dir, const char *const *args) {
+  struct er_run r = er_run_tool(dir, args, 0);
+  ck_assert_msg(er_exit_code(&r, args[0]) == 0, "%s: %s", args[0], r.err);
+  return r;
+}
+
+/* The count column of the line of `name` in stats' user span table. */
+static long span_count(const char *out, const char *name) {
+  const char *t = strstr(out, "user span ");
+  ck_assert_msg(t != NULL, "no user span table: %s", out);
+  const char *l = strstr(t, name);
+  ck_assert_msg(l != NULL, "no %s in the table: %s", name, t);
+  return strtol(l + strlen(name), NULL, 10);
+}
+
+/* The "not included" line after the line of `name` in stats' user span
+ * table, into cut, unfinished and unmatched (0 when none). */
+static void span_left(const char *out, const char *name, long *cut,
+                      long *unfinished, long *unmatched) {
+  *cut = *unfinished = *unmatched = 0;
+  const char *l = strstr(strstr(out, "user span "), name);
+  const char *next = strchr(l, '\n');
+  /* The rows of the span's domains, then perhaps its line. */
+  while (next && !strncmp(next + 1, "  ", 2)) {
+    if (!strncmp(next + 1, "  not included: ", 16)) {
+      ck_assert_int_eq(sscanf(next + 17, "%ld cut, %ld unfinished, %ld",
+                              cut, unfinished, unmatched), 3);
+      return;
+    }
+    next = strchr(next + 1, '\n');
+  }
+}
+
+/* Every reading subcommand on the directory: one process, every span
+ * matched across the files. */
+START_TEST(test_one_process) {
+  NEED();
+  const char *dir = er_tmpdir();
+  char out[PATH_MAX];
+  snprintf(out, sizeof out, "%s/rec", dir);
+  size_t files = record(dir, out, NULL);
+
+  const char *stats[] = {"stats", out, NULL};
+  struct er_run r = tool(dir, stats);
+  ck_assert_msg(!strstr(r.out, "processes"), "several processes: %s", r.out);
+  ck_assert_int_eq(span_count(r.out, "rot.outer"), OUTER);
+  ck_assert_int_eq(span_count(r.out, "rot.inner"), INNER);
+  ck_assert_msg(!strstr(r.out, "not included"), "spans left out: %s", r.out);
+  ck_assert_msg(strstr(r.out, "events: 120010 read, 0 lost"), "%s", r.out);
+  ck_assert_str_eq(r.err, "");
+  er_run_free(&r);
+
+  const char *dump[] = {"dump", out, NULL};
+  r = tool(dir, dump);
+  struct er_lines l = er_lines_split(r.out);
+  const char *last = l.v[l.n - 1];
+  ck_assert_msg(!strncmp(last, "SUMMARY", 7), "%s", last);
+  ck_assert_msg(!strstr(last, "processes="), "several processes: %s", last);
+  ck_assert_msg(!strstr(r.out, "pid="), "pid tags: one process only");
+  ck_assert_uint_eq(er_field(last, "user_span"), 2 * (OUTER + INNER));
+  ck_assert_uint_eq(er_field(last, "user_int"), INNER);
+  ck_assert_uint_eq(er_field(last, "lost_events_calls"), 0);
+  /* Each domain's rot.i values in order, every one once. */
+  uint64_t next[8] = {0};
+  for (size_t i = 0; i < l.n; i++) {
+    if (!strstr(l.v[i], "kind=user_int name=rot.i ")) continue;
+    uint64_t d = strtoull(l.v[i] + strlen("domain="), NULL, 10);
+    ck_assert_uint_lt(d, 8);
+    ck_assert_uint_eq(er_field(l.v[i], "value"), ++next[d]);
+  }
+  int domains = 0;
+  for (int d = 0; d < 8; d++)
+    if (next[d]) {
+      ck_assert_uint_eq(next[d], COUNT);
+      domains++;
+    }
+  ck_assert_int_eq(domains, THREADS);
+  er_lines_free(&l);
+  er_run_free(&r);
+
+  /* One process in the trace: its name once, each span's begin and end
+   * on one track. */
+  char json[PATH_MAX];
+  snprintf(json, sizeof json, "%s/t.json", dir);
+  const char *trace[] = {"trace", "-o", json, out, NULL};
+  r = tool(dir, trace);
+  er_run_free(&r);
+  char *t = er_slurp(json, NULL);
+  ck_assert_int_eq(er_count_text(t, "\"process_name\""), 1);
+  ck_assert_int_eq(er_count_text(t, "\"name\":\"rot.outer\""), 2 * OUTER);
+  ck_assert_int_eq(er_count_text(t, "\"ph\":\"X\""), 0);
+  free(t);
+
+  const char *lat[] = {"latency", "--span", "rot.outer", out, NULL};
+  r = tool(dir, lat);
+  ck_assert_msg(strstr(r.out, "span rot.outer: 2 (user span"), "%s", r.out);
+  ck_assert_msg(!strstr(r.out, "processes"), "%s", r.out);
+  ck_assert_msg(!strstr(r.out, "not included"), "%s", r.out);
+  er_run_free(&r);
+
+  /* ctf: one trace, for the one process; diff: the directory as A. */
+  char ctf[PATH_MAX];
+  snprintf(ctf, sizeof ctf, "%s/ctf", dir);
+  const char *ctfa[] = {"ctf", "-o", ctf, out, NULL};
+  r = tool(dir, ctfa);
+  er_run_free(&r);
+  ck_assert_int_eq(er_count_entries(ctf, ""), 1);
+  const char *diff[] = {"diff", out, out, NULL};
+  r = tool(dir, diff);
+  ck_assert_msg(strstr(r.out, "span rot.outer"), "%s", r.out);
+  er_run_free(&r);
+  (void)files;
+  er_rmdir(dir);
+}
+END_TEST
+
+/* Links every file of `from` into `to` but those whose names hold
+ * `skip` (NULL: none); returns how many. */
+static size_t copy_dir(const char *from, const char *to, const char *skip) {
+  ck_assert_int_eq(mkdir(to, 0777), 0);
+  struct er_lines l = er_entries(from, ".events");
+  size_t n = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    if (skip && strstr(l.v[i], skip)) continue;
+    char dst[PATH_MAX];
+    snprintf(dst, sizeof dst, "%s/%s", to, strrchr(l.v[i], '/') + 1);
+    ck_assert_int_eq(link(l.v[i], dst), 0);
+    n++;
+  }
+  er_lines_free(&l);
+  return n;
+}
+
+/* A file removed from the middle: the spans open over it are cut, never
+ * matched across, and the summary says files are missing; a copy of a
+ * file is read once. */
+START_TEST(test_gap_and_copy) {
+  NEED();
+  const char *dir = er_tmpdir();
+  char out[PATH_MAX], gap[PATH_MAX], dup[PATH_MAX];
+  snprintf(out, sizeof out, "%s/rec", dir);
+  snprintf(gap, sizeof gap, "%s/gap", dir);
+  snprintf(dup, sizeof dup, "%s/dup", dir);
+  size_t files = record(dir, out, NULL);
+  /* The second file: the first and third stay, rot.outer is open over
+   * it in every domain that has events in it. */
+  ck_assert_uint_eq(copy_dir(out, gap, "-000002-"), files - 1);
+
+  const char *stats[] = {"stats", gap, NULL};
+  struct er_run r = er_run_tool(dir, stats, 0);
+  ck_assert_msg(er_exit_code(&r, "stats") == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.err, "missing between") &&
+                    strstr(r.err, "-000001-") && strstr(r.err, "-000003-"),
+                "%s", r.err);
+  long cut, unfinished, unmatched;
+  ck_assert_int_eq(span_count(r.out, "rot.outer"), 0);
+  span_left(r.out, "rot.outer", &cut, &unfinished, &unmatched);
+  ck_assert_int_eq(cut, OUTER);
+  ck_assert_int_eq(unfinished, 0);
+  ck_assert_int_eq(unmatched, 0);
+  long inner = span_count(r.out, "rot.inner");
+  ck_assert_int_lt(inner, INNER);
+  span_left(r.out, "rot.inner", &cut, &unfinished, &unmatched);
+  ck_assert_int_le(cut, THREADS);
+  ck_assert_int_eq(unfinished, 0);
+  ck_assert_int_eq(unmatched, 0);
+  er_run_free(&r);
+
+  /* dump: a loss of unknown size in each domain, at the gap. */
+  const char *dump[] = {"dump", gap, NULL};
+  r = er_run_tool(dir, dump, 0);
+  ck_assert_msg(er_exit_code(&r, "dump") == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.err, "missing between"), "%s", r.err);
+  ck_assert_int_ge(er_count_text(r.out, "kind=lost_events value=0\n"),
+                   THREADS);
+  er_run_free(&r);
+
+  /* A copy of the third file under another name. */
+  ck_assert_uint_eq(copy_dir(out, dup, NULL), files);
+  char src[PATH_MAX], cpy[PATH_MAX];
+  struct er_lines all = er_entries(out, ".events");
+  snprintf(src, sizeof src, "%s", all.v[2]);
+  er_lines_free(&all);
+  snprintf(cpy, sizeof cpy, "%s/again.events", dup);
+  ck_assert_int_eq(link(src, cpy), 0);
+  const char *stats2[] = {"stats", dup, NULL};
+  r = er_run_tool(dir, stats2, 0);
+  ck_assert_msg(er_exit_code(&r, "stats") == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.err, "again.events holds the same events"), "%s",
+                r.err);
+  ck_assert_int_eq(span_count(r.out, "rot.outer"), OUTER);
+  ck_assert_int_eq(span_count(r.out, "rot.inner"), INNER);
+  ck_assert_msg(!strstr(r.out, "not included"), "%s", r.out);
+  er_run_free(&r);
+  er_rmdir(dir);
+}
+END_TEST
+
+/* Two runs given the same pid (each the first child of record in a pid
+ * namespace of its own), recorded into one directory: two processes,
+ * each whole. */
+START_TEST(test_reused_pid) {
+  NEED();
+  const char *dir = er_tmpdir();
+  const char *unshare = access("/usr/bin/unshare", X_OK) == 0
+                            ? "/usr/bin/unshare"
+                            : "/bin/unshare";
+  const char *wrap[] = {unshare, "--user", "--map-root-user", "--pid",
+                        "--fork",  "--mount-proc", NULL};
+  const char *probe[] = {"--user", "--map-root-user", "--pid", "--fork",
+                         "--mount-proc", "true", NULL};
+  struct er_run u = er_run(dir, unshare, probe, NULL, 0);
+  int works = u.status != -1 && WIFEXITED(u.status) &&
+              WEXITSTATUS(u.status) == 0;
+  er_run_free(&u);
+  if (!works) ER_SKIP("unshare --user --pid does not work here");
+  char a[PATH_MAX], b[PATH_MAX], both[PATH_MAX];
+  snprintf(a, sizeof a, "%s/a", dir);
+  snprintf(b, sizeof b, "%s/b", dir);
+  snprintf(both, sizeof both, "%s/both", dir);
+  size_t na = record(dir, a, wrap), nb = record(dir, b, wrap);
+  /* One directory, the names kept apart as a user would (the runs may
+   * have begun in one millisecond). */
+  ck_assert_int_eq(mkdir(both, 0777), 0);
+  struct er_lines la = er_entries(a, ".events"), lb = er_entries(b, ".events");
+  pid_t pid = 0;
+  for (int k = 0; k < 2; k++) {
+    struct er_lines *l = k ? &lb : &la;
+    for (size_t i = 0; i < l->n; i++) {
+      char dst[PATH_MAX];
+      const char *name = strrchr(l->v[i], '/') + 1;
+      snprintf(dst, sizeof dst, "%s/%c%s", both, k ? 'b' : 'a', name);
+      ck_assert_int_eq(link(l->v[i], dst), 0);
+      /* rot_spans-PID-...: the same pid in both runs. */
+      pid_t p = (pid_t)atol(strchr(name, '-') + 1);
+      if (!pid) pid = p;
+      ck_assert_int_eq(p, pid);
+    }
+  }
+  er_lines_free(&la);
+  er_lines_free(&lb);
+  const char *stats[] = {"stats", both, NULL};
+  struct er_run r = tool(dir, stats);
+  ck_assert_msg(strstr(r.out, "== all 2 processes =="), "%s", r.out);
+  /* Each whole: its outer spans and inner ones, all matched. */
+  ck_assert_int_eq(span_count(r.out, "rot.outer"), 2 * OUTER);
+  ck_assert_int_eq(er_count_text(r.out, "== pid "), 2);
+  for (const char *p = strstr(r.out, "== pid "); p; p = strstr(p + 1, "== pid ")) {
+    ck_assert_int_eq(span_count(p, "rot.outer"), OUTER);
+    ck_assert_int_eq(span_count(p, "rot.inner"), INNER);
+  }
+  ck_assert_msg(!strstr(r.out, "not included"), "%s", r.out);
+  ck_assert_str_eq(r.err, "");
+  er_run_free(&r);
+  const char *dump[] = {"dump", both, NULL};
+  r = tool(dir, dump);
+  struct er_lines l = er_lines_split(r.out);
+  ck_assert_uint_eq(er_field(l.v[l.n - 1], "processes"), 2);
+  ck_assert_uint_eq(er_field(l.v[l.n - 1], "user_span"),
+                    2 * 2 * (OUTER + INNER));
+  er_lines_free(&l);
+  er_run_free(&r);
+  (void)na, (void)nb;
+  er_rmdir(dir);
+}
+END_TEST
+
+static TCase *tc_rotjoin(void) {
+  TCase *tc = er_tcase("rotjoin");
+  tcase_add_test(tc, test_one_process);
+  tcase_add_test(tc, test_gap_and_copy);
+  tcase_add_test(tc, test_reused_pid);
+  return tc;
+}
+
+ER_TEST_MAIN("rotjoin", tc_rotjoin)
