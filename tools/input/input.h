@@ -367,6 +367,16 @@ int tool_source_read_raw(struct tool_source *src,
 /* ------------------------------------------------------------------ */
 /* procs.c: several processes in one report (src->multi).               */
 
+/* What procs.c keeps per domain of a process several files hold. */
+struct tool_jdom {
+  uint64_t last_ts;  /* the last timestamp delivered */
+  uint64_t last_cnt; /* events delivered at last_ts */
+  uint64_t skip_eq;  /* of those, to skip still in a file repeating them */
+  uint64_t pos;      /* events so far, lost ones and the window's too */
+  uint64_t held_win, held_lost; /* said gone before the file's first */
+  unsigned char st;  /* D_* */
+};
+
 /* One file of a process that several files hold (`eventring record`'s
  * rotated files, read together): see procs.c, "Joined files". */
 struct tool_seg {
@@ -413,9 +423,8 @@ struct tool_proc {
   int nsegs, seg;
   uint64_t gaps;       /* places where files of it are missing */
   uint64_t overlapped; /* events read twice in its files, delivered once */
-  uint64_t *last_ts;   /* per domain, the last timestamp delivered */
-  unsigned char *dstate; /* per domain, within the file being read */
-  int last_n;
+  struct tool_jdom *dom; /* per domain (procs.c), ndom of them */
+  int ndom;
 };
 
 /* Whether the files `a` and `b` read (by the cursors, at the paths) are

@@ -842,7 +842,7 @@ static void select_proc(struct tool_source *src, struct tool_proc *p) {
 
 /* ---- Joined files: what the callbacks of the subcommand see. ---- */
 
-/* Per domain of a joined process (dstate): a timestamp was delivered
+/* Per domain of a joined process (tool_jdom.st): a timestamp was delivered
  * (kept across files); the file being read has had an event of it; its
  * events are skipped as read already (until one is later than the last
  * delivered). */
@@ -854,36 +854,73 @@ struct join {
   struct tool_proc *p;
 };
 
+/* Room for domain `domain` in p's table; 0 when out of memory. */
+static int join_room(struct tool_proc *p, int domain) {
+  if (domain < p->ndom) return 1;
+  int n = domain + 8;
+  struct tool_jdom *v = realloc(p->dom, (size_t)n * sizeof *v);
+  if (!v) return 0;
+  memset(v + p->ndom, 0, (size_t)(n - p->ndom) * sizeof *v);
+  p->dom = v;
+  p->ndom = n;
+  return 1;
+}
+
+/* What a later file said was gone before its first event of `domain`
+ * (its window's start and its losses), held back until that event
+ * shows whether the file repeats events read already: then they were
+ * read, and it is dropped; else what was not read is a loss of the
+ * process, delivered now (also when the file ends without an event of
+ * the domain).  A window's start is the number of the domain's events
+ * before the file's first (a snapshot of a wrapped ring), so with it
+ * the loss is what lies between the events read and that first one;
+ * without one (`eventring record`'s later files), a loss is the file's
+ * own. */
+static void pending_out(struct join *j, int domain, int repeats) {
+  struct tool_jdom *d = &j->p->dom[domain];
+  uint64_t win = d->held_win, lost = d->held_lost, n = lost;
+  d->held_win = d->held_lost = 0;
+  if (win) {
+    uint64_t first = tool_add_sat(win, lost);
+    n = first > d->pos ? first - d->pos : 0;
+  }
+  if (!n || repeats) return;
+  d->pos = tool_add_sat(d->pos, n);
+  if (j->h->lost_events) j->h->lost_events(j->data, domain, n);
+}
+
 /* Whether the event of `domain` at `ts` is to be delivered: not when a
- * file repeats what an earlier one held (see the top). */
+ * file repeats what an earlier one held (see the top): a file whose
+ * first event of the domain is earlier than the last one delivered
+ * repeats, up to that one (the events at its timestamp counted). */
 static int fresh(struct join *j, int domain, uint64_t ts) {
   struct tool_proc *p = j->p;
-  if (domain < 0) return 1;
-  if (domain >= p->last_n) {
-    int n = domain + 8;
-    uint64_t *t = realloc(p->last_ts, (size_t)n * sizeof *t);
-    if (t) p->last_ts = t;
-    unsigned char *d = t ? realloc(p->dstate, (size_t)n) : NULL;
-    if (!d) return 1;
-    p->dstate = d;
-    memset(t + p->last_n, 0, (size_t)(n - p->last_n) * sizeof *t);
-    memset(d + p->last_n, 0, (size_t)(n - p->last_n));
-    p->last_n = n;
+  if (domain < 0 || !join_room(p, domain)) return 1;
+  struct tool_jdom *d = &p->dom[domain];
+  if (!(d->st & D_SEEN)) {
+    d->st |= D_SEEN;
+    int repeats = d->st & D_KNOWN && ts < d->last_ts;
+    if (repeats) {
+      d->st |= D_SKIP;
+      d->skip_eq = d->last_cnt;
+    }
+    pending_out(j, domain, repeats);
   }
-  unsigned char *st = &p->dstate[domain];
-  if (!(*st & D_SEEN)) {
-    *st |= D_SEEN;
-    if (*st & D_KNOWN && ts < p->last_ts[domain]) *st |= D_SKIP;
-  }
-  if (*st & D_SKIP) {
-    if (ts < p->last_ts[domain]) {
+  if (d->st & D_SKIP) {
+    if (ts < d->last_ts || (ts == d->last_ts && d->skip_eq)) {
+      if (ts == d->last_ts) d->skip_eq--;
       p->overlapped++;
       return 0;
     }
-    *st &= (unsigned char)~D_SKIP;
+    d->st &= (unsigned char)~D_SKIP;
   }
-  if (!(*st & D_KNOWN) || ts > p->last_ts[domain]) p->last_ts[domain] = ts;
-  *st |= D_KNOWN;
+  if (!(d->st & D_KNOWN) || ts > d->last_ts) {
+    d->last_ts = ts;
+    d->last_cnt = 0;
+  }
+  if (ts == d->last_ts) d->last_cnt++;
+  d->st |= D_KNOWN;
+  d->pos++;
   return 1;
 }
 
@@ -927,9 +964,24 @@ static int j_custom(void *d, int dom, uint64_t ts, int id, const char *n,
   return !fresh(j, dom, ts) ||
          j->h->user_custom(j->data, dom, ts, id, n, b, l);
 }
+/* A loss (`win` 0) or a window's start, in a later file, of a domain
+ * that earlier files had events of: held back (pending_out); 1 when it
+ * is.  Otherwise counted in the domain's position, 0. */
+static int hold(struct join *j, int dom, uint64_t count, int win) {
+  struct tool_proc *p = j->p;
+  if (dom < 0 || !join_room(p, dom)) return 0;
+  struct tool_jdom *d = &p->dom[dom];
+  if (!(d->st & D_KNOWN) || d->st & D_SEEN) {
+    d->pos = tool_add_sat(d->pos, count);
+    return 0;
+  }
+  if (win) d->held_win = tool_add_sat(d->held_win, count);
+  else d->held_lost = tool_add_sat(d->held_lost, count);
+  return 1;
+}
 static int j_lost(void *d, int dom, uint64_t count) {
   struct join *j = d;
-  return j->h->lost_events(j->data, dom, count);
+  return hold(j, dom, count, 0) || j->h->lost_events(j->data, dom, count);
 }
 static int j_thread(void *d, int dom, uint64_t ts, int64_t t, uint64_t tid,
                     const char *n, size_t l) {
@@ -938,11 +990,16 @@ static int j_thread(void *d, int dom, uint64_t ts, int64_t t, uint64_t tid,
 }
 static int j_window(void *d, int dom, uint64_t before) {
   struct join *j = d;
-  return j->h->window(j->data, dom, before);
+  if (hold(j, dom, before, 1)) return 1;
+  /* Without a window callback, the cursor's way: a loss. */
+  return j->h->window ? j->h->window(j->data, dom, before)
+         : j->h->lost_events ? j->h->lost_events(j->data, dom, before)
+                             : 1;
 }
 
 /* The callbacks of joined processes: those of `h` behind fresh(), for
- * the kinds `h` handles.  NULL when out of memory. */
+ * the kinds `h` handles, and windows (a later file's tells what is
+ * missing before it).  NULL when out of memory. */
 static eventring_callbacks *join_callbacks(const struct tool_handlers *h) {
   struct tool_handlers w = {
       h->runtime_begin ? j_begin : NULL, h->runtime_end ? j_end : NULL,
@@ -950,7 +1007,7 @@ static eventring_callbacks *join_callbacks(const struct tool_handlers *h) {
       h->lifecycle ? j_life : NULL,     h->user_unit ? j_unit : NULL,
       h->user_int ? j_int : NULL,       h->user_span ? j_span : NULL,
       h->user_custom ? j_custom : NULL, h->lost_events ? j_lost : NULL,
-      h->thread ? j_thread : NULL,      h->window ? j_window : NULL};
+      h->thread ? j_thread : NULL,      j_window};
   return tool_callbacks_new(&w);
 }
 
@@ -977,6 +1034,8 @@ static int open_seg(struct tool_source *src, struct tool_proc *p) {
  * after one line when it cannot be opened. */
 static int next_seg(struct tool_source *src, struct tool_proc *p,
                     const struct tool_handlers *h, void *data) {
+  struct join j = {h, data, p};
+  for (int d = 0; h && d < p->ndom; d++) pending_out(&j, d, 0);
   int k = p->seg + 1;
   while (k < p->nsegs && p->segs[k].copy) k++;
   if (k >= p->nsegs) return 0;
@@ -984,8 +1043,8 @@ static int next_seg(struct tool_source *src, struct tool_proc *p,
   p->seg = k;
   if (open_seg(src, p) < 0) return -1;
   select_proc(src, p);
-  for (int d = 0; d < p->last_n; d++)
-    p->dstate[d] &= (unsigned char)~(D_SEEN | D_SKIP);
+  for (int d = 0; d < p->ndom; d++)
+    p->dom[d].st &= (unsigned char)~(D_SEEN | D_SKIP);
   if (p->segs[k].gap) {
     p->gaps++;
     int nd = eventring_cursor_max_domains(p->cursor);
@@ -1285,8 +1344,7 @@ void tool_procs_close(struct tool_source *src) {
         free(p->segs[k].path);
       }
       free(p->segs);
-      free(p->last_ts);
-      free(p->dstate);
+      free(p->dom);
     } else {
       eventring_cursor_free(p->cursor);
     }
