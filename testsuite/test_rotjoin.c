@@ -1,4 +1,4 @@
-/* Tests reading `eventring record`'s directory: the rotated files of one process are one process for stats, dump, trace, latency, ctf and diff (spans crossing files matched, counts exact); a file missing in the middle is a loss that cuts the spans open over it; a copied file is read once, overlapping snapshots each event once; a reused pid is another process. */
+/* Tests reading `eventring record`'s directory: the rotated files of one process are one process for stats, dump, trace, latency, ctf and diff (spans crossing files matched, counts exact); a file missing in the middle (or at the start, as --keep leaves it) is a loss that cuts the spans open over it; a copied file is read once, overlapping snapshots each event once; a reused pid is another process. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -231,6 +231,26 @@ START_TEST(test_gap_and_copy) {
   ck_assert_msg(strstr(r.err, "missing between"), "%s", r.err);
   ck_assert_int_ge(er_count_text(r.out, "kind=lost_events value=0\n"),
                    THREADS);
+  er_run_free(&r);
+
+  /* The first file gone, as --keep removes the oldest: the spans whose
+   * begin it held end cut, not unmatched. */
+  char head[PATH_MAX];
+  snprintf(head, sizeof head, "%s/head", dir);
+  ck_assert_uint_eq(copy_dir(out, head, "-000001-"), files - 1);
+  const char *stats1[] = {"stats", head, NULL};
+  r = er_run_tool(dir, stats1, 0);
+  ck_assert_msg(er_exit_code(&r, "stats") == 0, "%s", r.err);
+  ck_assert_msg(strstr(r.err, "missing before") && strstr(r.err, "-000002-"),
+                "%s", r.err);
+  outer = span_count(r.out, "rot.outer");
+  span_left(r.out, "rot.outer", &cut, &unfinished, &unmatched);
+  ck_assert_int_ge(cut, 1);
+  ck_assert_int_eq(outer + cut, OUTER);
+  ck_assert_int_eq(unfinished, 0);
+  ck_assert_int_eq(unmatched, 0);
+  span_left(r.out, "rot.inner", &cut, &unfinished, &unmatched);
+  ck_assert_int_eq(unmatched, 0);
   er_run_free(&r);
 
   /* A copy of the third file under another name. */

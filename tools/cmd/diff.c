@@ -125,6 +125,7 @@ struct input {
   int nfilters;
   int ocaml50, ocaml53; /* the phase numbering forced, for a ring file */
   int json;
+  int dir; /* a directory of one process's ring files */
   struct dist *d;
   size_t n, cap;
   /* (kind, name) -> 1 + the index in d, 0 for an empty slot: open
@@ -344,7 +345,7 @@ static int load_ring(struct input *in) {
   /* A directory (`eventring record`'s) of one process's files, read as
    * one run of it. */
   struct stat st;
-  src->multi = stat(in->path, &st) == 0 && S_ISDIR(st.st_mode);
+  src->multi = in->dir = stat(in->path, &st) == 0 && S_ISDIR(st.st_mode);
   int rc = tool_source_open(src, 1, args, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
   if (src->multi && src->nprocs != 1) {
@@ -854,7 +855,7 @@ static char *fmt_change(char *buf, const struct row *w, int m) {
 }
 
 static const char *origin(const struct input *in) {
-  return in->json ? "stats --json" : "ring file";
+  return in->json ? "stats --json" : in->dir ? "ring files" : "ring file";
 }
 
 /* A p-value as text: "p = 0.012", or a bound below what a double

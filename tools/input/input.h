@@ -421,6 +421,7 @@ struct tool_proc {
    * widest, the latest of those: the names and domains of them all). */
   struct tool_seg *segs;
   int nsegs, seg;
+  int began;           /* its first file is being read */
   uint64_t gaps;       /* places where files of it are missing */
   uint64_t overlapped; /* events read twice in its files, delivered once */
   struct tool_jdom *dom; /* per domain (procs.c), ndom of them */

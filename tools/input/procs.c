@@ -41,13 +41,15 @@
  * subcommands' spans, pauses and counts carry from one file to the
  * next, and their losses add up (record loses nothing between two
  * files: a boundary adds none).  Between two of them:
- *   - files are missing (SEQs between theirs that no file given has: a
- *     file removed by hand; --keep removes the oldest only, which makes
- *     the first file left a window instead): what they held is unknown.
- *     Every domain of the process gets a loss of unknown size (count 0)
- *     before the next file's events, so spans and pauses open there
- *     count as cut, never matched across the gap; the summary says
- *     where files are missing.
+ *   - files are missing (SEQs between theirs, or below the first's,
+ *     that no file given has: a file removed by hand, the oldest ones
+ *     --keep removed): what they held is unknown.  Every domain of the
+ *     process gets a loss of unknown size (count 0) before the next
+ *     file's events, so spans and pauses open there count as cut, never
+ *     matched across the gap; the summary says where files are missing.
+ *     SEQ counts every process of a run together, so another process's
+ *     missing file may pass for one of this one's: its spans are then
+ *     cut for nothing, never invented.
  *   - the same events twice (a file copied twice, snapshots that
  *     overlap): a file with the bytes of an earlier one is not read;
  *     otherwise the events of a domain earlier than the last one
@@ -496,21 +498,29 @@ static int open_dir(struct tool_source *src) {
 /* Adds the file at `path`, read by cursor `c` (released: its turn comes
  * later), to the files of process `p`.  Returns 0, or -1 when out of
  * memory (the cursor is then freed). */
+/* Makes the one file of `p` the first of its files.  Returns 0, or -1
+ * when out of memory. */
+static int first_seg(struct tool_proc *p) {
+  if (p->nsegs) return 0;
+  struct tool_seg *v = calloc(1, sizeof *v);
+  if (!v || !(v[0].path = strdup(p->path))) {
+    free(v);
+    return -1;
+  }
+  v[0].id = v[0].cursor = p->cursor;
+  v[0].seq = record_seq(p->path);
+  p->segs = v;
+  p->nsegs = 1;
+  return 0;
+}
+
 static int add_seg(struct tool_proc *p, eventring_cursor *c,
                    const char *path) {
   int n = p->nsegs ? p->nsegs : 1;
-  struct tool_seg *v = realloc(p->segs, (size_t)(n + 1) * sizeof *v);
+  struct tool_seg *v = first_seg(p) < 0 ? NULL : p->segs;
+  if (v && !(v = realloc(p->segs, (size_t)(n + 1) * sizeof *v))) v = NULL;
   char *copy = strdup(path);
   if (v) p->segs = v;
-  if (v && !p->nsegs) {
-    /* The process's first file becomes the first of its files. */
-    memset(&v[0], 0, sizeof v[0]);
-    v[0].path = strdup(p->path);
-    v[0].id = v[0].cursor = p->cursor;
-    v[0].seq = record_seq(p->path);
-    if (!v[0].path) v = NULL;
-    else p->nsegs = 1;
-  }
   if (!v || !copy) {
     free(copy);
     eventring_cursor_free(c);
@@ -646,9 +656,12 @@ static void finish_join(struct tool_proc *p, const unsigned long *seqs,
   for (int k = 0; k < p->nsegs; k++) {
     struct tool_seg *g = &p->segs[k];
     if (g->copy) continue;
-    if (named && prev >= 0 && g->seq > p->segs[prev].seq + 1 &&
-        seqs_between(seqs, n, p->segs[prev].seq, g->seq) <
-            g->seq - p->segs[prev].seq - 1)
+    /* Before the first, files of the recording are missing when SEQs
+     * below its are (--keep, --max-size: the process may have begun
+     * before it). */
+    unsigned long lo = prev >= 0 ? p->segs[prev].seq : 0;
+    if (named && g->seq > lo + 1 &&
+        seqs_between(seqs, n, lo, g->seq) < g->seq - lo - 1)
       g->gap = 1;
     prev = k;
   }
@@ -710,6 +723,13 @@ static int open_files(struct tool_source *src, int nargs, char **args,
       if (!u || seqs[u - 1] != seqs[i]) seqs[u++] = seqs[i];
     nseqs = u;
   }
+  /* A file of record's alone may still follow files that are missing. */
+  for (int j = 0; rc == TOOL_EXIT_OK && j < src->nprocs; j++)
+    if (join && record_seq(src->procs[j]->path) &&
+        first_seg(src->procs[j]) < 0) {
+      tool_error("out of memory");
+      rc = TOOL_EXIT_INPUT;
+    }
   for (int j = 0; rc == TOOL_EXIT_OK && j < src->nprocs; j++)
     if (src->procs[j]->nsegs) finish_join(src->procs[j], seqs, nseqs);
   free(seqs);
@@ -778,15 +798,21 @@ void tool_procs_lost(struct tool_source *src, int domain, uint64_t count) {
  * which were copies, and the events read twice. */
 static void join_lines(FILE *out, const struct tool_proc *p,
                        const char *label) {
-  int prev = 0;
-  for (int k = 1; k < p->nsegs; k++) {
+  int prev = -1;
+  for (int k = 0; k < p->nsegs; k++) {
     const struct tool_seg *g = &p->segs[k];
     if (g->copy) {
       fprintf(out, "eventring: %s%s holds the same events as another file "
                    "of it (read once)\n", label, g->path);
       continue;
     }
-    if (g->gap && k <= p->seg)
+    if (g->gap && k <= p->seg && prev < 0)
+      fprintf(out, "eventring: %sfiles of its recording are missing before "
+                   "%s (removed by --keep or --max-size, or by hand): it may "
+                   "have begun earlier (counted as a loss of unknown size in "
+                   "every domain: spans ending after it are cut)\n",
+              label, g->path);
+    else if (g->gap && k <= p->seg)
       fprintf(out, "eventring: %sfiles of its recording are missing between "
                    "%s and %s: what they held is unknown (counted as a loss "
                    "of unknown size in every domain; spans open there are "
@@ -1028,6 +1054,19 @@ static int open_seg(struct tool_source *src, struct tool_proc *p) {
   return 0;
 }
 
+/* Before the events of the file of `p` being read, when files are
+ * missing before it: a loss of unknown size (0) in every domain. */
+static void gap_out(struct tool_proc *p, const struct tool_handlers *h,
+                    void *data) {
+  if (!p->segs[p->seg].gap) return;
+  p->gaps++;
+  int nd = eventring_cursor_max_domains(p->cursor);
+  int nd2 = eventring_cursor_max_domains(p->segs[p->seg].cursor);
+  if (nd2 > nd) nd = nd2;
+  for (int d = 0; h && h->lost_events && d < nd; d++)
+    h->lost_events(data, d, 0);
+}
+
 /* Moves `p` on to its next file (copies passed over), after a loss of
  * unknown size in every domain when files are missing before it (the
  * subcommand's `h` with `data`).  Returns 1, 0 when there is none, or -1
@@ -1045,14 +1084,7 @@ static int next_seg(struct tool_source *src, struct tool_proc *p,
   select_proc(src, p);
   for (int d = 0; d < p->ndom; d++)
     p->dom[d].st &= (unsigned char)~(D_SEEN | D_SKIP);
-  if (p->segs[k].gap) {
-    p->gaps++;
-    int nd = eventring_cursor_max_domains(p->cursor);
-    int nd2 = eventring_cursor_max_domains(p->segs[k].cursor);
-    if (nd2 > nd) nd = nd2;
-    for (int d = 0; h && h->lost_events && d < nd; d++)
-      h->lost_events(data, d, 0);
-  }
+  gap_out(p, h, data);
   return 1;
 }
 
@@ -1068,6 +1100,10 @@ static int poll_one(struct tool_source *src, struct tool_proc *p,
   int r;
   for (;;) {
     if (p->nsegs && open_seg(src, p) < 0) return -1;
+    if (p->nsegs && !p->began) {
+      p->began = 1;
+      gap_out(p, h, data);
+    }
     uint64_t skipped = p->overlapped;
     r = p->nsegs && jcb ? eventring_cursor_poll(reading(p), jcb, &j, 0)
                         : eventring_cursor_poll(reading(p), cb, data, 0);
