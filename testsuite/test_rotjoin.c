@@ -61,6 +61,16 @@ static struct er_run tool(const char *dir, const char *const *args) {
   return r;
 }
 
+/* Runs `eventring CMD -o DIR/NAME IN`, which must succeed; the output's
+ * path into `path` (PATH_MAX bytes). */
+static void tool_out(const char *dir, const char *cmd, const char *name,
+                     const char *in, char *path) {
+  snprintf(path, PATH_MAX, "%s/%s", dir, name);
+  const char *args[] = {cmd, "-o", path, in, NULL};
+  struct er_run r = tool(dir, args);
+  er_run_free(&r);
+}
+
 /* The count column of the line of `name` in stats' user span table. */
 static long span_count(const char *out, const char *name) {
   const char *t = strstr(out, "user span ");
@@ -136,10 +146,7 @@ START_TEST(test_one_process) {
   /* One process in the trace: its name once, each span's begin and end
    * on one track. */
   char json[PATH_MAX];
-  snprintf(json, sizeof json, "%s/t.json", dir);
-  const char *trace[] = {"trace", "-o", json, out, NULL};
-  r = tool(dir, trace);
-  er_run_free(&r);
+  tool_out(dir, "trace", "t.json", out, json);
   char *t = er_slurp(json, NULL);
   ck_assert_int_eq(er_count_text(t, "\"process_name\""), 1);
   ck_assert_int_eq(er_count_text(t, "\"name\":\"rot.outer\""), 2 * OUTER);
@@ -155,10 +162,7 @@ START_TEST(test_one_process) {
 
   /* ctf: one trace, for the one process; diff: the directory as A. */
   char ctf[PATH_MAX];
-  snprintf(ctf, sizeof ctf, "%s/ctf", dir);
-  const char *ctfa[] = {"ctf", "-o", ctf, out, NULL};
-  r = tool(dir, ctfa);
-  er_run_free(&r);
+  tool_out(dir, "ctf", "ctf", out, ctf);
   ck_assert_int_eq(er_count_entries(ctf, ""), 1);
   const char *diff[] = {"diff", out, out, NULL};
   r = tool(dir, diff);
@@ -255,7 +259,7 @@ START_TEST(test_gap_and_copy) {
 
   /* A copy of the third file under another name. */
   ck_assert_uint_eq(copy_dir(out, dup, NULL), files);
-  char src[PATH_MAX], cpy[PATH_MAX];
+  char src[PATH_MAX], cpy[PATH_MAX + 16];
   struct er_lines all = er_entries(out, ".events");
   snprintf(src, sizeof src, "%s", all.v[2]);
   er_lines_free(&all);
@@ -305,7 +309,7 @@ START_TEST(test_reused_pid) {
   for (int k = 0; k < 2; k++) {
     struct er_lines *l = k ? &lb : &la;
     for (size_t i = 0; i < l->n; i++) {
-      char dst[PATH_MAX];
+      char dst[2 * PATH_MAX];
       const char *name = strrchr(l->v[i], '/') + 1;
       snprintf(dst, sizeof dst, "%s/%c%s", both, k ? 'b' : 'a', name);
       ck_assert_int_eq(link(l->v[i], dst), 0);
@@ -389,7 +393,7 @@ START_TEST(test_overlap) {
     ask(&w, cmd, "snap 0");
     ck_assert_int_eq(er_pipe_finish(&w, ER_RUN_TIMEOUT), 0);
 
-    char a[PATH_MAX], b[PATH_MAX];
+    char a[PATH_MAX + 16], b[PATH_MAX + 16];
     snprintf(a, sizeof a, "%s/a.events", sub);
     snprintf(b, sizeof b, "%s/b.events", sub);
     const char *dump[] = {"dump", a, b, NULL};

@@ -422,6 +422,7 @@ struct tool_proc {
   struct tool_seg *segs;
   int nsegs, seg;
   int began;           /* its first file is being read */
+  int in_order;        /* record's files: none repeats another's events */
   uint64_t gaps;       /* places where files of it are missing */
   uint64_t overlapped; /* events read twice in its files, delivered once */
   struct tool_jdom *dom; /* per domain (procs.c), ndom of them */

@@ -52,7 +52,8 @@
  *     cut for nothing, never invented.
  *   - the same events twice (a file copied twice, snapshots that
  *     overlap): a file with the bytes of an earlier one is not read;
- *     otherwise the events of a domain earlier than the last one
+ *     otherwise, unless every file has record's name (then none repeats
+ *     another), the events of a domain earlier than the last one
  *     delivered in that domain, at the start of a file, are skipped
  *     (counted, and said in the summary).
  *
@@ -665,6 +666,10 @@ static void finish_join(struct tool_proc *p, const unsigned long *seqs,
       g->gap = 1;
     prev = k;
   }
+  /* record's files follow one another: none repeats another's events
+   * (a domain's timestamps that go back at a boundary, as a slot's
+   * threads may write them, are read as they are). */
+  p->in_order = named;
   int best = 0;
   for (int k = 1; k < p->nsegs; k++)
     if (eventring_cursor_max_domains(p->segs[k].id) >=
@@ -925,7 +930,7 @@ static int fresh(struct join *j, int domain, uint64_t ts) {
   struct tool_jdom *d = &p->dom[domain];
   if (!(d->st & D_SEEN)) {
     d->st |= D_SEEN;
-    int repeats = d->st & D_KNOWN && ts < d->last_ts;
+    int repeats = !p->in_order && d->st & D_KNOWN && ts < d->last_ts;
     if (repeats) {
       d->st |= D_SKIP;
       d->skip_eq = d->last_cnt;
