@@ -117,9 +117,9 @@ static void help(void) {
       "whole, then record exits (COMMAND gets the signal first).  One line\n"
       "on standard error at the end says what was written.  Read the files\n"
       "one at a time (eventring dump FILE) or together (eventring stats\n"
-      "DIR/*.events).  Exit status: COMMAND's when one is run, else 0; 1\n"
-      "unreadable input or unwritable output, 2 bad usage.  See "
-      "eventring(1).\n");
+      "DIR: each process's files as one run of it).  Exit status:\n"
+      "COMMAND's when one is run, else 0; 1 unreadable input or\n"
+      "unwritable output, 2 bad usage.  See eventring(1).\n");
 }
 
 static struct {
