@@ -386,7 +386,8 @@ struct tool_seg {
    * opened when its turn comes (the same as `id` for the first). */
   eventring_cursor *id, *cursor;
   unsigned long seq; /* SEQ of record's name, 0 when not one */
-  int gap;           /* files are missing between the previous one and it */
+  int gap;           /* files are missing between the previous one and it
+                        (2: or another process's files are) */
   int copy;          /* the same bytes as an earlier file: not read */
 };
 

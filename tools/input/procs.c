@@ -680,6 +680,32 @@ static void finish_join(struct tool_proc *p, const unsigned long *seqs,
   snprintf(p->path, sizeof p->path, "%s", p->segs[0].path);
 }
 
+/* Marks the gaps of `p` (finish_join) that another process's files span
+ * too (gap 2): SEQ counts every process of a run together, so what is
+ * missing there may be the other one's, and the message says so. */
+static void shared_gaps(const struct tool_source *src, struct tool_proc *p) {
+  for (int k = 0; k < p->nsegs; k++) {
+    struct tool_seg *g = &p->segs[k];
+    if (!g->gap) continue;
+    unsigned long lo = 0;
+    for (int j = k - 1; j >= 0 && !lo; j--)
+      if (!p->segs[j].copy) lo = p->segs[j].seq;
+    for (int i = 0; i < src->nprocs && g->gap == 1; i++) {
+      const struct tool_proc *q = src->procs[i];
+      if (q == p || !q->nsegs) continue;
+      unsigned long min = (unsigned long)-1, max = 0;
+      for (int j = 0; j < q->nsegs; j++) {
+        if (q->segs[j].seq && q->segs[j].seq < min) min = q->segs[j].seq;
+        if (q->segs[j].seq > max) max = q->segs[j].seq;
+      }
+      /* q's files run on both sides of some SEQ missing here (below
+       * the first: q began before it). */
+      if (max > lo && (lo ? min < g->seq : min < g->seq && max > 0))
+        g->gap = 2;
+    }
+  }
+}
+
 /* Opens each of the files named on the command line.  Read once through,
  * the files of one writer are one process (the comment at the top). */
 static int open_files(struct tool_source *src, int nargs, char **args,
@@ -737,6 +763,8 @@ static int open_files(struct tool_source *src, int nargs, char **args,
     }
   for (int j = 0; rc == TOOL_EXIT_OK && j < src->nprocs; j++)
     if (src->procs[j]->nsegs) finish_join(src->procs[j], seqs, nseqs);
+  for (int j = 0; rc == TOOL_EXIT_OK && j < src->nprocs; j++)
+    shared_gaps(src, src->procs[j]);
   free(seqs);
   return rc;
 }
@@ -811,17 +839,19 @@ static void join_lines(FILE *out, const struct tool_proc *p,
                    "of it (read once)\n", label, g->path);
       continue;
     }
+    const char *whose = g->gap == 2 ? " (its own or another process's)"
+                                      : "";
     if (g->gap && k <= p->seg && prev < 0)
-      fprintf(out, "eventring: %sfiles of its recording are missing before "
+      fprintf(out, "eventring: %sfiles of its recording%s are missing before "
                    "%s (removed by --keep or --max-size, or by hand): it may "
                    "have begun earlier (counted as a loss of unknown size in "
                    "every domain: spans ending after it are cut)\n",
-              label, g->path);
+              label, whose, g->path);
     else if (g->gap && k <= p->seg)
-      fprintf(out, "eventring: %sfiles of its recording are missing between "
-                   "%s and %s: what they held is unknown (counted as a loss "
-                   "of unknown size in every domain; spans open there are "
-                   "cut)\n", label, p->segs[prev].path, g->path);
+      fprintf(out, "eventring: %sfiles of its recording%s are missing "
+                   "between %s and %s: what they held is unknown (counted as "
+                   "a loss of unknown size in every domain; spans open there "
+                   "are cut)\n", label, whose, p->segs[prev].path, g->path);
     prev = k;
   }
   if (p->overlapped)
