@@ -24,12 +24,13 @@
     if (er_tracing_off()) ER_SKIP("built without tracing");              \
   } while (0)
 
-/* Records `rot_spans` into `out` (made by record), rotated every 2M: the
- * program's 120000 events make several files, and a 2^22-word ring
- * keeps every event however late the recorder reads.  `wrap` (NULL:
- * none) runs record under another command.  Returns how many files. */
+/* Records `rot_spans COUNT NTHREADS` into `out` (made by record),
+ * rotated every 2M: the program's 60000 events a thread make several
+ * files, and a 2^22-word ring keeps every event however late the
+ * recorder reads.  `wrap` (NULL: none) runs record under another
+ * command.  Returns how many files. */
 static size_t record(const char *dir, const char *out,
-                     const char *const *wrap) {
+                     const char *const *wrap, int nthreads) {
   const char *args[32];
   int n = 0;
   const char *prog = er_tool_path();
@@ -40,7 +41,7 @@ static size_t record(const char *dir, const char *out,
   }
   char count[16], threads[16];
   snprintf(count, sizeof count, "%d", COUNT);
-  snprintf(threads, sizeof threads, "%d", THREADS);
+  snprintf(threads, sizeof threads, "%d", nthreads);
   const char *tail[] = {"record", "-o", out, "--rotate", "2M", "--",
                         er_prog_path("rot_spans"), count, threads, NULL};
   for (int i = 0; tail[i]; i++) args[n++] = tail[i];
@@ -105,7 +106,7 @@ START_TEST(test_one_process) {
   const char *dir = er_tmpdir();
   char out[PATH_MAX];
   snprintf(out, sizeof out, "%s/rec", dir);
-  size_t files = record(dir, out, NULL);
+  size_t files = record(dir, out, NULL, THREADS);
 
   const char *stats[] = {"stats", out, NULL};
   struct er_run r = tool(dir, stats);
@@ -200,7 +201,7 @@ START_TEST(test_gap_and_copy) {
   snprintf(out, sizeof out, "%s/rec", dir);
   snprintf(gap, sizeof gap, "%s/gap", dir);
   snprintf(dup, sizeof dup, "%s/dup", dir);
-  size_t files = record(dir, out, NULL);
+  size_t files = record(dir, out, NULL, THREADS);
   /* The second file: the first and third stay.  The thread that wrote
    * first began its rot.outer in the first file and ends it files later
    * (its 60000 events fill several): open over the gap.  The other
@@ -300,7 +301,8 @@ START_TEST(test_reused_pid) {
   snprintf(a, sizeof a, "%s/a", dir);
   snprintf(b, sizeof b, "%s/b", dir);
   snprintf(both, sizeof both, "%s/both", dir);
-  size_t na = record(dir, a, wrap), nb = record(dir, b, wrap);
+  size_t na = record(dir, a, wrap, THREADS),
+         nb = record(dir, b, wrap, THREADS);
   /* One directory, the names kept apart as a user would (the runs may
    * have begun in one millisecond). */
   ck_assert_int_eq(mkdir(both, 0777), 0);
@@ -343,6 +345,33 @@ START_TEST(test_reused_pid) {
   er_lines_free(&l);
   er_run_free(&r);
   (void)na, (void)nb;
+  er_rmdir(dir);
+}
+END_TEST
+
+/* watch over a recording of one thread: its rot.outer, open from the
+ * first file to the last, triggers `span:rot.outer>1ns` once; with the
+ * second file removed it is cut there and never triggers. */
+START_TEST(test_watch_gap) {
+  NEED();
+  const char *dir = er_tmpdir();
+  char out[PATH_MAX], gap[PATH_MAX], snaps[2][PATH_MAX];
+  snprintf(out, sizeof out, "%s/rec", dir);
+  snprintf(gap, sizeof gap, "%s/gap", dir);
+  size_t files = record(dir, out, NULL, 1);
+  ck_assert_uint_eq(copy_dir(out, gap, "-000002-"), files - 1);
+  const char *in[2] = {out, gap};
+  for (int k = 0; k < 2; k++) {
+    snprintf(snaps[k], sizeof snaps[k], "%s/snaps%d", dir, k);
+    ck_assert_int_eq(mkdir(snaps[k], 0777), 0);
+    const char *args[] = {"watch", "--when", "span:rot.outer>1ns", "-o",
+                          snaps[k], in[k], NULL};
+    struct er_run r = tool(dir, args);
+    ck_assert_int_eq(er_count_entries(snaps[k], ".events"), (k ? 0 : 1));
+    if (k)
+      ck_assert_msg(strstr(r.err, "missing between"), "%s", r.err);
+    er_run_free(&r);
+  }
   er_rmdir(dir);
 }
 END_TEST
@@ -441,6 +470,7 @@ static TCase *tc_rotjoin(void) {
   tcase_add_test(tc, test_gap_and_copy);
   tcase_add_test(tc, test_reused_pid);
   tcase_add_test(tc, test_overlap);
+  tcase_add_test(tc, test_watch_gap);
   return tc;
 }
 

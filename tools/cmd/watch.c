@@ -1368,7 +1368,8 @@ static void end_stream(struct target *t) {
  * line or of the names in a directory) to their end: the files of one
  * process (input/'s tool_same_writer: `eventring record`'s rotated
  * files, in record's order, copies left out) are one stream, its
- * windows and rules carried from one file to the next.  Windows are
+ * windows and rules carried from one file to the next, cut where files
+ * of it are missing.  Windows are
  * written once events more than EVENT_CLOCK_SLACK_NS past their end
  * have been read (the live rule for a clock that is not ours: here, no
  * clock is), checked after each file, and at the end of the stream.
@@ -1408,6 +1409,12 @@ static int read_files(struct tool_source *src) {
         t->started = 1;
       }
       target_file(t, c, path);
+      /* Files of it are missing before this one: what they held is
+       * unknown, a loss in every domain (input/procs.c's rule), so no
+       * span or pause is matched across. */
+      for (int d = 0; p->nsegs && p->segs[k].gap && d < t->maxd; d++)
+        if (sink_lost(t, d, 0) < 0) rc = TOOL_EXIT_INPUT;
+      if (p->nsegs) p->seg = k; /* for the summary's lines on gaps */
       while ((r = poll_target(t)) > 0 && !tool_signal_pending()) {
       }
       if (r < 0) {
@@ -1424,6 +1431,8 @@ static int read_files(struct tool_source *src) {
     }
     if (t) end_stream(t);
   }
+  /* Where files were missing or read twice. */
+  tool_procs_join_summary(src, stderr);
   return rc;
 }
 
