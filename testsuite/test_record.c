@@ -364,6 +364,62 @@ START_TEST(test_sigterm) {
 }
 END_TEST
 
+/* --dir alone, as a service runs it: started before any program, it
+ * records each that starts in the directory, writes a program's last
+ * file when the program ends (not when the recorder does), and ends on
+ * SIGTERM. */
+START_TEST(test_dir_service) {
+  need();
+  const char *dir = er_tmpdir();
+  char rings[PATH_MAX], out[PATH_MAX], env_dir[PATH_MAX + 32];
+  snprintf(rings, sizeof rings, "%s/rings", dir);
+  snprintf(out, sizeof out, "%s/out", dir);
+  snprintf(env_dir, sizeof env_dir, "OCAML_RUNTIME_EVENTS_DIR=%s", rings);
+  ck_assert_int_eq(mkdir(rings, 0777), 0);
+  const char *args[] = {"record", "-o", out, "--dir", rings, NULL};
+  char outp[PATH_MAX], errp[PATH_MAX];
+  pid_t rec = er_start_tool(dir, args, 0, outp, errp);
+  ck_assert(er_wait_text(errp, "until stopped", 1, ER_RUN_TIMEOUT));
+  for (int k = 1; k <= 2; k++) {
+    /* A program that stays until the recorder has its file open. */
+    char hold[PATH_MAX], ring[PATH_MAX], got[64];
+    snprintf(hold, sizeof hold, "%s/hold%d", dir, k);
+    char *pargv[] = {(char *)er_prog_path("numbered"), "500", "--hold", hold,
+                     NULL};
+    char *const penv[] = {env_dir, NULL};
+    struct er_pipe_proc p = er_pipe_start(pargv, penv, NULL);
+    ck_assert_int_eq(er_read_line(p.out, got, sizeof got, ER_RUN_TIMEOUT), 0);
+    ck_assert_str_eq(got, "wrote 500");
+    snprintf(ring, sizeof ring, "%s/%ld.events", rings, (long)p.pid);
+    er_wait_open(rec, ring);
+    er_write_text(hold, "", 1);
+    ck_assert_int_eq(er_pipe_finish(&p, ER_RUN_TIMEOUT), 0);
+    /* Its file, once it has ended: the recorder goes on. */
+    wait_files(out, k);
+    ck_assert_int_eq(kill(rec, 0), 0);
+  }
+  ck_assert_int_eq(kill(rec, SIGTERM), 0);
+  struct er_run r = er_finish(rec, outp, errp, ER_RUN_TIMEOUT);
+  ck_assert_msg(er_exit_code(&r, "record") == 128 + SIGTERM, "record: %s",
+                r.err);
+  ck_assert_msg(strstr(r.err, "2 files written"), "%s", r.err);
+  /* One file each, all of its program's events, read alone. */
+  struct er_lines l = er_entries(out, ".events");
+  ck_assert_uint_eq(l.n, 2);
+  for (size_t i = 0; i < l.n; i++) {
+    struct file_seen f;
+    read_one(dir, l.v[i], &f);
+    ck_assert_uint_eq(f.values, 500);
+    ck_assert_uint_eq(f.first, 1);
+    ck_assert_uint_eq(f.last, 500);
+    ck_assert_uint_eq(f.lost, 0);
+  }
+  er_lines_free(&l);
+  er_run_free(&r);
+  er_rmdir(dir);
+}
+END_TEST
+
 static int count_rec_n(void *data, int domain, uint64_t ts, int id,
                        const char *name, int64_t value) {
   (void)domain, (void)ts, (void)id, (void)value;
@@ -482,6 +538,7 @@ static TCase *tc_files(void) {
   TCase *tc = er_tcase("files");
   tcase_add_test(tc, test_lost_exact);
   tcase_add_test(tc, test_sigterm);
+  tcase_add_test(tc, test_dir_service);
   tcase_add_test(tc, test_ocaml5_reads_each);
   tcase_add_test(tc, test_bad_usage);
   return tc;

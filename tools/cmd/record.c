@@ -4,7 +4,7 @@
  *                    (--pid PID | --dir DIR | -- CMD ARGS...)
  *
  * follows one process, every ring file of a directory (and those that
- * appear there while any is followed), or a command it runs with every
+ * appear there, until a signal), or a command it runs with every
  * process of its tree -- the multi-process source of input/ (procs.c),
  * as `dump --follow` reads them -- and writes everything each process
  * writes into a series of compact ring files (runtime/snapshot.h, the
@@ -104,8 +104,8 @@ static void help(void) {
       "                   remove older ones (the newest is always kept)\n"
       "  --pid PID        record process PID until it exits\n"
       "  --dir RINGDIR    with --pid: where its ring file is; alone: every\n"
-      "                   ring file there, and those that appear while any\n"
-      "                   is followed, until their writers exit\n"
+      "                   ring file there, and each that appears later,\n"
+      "                   until SIGINT or SIGTERM\n"
       "  --drain-timeout DUR  how long processes of COMMAND's tree may\n"
       "                   outlive it (default 5s)\n"
       "  --ocaml50        number phases as OCaml 5.0-5.2 did\n"
@@ -379,10 +379,21 @@ static int sink_window(void *arg, int domain, uint64_t before) {
   return s ? er_snap_window(s, domain, before) : -ENOMEM;
 }
 
-/* After each round of polls: the segments whose time has passed on our
- * clock are closed, so that a program gone idle has its files. */
+/* After each round of polls: the segments of processes read to their
+ * end, and those whose time has passed on our clock, are closed, so
+ * that a program that ended or went idle has its files. */
 static void between_polls(struct tool_source *src, void *data) {
   (void)src, (void)data;
+  if (R.err) return;
+  /* A process read to its end: its last file is written now, not when
+   * the recorder ends (which, following a directory, may be days on). */
+  for (int i = 0; i < R.nrecs; i++) {
+    struct rec *rc = &R.recs[i];
+    if (rc->snap && rc->proc && tool_proc_done(rc->proc)) {
+      int e = close_segment(rc);
+      if (e && !R.err) R.err = e;
+    }
+  }
   if (!O.rotate_ns || R.err) return;
   uint64_t now = tool_now_ns();
   for (int i = 0; i < R.nrecs; i++) {
@@ -478,6 +489,8 @@ int tool_record(int argc, char **argv) {
 
   src.multi = 1;
   src.follow = 1;
+  /* --dir alone: a service's recorder, which outlives its programs. */
+  src.until_signal = src.dir && !src.pid_arg && !tool_source_command_given();
   src.progress = -1;
   rc = tool_source_open(&src, 0, argv + optind, HELP_REF);
   if (rc != TOOL_EXIT_OK) return rc;
@@ -492,7 +505,8 @@ int tool_record(int argc, char **argv) {
   else if (src.pid_arg)
     tool_error("record: recording pid %ld into %s", (long)src.pid, O.out);
   else
-    tool_error("record: recording every process of %s into %s", src.dir,
+    tool_error("record: recording every process of %s, and each that starts "
+               "there, into %s until stopped (SIGINT or SIGTERM)", src.dir,
                O.out);
   struct er_snap_sink sink = {sink_event, sink_user_name, sink_lost, NULL,
                               sink_window};

@@ -155,6 +155,10 @@ struct tool_source {
   const char *dir;    /* --dir, or NULL */
   const char *pid_arg;/* --pid, or NULL */
   int follow;         /* --follow (implied for a spawned command) */
+  /* With --follow and --dir alone: the directory is followed until a
+   * signal (SIGINT, SIGTERM, SIGHUP), with no file in it yet or every
+   * writer gone, as a recorder run as a service does (record). */
+  int until_signal;
   int ocaml50;        /* --ocaml50 */
   int ocaml53;        /* --ocaml53 */
   /* Set by tool_source_open(). */
@@ -438,6 +442,10 @@ struct tool_proc {
  * files are joined into one process (procs.c) and watch's streams. */
 int tool_same_writer(const eventring_cursor *a, const char *path_a,
                      const eventring_cursor *b, const char *path_b);
+
+/* Whether `p` has been read to its end and its writer is gone: nothing
+ * more will come of it. */
+int tool_proc_done(const struct tool_proc *p);
 
 /* "pid 123 (prog)", "pid 123", or the file's name, into `buf`. */
 const char *tool_proc_label(const struct tool_proc *p, char *buf, size_t n);

@@ -472,7 +472,7 @@ static int open_dir(struct tool_source *src) {
     report_nofile(src->dir, nofile, nofile + held);
     return TOOL_EXIT_INPUT;
   }
-  if (src->nprocs == 0) {
+  if (src->nprocs == 0 && !(src->follow && src->until_signal)) {
     tool_error("--dir: no ring file (PID.events) in %s", src->dir);
     return TOOL_EXIT_INPUT;
   }
@@ -1267,6 +1267,8 @@ static void report_timeout(const struct tool_source *src, uint64_t drain) {
              count ? list : "none traced");
 }
 
+int tool_proc_done(const struct tool_proc *p) { return p->state == P_DONE; }
+
 int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
                     void *data) {
   int following = src->follow || src->cmd;
@@ -1347,7 +1349,9 @@ int tool_procs_read(struct tool_source *src, const eventring_callbacks *cb,
     }
     if (src->interrupted && !src->cmd) break;
     if (any) continue;
-    if (all_done && (!src->cmd || tree_done)) break;
+    if (all_done && (!src->cmd || tree_done) &&
+        !(src->follow && src->until_signal))
+      break;
     if (src->cmd && !tree_done) {
       tree_done = tool_spawn_tree_done(src);
       if (src->child_reaped && !deadline) {
