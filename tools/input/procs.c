@@ -476,7 +476,7 @@ static int open_dir(struct tool_source *src) {
     tool_error("--dir: no ring file (PID.events) in %s", src->dir);
     return TOOL_EXIT_INPUT;
   }
-  if (!nofile) {
+  if (!nofile && src->nprocs > 0) {
     /* Every file is open: their order is what they record (the names
      * say the same of eventring's files). */
     qsort(src->procs, (size_t)src->nprocs, sizeof *src->procs, by_pid);
