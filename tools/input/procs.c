@@ -496,9 +496,6 @@ static int open_dir(struct tool_source *src) {
   return src->follow ? start_scan(src, src->dir) : TOOL_EXIT_OK;
 }
 
-/* Adds the file at `path`, read by cursor `c` (released: its turn comes
- * later), to the files of process `p`.  Returns 0, or -1 when out of
- * memory (the cursor is then freed). */
 /* Makes the one file of `p` the first of its files.  Returns 0, or -1
  * when out of memory. */
 static int first_seg(struct tool_proc *p) {
@@ -515,6 +512,9 @@ static int first_seg(struct tool_proc *p) {
   return 0;
 }
 
+/* Adds the file at `path`, read by cursor `c` (released: its turn comes
+ * later), to the files of process `p`.  Returns 0, or -1 when out of
+ * memory (the cursor is then freed). */
 static int add_seg(struct tool_proc *p, eventring_cursor *c,
                    const char *path) {
   int n = p->nsegs ? p->nsegs : 1;
@@ -641,17 +641,14 @@ static void finish_join(struct tool_proc *p, const unsigned long *seqs,
         p->segs[j] = tmp;
       }
   }
-  {
-    /* Only the first file read keeps the cursor opened on it. */
-    for (int k = 0; k < p->nsegs; k++) {
-      struct tool_seg *g = &p->segs[k];
-      if (g->cursor && k) {
-        /* The file opened first is not the first one: it waits, and
-         * the first is opened when reading starts (open_seg). */
-        eventring__cursor_release(g->cursor);
-        g->cursor = NULL;
-      }
-    }
+  /* Only the first file read keeps the cursor opened on it: a file
+   * opened first that is not first in order waits, and the first is
+   * opened when reading starts (open_seg). */
+  for (int k = 1; k < p->nsegs; k++) {
+    struct tool_seg *g = &p->segs[k];
+    if (!g->cursor) continue;
+    eventring__cursor_release(g->cursor);
+    g->cursor = NULL;
   }
   int prev = -1;
   for (int k = 0; k < p->nsegs; k++) {
